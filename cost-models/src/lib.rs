@@ -1,0 +1,1 @@
+//! copr-cost-models: the `CostModel` trait and the communication cost models.

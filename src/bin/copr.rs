@@ -1,0 +1,2 @@
+//! The `copr` command-line tool.
+fn main() {}

@@ -1,0 +1,50 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in copr, with the offending values in the message.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A layout failed its construction checks; `field` names the offending field.
+    #[error("invalid layout: {field}: {detail}")]
+    Layout {
+        /// The field (or pair of fields) that is wrong, e.g. `row_splits`.
+        field: &'static str,
+        /// What is wrong, with the values.
+        detail: String,
+    },
+    /// Source and target (or any two things that must agree) do not match.
+    #[error("mismatch: {0}")]
+    Mismatch(String),
+    /// A permutation or assignment input is malformed.
+    #[error("assignment: {0}")]
+    Assignment(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A file could be read but not understood.
+    #[error("{path}: {detail}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said, with line and field where known.
+        detail: String,
+    },
+    /// Drawing a chart failed.
+    #[error("plot {path}: {detail}")]
+    Plot {
+        /// The output file.
+        path: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+/// Shorthand for `Result<T, copr::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

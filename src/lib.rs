@@ -1,0 +1,9 @@
+//! copr finds and applies a communication-optimal process relabeling (COPR) for MPI
+//! programs: from two data layouts it computes what every rank sends every other rank,
+//! prices it, and solves the linear assignment problem exactly for the relabeling σ.
+
+pub mod error;
+pub mod lap;
+pub mod sparse;
+
+pub use error::{Error, Result};
