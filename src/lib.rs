@@ -7,3 +7,5 @@ pub mod lap;
 pub mod sparse;
 
 pub use error::{Error, Result};
+pub mod layout;
+pub mod volume;

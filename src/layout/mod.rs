@@ -1,0 +1,354 @@
+//! Layouts: what lives where, before and after a redistribution.
+//!
+//! A [`Layout`] is either a ScaLAPACK-style [`BlockCyclic`] distribution or an arbitrary
+//! [`GridLayout`]. Both are checked at construction and read from TOML or JSON:
+//!
+//! ```
+//! use copr::layout::Layout;
+//! let l: Layout = toml::from_str(
+//!     r#"
+//!     kind = "block-cyclic"
+//!     m = 1000
+//!     n = 1000
+//!     mb = 32
+//!     nb = 32
+//!     nprow = 2
+//!     npcol = 2
+//!     "#,
+//! )
+//! .unwrap();
+//! assert_eq!((l.rows(), l.cols(), l.ranks()), (1000, 1000, 4));
+//! ```
+
+pub(crate) mod axis;
+mod block_cyclic;
+mod grid;
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+pub use block_cyclic::{BlockCyclic, BlockCyclicSpec, Submatrix};
+pub use grid::{GridLayout, GridSpec, RankStorage};
+
+use crate::error::{Error, Result};
+use crate::lap::Perm;
+use axis::Axis;
+
+/// Element order: row-major (rows contiguous) or column-major (columns contiguous).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// Consecutive elements of a row are adjacent.
+    #[default]
+    #[serde(alias = "row", alias = "R")]
+    RowMajor,
+    /// Consecutive elements of a column are adjacent.
+    #[serde(alias = "col", alias = "C", alias = "column-major")]
+    ColMajor,
+}
+
+/// The operation applied to the source: `A ← α·op(B) + β·A`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Op {
+    /// op(B) = B.
+    #[default]
+    #[serde(alias = "N", alias = "none")]
+    Identity,
+    /// op(B) = Bᵀ.
+    #[serde(alias = "T")]
+    Transpose,
+    /// op(B) = Bᴴ (conjugate transpose; the same as Bᵀ for real elements).
+    #[serde(alias = "C", alias = "conj-transpose")]
+    ConjTranspose,
+}
+
+impl Op {
+    /// True for the two transposing operations.
+    pub fn transposes(self) -> bool {
+        !matches!(self, Op::Identity)
+    }
+}
+
+/// One block of a rank's local data: global (layout) rows and columns, and where the
+/// block starts in the rank's local buffer, with its leading dimension and order.
+/// Element (i, j) of the block (0-based within the block) sits at
+/// `offset + i + j·ld` (column-major) or `offset + i·ld + j` (row-major).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalBlock {
+    /// Rows of the layout's matrix covered by the block.
+    pub rows: Range<usize>,
+    /// Columns covered.
+    pub cols: Range<usize>,
+    /// Index of the block's first element in the local buffer.
+    pub offset: usize,
+    /// Leading dimension.
+    pub ld: usize,
+    /// Element order.
+    pub order: Order,
+}
+
+impl LocalBlock {
+    /// Index in the local buffer of element (i, j) of the block.
+    pub fn index(&self, i: usize, j: usize) -> usize {
+        match self.order {
+            Order::ColMajor => self.offset + i + j * self.ld,
+            Order::RowMajor => self.offset + i * self.ld + j,
+        }
+    }
+
+    /// Number of buffer elements from the first to one past the last element.
+    pub fn extent(&self) -> usize {
+        let (inner, outer) = match self.order {
+            Order::ColMajor => (self.rows.len(), self.cols.len()),
+            Order::RowMajor => (self.cols.len(), self.rows.len()),
+        };
+        if inner == 0 || outer == 0 {
+            0
+        } else {
+            self.ld * (outer - 1) + inner
+        }
+    }
+}
+
+pub(crate) fn check_positive(field: &'static str, v: usize) -> Result<()> {
+    if v == 0 {
+        return Err(Error::Layout {
+            field,
+            detail: "must be positive, got 0".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A matrix layout: block-cyclic or an arbitrary grid.
+///
+/// In files the variant is chosen by `kind = "block-cyclic"` or `kind = "grid"`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Layout {
+    /// ScaLAPACK 2-D block-cyclic.
+    BlockCyclic(BlockCyclic),
+    /// Arbitrary row/column splits with an owner per block.
+    Grid(GridLayout),
+}
+
+impl From<BlockCyclic> for Layout {
+    fn from(l: BlockCyclic) -> Self {
+        Layout::BlockCyclic(l)
+    }
+}
+
+impl From<GridLayout> for Layout {
+    fn from(l: GridLayout) -> Self {
+        Layout::Grid(l)
+    }
+}
+
+impl Layout {
+    /// Rows of the described matrix.
+    pub fn rows(&self) -> usize {
+        match self {
+            Layout::BlockCyclic(l) => l.rows(),
+            Layout::Grid(l) => l.rows(),
+        }
+    }
+
+    /// Columns of the described matrix.
+    pub fn cols(&self) -> usize {
+        match self {
+            Layout::BlockCyclic(l) => l.cols(),
+            Layout::Grid(l) => l.cols(),
+        }
+    }
+
+    /// Communicator size the layout lives in.
+    pub fn ranks(&self) -> usize {
+        match self {
+            Layout::BlockCyclic(l) => l.ranks(),
+            Layout::Grid(l) => l.ranks(),
+        }
+    }
+
+    /// Owner of element (i, j).
+    ///
+    /// # Panics
+    /// If (i, j) is outside the matrix.
+    pub fn owner_of(&self, i: usize, j: usize) -> usize {
+        assert!(
+            i < self.rows() && j < self.cols(),
+            "element ({i}, {j}) outside the matrix"
+        );
+        self.owner_by_class(self.row_axis().class_of(i), self.col_axis().class_of(j))
+    }
+
+    /// The blocks `rank` holds with their place in its local buffer.
+    pub fn local_blocks(&self, rank: usize) -> Vec<LocalBlock> {
+        match self {
+            Layout::BlockCyclic(l) => l.local_blocks(rank),
+            Layout::Grid(l) => l.local_blocks(rank),
+        }
+    }
+
+    /// Elements `rank`'s local buffer must hold.
+    pub fn local_len(&self, rank: usize) -> usize {
+        match self {
+            Layout::BlockCyclic(l) => l.local_len(rank),
+            Layout::Grid(l) => l.local_len(rank),
+        }
+    }
+
+    /// The layout after relabeling with σ: whatever target label `t` owned now belongs
+    /// to process `σ(t)`. σ may be longer than `ranks()` (a communicator larger than
+    /// the layout's); the result lives in a communicator of `σ.len()` ranks.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if σ is shorter than the layout's communicator.
+    pub fn relabeled(&self, sigma: &Perm) -> Result<Layout> {
+        if sigma.len() < self.ranks() {
+            return Err(Error::Mismatch(format!(
+                "relabeling of {} ranks applied to a layout on {} ranks",
+                sigma.len(),
+                self.ranks()
+            )));
+        }
+        Ok(match self {
+            Layout::BlockCyclic(l) => {
+                Layout::BlockCyclic(l.relabeled(sigma.forward(), sigma.len())?)
+            }
+            Layout::Grid(l) => Layout::Grid(l.relabeled(sigma.forward(), sigma.len())),
+        })
+    }
+
+    /// The same layout in a communicator of `ranks ≥ self.ranks()` ranks.
+    ///
+    /// # Errors
+    /// [`Error::Layout`] if `ranks` is smaller than the layout needs.
+    pub fn with_ranks(&self, ranks: usize) -> Result<Layout> {
+        Ok(match self {
+            Layout::BlockCyclic(l) => Layout::BlockCyclic(l.with_ranks(ranks)?),
+            Layout::Grid(l) => {
+                let mut s = l.spec();
+                s.ranks = Some(ranks);
+                Layout::Grid(GridLayout::new(s)?)
+            }
+        })
+    }
+
+    pub(crate) fn row_axis(&self) -> Axis<'_> {
+        match self {
+            Layout::BlockCyclic(l) => l.row_axis(),
+            Layout::Grid(l) => l.row_axis(),
+        }
+    }
+
+    pub(crate) fn col_axis(&self) -> Axis<'_> {
+        match self {
+            Layout::BlockCyclic(l) => l.col_axis(),
+            Layout::Grid(l) => l.col_axis(),
+        }
+    }
+
+    /// Owner of the block in row class `cr` and column class `cc`.
+    pub(crate) fn owner_by_class(&self, cr: usize, cc: usize) -> usize {
+        match self {
+            Layout::BlockCyclic(l) => l.rank_at(cr, cc),
+            Layout::Grid(l) => l.owner(cr, cc),
+        }
+    }
+
+    /// A stable 64-bit fingerprint of the layout (FNV-1a over its JSON form), equal on
+    /// every rank that holds an equal layout.
+    pub fn fingerprint(&self) -> u64 {
+        let json = serde_json::to_vec(self).expect("layouts always serialise");
+        fnv1a(&json)
+    }
+}
+
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The source as seen from the target: op(B)'s axes and owners, so that row `i` of the
+/// view is row `i` of the target.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpView<'a> {
+    pub(crate) layout: &'a Layout,
+    pub(crate) transposed: bool,
+}
+
+impl<'a> OpView<'a> {
+    pub(crate) fn new(layout: &'a Layout, op: Op) -> Self {
+        Self {
+            layout,
+            transposed: op.transposes(),
+        }
+    }
+
+    pub(crate) fn rows(&self) -> usize {
+        if self.transposed {
+            self.layout.cols()
+        } else {
+            self.layout.rows()
+        }
+    }
+
+    pub(crate) fn cols(&self) -> usize {
+        if self.transposed {
+            self.layout.rows()
+        } else {
+            self.layout.cols()
+        }
+    }
+
+    pub(crate) fn row_axis(&self) -> Axis<'a> {
+        if self.transposed {
+            self.layout.col_axis()
+        } else {
+            self.layout.row_axis()
+        }
+    }
+
+    pub(crate) fn col_axis(&self) -> Axis<'a> {
+        if self.transposed {
+            self.layout.row_axis()
+        } else {
+            self.layout.col_axis()
+        }
+    }
+
+    pub(crate) fn owner(&self, cr: usize, cc: usize) -> usize {
+        if self.transposed {
+            self.layout.owner_by_class(cc, cr)
+        } else {
+            self.layout.owner_by_class(cr, cc)
+        }
+    }
+}
+
+/// Checks that `op(source)` and `target` have the same shape.
+///
+/// # Errors
+/// [`Error::Mismatch`] with both shapes.
+pub fn check_shapes(source: &Layout, target: &Layout, op: Op) -> Result<()> {
+    let v = OpView::new(source, op);
+    if (v.rows(), v.cols()) != (target.rows(), target.cols()) {
+        return Err(Error::Mismatch(format!(
+            "op(source) is {}x{} (source {}x{}, op {:?}) but the target is {}x{}",
+            v.rows(),
+            v.cols(),
+            source.rows(),
+            source.cols(),
+            op,
+            target.rows(),
+            target.cols()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! Communication volumes: what every source rank must deliver to every target rank.
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::lap::Perm;
+use crate::layout::axis::overlap_counts;
+use crate::layout::{check_shapes, Layout, Op, OpView};
+use crate::sparse::Csr;
+
+/// The sparse volume matrix `V[s][t]`: number of elements source rank `s` must deliver
+/// to target rank `t` for `A ← op(B)` with B in the source layout and A in the target.
+///
+/// Both layouts live in one communicator of `ranks() = max(source ranks, target
+/// ranks)`; a rank outside a layout's grid simply holds nothing of it.
+///
+/// # Example
+/// ```
+/// use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
+/// use copr::volume::Volumes;
+/// let src: Layout = BlockCyclic::new(BlockCyclicSpec::new(8, 8, 4, 4, 2, 2)).unwrap().into();
+/// let mut t = BlockCyclicSpec::new(8, 8, 4, 4, 2, 2);
+/// t.grid_order = Order::ColMajor;
+/// let dst: Layout = BlockCyclic::new(t).unwrap().into();
+/// let v = Volumes::compute(&src, &dst, Op::Identity).unwrap();
+/// assert_eq!(v.total(), 64);
+/// assert_eq!(v.get(1, 2), 16); // block (0, 1): rank 1 row-major, rank 2 column-major
+/// assert_eq!(v.remote(), 32);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Volumes {
+    v: Csr,
+}
+
+impl Volumes {
+    /// Computes V for `A ← op(B)`, B in `source`, A in `target`.
+    ///
+    /// Works on the two layouts' axes: the row overlap counts
+    /// `R[a][b] = #{rows i : source row class a, target row class b}` and the column
+    /// counts `C[c][d]` give `V[owner_B(a, c)][owner_A(b, d)] += R[a][b]·C[c][d]`, where a
+    /// class is a process row/column for block-cyclic layouts and a block row/column for
+    /// grids. No per-block or per-element loop: the paper's 10^5 × 10^5 matrix in 1 × 1
+    /// blocks takes milliseconds.
+    ///
+    /// # Complexity
+    /// O(m/mb + n/nb for both layouts (|R_A ∪ R_B| + |C_A ∪ C_B| for grids) + nnz(R)·nnz(C)),
+    /// and nnz(R)·nnz(C) is at most the number of overlay cells.
+    ///
+    /// # Errors
+    /// [`crate::Error::Mismatch`] if op(source) and target differ in shape.
+    pub fn compute(source: &Layout, target: &Layout, op: Op) -> Result<Self> {
+        check_shapes(source, target, op)?;
+        let view = OpView::new(source, op);
+        let ranks = source.ranks().max(target.ranks());
+        let r = overlap_counts(&view.row_axis(), &target.row_axis());
+        let c = overlap_counts(&view.col_axis(), &target.col_axis());
+        let mut trip = Vec::with_capacity(r.len() * c.len());
+        for &(a, b, nr) in &r {
+            for &(cc, d, nc) in &c {
+                let s = view.owner(a as usize, cc as usize);
+                let t = target.owner_by_class(b as usize, d as usize);
+                trip.push((s, t, nr * nc));
+            }
+        }
+        Ok(Self {
+            v: Csr::from_triplets(ranks, ranks, trip),
+        })
+    }
+
+    /// Wraps an explicit volume matrix (square).
+    ///
+    /// # Panics
+    /// If the matrix is not square.
+    pub fn from_matrix(v: Csr) -> Self {
+        assert_eq!(v.n_rows(), v.n_cols(), "a volume matrix is square");
+        Self { v }
+    }
+
+    /// The matrix, rows = source rank, columns = target rank.
+    pub fn matrix(&self) -> &Csr {
+        &self.v
+    }
+
+    /// Communicator size.
+    pub fn ranks(&self) -> usize {
+        self.v.n_rows()
+    }
+
+    /// `V[s][t]`.
+    pub fn get(&self, s: usize, t: usize) -> u64 {
+        self.v.get(s, t)
+    }
+
+    /// All elements moved (the matrix size).
+    pub fn total(&self) -> u64 {
+        self.v.sum()
+    }
+
+    /// Elements that stay on their rank: Σ_s V[s][s].
+    pub fn local(&self) -> u64 {
+        (0..self.ranks()).map(|s| self.v.get(s, s)).sum()
+    }
+
+    /// Elements that cross ranks.
+    pub fn remote(&self) -> u64 {
+        self.total() - self.local()
+    }
+
+    /// Local elements after relabeling target label `t` to process `σ(t)`:
+    /// Σ_t V[σ(t)][t].
+    ///
+    /// # Panics
+    /// If σ has the wrong length.
+    pub fn local_after(&self, sigma: &Perm) -> u64 {
+        assert_eq!(sigma.len(), self.ranks(), "σ must permute all ranks");
+        (0..self.ranks())
+            .map(|t| self.v.get(sigma.apply(t), t))
+            .sum()
+    }
+
+    /// Remote elements after relabeling with σ: Σ_{s,t} V[s][t]·[s ≠ σ(t)].
+    ///
+    /// # Panics
+    /// If σ has the wrong length.
+    pub fn remote_after(&self, sigma: &Perm) -> u64 {
+        self.total() - self.local_after(sigma)
+    }
+
+    /// The volume matrix after relabeling: column t moves to column σ(t).
+    pub fn relabeled(&self, sigma: &Perm) -> Self {
+        let trip = self
+            .v
+            .iter()
+            .map(|(s, t, x)| (s, sigma.apply(t), x))
+            .collect();
+        Self {
+            v: Csr::from_triplets(self.ranks(), self.ranks(), trip),
+        }
+    }
+}
+
+/// Percentage of `before` removed by going to `after` (0 when `before` is 0).
+pub fn reduction_percent(before: u64, after: u64) -> f64 {
+    if before == 0 {
+        0.0
+    } else {
+        100.0 * (before as f64 - after as f64) / before as f64
+    }
+}
