@@ -36,6 +36,14 @@ pub enum Error {
         /// What the parser said, with line and field where known.
         detail: String,
     },
+    /// An error about the contents of a file.
+    #[error("{path}: {source}")]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: Box<Error>,
+    },
     /// Drawing a chart failed.
     #[error("plot {path}: {detail}")]
     Plot {
@@ -44,6 +52,19 @@ pub enum Error {
         /// What went wrong.
         detail: String,
     },
+}
+
+impl Error {
+    /// Attaches the file the error is about (files already named are left alone).
+    pub fn in_file(self, path: &std::path::Path) -> Self {
+        match self {
+            e @ (Error::Io { .. } | Error::Parse { .. } | Error::InFile { .. }) => e,
+            e => Error::InFile {
+                path: path.to_owned(),
+                source: Box::new(e),
+            },
+        }
+    }
 }
 
 /// Shorthand for `Result<T, copr::Error>`.

@@ -7,5 +7,9 @@ pub mod lap;
 pub mod sparse;
 
 pub use error::{Error, Result};
+pub mod cli;
 pub mod layout;
+pub mod plan;
+pub mod plot;
+pub mod sweep;
 pub mod volume;

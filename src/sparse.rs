@@ -45,10 +45,16 @@ impl Csr {
     /// # Panics
     /// If a row or column index is out of range, or `n_cols` exceeds `u32::MAX`.
     pub fn from_triplets(n_rows: usize, n_cols: usize, triplets: Vec<(usize, usize, u64)>) -> Self {
-        assert!(n_cols <= u32::MAX as usize, "Csr supports at most 2^32 columns");
+        assert!(
+            n_cols <= u32::MAX as usize,
+            "Csr supports at most 2^32 columns"
+        );
         let mut counts = vec![0usize; n_rows + 1];
         for &(r, c, _) in &triplets {
-            assert!(r < n_rows && c < n_cols, "triplet ({r}, {c}) outside {n_rows} x {n_cols}");
+            assert!(
+                r < n_rows && c < n_cols,
+                "triplet ({r}, {c}) outside {n_rows} x {n_cols}"
+            );
             counts[r + 1] += 1;
         }
         for i in 0..n_rows {
@@ -96,7 +102,11 @@ impl Csr {
     /// # Panics
     /// If `dense.len() != n_rows * n_cols`.
     pub fn from_dense(n_rows: usize, n_cols: usize, dense: &[u64]) -> Self {
-        assert_eq!(dense.len(), n_rows * n_cols, "dense table has the wrong length");
+        assert_eq!(
+            dense.len(),
+            n_rows * n_cols,
+            "dense table has the wrong length"
+        );
         let trip = dense
             .iter()
             .enumerate()

@@ -28,7 +28,10 @@ impl Perm {
     /// The identity on `0..n`.
     pub fn identity(n: usize) -> Self {
         let fwd: Vec<usize> = (0..n).collect();
-        Self { inv: fwd.clone(), fwd }
+        Self {
+            inv: fwd.clone(),
+            fwd,
+        }
     }
 
     /// Builds σ from its forward table, checking that it is a bijection of `0..n`.
@@ -104,7 +107,11 @@ impl Perm {
     /// # Panics
     /// If the lengths differ.
     pub fn compose(&self, other: &Perm) -> Self {
-        assert_eq!(self.len(), other.len(), "composing permutations of different lengths");
+        assert_eq!(
+            self.len(),
+            other.len(),
+            "composing permutations of different lengths"
+        );
         let fwd: Vec<usize> = other.fwd.iter().map(|&j| self.fwd[j]).collect();
         let mut inv = vec![0; fwd.len()];
         for (i, &f) in fwd.iter().enumerate() {

@@ -125,13 +125,55 @@ pub(crate) fn check_positive(field: &'static str, v: usize) -> Result<()> {
 /// A matrix layout: block-cyclic or an arbitrary grid.
 ///
 /// In files the variant is chosen by `kind = "block-cyclic"` or `kind = "grid"`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Layout {
     /// ScaLAPACK 2-D block-cyclic.
     BlockCyclic(BlockCyclic),
     /// Arbitrary row/column splits with an owner per block.
     Grid(GridLayout),
+}
+
+impl<'de> Deserialize<'de> for Layout {
+    /// Reads `kind` first, then the fields of that kind, so that errors name the
+    /// offending field (`field `mb`: invalid value …`).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut v = serde_json::Value::deserialize(d)?;
+        let kind = match v.as_object_mut().map(|o| o.remove("kind")) {
+            Some(Some(serde_json::Value::String(k))) => k,
+            Some(Some(other)) => {
+                return Err(D::Error::custom(format!(
+                    "field `kind`: {other} is not a string"
+                )))
+            }
+            Some(None) => {
+                return Err(D::Error::custom(
+                    "missing field `kind` (\"block-cyclic\" or \"grid\")",
+                ))
+            }
+            None => return Err(D::Error::custom(format!("a layout is a table, got {v}"))),
+        };
+        fn fields<T: serde::de::DeserializeOwned, E: serde::de::Error>(
+            v: serde_json::Value,
+        ) -> std::result::Result<T, E> {
+            serde_path_to_error::deserialize(v).map_err(|e| {
+                let path = e.path().to_string();
+                if path == "." {
+                    E::custom(e.into_inner())
+                } else {
+                    E::custom(format!("field `{path}`: {}", e.into_inner()))
+                }
+            })
+        }
+        match kind.as_str() {
+            "block-cyclic" => fields(v).map(Layout::BlockCyclic),
+            "grid" => fields(v).map(Layout::Grid),
+            k => Err(D::Error::custom(format!(
+                "field `kind`: unknown layout kind {k:?}, expected \"block-cyclic\" or \"grid\""
+            ))),
+        }
+    }
 }
 
 impl From<BlockCyclic> for Layout {

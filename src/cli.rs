@@ -1,0 +1,291 @@
+//! The `copr` command line: argument definitions and the commands, which only parse,
+//! call the library and print.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::Result;
+use crate::layout::Order;
+use crate::plan::{read_config, Plan, PlanSpec, Solver};
+use crate::sweep::{SweepConfig, SweepRow};
+use crate::volume::Volumes;
+
+/// copr: communication-optimal process relabeling for MPI data layouts.
+#[derive(Debug, Parser)]
+#[command(name = "copr", version, about)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// copr's commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Volumes and the optimal relabeling for the source/target layouts in a TOML or JSON file.
+    Plan(PlanArgs),
+    /// Remote volume before/after relabeling over a range of source block sizes
+    /// (default: the COSTA paper's section 7.2 experiment).
+    Sweep(SweepArgs),
+}
+
+/// Arguments of `copr plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`.
+    pub file: PathBuf,
+    /// Override the file's solver.
+    #[arg(long, value_enum)]
+    pub solver: Option<SolverArg>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the volume matrix before/after relabeling as SVG.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+}
+
+/// Solver names on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SolverArg {
+    /// Exact, sparse.
+    Sparse,
+    /// Exact, dense Jonker–Volgenant.
+    Dense,
+    /// COSTA's greedy swaps.
+    Greedy,
+    /// No relabeling.
+    Identity,
+}
+
+impl From<SolverArg> for Solver {
+    fn from(s: SolverArg) -> Self {
+        match s {
+            SolverArg::Sparse => Solver::Sparse,
+            SolverArg::Dense => Solver::Dense,
+            SolverArg::Greedy => Solver::Greedy,
+            SolverArg::Identity => Solver::Identity,
+        }
+    }
+}
+
+/// Grid numbering on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum OrderArg {
+    /// rank = prow·npcol + pcol.
+    RowMajor,
+    /// rank = pcol·nprow + prow.
+    ColMajor,
+}
+
+impl From<OrderArg> for Order {
+    fn from(o: OrderArg) -> Self {
+        match o {
+            OrderArg::RowMajor => Order::RowMajor,
+            OrderArg::ColMajor => Order::ColMajor,
+        }
+    }
+}
+
+/// Arguments of `copr sweep`; every option overrides the config file (or the paper's
+/// defaults).
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Sweep config file (TOML/JSON with the fields of the options below).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Matrix rows.
+    #[arg(long)]
+    pub m: Option<usize>,
+    /// Matrix columns.
+    #[arg(long)]
+    pub n: Option<usize>,
+    /// Process grid rows.
+    #[arg(long)]
+    pub nprow: Option<usize>,
+    /// Process grid columns.
+    #[arg(long)]
+    pub npcol: Option<usize>,
+    /// Target block size.
+    #[arg(long)]
+    pub target_block: Option<usize>,
+    /// Source grid numbering.
+    #[arg(long, value_enum)]
+    pub source_order: Option<OrderArg>,
+    /// Target grid numbering.
+    #[arg(long, value_enum)]
+    pub target_order: Option<OrderArg>,
+    /// Source block sizes, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub blocks: Option<Vec<usize>>,
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Where to write the SVG chart.
+    #[arg(long, value_name = "PATH", default_value = "copr-sweep.svg")]
+    pub svg: PathBuf,
+    /// Do not write the chart.
+    #[arg(long)]
+    pub no_svg: bool,
+}
+
+/// Runs a parsed command line, writing results to stdout.
+///
+/// # Errors
+/// Any library error (bad files, bad layouts, solver or plot errors).
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Plan(a) => plan(a),
+        Command::Sweep(a) => sweep(a),
+    }
+}
+
+fn plan(a: PlanArgs) -> Result<()> {
+    let mut spec = PlanSpec::from_file(&a.file)?;
+    if let Some(s) = a.solver {
+        spec.solver = s.into();
+    }
+    let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(&a.file))?;
+    let report = plan.report(spec.element_size);
+    if let Some(path) = &a.svg {
+        let after = plan.volumes().relabeled(plan.sigma());
+        crate::plot::volume_heatmaps(plan.volumes(), &after, path)?;
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string(&report).expect("reports serialise")
+        );
+        return Ok(());
+    }
+    let gb = |b: u64| b as f64 / 1e9;
+    println!("ranks            {}", report.ranks);
+    println!(
+        "total            {} elements ({:.3} GB at {} B/element)",
+        report.total_elements,
+        gb(report.total_bytes),
+        report.element_size
+    );
+    println!(
+        "remote before    {} elements ({:.3} GB)",
+        report.remote_before,
+        gb(report.remote_bytes_before)
+    );
+    println!(
+        "remote after     {} elements ({:.3} GB)",
+        report.remote_after,
+        gb(report.remote_bytes_after)
+    );
+    println!("reduction        {:.2} %", report.reduction_percent);
+    println!(
+        "solver           {:?}, {:.6} s",
+        report.solver, report.solver_seconds
+    );
+    println!("sigma            {}", sigma_text(&report.sigma));
+    if let Some(path) = &a.svg {
+        println!("chart            {}", path.display());
+    }
+    Ok(())
+}
+
+fn sigma_text(sigma: &[usize]) -> String {
+    const SHOW: usize = 64;
+    let mut s: Vec<String> = sigma.iter().take(SHOW).map(|x| x.to_string()).collect();
+    if sigma.len() > SHOW {
+        s.push(format!(
+            "… ({} more; --json prints all)",
+            sigma.len() - SHOW
+        ));
+    }
+    format!("[{}]", s.join(", "))
+}
+
+fn sweep(a: SweepArgs) -> Result<()> {
+    let mut cfg: SweepConfig = match &a.config {
+        Some(p) => read_config(p)?,
+        None => SweepConfig::default(),
+    };
+    macro_rules! set {
+        ($($f:ident),*) => { $( if let Some(v) = a.$f { cfg.$f = v.into(); } )* };
+    }
+    set!(
+        m,
+        n,
+        nprow,
+        npcol,
+        target_block,
+        source_order,
+        target_order,
+        blocks
+    );
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(cfg.blocks.len() as u64);
+        b.set_message("block sizes");
+        Some(b)
+    } else {
+        None
+    };
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let t0 = std::time::Instant::now();
+    let rows = cfg.run(&tick)?;
+    let elapsed = t0.elapsed().as_secs_f64();
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if !a.no_svg {
+        crate::plot::sweep_chart(&rows, &a.svg)?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(&rows).expect("rows serialise"));
+        return Ok(());
+    }
+    print_sweep(&cfg, &rows, elapsed);
+    if !a.no_svg {
+        println!("chart: {}", a.svg.display());
+    }
+    Ok(())
+}
+
+fn print_sweep(cfg: &SweepConfig, rows: &[SweepRow], elapsed: f64) {
+    println!(
+        "{} x {} matrix, {} x {} grids ({:?} -> {:?}), target block {}",
+        cfg.m, cfg.n, cfg.nprow, cfg.npcol, cfg.source_order, cfg.target_order, cfg.target_block
+    );
+    println!(
+        "{:>7} {:>16} {:>16} {:>16} {:>9} {:>9}",
+        "block", "total", "remote before", "remote after", "exact %", "greedy %"
+    );
+    for r in rows {
+        println!(
+            "{:>7} {:>16} {:>16} {:>16} {:>9.2} {:>9.2}",
+            r.block,
+            r.total_elements,
+            r.remote_before,
+            r.remote_after,
+            r.reduction_percent,
+            r.greedy_reduction_percent
+        );
+    }
+    println!("{} block sizes in {:.3} s", rows.len(), elapsed);
+}
+
+/// A plan's volumes as a small table, for tests and debugging: `V[s][t]` rows.
+pub fn volume_table(v: &Volumes) -> String {
+    let d = v.matrix().to_dense();
+    let p = v.ranks();
+    d.chunks(p.max(1))
+        .map(|r| {
+            r.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,309 @@
+//! Plans: two layouts, the volumes between them, and the exact relabeling σ.
+//!
+//! ```
+//! use copr::layout::{BlockCyclic, BlockCyclicSpec, Op, Order};
+//! use copr::plan::{Plan, Solver};
+//! let src = BlockCyclic::new(BlockCyclicSpec::new(1000, 1000, 100, 100, 2, 5)).unwrap();
+//! let mut t = BlockCyclicSpec::new(1000, 1000, 100, 100, 2, 5);
+//! t.grid_order = Order::ColMajor;
+//! let dst = BlockCyclic::new(t).unwrap();
+//! let plan = Plan::new(src.into(), dst.into(), Op::Identity, Solver::Sparse).unwrap();
+//! // the two layouts differ only by a renaming of ranks: relabeling removes all traffic
+//! assert!(plan.volumes().remote() > 0);
+//! assert_eq!(plan.remote_after(), 0);
+//! ```
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::lap::{dense_max, greedy_swaps, sparse_max, Perm};
+use crate::layout::{Layout, Op};
+use crate::volume::{reduction_percent, Volumes};
+
+/// Which assignment solver finds σ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Solver {
+    /// Exact, on the sparse volume matrix (never forms a p × p table). The default.
+    #[default]
+    Sparse,
+    /// Exact Jonker–Volgenant on the dense gain table δ (p ≤ [`DENSE_LIMIT`]).
+    Dense,
+    /// COSTA's greedy pairwise-swap heuristic (for comparison; not optimal).
+    Greedy,
+    /// No relabeling: σ = identity.
+    #[serde(alias = "none")]
+    Identity,
+}
+
+/// Largest communicator for which [`Solver::Dense`] builds the p × p gain table.
+pub const DENSE_LIMIT: usize = 8192;
+
+/// The locally-free volume gain (COSTA eq. 1, Remark 2), dense and row-major:
+/// `δ(x, y) = V[y][x] − V[x][x]`, the volume saved by letting process `y` take target
+/// label `x`.
+///
+/// # Complexity
+/// O(p² + nnz).
+///
+/// # Example
+/// ```
+/// use copr::plan::locally_free_gain;
+/// use copr::sparse::Csr;
+/// use copr::volume::Volumes;
+/// let v = Volumes::from_matrix(Csr::from_dense(2, 2, &[1, 5, 4, 2]));
+/// assert_eq!(locally_free_gain(&v), vec![0.0, 3.0, 3.0, 0.0]);
+/// ```
+pub fn locally_free_gain(v: &Volumes) -> Vec<f64> {
+    let p = v.ranks();
+    let mut gain = vec![0.0; p * p];
+    for x in 0..p {
+        let own = v.get(x, x) as f64;
+        for y in 0..p {
+            gain[x * p + y] = -own;
+        }
+    }
+    for (y, x, vol) in v.matrix().iter() {
+        gain[x * p + y] += vol as f64;
+    }
+    gain
+}
+
+/// Finds σ for the locally-free volume cost: maximises the local volume
+/// Σ_t V[σ(t)][t], i.e. minimises the remote volume.
+///
+/// # Errors
+/// [`Error::Assignment`] if the solver rejects the input, or [`Solver::Dense`] is asked
+/// for more than [`DENSE_LIMIT`] ranks.
+pub fn relabel(v: &Volumes, solver: Solver) -> Result<Perm> {
+    match solver {
+        Solver::Sparse => sparse_max(&v.matrix().transpose()),
+        Solver::Dense => {
+            if v.ranks() > DENSE_LIMIT {
+                return Err(Error::Assignment(format!(
+                    "the dense solver builds a p x p table; p = {} exceeds {DENSE_LIMIT}: use the sparse solver",
+                    v.ranks()
+                )));
+            }
+            dense_max(v.ranks(), &locally_free_gain(v))
+        }
+        Solver::Greedy => Ok(greedy_swaps(v.matrix())),
+        Solver::Identity => Ok(Perm::identity(v.ranks())),
+    }
+}
+
+fn default_element_size() -> usize {
+    8
+}
+
+/// A plan as written in a file (TOML or JSON): the two layouts, op, element size and
+/// solver.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanSpec {
+    /// Layout of B.
+    pub source: Layout,
+    /// Layout of A.
+    pub target: Layout,
+    /// op in A ← α·op(B) + β·A.
+    #[serde(default)]
+    pub op: Op,
+    /// Bytes per element (8 for f64).
+    #[serde(default = "default_element_size")]
+    pub element_size: usize,
+    /// Solver for σ.
+    #[serde(default)]
+    pub solver: Solver,
+}
+
+impl PlanSpec {
+    /// Reads a plan file: `.json` as JSON, anything else as TOML.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if it cannot be read, [`Error::Parse`] with the parser's line,
+    /// column and field if it does not describe valid layouts.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        read_config(path)
+    }
+}
+
+/// Reads a TOML (or, by extension, JSON) file into `T`.
+///
+/// # Errors
+/// [`Error::Io`] or [`Error::Parse`] naming the file, with the parser's position.
+pub fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let parse = |detail: String| Error::Parse {
+        path: path.to_owned(),
+        detail: detail.trim().replace('\n', " "),
+    };
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    {
+        serde_json::from_str(&text).map_err(|e| parse(e.to_string()))
+    } else {
+        toml::from_str(&text).map_err(|e| parse(toml_error(&text, &e)))
+    }
+}
+
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let line = text[..span.start].matches('\n').count() + 1;
+            format!("line {line}: {}", e.message())
+        }
+        None => e.message().to_string(),
+    }
+}
+
+/// Source and target layouts, the volumes between them and the relabeling σ.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    source: Layout,
+    target: Layout,
+    op: Op,
+    volumes: Volumes,
+    sigma: Perm,
+    solver: Solver,
+    solve_seconds: f64,
+}
+
+impl Plan {
+    /// Computes the volumes of `A ← op(B)` and σ with `solver`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if the shapes differ; solver errors from [`relabel`].
+    pub fn new(source: Layout, target: Layout, op: Op, solver: Solver) -> Result<Self> {
+        let volumes = Volumes::compute(&source, &target, op)?;
+        let t0 = Instant::now();
+        let sigma = relabel(&volumes, solver)?;
+        let solve_seconds = t0.elapsed().as_secs_f64();
+        Ok(Self {
+            source,
+            target,
+            op,
+            volumes,
+            sigma,
+            solver,
+            solve_seconds,
+        })
+    }
+
+    /// Builds the plan a [`PlanSpec`] describes.
+    ///
+    /// # Errors
+    /// As [`Plan::new`].
+    pub fn from_spec(spec: &PlanSpec) -> Result<Self> {
+        Self::new(
+            spec.source.clone(),
+            spec.target.clone(),
+            spec.op,
+            spec.solver,
+        )
+    }
+
+    /// Layout of B.
+    pub fn source(&self) -> &Layout {
+        &self.source
+    }
+
+    /// Layout of A before relabeling.
+    pub fn target(&self) -> &Layout {
+        &self.target
+    }
+
+    /// op.
+    pub fn op(&self) -> Op {
+        self.op
+    }
+
+    /// Volumes before relabeling.
+    pub fn volumes(&self) -> &Volumes {
+        &self.volumes
+    }
+
+    /// σ: target label t is taken by process σ(t).
+    pub fn sigma(&self) -> &Perm {
+        &self.sigma
+    }
+
+    /// The solver used.
+    pub fn solver(&self) -> Solver {
+        self.solver
+    }
+
+    /// Seconds the solver took.
+    pub fn solve_seconds(&self) -> f64 {
+        self.solve_seconds
+    }
+
+    /// Remote elements after relabeling.
+    pub fn remote_after(&self) -> u64 {
+        self.volumes.remote_after(&self.sigma)
+    }
+
+    /// The target layout after relabeling (in the common communicator).
+    ///
+    /// # Errors
+    /// Never for a plan built by [`Plan::new`].
+    pub fn relabeled_target(&self) -> Result<Layout> {
+        self.target.relabeled(&self.sigma)
+    }
+
+    /// The numbers a report prints, for `element_size` bytes per element.
+    pub fn report(&self, element_size: usize) -> PlanReport {
+        let remote_before = self.volumes.remote();
+        let remote_after = self.remote_after();
+        let e = element_size as u64;
+        PlanReport {
+            ranks: self.volumes.ranks(),
+            element_size,
+            total_elements: self.volumes.total(),
+            total_bytes: self.volumes.total() * e,
+            remote_before,
+            remote_after,
+            remote_bytes_before: remote_before * e,
+            remote_bytes_after: remote_after * e,
+            reduction_percent: reduction_percent(remote_before, remote_after),
+            solver: self.solver,
+            solver_seconds: self.solve_seconds,
+            sigma: self.sigma.forward().to_vec(),
+        }
+    }
+}
+
+/// What `copr plan` prints: volumes in elements (and bytes), before and after σ.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanReport {
+    /// Communicator size.
+    pub ranks: usize,
+    /// Bytes per element.
+    pub element_size: usize,
+    /// Elements of the matrix.
+    pub total_elements: u64,
+    /// Bytes of the matrix.
+    pub total_bytes: u64,
+    /// Elements crossing ranks without relabeling.
+    pub remote_before: u64,
+    /// Elements crossing ranks with σ.
+    pub remote_after: u64,
+    /// Bytes crossing ranks without relabeling.
+    pub remote_bytes_before: u64,
+    /// Bytes crossing ranks with σ.
+    pub remote_bytes_after: u64,
+    /// 100·(before − after)/before.
+    pub reduction_percent: f64,
+    /// Solver used.
+    pub solver: Solver,
+    /// Solver time in seconds.
+    pub solver_seconds: f64,
+    /// `sigma[t]` = process that takes target label t.
+    pub sigma: Vec<usize>,
+}
