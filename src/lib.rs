@@ -13,3 +13,7 @@ pub mod plan;
 pub mod plot;
 pub mod sweep;
 pub mod volume;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
