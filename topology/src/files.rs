@@ -1,0 +1,686 @@
+//! Reading TOML/JSON description files with errors that name file, line and
+//! field, and the small helpers the line-oriented formats share.
+//!
+//! Used by this crate's loaders and by `copr-cost-models` for its own
+//! configuration files.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{Origin, Result, TopologyError};
+
+/// A serialisation format for description files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// TOML (the default for any extension but `.json`).
+    Toml,
+    /// JSON.
+    Json,
+}
+
+impl Format {
+    /// The format a file name implies: `.json` is JSON, anything else TOML.
+    ///
+    /// ```
+    /// use copr_topology::files::Format;
+    /// assert_eq!(Format::from_path("a/b.JSON".as_ref()), Format::Json);
+    /// assert_eq!(Format::from_path("a/b.toml".as_ref()), Format::Toml);
+    /// ```
+    pub fn from_path(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("json") => Self::Json,
+            _ => Self::Toml,
+        }
+    }
+}
+
+/// One step of a [`FieldPath`]: a table key or an array index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PathSeg {
+    /// A key in a table/object.
+    Key(String),
+    /// A 0-based index in an array.
+    Index(usize),
+}
+
+/// The path of a field inside a document, e.g. `inter.link_bandwidth[1]`.
+///
+/// ```
+/// use copr_topology::files::FieldPath;
+/// let p = FieldPath::root().key("terms").index(2).key("weight");
+/// assert_eq!(p.to_string(), "terms[2].weight");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FieldPath(pub Vec<PathSeg>);
+
+impl FieldPath {
+    /// The document itself.
+    pub fn root() -> Self {
+        Self(Vec::new())
+    }
+
+    /// This path followed by table key `k`.
+    #[must_use]
+    pub fn key(&self, k: &str) -> Self {
+        let mut v = self.0.clone();
+        v.push(PathSeg::Key(k.to_string()));
+        Self(v)
+    }
+
+    /// This path followed by array index `i`.
+    #[must_use]
+    pub fn index(&self, i: usize) -> Self {
+        let mut v = self.0.clone();
+        v.push(PathSeg::Index(i));
+        Self(v)
+    }
+
+    /// `prefix` followed by this path.
+    #[must_use]
+    pub fn under(&self, prefix: &FieldPath) -> Self {
+        let mut v = prefix.0.clone();
+        v.extend(self.0.iter().cloned());
+        Self(v)
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("(document)");
+        }
+        for (n, seg) in self.0.iter().enumerate() {
+            match seg {
+                PathSeg::Key(k) if n == 0 => write!(f, "{k}")?,
+                PathSeg::Key(k) => write!(f, ".{k}")?,
+                PathSeg::Index(i) => write!(f, "[{i}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A rejected value found while validating a parsed document: which field,
+/// what value, why. Turned into a [`TopologyError`] with file and line by
+/// [`Invalid::into_error`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    /// The field.
+    pub field: FieldPath,
+    /// The value, as text.
+    pub value: String,
+    /// Why it is rejected.
+    pub reason: String,
+}
+
+impl Invalid {
+    /// A rejected value.
+    pub fn new(field: FieldPath, value: impl fmt::Display, reason: impl Into<String>) -> Self {
+        Self {
+            field,
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The same rejection with its field path placed under `prefix`.
+    #[must_use]
+    pub fn under(mut self, prefix: &FieldPath) -> Self {
+        self.field = self.field.under(prefix);
+        self
+    }
+
+    /// The error for this rejection. With `source = Some((text, format))`
+    /// the line of the field is looked up in the document's text.
+    pub fn into_error(self, file: Option<&Path>, source: Option<(&str, Format)>) -> TopologyError {
+        let line = source.and_then(|(text, fmt)| locate_line(text, fmt, &self.field));
+        TopologyError::InvalidValue {
+            origin: Origin::maybe_file(file).at_maybe_line(line),
+            field: self.field.to_string(),
+            value: self.value,
+            reason: self.reason,
+        }
+    }
+}
+
+/// Checks that `v` is finite and `>= 0` (a latency, an inverse bandwidth, a
+/// weight).
+///
+/// # Errors
+/// [`Invalid`] naming `field` if `v` is negative, NaN or infinite.
+///
+/// ```
+/// use copr_topology::files::{check_nonneg, FieldPath};
+/// assert!(check_nonneg(0.5, &FieldPath::root().key("latency")).is_ok());
+/// let e = check_nonneg(-1.0, &FieldPath::root().key("latency")).unwrap_err();
+/// assert_eq!(e.field.to_string(), "latency");
+/// ```
+pub fn check_nonneg(v: f64, field: &FieldPath) -> Result<(), Invalid> {
+    if v.is_nan() {
+        Err(Invalid::new(field.clone(), v, "NaN is not a cost"))
+    } else if v.is_infinite() {
+        Err(Invalid::new(field.clone(), v, "must be finite"))
+    } else if v < 0.0 {
+        Err(Invalid::new(field.clone(), v, "must not be negative"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks that a bandwidth `v` (bytes per second) is finite and `> 0`.
+///
+/// # Errors
+/// [`Invalid`] naming `field` otherwise.
+pub fn check_bandwidth(v: f64, field: &FieldPath) -> Result<(), Invalid> {
+    if v.is_nan() || v.is_infinite() || v <= 0.0 {
+        Err(Invalid::new(
+            field.clone(),
+            v,
+            "a bandwidth (bytes per second) must be finite and positive",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Reads a whole file as UTF-8 text.
+///
+/// # Errors
+/// [`TopologyError::Io`] naming the file if it cannot be read.
+pub fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Resolves `path` against `base` (a config file's directory) unless it is
+/// absolute.
+///
+/// ```
+/// use copr_topology::files::resolve;
+/// use std::path::Path;
+/// assert_eq!(resolve(Path::new("/cfg"), Path::new("t.coords")), Path::new("/cfg/t.coords"));
+/// assert_eq!(resolve(Path::new("/cfg"), Path::new("/abs/x")), Path::new("/abs/x"));
+/// ```
+pub fn resolve(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+/// The directory relative paths in the file `path` resolve against.
+pub fn base_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Deserialises `text` in `format` into `T`.
+///
+/// # Errors
+/// [`TopologyError::Parse`] with the file (if given), the line and the path
+/// of the offending field, for syntax errors, wrong types, unknown or missing
+/// fields.
+///
+/// ```
+/// use copr_topology::files::{parse_str, Format};
+/// #[derive(Debug, serde::Deserialize)]
+/// struct S { a: Vec<f64> }
+/// let s: S = parse_str("a = [1.0, 2.0]", Format::Toml, None).unwrap();
+/// assert_eq!(s.a, [1.0, 2.0]);
+/// let e = parse_str::<S>("a = [1.0,\n \"x\"]", Format::Toml, None).unwrap_err();
+/// let msg = e.to_string();
+/// assert!(msg.contains("line 2") && msg.contains("a[1]"), "{msg}");
+/// ```
+pub fn parse_str<T: DeserializeOwned>(
+    text: &str,
+    format: Format,
+    file: Option<&Path>,
+) -> Result<T> {
+    let origin = Origin::maybe_file(file);
+    match format {
+        Format::Json => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+                let field = path_name(e.path());
+                let inner = e.into_inner();
+                json_error(origin.clone(), field, &inner)
+            })?;
+            de.end()
+                .map_err(|e| json_error(origin.clone(), "(document)".into(), &e))?;
+            Ok(value)
+        }
+        Format::Toml => {
+            let de = toml::Deserializer::parse(text)
+                .map_err(|e| toml_error(origin.clone(), text, "(document)".into(), &e))?;
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                let field = path_name(e.path());
+                let unknown_at = unknown_field_line(text, e.path(), e.inner().message());
+                let inner = e.into_inner();
+                let mut err = toml_error(origin, text, field, &inner);
+                if let (Some(line), TopologyError::Parse { origin, .. }) = (unknown_at, &mut err) {
+                    origin.line = Some(line);
+                }
+                err
+            })
+        }
+    }
+}
+
+/// Reads and deserialises a TOML or JSON file (format from the extension).
+///
+/// # Errors
+/// [`TopologyError::Io`] or [`TopologyError::Parse`] (see [`parse_str`]).
+pub fn parse_file<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = read_text(path)?;
+    parse_str(&text, Format::from_path(path), Some(path))
+}
+
+/// Deserialises `text` into `T`, then runs `check` on the value with the
+/// document (so that rejected fields get line numbers via [`Doc`]).
+///
+/// # Errors
+/// Parse errors as in [`parse_str`], and whatever `check` returns.
+pub fn parse_checked<T, E>(
+    text: &str,
+    format: Format,
+    file: Option<&Path>,
+    check: impl FnOnce(&T, Doc<'_>) -> Result<(), E>,
+) -> Result<T, E>
+where
+    T: DeserializeOwned,
+    E: From<TopologyError>,
+{
+    let value: T = parse_str(text, format, file)?;
+    check(&value, Doc::new(file, text, format))?;
+    Ok(value)
+}
+
+/// Reads the file `path` (format from the extension) with [`parse_checked`].
+///
+/// # Errors
+/// [`TopologyError::Io`], and the errors of [`parse_checked`].
+pub fn read_checked<T, E>(
+    path: &Path,
+    check: impl FnOnce(&T, Doc<'_>) -> Result<(), E>,
+) -> Result<T, E>
+where
+    T: DeserializeOwned,
+    E: From<TopologyError>,
+{
+    let text = read_text(path)?;
+    parse_checked(&text, Format::from_path(path), Some(path), check)
+}
+
+/// Serialises `value` as TOML or JSON (pretty).
+///
+/// # Errors
+/// [`TopologyError::Parse`] if the value has no representation in `format`
+/// (e.g. TOML cannot hold a bare array at the top level).
+pub fn to_string<T: Serialize>(value: &T, format: Format) -> Result<String> {
+    let r = match format {
+        Format::Json => serde_json::to_string_pretty(value).map_err(|e| e.to_string()),
+        Format::Toml => toml::to_string_pretty(value).map_err(|e| e.to_string()),
+    };
+    r.map_err(|message| TopologyError::Parse {
+        origin: Origin::none(),
+        field: "(document)".into(),
+        message: format!("cannot serialise: {message}"),
+    })
+}
+
+/// For "unknown field `k`" errors the TOML span is the enclosing table; the
+/// line of the key itself (the first `k` below the error's path) is more
+/// useful.
+fn unknown_field_line(
+    text: &str,
+    path: &serde_path_to_error::Path,
+    message: &str,
+) -> Option<usize> {
+    use serde_path_to_error::Segment;
+    use toml::de::{DeTable, DeValue};
+    let key = message.strip_prefix("unknown field `")?.split('`').next()?;
+    let root = DeValue::Table(DeTable::parse(text).ok()?.into_inner());
+    let mut cur = &root;
+    // Descend along the path as far as it goes.
+    for seg in path.iter() {
+        let next = match (seg, cur) {
+            (Segment::Map { key }, DeValue::Table(t)) => t
+                .iter()
+                .find(|(k, _)| k.get_ref().as_ref() == key.as_str())
+                .map(|(_, v)| v.get_ref()),
+            (Segment::Seq { index }, DeValue::Array(a)) => a.get(*index).map(|v| v.get_ref()),
+            _ => None,
+        };
+        match next {
+            Some(v) => cur = v,
+            None => break,
+        }
+    }
+    // Depth-first search for the key below.
+    fn find(v: &DeValue<'_>, key: &str) -> Option<usize> {
+        match v {
+            DeValue::Table(t) => t.iter().find_map(|(k, v)| {
+                if k.get_ref().as_ref() == key {
+                    Some(k.span().start)
+                } else {
+                    find(v.get_ref(), key)
+                }
+            }),
+            DeValue::Array(a) => a.iter().find_map(|v| find(v.get_ref(), key)),
+            _ => None,
+        }
+    }
+    find(cur, key).map(|offset| line_of_offset(text, offset))
+}
+
+fn path_name(p: &serde_path_to_error::Path) -> String {
+    let s = p.to_string();
+    if s == "." || s.is_empty() {
+        "(document)".to_string()
+    } else {
+        s
+    }
+}
+
+fn json_error(origin: Origin, field: String, e: &serde_json::Error) -> TopologyError {
+    let full = e.to_string();
+    // serde_json appends " at line L column C"; the line goes into the origin.
+    let message = match full.rfind(" at line ") {
+        Some(pos) => full[..pos].to_string(),
+        None => full,
+    };
+    let line = (e.line() > 0).then_some(e.line());
+    TopologyError::Parse {
+        origin: origin.at_maybe_line(line),
+        field,
+        message,
+    }
+}
+
+fn toml_error(origin: Origin, text: &str, field: String, e: &toml::de::Error) -> TopologyError {
+    let line = e.span().map(|s| line_of_offset(text, s.start));
+    TopologyError::Parse {
+        origin: origin.at_maybe_line(line),
+        field,
+        message: e.message().trim().to_string(),
+    }
+}
+
+/// 1-based line number of byte `offset` in `text`.
+///
+/// ```
+/// assert_eq!(copr_topology::files::line_of_offset("a\nb\nc", 2), 2);
+/// ```
+pub fn line_of_offset(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    1 + text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+/// The 1-based line where `path` is written in `text`, or — if the path does
+/// not exist in the document (a defaulted field) — the line of its deepest
+/// existing ancestor. `None` if the document does not parse.
+///
+/// ```
+/// use copr_topology::files::{locate_line, FieldPath, Format};
+/// let toml = "a = 1\n[inter]\nkind = \"torus\"\ndims = [4,\n 4, 8]\n";
+/// let p = FieldPath::root().key("inter").key("dims").index(2);
+/// assert_eq!(locate_line(toml, Format::Toml, &p), Some(5));
+/// let json = "{\n \"inter\": {\n  \"dims\": [4,\n   4, 8]}}";
+/// assert_eq!(locate_line(json, Format::Json, &p), Some(4));
+/// ```
+pub fn locate_line(text: &str, format: Format, path: &FieldPath) -> Option<usize> {
+    let offset = match format {
+        Format::Toml => toml_locate(text, &path.0)?,
+        Format::Json => json_locate(text.as_bytes(), &path.0)?,
+    };
+    Some(line_of_offset(text, offset))
+}
+
+fn toml_locate(text: &str, path: &[PathSeg]) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).ok()?;
+    let mut best = 0usize;
+    let mut table: Option<&DeTable<'_>> = Some(root.get_ref());
+    let mut array: Option<&toml::de::DeArray<'_>> = None;
+    for seg in path {
+        let value = match seg {
+            PathSeg::Key(k) => {
+                let t = table?;
+                let Some((key, v)) = t.iter().find(|(key, _)| key.get_ref().as_ref() == k) else {
+                    return Some(best);
+                };
+                best = key.span().start;
+                v
+            }
+            PathSeg::Index(i) => {
+                let a = array?;
+                let Some(v) = a.get(*i) else {
+                    return Some(best);
+                };
+                best = v.span().start;
+                v
+            }
+        };
+        table = None;
+        array = None;
+        match value.get_ref() {
+            DeValue::Table(t) => table = Some(t),
+            DeValue::Array(a) => array = Some(a),
+            _ => {}
+        }
+    }
+    Some(best)
+}
+
+fn json_skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// End (exclusive) of the JSON string starting at `i` (which is `"`).
+fn json_skip_string(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    i
+}
+
+/// End (exclusive) of the JSON value starting at `i`.
+fn json_skip_value(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(b'"') => json_skip_string(b, i),
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = json_skip_string(b, j);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return j + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            j
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']') && !b[j].is_ascii_whitespace()
+            {
+                j += 1;
+            }
+            j
+        }
+    }
+}
+
+fn json_locate(b: &[u8], path: &[PathSeg]) -> Option<usize> {
+    let mut pos = json_skip_ws(b, 0);
+    for seg in path {
+        let best = pos;
+        let found = match (seg, b.get(pos)) {
+            (PathSeg::Key(k), Some(b'{')) => {
+                let mut i = json_skip_ws(b, pos + 1);
+                let mut hit = None;
+                while b.get(i) == Some(&b'"') {
+                    let kend = json_skip_string(b, i);
+                    let raw = std::str::from_utf8(&b[i..kend]).ok()?;
+                    let key: String = serde_json::from_str(raw).ok()?;
+                    let colon = json_skip_ws(b, kend);
+                    let vstart = json_skip_ws(b, colon + 1);
+                    if key == *k {
+                        hit = Some((i, vstart));
+                        break;
+                    }
+                    let vend = json_skip_value(b, vstart);
+                    i = json_skip_ws(b, vend);
+                    if b.get(i) == Some(&b',') {
+                        i = json_skip_ws(b, i + 1);
+                    }
+                }
+                hit
+            }
+            (PathSeg::Index(n), Some(b'[')) => {
+                let mut i = json_skip_ws(b, pos + 1);
+                let mut hit = None;
+                let mut k = 0usize;
+                while i < b.len() && b[i] != b']' {
+                    if k == *n {
+                        hit = Some((i, i));
+                        break;
+                    }
+                    let vend = json_skip_value(b, i);
+                    i = json_skip_ws(b, vend);
+                    if b.get(i) == Some(&b',') {
+                        i = json_skip_ws(b, i + 1);
+                    }
+                    k += 1;
+                }
+                hit
+            }
+            _ => None,
+        };
+        match found {
+            Some((_key_at, value_at)) => pos = value_at,
+            None => return Some(best),
+        }
+    }
+    Some(pos)
+}
+
+/// One data line of a line-oriented text file: its 1-based number and its
+/// fields (comments after `#` removed, split on whitespace and commas).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataLine<'a> {
+    /// 1-based line number.
+    pub line: usize,
+    /// The fields.
+    pub fields: Vec<&'a str>,
+}
+
+/// The non-blank, non-comment lines of `text`, split into fields.
+///
+/// ```
+/// use copr_topology::files::data_lines;
+/// let lines = data_lines("# header\n\nnid1 0 1 2 # note\n nid2,1,1,1\n");
+/// assert_eq!(lines.len(), 2);
+/// assert_eq!(lines[0].line, 3);
+/// assert_eq!(lines[1].fields, ["nid2", "1", "1", "1"]);
+/// ```
+pub fn data_lines(text: &str) -> Vec<DataLine<'_>> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(n, l)| {
+            let content = l.split('#').next().unwrap_or("");
+            let fields: Vec<&str> = content
+                .split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|f| !f.is_empty())
+                .collect();
+            (!fields.is_empty()).then_some(DataLine {
+                line: n + 1,
+                fields,
+            })
+        })
+        .collect()
+}
+
+/// Parses field `name` (column of a line-oriented file) as `T`.
+///
+/// # Errors
+/// [`TopologyError::Parse`] naming origin, field and the text.
+pub(crate) fn parse_field<T: std::str::FromStr>(
+    text: &str,
+    name: &str,
+    expected: &str,
+    origin: &Origin,
+) -> Result<T> {
+    text.parse().map_err(|_| TopologyError::Parse {
+        origin: origin.clone(),
+        field: name.to_string(),
+        message: format!("expected {expected}, found `{text}`"),
+    })
+}
+
+/// A document being validated: its file and text, so that a field path can
+/// be turned into an [`Origin`] with a line number.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Doc<'a> {
+    /// The file, if the document was read from one.
+    pub file: Option<&'a Path>,
+    /// The document's text and format, if known.
+    pub text: Option<(&'a str, Format)>,
+}
+
+impl<'a> Doc<'a> {
+    /// An in-memory value: no file, no text.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The document `text` in `format`, read from `file` if `Some`.
+    pub fn new(file: Option<&'a Path>, text: &'a str, format: Format) -> Self {
+        Self {
+            file,
+            text: Some((text, format)),
+        }
+    }
+
+    /// The origin of `field`: the file and the line where the field is written.
+    pub fn origin(&self, field: &FieldPath) -> Origin {
+        let line = self
+            .text
+            .and_then(|(text, fmt)| locate_line(text, fmt, field));
+        Origin::maybe_file(self.file).at_maybe_line(line)
+    }
+
+    /// The error for a rejected value in this document.
+    pub fn invalid(&self, e: Invalid) -> TopologyError {
+        e.into_error(self.file, self.text)
+    }
+}

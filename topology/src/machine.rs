@@ -1,0 +1,897 @@
+//! [`Machine`]: ranks placed on nodes, with intra-node and inter-node cost
+//! sources combined into `L(i, j)` and `B(i, j)` per rank pair.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Origin, Result, TopologyError};
+use crate::link::{inconsistent, LinkCost};
+use crate::matrix::PairTable;
+use crate::network::NetworkCosts;
+use crate::placement::Placement;
+use crate::torus::Torus;
+use crate::tree::{Level, NodeTree};
+
+/// Default cost between two ranks on one node when no intra-node source is
+/// given: 0.5 µs latency, 12 GB/s (one core's memcpy rate).
+pub const DEFAULT_INTRA: LinkCost = LinkCost {
+    latency: 5.0e-7,
+    inv_bandwidth: 1.0 / 1.2e10,
+};
+
+/// Where the cost between two ranks on the same node comes from.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum IntraNode {
+    /// The same cost for every pair of PUs.
+    Uniform(LinkCost),
+    /// By the level of the PUs' deepest common ancestor (hwloc or a shape).
+    Tree(NodeTree),
+    /// An explicit PU × PU table.
+    Matrix(PairTable),
+}
+
+impl IntraNode {
+    /// The number of PUs per node, if the source knows it.
+    pub fn num_pus(&self) -> Option<usize> {
+        match self {
+            Self::Uniform(_) => None,
+            Self::Tree(t) => Some(t.num_pus()),
+            Self::Matrix(m) => Some(m.len()),
+        }
+    }
+
+    /// The cost between PUs `a` and `b` of one node.
+    ///
+    /// # Panics
+    /// If a PU index is out of range for the source.
+    #[inline]
+    pub fn link(&self, a: usize, b: usize) -> LinkCost {
+        match self {
+            Self::Uniform(c) => *c,
+            Self::Tree(t) => t.link(a, b),
+            Self::Matrix(m) => m.link_cost(a, b),
+        }
+    }
+
+    /// A one-line description.
+    pub fn description(&self) -> String {
+        match self {
+            Self::Uniform(c) => format!(
+                "uniform (L = {:.3e} s, {:.3e} B/s)",
+                c.latency,
+                1.0 / c.inv_bandwidth
+            ),
+            Self::Tree(t) => format!("{} PUs, {}", t.num_pus(), t.description()),
+            Self::Matrix(m) => format!("PU matrix: {}", m.description()),
+        }
+    }
+}
+
+/// Where the cost between two ranks on different nodes comes from.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum InterNode {
+    /// The same cost for every pair of nodes; any node name is accepted.
+    Uniform(LinkCost),
+    /// A torus (nodes by name from its coordinates).
+    Torus(Torus),
+    /// Shortest paths in a network graph (nodes are its hosts).
+    Network(NetworkCosts),
+    /// An explicit node × node table (nodes are its names).
+    Matrix(PairTable),
+}
+
+impl InterNode {
+    /// The source's index of the node called `name`; `None` if unknown.
+    /// [`InterNode::Uniform`] knows no names and returns `None`.
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        match self {
+            Self::Uniform(_) => None,
+            Self::Torus(t) => t.node_index(name),
+            Self::Network(n) => n.host_index(name),
+            Self::Matrix(m) => m.index_of(name),
+        }
+    }
+
+    /// The source's node names in order (`None` for [`InterNode::Uniform`]);
+    /// placement rules use the first ones.
+    pub fn node_names(&self) -> Option<Vec<String>> {
+        let (n, f): (usize, &dyn Fn(usize) -> String) = match self {
+            Self::Uniform(_) => return None,
+            Self::Torus(t) => (t.num_nodes(), &|k| t.node_name(k).to_string()),
+            Self::Network(n) => (n.num_hosts(), &|k| n.host_name(k).to_string()),
+            Self::Matrix(m) => (m.len(), &|k| m.name(k).to_string()),
+        };
+        Some((0..n).map(f).collect())
+    }
+
+    /// The cost between source nodes `a` and `b` (`a != b`).
+    ///
+    /// # Panics
+    /// If a node index is out of range for the source.
+    #[inline]
+    pub fn link(&self, a: usize, b: usize) -> LinkCost {
+        match self {
+            Self::Uniform(c) => *c,
+            Self::Torus(t) => t.link_cost(a, b),
+            Self::Network(n) => n.link_cost(a, b),
+            Self::Matrix(m) => m.link_cost(a, b),
+        }
+    }
+
+    /// The class of the node pair `(a, b)` for summaries.
+    pub fn pair_level(&self, a: usize, b: usize) -> PairLevel {
+        match self {
+            Self::Uniform(_) => PairLevel::InterNode,
+            Self::Torus(t) => PairLevel::Hops(t.hops(a, b)),
+            Self::Network(n) => PairLevel::Hops(n.hops(a, b)),
+            Self::Matrix(_) => PairLevel::InterNode,
+        }
+    }
+
+    /// A one-line description.
+    pub fn description(&self) -> String {
+        match self {
+            Self::Uniform(c) => format!(
+                "uniform (L = {:.3e} s, {:.3e} B/s)",
+                c.latency,
+                1.0 / c.inv_bandwidth
+            ),
+            Self::Torus(t) => t.description().to_string(),
+            Self::Network(n) => n.description().to_string(),
+            Self::Matrix(m) => format!("node matrix: {}", m.description()),
+        }
+    }
+}
+
+/// What kind of pair two ranks form, for summaries: the shared level inside
+/// a node, or the distance between nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairLevel {
+    /// Same node, sharing this level (tree source).
+    Intra(Level),
+    /// Same node (uniform or matrix source).
+    SameNode,
+    /// Different nodes this many links apart (torus or network).
+    Hops(u32),
+    /// Different nodes (uniform or matrix source).
+    InterNode,
+    /// Given by an explicit rank × rank matrix.
+    Explicit,
+}
+
+impl fmt::Display for PairLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Intra(l) => write!(f, "same node, same {l}"),
+            Self::SameNode => f.write_str("same node"),
+            Self::Hops(1) => f.write_str("other node, 1 hop"),
+            Self::Hops(h) => write!(f, "other node, {h} hops"),
+            Self::InterNode => f.write_str("other node"),
+            Self::Explicit => f.write_str("explicit"),
+        }
+    }
+}
+
+/// The order in which a [`PlacementRule`] fills nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RankOrder {
+    /// Block: [`Placement::packed`].
+    #[default]
+    Packed,
+    /// Cyclic: [`Placement::round_robin`].
+    RoundRobin,
+}
+
+/// How to place ranks when no explicit [`Placement`] is given.
+///
+/// ```
+/// use copr_topology::{PlacementRule, RankOrder};
+/// let r = PlacementRule::packed(64, Some(8));
+/// assert_eq!((r.order, r.ranks, r.ranks_per_node), (RankOrder::Packed, 64, Some(8)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlacementRule {
+    /// Packed or round-robin.
+    pub order: RankOrder,
+    /// Number of ranks.
+    pub ranks: usize,
+    /// Ranks per node (`None`: PUs per node of the intra source, else 1).
+    pub ranks_per_node: Option<usize>,
+}
+
+impl PlacementRule {
+    /// [`RankOrder::Packed`] placement of `ranks` ranks.
+    pub fn packed(ranks: usize, ranks_per_node: Option<usize>) -> Self {
+        Self {
+            order: RankOrder::Packed,
+            ranks,
+            ranks_per_node,
+        }
+    }
+
+    /// [`RankOrder::RoundRobin`] placement of `ranks` ranks.
+    pub fn round_robin(ranks: usize, ranks_per_node: Option<usize>) -> Self {
+        Self {
+            order: RankOrder::RoundRobin,
+            ranks,
+            ranks_per_node,
+        }
+    }
+}
+
+/// Builds a [`Machine`]; see [`Machine::builder`].
+#[derive(Clone, Debug, Default)]
+pub struct MachineBuilder {
+    intra: Option<IntraNode>,
+    inter: Option<InterNode>,
+    placement: Option<Placement>,
+    rule: Option<PlacementRule>,
+    nodes: Option<Vec<String>>,
+}
+
+impl MachineBuilder {
+    /// The intra-node source (default: [`IntraNode::Uniform`]`(`[`DEFAULT_INTRA`]`)`).
+    #[must_use]
+    pub fn intra(mut self, intra: IntraNode) -> Self {
+        self.intra = Some(intra);
+        self
+    }
+
+    /// The inter-node source (required when ranks span several nodes).
+    #[must_use]
+    pub fn inter(mut self, inter: InterNode) -> Self {
+        self.inter = Some(inter);
+        self
+    }
+
+    /// An explicit placement (overrides [`MachineBuilder::rule`]).
+    #[must_use]
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = Some(placement);
+        self
+    }
+
+    /// A placement rule; nodes come from [`MachineBuilder::nodes`], else the
+    /// inter-node source's node list, else generated names `node0, node1, …`.
+    #[must_use]
+    pub fn rule(mut self, rule: PlacementRule) -> Self {
+        self.rule = Some(rule);
+        self
+    }
+
+    /// The node names a placement rule uses.
+    #[must_use]
+    pub fn nodes(mut self, nodes: Vec<String>) -> Self {
+        self.nodes = Some(nodes);
+        self
+    }
+
+    /// Builds the machine.
+    ///
+    /// # Errors
+    /// [`TopologyError::Inconsistent`] without placement or rule, for ranks
+    /// on several nodes without an inter-node source, or too few nodes for a
+    /// rule; [`TopologyError::UnknownPlace`] for a rank on a node the
+    /// inter-node source does not know or on a PU beyond the node's PUs.
+    pub fn build(self) -> Result<Machine> {
+        let intra = self.intra.unwrap_or(IntraNode::Uniform(DEFAULT_INTRA));
+        let placement = match (self.placement, self.rule) {
+            (Some(p), _) => p,
+            (None, Some(rule)) => {
+                let ranks = rule.ranks;
+                let rpn = rule.ranks_per_node.or_else(|| intra.num_pus()).unwrap_or(1);
+                let nodes = self
+                    .nodes
+                    .or_else(|| self.inter.as_ref().and_then(InterNode::node_names))
+                    .unwrap_or_else(|| {
+                        (0..ranks.div_ceil(rpn.max(1)))
+                            .map(|k| format!("node{k}"))
+                            .collect()
+                    });
+                match rule.order {
+                    RankOrder::Packed => Placement::packed(ranks, rpn, &nodes)?,
+                    RankOrder::RoundRobin => Placement::round_robin(ranks, rpn, &nodes)?,
+                }
+            }
+            (None, None) => {
+                return Err(inconsistent(
+                    "placement",
+                    "a machine needs a placement or a placement rule",
+                ))
+            }
+        };
+        Machine::assemble(intra, self.inter, placement)
+    }
+}
+
+/// Ranks placed on a machine: answers `L(i, j)`, `B(i, j)` and
+/// `cost(i, j, n) = L(i, j) + B(i, j)·n` for ranks `i`, `j`.
+///
+/// Two ranks on the same node are priced by the intra-node source at their
+/// PUs; ranks on different nodes by the inter-node source at their nodes.
+/// Alternatively an explicit rank × rank matrix prices every pair
+/// ([`Machine::from_rank_matrix`]). `i == j` is answered like any pair
+/// (same PU); treating it as free is the cost model's business.
+///
+/// # Complexity
+/// Lookups are `O(1)`: inter-node costs between the placement's `N` nodes
+/// are tabulated at build time (`2·N²` bytes, for `N² ≤ 2²⁶` and at most
+/// 65536 distinct costs; otherwise read from the source, `O(n)` for an n-D
+/// torus). Building costs `O(N²)` source lookups.
+///
+/// ```
+/// use copr_topology::{InterNode, IntraNode, LinkCost, Machine, PlacementRule};
+/// let m = Machine::builder()
+///     .intra(IntraNode::Uniform(LinkCost::new(1e-7, 1e-10).unwrap()))
+///     .inter(InterNode::Uniform(LinkCost::new(2e-6, 1e-9).unwrap()))
+///     .rule(PlacementRule::packed(8, Some(4)))
+///     .build()
+///     .unwrap();
+/// assert_eq!(m.ranks(), 8);
+/// assert_eq!(m.latency(0, 3), 1e-7);
+/// assert_eq!(m.latency(0, 4), 2e-6);
+/// assert_eq!(m.cost(0, 4, 1000), 2e-6 + 1e-9 * 1000.0);
+/// assert_eq!(m.ranks_per_node(), [4, 4]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    placement: Placement,
+    rank_node: Vec<u32>,
+    rank_pu: Vec<u32>,
+    rank_src: Vec<u32>,
+    intra: IntraNode,
+    inter: InterNode,
+    has_inter: bool,
+    explicit: Option<PairTable>,
+    node_table: Option<NodeTable>,
+}
+
+/// Inter-node costs between the placement's nodes, as a class index per node
+/// pair into a list of distinct costs (compact and cache-friendly).
+#[derive(Clone, Debug, PartialEq)]
+struct NodeTable {
+    n: usize,
+    class: Vec<u16>,
+    costs: Vec<LinkCost>,
+}
+
+/// Node tables are built for at most this many node pairs (64 Mi: 128 MiB).
+const NODE_TABLE_MAX_PAIRS: usize = 1 << 26;
+
+impl NodeTable {
+    fn build(inter: &InterNode, node_src: &[u32]) -> Option<Self> {
+        let n = node_src.len();
+        if n < 2 || n.checked_mul(n)? > NODE_TABLE_MAX_PAIRS {
+            return None;
+        }
+        let mut ids: std::collections::HashMap<(u64, u64), u16> = std::collections::HashMap::new();
+        let mut costs = Vec::new();
+        let mut class = vec![0u16; n * n];
+        for a in 0..n {
+            for b in 0..n {
+                if a == b {
+                    continue;
+                }
+                let c = inter.link(node_src[a] as usize, node_src[b] as usize);
+                let key = (c.latency.to_bits(), c.inv_bandwidth.to_bits());
+                let id = match ids.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        let id = u16::try_from(costs.len()).ok()?;
+                        ids.insert(key, id);
+                        costs.push(c);
+                        id
+                    }
+                };
+                class[a * n + b] = id;
+            }
+        }
+        if costs.is_empty() {
+            costs.push(LinkCost::ZERO);
+        }
+        Some(Self { n, class, costs })
+    }
+}
+
+impl Machine {
+    /// A builder: `Machine::builder().intra(..).inter(..).placement(..).build()`.
+    pub fn builder() -> MachineBuilder {
+        MachineBuilder::default()
+    }
+
+    /// Every rank pair priced by an explicit `p × p` table (e.g. from a
+    /// calibration run). `placement` (same number of ranks) only informs
+    /// [`Machine::same_node`] and summaries; without it each rank is its own
+    /// node named like its table row.
+    ///
+    /// # Errors
+    /// [`TopologyError::Inconsistent`] if the placement has a different
+    /// number of ranks.
+    pub fn from_rank_matrix(table: PairTable, placement: Option<Placement>) -> Result<Self> {
+        let p = table.len();
+        let placement = match placement {
+            Some(pl) if pl.ranks() != p => {
+                return Err(inconsistent(
+                    "placement",
+                    format!(
+                        "the rank matrix is {p}×{p} but the placement has {} ranks",
+                        pl.ranks()
+                    ),
+                ))
+            }
+            Some(pl) => pl,
+            None => Placement::from_pairs((0..p).map(|k| (table.name(k).to_string(), None))),
+        };
+        let mut m = Self::assemble(
+            IntraNode::Uniform(LinkCost::ZERO),
+            Some(InterNode::Uniform(LinkCost::ZERO)),
+            placement,
+        )?;
+        m.explicit = Some(table);
+        Ok(m)
+    }
+
+    fn assemble(intra: IntraNode, inter: Option<InterNode>, placement: Placement) -> Result<Self> {
+        let p = placement.ranks();
+        if p == 0 {
+            return Err(inconsistent(
+                "placement",
+                "a machine needs at least one rank",
+            ));
+        }
+        // Map placement nodes to source nodes.
+        let nn = placement.num_nodes();
+        let mut node_src = vec![0u32; nn];
+        match &inter {
+            None if nn > 1 => {
+                return Err(inconsistent(
+                    "inter",
+                    format!(
+                        "the ranks are placed on {nn} nodes, but no inter-node source is given"
+                    ),
+                ))
+            }
+            None => {}
+            Some(InterNode::Uniform(_)) => {
+                for (k, s) in node_src.iter_mut().enumerate() {
+                    *s = k as u32;
+                }
+            }
+            Some(src) => {
+                for (k, s) in node_src.iter_mut().enumerate() {
+                    let name = placement.node_name(k);
+                    let idx = src.node_index(name).ok_or_else(|| {
+                        let rank = (0..p).find(|&r| placement.node_of(r) == k).unwrap_or(0);
+                        TopologyError::UnknownPlace {
+                            origin: Origin::none(),
+                            rank,
+                            place: format!("node `{name}`"),
+                            source_name: format!("the inter-node source ({})", src.description()),
+                        }
+                    })?;
+                    *s = idx as u32;
+                }
+            }
+        }
+        // PUs.
+        let npu = intra.num_pus();
+        let mut next_slot = vec![0usize; nn];
+        let mut rank_pu = Vec::with_capacity(p);
+        for r in 0..p {
+            let n = placement.node_of(r);
+            let slot = next_slot[n];
+            next_slot[n] += 1;
+            let pu = match (placement.pu_of(r), npu) {
+                (Some(pu), Some(np)) if pu >= np => {
+                    return Err(TopologyError::UnknownPlace {
+                        origin: Origin::none(),
+                        rank: r,
+                        place: format!("PU {pu} of node `{}`", placement.node_name(n)),
+                        source_name: format!("the intra-node source ({np} PUs per node)"),
+                    })
+                }
+                (Some(pu), _) => pu,
+                (None, Some(np)) => slot % np,
+                (None, None) => slot,
+            };
+            rank_pu.push(pu as u32);
+        }
+        let rank_node: Vec<u32> = (0..p).map(|r| placement.node_of(r) as u32).collect();
+        let rank_src = rank_node.iter().map(|&n| node_src[n as usize]).collect();
+        let has_inter = inter.is_some();
+        let node_table = match &inter {
+            Some(src) => NodeTable::build(src, &node_src),
+            None => None,
+        };
+        Ok(Self {
+            placement,
+            rank_node,
+            rank_pu,
+            rank_src,
+            intra,
+            // Without an inter-node source all ranks share one node and this
+            // is never consulted.
+            inter: inter.unwrap_or(InterNode::Uniform(LinkCost::ZERO)),
+            has_inter,
+            explicit: None,
+            node_table,
+        })
+    }
+
+    /// The number of ranks `p`.
+    pub fn ranks(&self) -> usize {
+        self.rank_node.len()
+    }
+
+    /// The placement.
+    pub fn placement(&self) -> &Placement {
+        &self.placement
+    }
+
+    /// The intra-node source.
+    pub fn intra(&self) -> &IntraNode {
+        &self.intra
+    }
+
+    /// The inter-node source, if any.
+    pub fn inter(&self) -> Option<&InterNode> {
+        self.has_inter.then_some(&self.inter)
+    }
+
+    /// The explicit rank × rank table, if this machine uses one.
+    pub fn rank_matrix(&self) -> Option<&PairTable> {
+        self.explicit.as_ref()
+    }
+
+    /// The node (placement index) of `rank`.
+    ///
+    /// # Panics
+    /// If `rank >= ranks()`.
+    #[inline]
+    pub fn node_of(&self, rank: usize) -> usize {
+        self.rank_node[rank] as usize
+    }
+
+    /// The PU (within its node) of `rank`.
+    ///
+    /// # Panics
+    /// If `rank >= ranks()`.
+    #[inline]
+    pub fn pu_of(&self, rank: usize) -> usize {
+        self.rank_pu[rank] as usize
+    }
+
+    /// Whether ranks `i` and `j` share a node.
+    ///
+    /// # Panics
+    /// If `i` or `j` is `>= ranks()`.
+    #[inline]
+    pub fn same_node(&self, i: usize, j: usize) -> bool {
+        self.rank_node[i] == self.rank_node[j]
+    }
+
+    /// Ranks on each node, by placement node index.
+    pub fn ranks_per_node(&self) -> Vec<usize> {
+        self.placement.ranks_per_node()
+    }
+
+    /// `(L(i, j), B(i, j))` for ranks `i` → `j`.
+    ///
+    /// # Panics
+    /// If `i` or `j` is `>= ranks()`.
+    ///
+    /// # Complexity
+    /// `O(1)`, `O(n)` for an n-D torus.
+    #[inline]
+    pub fn link(&self, i: usize, j: usize) -> LinkCost {
+        if let Some(t) = &self.explicit {
+            return t.link_cost(i, j);
+        }
+        let (ni, nj) = (self.rank_node[i] as usize, self.rank_node[j] as usize);
+        if ni == nj {
+            self.intra
+                .link(self.rank_pu[i] as usize, self.rank_pu[j] as usize)
+        } else if let Some(t) = &self.node_table {
+            t.costs[t.class[ni * t.n + nj] as usize]
+        } else {
+            self.inter
+                .link(self.rank_src[i] as usize, self.rank_src[j] as usize)
+        }
+    }
+
+    /// Latency `L(i, j)` in seconds.
+    ///
+    /// # Panics
+    /// If `i` or `j` is `>= ranks()`.
+    #[inline]
+    pub fn latency(&self, i: usize, j: usize) -> f64 {
+        self.link(i, j).latency
+    }
+
+    /// Inverse bandwidth `B(i, j)` in seconds per byte.
+    ///
+    /// # Panics
+    /// If `i` or `j` is `>= ranks()`.
+    #[inline]
+    pub fn inv_bandwidth(&self, i: usize, j: usize) -> f64 {
+        self.link(i, j).inv_bandwidth
+    }
+
+    /// `L(i, j) + B(i, j)·bytes`, seconds.
+    ///
+    /// # Panics
+    /// If `i` or `j` is `>= ranks()`.
+    #[inline]
+    pub fn cost(&self, i: usize, j: usize, bytes: u64) -> f64 {
+        self.link(i, j).cost(bytes)
+    }
+
+    /// The class of the rank pair `(i, j)` (shared level or hop distance).
+    ///
+    /// # Panics
+    /// If `i` or `j` is `>= ranks()`.
+    pub fn pair_level(&self, i: usize, j: usize) -> PairLevel {
+        if self.explicit.is_some() {
+            return PairLevel::Explicit;
+        }
+        if self.same_node(i, j) {
+            match &self.intra {
+                IntraNode::Tree(t) => PairLevel::Intra(t.level(self.pu_of(i), self.pu_of(j))),
+                _ => PairLevel::SameNode,
+            }
+        } else {
+            self.inter
+                .pair_level(self.rank_src[i] as usize, self.rank_src[j] as usize)
+        }
+    }
+
+    /// The `p × p` latency matrix, row-major.
+    ///
+    /// # Complexity
+    /// `O(p²)` time and memory.
+    pub fn latency_matrix(&self) -> Vec<f64> {
+        let p = self.ranks();
+        (0..p * p).map(|k| self.latency(k / p, k % p)).collect()
+    }
+
+    /// The `p × p` inverse-bandwidth matrix, row-major.
+    ///
+    /// # Complexity
+    /// `O(p²)` time and memory.
+    pub fn inv_bandwidth_matrix(&self) -> Vec<f64> {
+        let p = self.ranks();
+        (0..p * p)
+            .map(|k| self.inv_bandwidth(k / p, k % p))
+            .collect()
+    }
+
+    /// Both matrices as a [`PairTable`] named by rank (`"0"`, `"1"`, …),
+    /// writable with [`PairTable::write`] and loadable again as a rank
+    /// matrix.
+    ///
+    /// # Errors
+    /// None in practice (all costs were validated); the `Result` is that of
+    /// [`PairTable::new`].
+    ///
+    /// # Complexity
+    /// `O(p²)` time, `16·p²` bytes.
+    pub fn cost_matrices(&self) -> Result<PairTable> {
+        PairTable::new(
+            Vec::new(),
+            self.latency_matrix(),
+            self.inv_bandwidth_matrix(),
+        )
+    }
+
+    /// Counts, statistics and per-class costs over all ordered pairs `i ≠ j`
+    /// (for a `copr topo` command); `Display` prints it as a table.
+    ///
+    /// ```
+    /// use copr_topology::{InterNode, IntraNode, LevelCosts, Machine, NodeTree, PairLevel, PlacementRule, Torus, TorusParams};
+    /// let m = Machine::builder()
+    ///     .intra(IntraNode::Tree(NodeTree::from_shape("core:2", &LevelCosts::default()).unwrap()))
+    ///     .inter(InterNode::Torus(Torus::full(TorusParams::new(vec![3])).unwrap()))
+    ///     .rule(PlacementRule::packed(6, None))
+    ///     .build()
+    ///     .unwrap();
+    /// let s = m.summary();
+    /// assert_eq!((s.ranks, s.nodes, s.ranks_per_node_max), (6, 3, 2));
+    /// let classes: Vec<(PairLevel, u64)> = s.levels.iter().map(|l| (l.level, l.pairs)).collect();
+    /// // 3 nodes × 2 ordered pairs inside; every other pair is 1 hop on a 3-ring
+    /// assert_eq!(classes, [(PairLevel::Intra(copr_topology::Level::Machine), 6), (PairLevel::Hops(1), 24)]);
+    /// assert!(s.latency.max > s.latency.min);
+    /// assert!(s.to_string().contains("other node, 1 hop"));
+    /// ```
+    ///
+    /// # Complexity
+    /// `O(p²)` lookups.
+    pub fn summary(&self) -> TopologySummary {
+        let p = self.ranks();
+        let mut lat = Stats::new();
+        let mut inv = Stats::new();
+        let mut classes: Vec<(PairLevel, Stats, Stats)> = Vec::new();
+        let mut last = 0usize;
+        for i in 0..p {
+            for j in 0..p {
+                if i == j {
+                    continue;
+                }
+                let c = self.link(i, j);
+                let lv = self.pair_level(i, j);
+                lat.add(c.latency);
+                inv.add(c.inv_bandwidth);
+                let k = if classes.get(last).is_some_and(|e| e.0 == lv) {
+                    last
+                } else if let Some(k) = classes.iter().position(|e| e.0 == lv) {
+                    k
+                } else {
+                    classes.push((lv, Stats::new(), Stats::new()));
+                    classes.len() - 1
+                };
+                last = k;
+                classes[k].1.add(c.latency);
+                classes[k].2.add(c.inv_bandwidth);
+            }
+        }
+        classes.sort_by_key(|c| c.0);
+        let rpn = self.ranks_per_node();
+        TopologySummary {
+            ranks: p,
+            nodes: self.placement.num_nodes(),
+            ranks_per_node_min: rpn.iter().copied().min().unwrap_or(0),
+            ranks_per_node_max: rpn.iter().copied().max().unwrap_or(0),
+            intra: match &self.explicit {
+                Some(_) => "-".into(),
+                None => self.intra.description(),
+            },
+            inter: match (&self.explicit, self.inter()) {
+                (Some(t), _) => format!("rank matrix: {}", t.description()),
+                (None, Some(s)) => s.description(),
+                (None, None) => "none (single node)".into(),
+            },
+            placement: self.placement.description().to_string(),
+            levels: classes
+                .into_iter()
+                .map(|(level, l, b)| LevelSummary {
+                    name: level.to_string(),
+                    level,
+                    pairs: l.count,
+                    latency: l.finish(),
+                    inv_bandwidth: b.finish(),
+                })
+                .collect(),
+            latency: lat.finish(),
+            inv_bandwidth: inv.finish(),
+        }
+    }
+}
+
+struct Stats {
+    count: u64,
+    min: f64,
+    max: f64,
+    sum: f64,
+}
+
+impl Stats {
+    fn new() -> Self {
+        Self {
+            count: 0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            sum: 0.0,
+        }
+    }
+    fn add(&mut self, v: f64) {
+        self.count += 1;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += v;
+    }
+    fn finish(&self) -> MinMaxMean {
+        if self.count == 0 {
+            return MinMaxMean::default();
+        }
+        MinMaxMean {
+            min: self.min,
+            max: self.max,
+            mean: self.sum / self.count as f64,
+        }
+    }
+}
+
+/// Minimum, maximum and mean of a set of values (all zero for an empty set).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MinMaxMean {
+    /// Minimum.
+    pub min: f64,
+    /// Maximum.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+/// Statistics of one [`PairLevel`] in a [`TopologySummary`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LevelSummary {
+    /// Human-readable class name.
+    pub name: String,
+    /// The class.
+    pub level: PairLevel,
+    /// Number of ordered rank pairs in the class.
+    pub pairs: u64,
+    /// Latency statistics, seconds.
+    pub latency: MinMaxMean,
+    /// Inverse-bandwidth statistics, seconds per byte.
+    pub inv_bandwidth: MinMaxMean,
+}
+
+/// What [`Machine::summary`] reports; `Display` prints a small table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TopologySummary {
+    /// Number of ranks.
+    pub ranks: usize,
+    /// Number of nodes used.
+    pub nodes: usize,
+    /// Fewest ranks on a node.
+    pub ranks_per_node_min: usize,
+    /// Most ranks on a node.
+    pub ranks_per_node_max: usize,
+    /// Intra-node source description.
+    pub intra: String,
+    /// Inter-node source description.
+    pub inter: String,
+    /// Placement description.
+    pub placement: String,
+    /// Per-class statistics, nearest class first.
+    pub levels: Vec<LevelSummary>,
+    /// Latency over all pairs `i ≠ j`, seconds.
+    pub latency: MinMaxMean,
+    /// Inverse bandwidth over all pairs `i ≠ j`, seconds per byte.
+    pub inv_bandwidth: MinMaxMean,
+}
+
+impl fmt::Display for TopologySummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "ranks: {}   nodes: {}   ranks per node: {}..={}",
+            self.ranks, self.nodes, self.ranks_per_node_min, self.ranks_per_node_max
+        )?;
+        writeln!(f, "placement: {}", self.placement)?;
+        writeln!(f, "intra-node: {}", self.intra)?;
+        writeln!(f, "inter-node: {}", self.inter)?;
+        writeln!(
+            f,
+            "{:<28} {:>12} {:>12} {:>12}",
+            "pair class", "pairs", "mean L [s]", "mean BW [B/s]"
+        )?;
+        for l in &self.levels {
+            let bw = if l.inv_bandwidth.mean > 0.0 {
+                1.0 / l.inv_bandwidth.mean
+            } else {
+                f64::INFINITY
+            };
+            writeln!(
+                f,
+                "{:<28} {:>12} {:>12.3e} {:>12.3e}",
+                l.name, l.pairs, l.latency.mean, bw
+            )?;
+        }
+        writeln!(
+            f,
+            "latency       [s]:   min {:.3e}  max {:.3e}  mean {:.3e}",
+            self.latency.min, self.latency.max, self.latency.mean
+        )?;
+        write!(
+            f,
+            "inv. bandwidth [s/B]: min {:.3e}  max {:.3e}  mean {:.3e}",
+            self.inv_bandwidth.min, self.inv_bandwidth.max, self.inv_bandwidth.mean
+        )
+    }
+}

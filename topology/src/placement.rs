@@ -1,0 +1,296 @@
+//! Where each rank runs: rank → node (and optionally the PU within the node).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::error::{Origin, Result, TopologyError};
+use crate::files;
+use crate::link::inconsistent;
+
+/// Rank → node (by name) and optional PU (logical index within the node).
+///
+/// Ranks without a PU are given one by [`crate::Machine`]: the `k`-th rank
+/// (in rank order) on a node gets PU `k mod P` for `P` PUs per node.
+///
+/// ```
+/// use copr_topology::Placement;
+/// let nodes: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+/// let p = Placement::packed(5, 2, &nodes).unwrap();
+/// assert_eq!((0..5).map(|r| p.node_of(r)).collect::<Vec<_>>(), [0, 0, 1, 1, 2]);
+/// let r = Placement::round_robin(5, 2, &nodes).unwrap();
+/// assert_eq!((0..5).map(|k| r.node_of(k)).collect::<Vec<_>>(), [0, 1, 2, 0, 1]);
+/// assert_eq!(r.ranks_per_node(), [2, 2, 1]);
+/// // run-time discovery: (node name, PU) per rank
+/// let d = Placement::from_pairs([("n1", Some(0)), ("n2", Some(0)), ("n1", Some(1))]);
+/// assert_eq!(d.num_nodes(), 2);
+/// assert_eq!(d.node_name(d.node_of(2)), "n1");
+/// assert_eq!(d.pu_of(2), Some(1));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    node_names: Vec<String>,
+    rank_node: Vec<u32>,
+    rank_pu: Vec<Option<u32>>,
+    description: String,
+}
+
+impl Placement {
+    /// From one `(node name, PU)` per rank, in rank order — what run-time
+    /// discovery (e.g. `MPI_Get_processor_name` + the bound PU) produces.
+    /// Nodes are numbered in order of first appearance.
+    pub fn from_pairs<S: Into<String>>(
+        pairs: impl IntoIterator<Item = (S, Option<usize>)>,
+    ) -> Self {
+        let mut node_names = Vec::new();
+        let mut index: HashMap<String, u32> = HashMap::new();
+        let mut rank_node = Vec::new();
+        let mut rank_pu = Vec::new();
+        for (name, pu) in pairs {
+            let name = name.into();
+            let k = *index.entry(name.clone()).or_insert_with(|| {
+                node_names.push(name);
+                (node_names.len() - 1) as u32
+            });
+            rank_node.push(k);
+            rank_pu.push(pu.map(|p| p as u32));
+        }
+        let description = format!(
+            "{} ranks on {} nodes (given)",
+            rank_node.len(),
+            node_names.len()
+        );
+        Self {
+            node_names,
+            rank_node,
+            rank_pu,
+            description,
+        }
+    }
+
+    /// All `ranks` on one node called `name`.
+    pub fn single_node(ranks: usize, name: &str) -> Self {
+        let mut p = Self::from_pairs((0..ranks).map(|_| (name, None)));
+        p.description = format!("{ranks} ranks on node `{name}`");
+        p
+    }
+
+    fn check_rule(ranks: usize, ranks_per_node: usize, nodes: &[String]) -> Result<usize> {
+        if ranks == 0 {
+            return Err(inconsistent("ranks", "the number of ranks must be >= 1"));
+        }
+        if ranks_per_node == 0 {
+            return Err(inconsistent(
+                "ranks_per_node",
+                "ranks_per_node must be >= 1",
+            ));
+        }
+        let nn = ranks.div_ceil(ranks_per_node);
+        if nn > nodes.len() {
+            return Err(inconsistent(
+                "nodes",
+                format!(
+                    "{ranks} ranks at {ranks_per_node} per node need {nn} nodes, only {} available",
+                    nodes.len()
+                ),
+            ));
+        }
+        Ok(nn)
+    }
+
+    /// Packed (block) placement: rank `r` on node `⌊r / ranks_per_node⌋` of
+    /// `nodes`; uses the first `⌈ranks / ranks_per_node⌉` nodes.
+    ///
+    /// # Errors
+    /// [`TopologyError::Inconsistent`] for zero ranks or ranks per node, or
+    /// too few nodes.
+    pub fn packed(ranks: usize, ranks_per_node: usize, nodes: &[String]) -> Result<Self> {
+        let nn = Self::check_rule(ranks, ranks_per_node, nodes)?;
+        Ok(Self {
+            node_names: nodes[..nn].to_vec(),
+            rank_node: (0..ranks).map(|r| (r / ranks_per_node) as u32).collect(),
+            rank_pu: vec![None; ranks],
+            description: format!("packed, {ranks} ranks, {ranks_per_node} per node, {nn} nodes"),
+        })
+    }
+
+    /// Round-robin (cyclic) placement over `n = ⌈ranks / ranks_per_node⌉`
+    /// nodes: rank `r` on node `r mod n`.
+    ///
+    /// # Errors
+    /// As [`Placement::packed`].
+    pub fn round_robin(ranks: usize, ranks_per_node: usize, nodes: &[String]) -> Result<Self> {
+        let nn = Self::check_rule(ranks, ranks_per_node, nodes)?;
+        Ok(Self {
+            node_names: nodes[..nn].to_vec(),
+            rank_node: (0..ranks).map(|r| (r % nn) as u32).collect(),
+            rank_pu: vec![None; ranks],
+            description: format!("round-robin, {ranks} ranks over {nn} nodes"),
+        })
+    }
+
+    /// Reads a placement file: one line per rank, `rank node [pu]`, `#`
+    /// comments, whitespace or comma separated. Every rank `0..p` must occur
+    /// exactly once (in any order).
+    ///
+    /// # Errors
+    /// [`TopologyError::Io`], and the errors of [`Placement::parse`] with the
+    /// file name.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = files::read_text(path)?;
+        let mut p = Self::parse(&text, Some(path))?;
+        p.description = format!("{} ({})", path.display(), p.description);
+        Ok(p)
+    }
+
+    /// Parses the text of a placement file (see [`Placement::from_file`]).
+    ///
+    /// ```
+    /// use copr_topology::Placement;
+    /// let p = Placement::parse("# rank node pu\n1 b 0\n0 a\n", None).unwrap();
+    /// assert_eq!(p.node_name(p.node_of(0)), "a");
+    /// let e = Placement::parse("0 a\n2 a\n", None).unwrap_err().to_string();
+    /// assert!(e.contains("rank 1 is not placed"), "{e}");
+    /// ```
+    ///
+    /// # Errors
+    /// With file and line: [`TopologyError::Parse`] for a wrong field count
+    /// or a non-integer `rank`/`pu`, [`TopologyError::Duplicate`] for a rank
+    /// listed twice; [`TopologyError::UnplacedRank`] for the first missing
+    /// rank; [`TopologyError::Inconsistent`] for an empty file.
+    pub fn parse(text: &str, file: Option<&Path>) -> Result<Self> {
+        let mut entries: Vec<Option<(String, Option<usize>)>> = Vec::new();
+        let mut first_line: HashMap<usize, usize> = HashMap::new();
+        for dl in files::data_lines(text) {
+            let origin = Origin::maybe_file(file).at_line(dl.line);
+            if !(2..=3).contains(&dl.fields.len()) {
+                return Err(TopologyError::Parse {
+                    origin,
+                    field: "line".into(),
+                    message: format!(
+                        "expected `rank node [pu]`, found {} fields: `{}`",
+                        dl.fields.len(),
+                        dl.fields.join(" ")
+                    ),
+                });
+            }
+            let rank: usize =
+                files::parse_field(dl.fields[0], "rank", "a non-negative integer", &origin)?;
+            if rank > 1 << 28 {
+                return Err(TopologyError::InvalidValue {
+                    origin,
+                    field: "rank".into(),
+                    value: rank.to_string(),
+                    reason: "ranks beyond 2^28 are not supported".into(),
+                });
+            }
+            let pu = dl
+                .fields
+                .get(2)
+                .map(|f| files::parse_field::<usize>(f, "pu", "a non-negative integer", &origin))
+                .transpose()?;
+            if let Some(&prev) = first_line.get(&rank) {
+                return Err(TopologyError::Duplicate {
+                    origin,
+                    field: "rank".into(),
+                    id: rank.to_string(),
+                    first: format!("at line {prev}"),
+                });
+            }
+            first_line.insert(rank, dl.line);
+            if entries.len() <= rank {
+                entries.resize(rank + 1, None);
+            }
+            entries[rank] = Some((dl.fields[1].to_string(), pu));
+        }
+        if entries.is_empty() {
+            return Err(TopologyError::Inconsistent {
+                origin: Origin::maybe_file(file),
+                field: "rank".into(),
+                message: "the placement lists no ranks".into(),
+            });
+        }
+        let mut pairs = Vec::with_capacity(entries.len());
+        let max = entries.len() - 1;
+        for (rank, e) in entries.into_iter().enumerate() {
+            let Some(pair) = e else {
+                return Err(TopologyError::UnplacedRank {
+                    origin: Origin::maybe_file(file),
+                    rank,
+                    detail: format!("the placement lists ranks up to {max} but not {rank}"),
+                });
+            };
+            pairs.push(pair);
+        }
+        let mut p = Self::from_pairs(pairs);
+        p.description = format!("{} ranks on {} nodes", p.ranks(), p.num_nodes());
+        Ok(p)
+    }
+
+    /// The placement in the file format of [`Placement::parse`].
+    pub fn to_text(&self) -> String {
+        let mut s = String::from("# rank node [pu]\n");
+        for r in 0..self.ranks() {
+            let _ = write!(s, "{r} {}", self.node_name(self.node_of(r)));
+            if let Some(pu) = self.pu_of(r) {
+                let _ = write!(s, " {pu}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The number of ranks `p`.
+    pub fn ranks(&self) -> usize {
+        self.rank_node.len()
+    }
+
+    /// The number of nodes used.
+    pub fn num_nodes(&self) -> usize {
+        self.node_names.len()
+    }
+
+    /// The node names, by node index.
+    pub fn node_names(&self) -> &[String] {
+        &self.node_names
+    }
+
+    /// The name of node `n`.
+    ///
+    /// # Panics
+    /// If `n >= num_nodes()`.
+    pub fn node_name(&self, n: usize) -> &str {
+        &self.node_names[n]
+    }
+
+    /// The node index of `rank`.
+    ///
+    /// # Panics
+    /// If `rank >= ranks()`.
+    #[inline]
+    pub fn node_of(&self, rank: usize) -> usize {
+        self.rank_node[rank] as usize
+    }
+
+    /// The PU of `rank`, if the placement fixes one.
+    ///
+    /// # Panics
+    /// If `rank >= ranks()`.
+    pub fn pu_of(&self, rank: usize) -> Option<usize> {
+        self.rank_pu[rank].map(|p| p as usize)
+    }
+
+    /// The number of ranks on each node, by node index.
+    pub fn ranks_per_node(&self) -> Vec<usize> {
+        let mut c = vec![0; self.num_nodes()];
+        for &n in &self.rank_node {
+            c[n as usize] += 1;
+        }
+        c
+    }
+
+    /// A one-line description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+}
