@@ -29,6 +29,28 @@ pub enum Command {
     /// Remote volume before/after relabeling over a range of source block sizes
     /// (default: the COSTA paper's section 7.2 experiment).
     Sweep(SweepArgs),
+    /// Summarise a topology or cost-model configuration: levels, ranks per node, costs.
+    Topo(TopoArgs),
+}
+
+/// Arguments of `copr topo`.
+#[derive(Debug, Args)]
+pub struct TopoArgs {
+    /// A topology config (`[intra]`/`[inter]`/`[placement]`) or a cost config
+    /// (`[[terms]]` with a topology).
+    pub file: PathBuf,
+    /// Number of ranks to place (overrides the file's placement rule).
+    #[arg(long)]
+    pub ranks: Option<usize>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the rank × rank cost of a message of `--bytes` bytes as an SVG heatmap.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+    /// Message size for the heatmap.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub bytes: u64,
 }
 
 /// Arguments of `copr plan`.
@@ -45,6 +67,10 @@ pub struct PlanArgs {
     /// Draw the volume matrix before/after relabeling as SVG.
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
+    /// Also relabel under this cost-model config (TOML/JSON, e.g. data/cost/torus-3d.toml)
+    /// and report its cost before/after.
+    #[arg(long, value_name = "FILE")]
+    pub cost: Option<PathBuf>,
 }
 
 /// Solver names on the command line.
@@ -139,6 +165,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Plan(a) => plan(a),
         Command::Sweep(a) => sweep(a),
+        Command::Topo(a) => topo(a),
     }
 }
 
@@ -149,15 +176,26 @@ fn plan(a: PlanArgs) -> Result<()> {
     }
     let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(&a.file))?;
     let report = plan.report(spec.element_size);
+    let cost = match &a.cost {
+        Some(path) => {
+            let setup = copr_cost_models::load_setup(path, Some(report.ranks))?;
+            Some(
+                plan.cost_report(setup.model.as_ref(), spec.element_size, spec.alpha)
+                    .map_err(|e| e.in_file(path))?,
+            )
+        }
+        None => None,
+    };
     if let Some(path) = &a.svg {
         let after = plan.volumes().relabeled(plan.sigma());
         crate::plot::volume_heatmaps(plan.volumes(), &after, path)?;
     }
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).expect("reports serialise")
-        );
+        let mut j = serde_json::to_value(&report).expect("reports serialise");
+        if let Some(c) = &cost {
+            j["cost"] = serde_json::to_value(c).expect("reports serialise");
+        }
+        println!("{j}");
         return Ok(());
     }
     let gb = |b: u64| b as f64 / 1e9;
@@ -184,8 +222,54 @@ fn plan(a: PlanArgs) -> Result<()> {
         report.solver, report.solver_seconds
     );
     println!("sigma            {}", sigma_text(&report.sigma));
+    if let Some(c) = &cost {
+        println!("cost model       {}", c.model);
+        println!("cost before      {:.6e}", c.cost_before);
+        println!(
+            "cost after       {:.6e}  ({:.2} % less; the volume-optimal sigma costs {:.6e})",
+            c.cost_after, c.reduction_percent, c.cost_with_plan_sigma
+        );
+        println!(
+            "remote after     {} elements with the cost-optimal sigma",
+            c.remote_after
+        );
+        println!("cost sigma       {}", sigma_text(&c.sigma));
+        println!("cost solver      {:.6} s", c.solver_seconds);
+    }
     if let Some(path) = &a.svg {
         println!("chart            {}", path.display());
+    }
+    Ok(())
+}
+
+fn topo(a: TopoArgs) -> Result<()> {
+    let value: serde_json::Value = read_config(&a.file)?;
+    let is_cost = value.get("terms").is_some();
+    let machine = if is_cost {
+        let setup = copr_cost_models::load_setup(&a.file, a.ranks)?;
+        setup.machine.ok_or_else(|| crate::Error::InFile {
+            path: a.file.clone(),
+            source: Box::new(crate::Error::Mismatch(
+                "this cost config has no topology to summarise".into(),
+            )),
+        })?
+    } else {
+        std::sync::Arc::new(copr_topology::load_machine(&a.file, a.ranks)?)
+    };
+    let summary = machine.summary();
+    if let Some(path) = &a.svg {
+        crate::plot::cost_heatmap(&machine, a.bytes, path)?;
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string(&summary).expect("summaries serialise")
+        );
+    } else {
+        println!("{}", summary.to_string().trim_end());
+        if let Some(path) = &a.svg {
+            println!("heatmap: {} ({} B messages)", path.display(), a.bytes);
+        }
     }
     Ok(())
 }

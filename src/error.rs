@@ -44,6 +44,12 @@ pub enum Error {
         /// What is wrong with it.
         source: Box<Error>,
     },
+    /// A cost-model configuration is wrong (the message names file, line and field).
+    #[error(transparent)]
+    Cost(#[from] copr_cost_models::CostError),
+    /// A topology source is wrong (the message names file, line and field).
+    #[error(transparent)]
+    Topology(#[from] copr_topology::TopologyError),
     /// Drawing a chart failed.
     #[error("plot {path}: {detail}")]
     Plot {
@@ -58,7 +64,11 @@ impl Error {
     /// Attaches the file the error is about (files already named are left alone).
     pub fn in_file(self, path: &std::path::Path) -> Self {
         match self {
-            e @ (Error::Io { .. } | Error::Parse { .. } | Error::InFile { .. }) => e,
+            e @ (Error::Io { .. }
+            | Error::Parse { .. }
+            | Error::InFile { .. }
+            | Error::Cost(_)
+            | Error::Topology(_)) => e,
             e => Error::InFile {
                 path: path.to_owned(),
                 source: Box::new(e),

@@ -3,6 +3,7 @@
 //! prices it, and solves the linear assignment problem exactly for the relabeling σ.
 
 pub mod error;
+pub mod gain;
 pub mod lap;
 pub mod sparse;
 

@@ -143,3 +143,61 @@ pub fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) -> Result
     }
     root.present().map_err(|e| err(e.to_string()))
 }
+
+/// Draws the rank × rank cost `L(i, j) + B(i, j)·bytes` of a machine as a heatmap
+/// (averaged into at most 128 × 128 tiles).
+///
+/// # Errors
+/// [`Error::Plot`] if the file cannot be written.
+pub fn cost_heatmap(machine: &copr_topology::Machine, bytes: u64, path: &Path) -> Result<()> {
+    let err = plot_err(path);
+    let p = machine.ranks().max(1);
+    let cells = p.min(MAX_CELLS);
+    let mut t = vec![0.0; cells * cells];
+    let mut n = vec![0u32; cells * cells];
+    let mut row = vec![copr_topology::LinkCost::ZERO; machine.ranks()];
+    for i in 0..machine.ranks() {
+        machine.links_from(i, &mut row);
+        for (j, l) in row.iter().enumerate() {
+            let k = (i * cells / p) * cells + j * cells / p;
+            t[k] += if i == j { 0.0 } else { l.cost(bytes) };
+            n[k] += 1;
+        }
+    }
+    for (x, c) in t.iter_mut().zip(&n) {
+        *x /= f64::from((*c).max(1));
+    }
+    let vmax = t.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let root = SVGBackend::new(path, (640, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("cost of a {bytes} B message (max {vmax:.3e} s)"),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(45)
+        .build_cartesian_2d(0..cells, 0..cells)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc("to rank")
+        .y_desc("from rank")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .draw_series(t.iter().enumerate().map(|(k, &x)| {
+            let (s, d) = (k / cells, k % cells);
+            let shade = x / vmax;
+            let c = RGBColor(
+                255,
+                (255.0 * (1.0 - shade)) as u8,
+                (255.0 * (1.0 - shade)) as u8,
+            );
+            Rectangle::new([(d, s), (d + 1, s + 1)], c.filled())
+        }))
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))
+}

@@ -124,3 +124,26 @@ fn grid_errors_name_field_and_values() {
     let e = BlockCyclic::new(bc).unwrap_err();
     assert!(e.to_string().contains("ranks = 4"), "{e}");
 }
+
+#[test]
+fn with_ranks_keeps_per_rank_storage() {
+    let g = GridLayout::from_parts(
+        vec![0, 2, 4],
+        vec![0, 3],
+        vec![0, 1],
+        None,
+        vec![
+            copr::layout::RankStorage {
+                order: Order::RowMajor,
+                ld: Some(5),
+            },
+            copr::layout::RankStorage::default(),
+        ],
+    )
+    .unwrap();
+    let l: Layout = g.into();
+    let wide = l.with_ranks(5).unwrap();
+    assert_eq!(wide.ranks(), 5);
+    assert_eq!(wide.local_blocks(0), l.local_blocks(0));
+    assert!(l.with_ranks(1).is_err());
+}

@@ -44,6 +44,21 @@ pub trait CostModel: Send + Sync {
     fn ranks(&self) -> Option<usize> {
         None
     }
+
+    /// `Some(c)` if this model is exactly `c ×` the locally-free volume (eq. 1), so that
+    /// planners may use the sparse exact relabeling instead of a dense gain table.
+    fn volume_scale(&self) -> Option<f64> {
+        None
+    }
+
+    /// Adds `factor · w(from, j, pkg)` to `out[j]` for every rank `j < out.len()`: a
+    /// whole row of costs at once (what the relabeling gain δ needs). Models override it
+    /// when a row is much cheaper than `out.len()` separate [`CostModel::cost`] calls.
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        for (j, o) in out.iter_mut().enumerate() {
+            *o += factor * self.cost(from, j, pkg);
+        }
+    }
 }
 
 impl std::fmt::Debug for dyn CostModel + '_ {
@@ -62,6 +77,12 @@ impl<M: CostModel + ?Sized> CostModel for &M {
     fn ranks(&self) -> Option<usize> {
         (**self).ranks()
     }
+    fn volume_scale(&self) -> Option<f64> {
+        (**self).volume_scale()
+    }
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        (**self).add_costs_from(from, pkg, factor, out)
+    }
 }
 
 impl<M: CostModel + ?Sized> CostModel for Box<M> {
@@ -74,6 +95,12 @@ impl<M: CostModel + ?Sized> CostModel for Box<M> {
     fn ranks(&self) -> Option<usize> {
         (**self).ranks()
     }
+    fn volume_scale(&self) -> Option<f64> {
+        (**self).volume_scale()
+    }
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        (**self).add_costs_from(from, pkg, factor, out)
+    }
 }
 
 impl<M: CostModel + ?Sized> CostModel for Arc<M> {
@@ -85,6 +112,12 @@ impl<M: CostModel + ?Sized> CostModel for Arc<M> {
     }
     fn ranks(&self) -> Option<usize> {
         (**self).ranks()
+    }
+    fn volume_scale(&self) -> Option<f64> {
+        (**self).volume_scale()
+    }
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        (**self).add_costs_from(from, pkg, factor, out)
     }
 }
 
@@ -110,6 +143,9 @@ impl CostModel for LocallyFreeVolume {
     }
     fn describe(&self) -> String {
         "locally-free volume: V(s) bytes if i != j, else 0".into()
+    }
+    fn volume_scale(&self) -> Option<f64> {
+        Some(1.0)
     }
 }
 
@@ -165,6 +201,39 @@ impl CostModel for LatencyBandwidth {
     }
     fn ranks(&self) -> Option<usize> {
         Some(self.machine.ranks())
+    }
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        if pkg.bytes == 0 {
+            return;
+        }
+        thread_local! {
+            static ROW: std::cell::RefCell<Vec<copr_topology::LinkCost>> =
+                const { std::cell::RefCell::new(Vec::new()) };
+        }
+        ROW.with_borrow_mut(|row| {
+            row.resize(self.machine.ranks(), copr_topology::LinkCost::ZERO);
+            self.machine.links_from(from, row);
+            let b = pkg.bytes as f64;
+            for (o, l) in out.iter_mut().zip(row.iter()) {
+                *o += factor * (l.latency + l.inv_bandwidth * b);
+            }
+            if let Some(o) = out.get_mut(from) {
+                *o -= factor * (row[from].latency + row[from].inv_bandwidth * b);
+            }
+        });
+    }
+}
+
+/// `add_costs_from` for models whose cost does not depend on the pair beyond
+/// `from == to`: one value for the remote pairs, one for the local one.
+fn add_uniform_costs(m: &dyn CostModel, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+    let other = usize::from(from == 0);
+    let remote = factor * m.cost(from, other, pkg);
+    for o in out.iter_mut() {
+        *o += remote;
+    }
+    if let Some(o) = out.get_mut(from) {
+        *o += factor * m.cost(from, from, pkg) - remote;
     }
 }
 
@@ -294,6 +363,9 @@ impl CostModel for TransformCost {
                 ""
             }
         )
+    }
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        add_uniform_costs(self, from, pkg, factor, out);
     }
 }
 
@@ -429,6 +501,9 @@ impl CostModel for LocalityPenalty {
             if self.remote_only { " (remote only)" } else { "" }
         )
     }
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        add_uniform_costs(self, from, pkg, factor, out);
+    }
 }
 
 /// The sum of models: `w(i, j, s) = Σ_k w_k(i, j, s)` (0 without terms).
@@ -498,6 +573,17 @@ impl<M: CostModel> CostModel for Sum<M> {
     fn ranks(&self) -> Option<usize> {
         self.terms.iter().filter_map(CostModel::ranks).min()
     }
+    fn volume_scale(&self) -> Option<f64> {
+        self.terms.iter().map(CostModel::volume_scale).sum()
+    }
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        if pkg.bytes == 0 {
+            return;
+        }
+        for t in &self.terms {
+            t.add_costs_from(from, pkg, factor, out);
+        }
+    }
 }
 
 /// A model times a constant weight: `w(i, j, s) = weight · inner(i, j, s)`.
@@ -555,6 +641,16 @@ impl<M: CostModel> CostModel for Scaled<M> {
     }
     fn ranks(&self) -> Option<usize> {
         self.inner.ranks()
+    }
+    fn volume_scale(&self) -> Option<f64> {
+        self.inner.volume_scale().map(|c| c * self.weight)
+    }
+    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        if pkg.bytes == 0 {
+            return;
+        }
+        self.inner
+            .add_costs_from(from, pkg, factor * self.weight, out)
     }
 }
 

@@ -213,3 +213,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn volume_scale_marks_exactly_the_volume_models() {
+    use copr_cost_models::{CostModel, LocallyFreeVolume, Scaled, Sum, TransformCost};
+    assert_eq!(LocallyFreeVolume.volume_scale(), Some(1.0));
+    let s = Scaled::new(2.5, LocallyFreeVolume).unwrap();
+    assert_eq!(s.volume_scale(), Some(2.5));
+    let both: Sum<Box<dyn CostModel>> = Sum::new(vec![Box::new(LocallyFreeVolume), Box::new(s)]);
+    assert_eq!(both.volume_scale(), Some(3.5));
+    let mixed: Sum<Box<dyn CostModel>> = Sum::new(vec![
+        Box::new(LocallyFreeVolume),
+        Box::new(TransformCost::default()),
+    ]);
+    assert_eq!(mixed.volume_scale(), None);
+}

@@ -194,3 +194,48 @@ mod tests {
         assert_eq!(got, exp);
     }
 }
+
+/// Statistics of the overlay pieces of one class pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PieceStats {
+    /// Total length.
+    pub(crate) len: u64,
+    /// Number of pieces.
+    pub(crate) pieces: u64,
+    /// Number of pieces of length 1.
+    pub(crate) ones: u64,
+    /// Shortest piece.
+    pub(crate) min_len: u64,
+}
+
+/// Like [`overlap_counts`], with piece statistics, as sorted `(ca, cb, stats)`.
+pub(crate) fn overlap_stats(a: &Axis<'_>, b: &Axis<'_>) -> Vec<(u32, u32, PieceStats)> {
+    let mut pieces = Vec::new();
+    overlay(a, b, |len, ca, cb| {
+        pieces.push((ca as u32, cb as u32, len as u64))
+    });
+    pieces.sort_unstable_by_key(|p| (p.0, p.1));
+    let mut out: Vec<(u32, u32, PieceStats)> = Vec::new();
+    for (ca, cb, l) in pieces {
+        let one = u64::from(l == 1);
+        match out.last_mut() {
+            Some((x, y, s)) if *x == ca && *y == cb => {
+                s.len += l;
+                s.pieces += 1;
+                s.ones += one;
+                s.min_len = s.min_len.min(l);
+            }
+            _ => out.push((
+                ca,
+                cb,
+                PieceStats {
+                    len: l,
+                    pieces: 1,
+                    ones: one,
+                    min_len: l,
+                },
+            )),
+        }
+    }
+    out
+}

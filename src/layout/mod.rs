@@ -233,6 +233,14 @@ impl Layout {
         }
     }
 
+    /// Element order of `rank`'s local blocks.
+    pub fn storage_order(&self, rank: usize) -> Order {
+        match self {
+            Layout::BlockCyclic(l) => l.spec().local_order,
+            Layout::Grid(l) => l.storage_of(rank).order,
+        }
+    }
+
     /// Elements `rank`'s local buffer must hold.
     pub fn local_len(&self, rank: usize) -> usize {
         match self {
@@ -273,6 +281,11 @@ impl Layout {
             Layout::Grid(l) => {
                 let mut s = l.spec();
                 s.ranks = Some(ranks);
+                if s.storage.len() > 1 {
+                    // per-rank storage: the new ranks hold nothing, give them the default
+                    s.storage
+                        .resize(ranks.max(s.storage.len()), RankStorage::default());
+                }
                 Layout::Grid(GridLayout::new(s)?)
             }
         })

@@ -101,7 +101,7 @@ fn default_element_size() -> usize {
 
 /// A plan as written in a file (TOML or JSON): the two layouts, op, element size and
 /// solver.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanSpec {
     /// Layout of B.
@@ -117,6 +117,14 @@ pub struct PlanSpec {
     /// Solver for σ.
     #[serde(default)]
     pub solver: Solver,
+    /// α in A ← α·op(B) + β·A (only whether it is 1 matters: α ≠ 1 means every
+    /// element is scaled, which transform-cost models price).
+    #[serde(default = "one")]
+    pub alpha: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl PlanSpec {
@@ -306,4 +314,70 @@ pub struct PlanReport {
     pub solver_seconds: f64,
     /// `sigma[t]` = process that takes target label t.
     pub sigma: Vec<usize>,
+}
+
+/// The relabeling under a cost model, next to the volume-optimal one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostReport {
+    /// The model, described.
+    pub model: String,
+    /// W(G): cost without relabeling.
+    pub cost_before: f64,
+    /// W(G_σ) for the cost-optimal σ.
+    pub cost_after: f64,
+    /// 100·(before − after)/before.
+    pub reduction_percent: f64,
+    /// W(G_σ) for the plan's own (volume-optimal or chosen) σ, for comparison.
+    pub cost_with_plan_sigma: f64,
+    /// Remote elements with the cost-optimal σ.
+    pub remote_after: u64,
+    /// The cost-optimal σ (`sigma[t]` = process that takes target label t).
+    pub sigma: Vec<usize>,
+    /// Seconds for δ and the solve.
+    pub solver_seconds: f64,
+}
+
+impl Plan {
+    /// Prices the plan's packages with `model` and finds the cost-optimal σ
+    /// ([`crate::gain::relabel`]).
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if the model's machine has fewer ranks than the plan.
+    pub fn cost_report(
+        &self,
+        model: &dyn copr_cost_models::CostModel,
+        element_size: usize,
+        alpha: f64,
+    ) -> Result<CostReport> {
+        use crate::gain::{PackageInput, Packages, Transform};
+        let input = PackageInput {
+            source: &self.source,
+            target: &self.target,
+            transform: Transform {
+                op: self.op,
+                scale: alpha != 1.0,
+            },
+            element_size,
+        };
+        let packages = Packages::compute(&input)?;
+        let t0 = Instant::now();
+        let sigma = crate::gain::relabel(model, &packages)?;
+        let solver_seconds = t0.elapsed().as_secs_f64();
+        let before = packages.total_cost(model, None);
+        let after = packages.total_cost(model, Some(&sigma));
+        Ok(CostReport {
+            model: model.describe(),
+            cost_before: before,
+            cost_after: after,
+            reduction_percent: if before > 0.0 {
+                100.0 * (before - after) / before
+            } else {
+                0.0
+            },
+            cost_with_plan_sigma: packages.total_cost(model, Some(&self.sigma)),
+            remote_after: self.volumes.remote_after(&sigma),
+            sigma: sigma.forward().to_vec(),
+            solver_seconds,
+        })
+    }
 }

@@ -604,6 +604,41 @@ impl Machine {
         }
     }
 
+    /// All links from rank `i`: `out[j] = link(i, j)` for every rank `j`.
+    ///
+    /// Inter-node costs are looked up once per node, not once per rank, so a whole row
+    /// costs about one table read per node plus one copy per rank.
+    ///
+    /// # Complexity
+    /// O(p + nodes).
+    ///
+    /// # Panics
+    /// If `i >= ranks()` or `out.len() != ranks()`.
+    pub fn links_from(&self, i: usize, out: &mut [LinkCost]) {
+        assert_eq!(
+            out.len(),
+            self.ranks(),
+            "links_from needs one slot per rank"
+        );
+        if self.explicit.is_some() {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = self.link(i, j);
+            }
+            return;
+        }
+        let ni = self.rank_node[i];
+        let mut per_node: Vec<Option<LinkCost>> = vec![None; self.placement.num_nodes()];
+        for (j, o) in out.iter_mut().enumerate() {
+            let nj = self.rank_node[j];
+            *o = if nj == ni {
+                self.intra
+                    .link(self.rank_pu[i] as usize, self.rank_pu[j] as usize)
+            } else {
+                *per_node[nj as usize].get_or_insert_with(|| self.link(i, j))
+            };
+        }
+    }
+
     /// Latency `L(i, j)` in seconds.
     ///
     /// # Panics

@@ -1,0 +1,349 @@
+//! Packages and the relabeling gain δ for any cost model.
+//!
+//! The package `S[s][t]` is what source rank `s` sends target rank `t`; a
+//! [`copr_cost_models::CostModel`] prices it as `w(s, t, S[s][t])`. Relabeling target
+//! label `x` to process `y` gains (COSTA Definition 4)
+//!
+//! `δ(x, y) = Σ_i w(i, x, S[i][x]) − w(i, y, S[i][x])`,
+//!
+//! and by Lemma 1 `Σ_x δ(x, σ(x)) = W(G) − W(G_σ)`: the exact dense assignment on δ gives
+//! the cost-optimal σ. Row `x` of δ only needs the packages `x` receives, which
+//! [`incoming`] computes from the two layouts alone — so each rank can compute its own row
+//! ([`distributed_relabel`] runs that with p simulated ranks; `gain::mpi` with real ones).
+//!
+//! Package summaries are computed per class pair of the layouts' axes, like the volumes:
+//! no loop over blocks. A piece of the overlay that lies in `r` source rows and `c` source
+//! columns is `c` segments of `r` elements in column-major local storage (`r` segments of
+//! `c` in row-major); it is contiguous when it is a single segment.
+
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
+use rayon::prelude::*;
+
+use copr_cost_models::{CostModel, Package};
+
+use crate::error::{Error, Result};
+use crate::lap::{dense_max, sparse_max, Perm};
+use crate::layout::axis::{overlap_stats, PieceStats};
+use crate::layout::{check_shapes, Layout, Op, OpView, Order};
+use crate::sparse::Csr;
+
+/// What transforms the receiver applies, for the packages' transform facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Transform {
+    /// op in A ← α·op(B) + β·A.
+    pub op: Op,
+    /// α ≠ 1: every element is scaled.
+    pub scale: bool,
+}
+
+/// The packages of a redistribution: a sparse pattern (source × target) and the summary
+/// of each nonzero package.
+#[derive(Debug, Clone)]
+pub struct Packages {
+    /// Element counts, the pattern; entry `k` of the CSR arrays is package `pkgs[k]`.
+    volumes: Csr,
+    pkgs: Vec<Package>,
+}
+
+/// Inputs that fix the packages.
+#[derive(Debug, Clone, Copy)]
+pub struct PackageInput<'a> {
+    /// Layout of B.
+    pub source: &'a Layout,
+    /// Layout of A.
+    pub target: &'a Layout,
+    /// op, and whether α scales.
+    pub transform: Transform,
+    /// Bytes per element.
+    pub element_size: usize,
+}
+
+impl PackageInput<'_> {
+    fn ranks(&self) -> usize {
+        self.source.ranks().max(self.target.ranks())
+    }
+
+    /// Axis overlaps of op(source) and target: rows, then columns.
+    fn overlaps(&self) -> Result<(Vec<(u32, u32, PieceStats)>, Vec<(u32, u32, PieceStats)>)> {
+        check_shapes(self.source, self.target, self.transform.op)?;
+        let view = OpView::new(self.source, self.transform.op);
+        Ok((
+            overlap_stats(&view.row_axis(), &self.target.row_axis()),
+            overlap_stats(&view.col_axis(), &self.target.col_axis()),
+        ))
+    }
+
+    /// The package of all overlay pieces in view row-pair stats `rs` × column-pair `cs`,
+    /// sent by `s`.
+    fn piece(&self, s: usize, rs: &PieceStats, cs: &PieceStats) -> Package {
+        let es = self.element_size as u64;
+        let transposed = self.transform.op.transposes();
+        // source rows/columns of the pieces
+        let (sr, sc) = if transposed { (cs, rs) } else { (rs, cs) };
+        // inner = along a segment, outer = across segments
+        let (inner, outer) = match self.source.storage_order(s) {
+            Order::ColMajor => (sr, sc),
+            Order::RowMajor => (sc, sr),
+        };
+        let bytes = rs.len * cs.len * es;
+        let mut p = Package::EMPTY;
+        p.bytes = bytes;
+        p.blocks = rs.pieces * cs.pieces;
+        let contiguous = inner.len * outer.ones * es;
+        p.locality.contiguous_bytes = contiguous;
+        p.locality.strided_bytes = bytes - contiguous;
+        p.locality.segments = inner.pieces * (outer.len - outer.ones);
+        if p.locality.segments > 0 {
+            p.locality.min_segment_bytes = inner.min_len * es;
+        }
+        if self.transform.scale {
+            p.transform.scale = bytes;
+        }
+        if transposed {
+            p.transform.transpose = bytes;
+        }
+        if self.transform.op == Op::ConjTranspose {
+            p.transform.conjugate = bytes;
+        }
+        p
+    }
+}
+
+fn merge_sorted(mut trip: Vec<(usize, usize, u64, Package)>) -> Vec<(usize, usize, u64, Package)> {
+    trip.sort_unstable_by_key(|e| (e.0, e.1));
+    let mut out: Vec<(usize, usize, u64, Package)> = Vec::with_capacity(trip.len());
+    for e in trip {
+        match out.last_mut() {
+            Some(l) if l.0 == e.0 && l.1 == e.1 => {
+                l.2 += e.2;
+                l.3.merge(&e.3);
+            }
+            _ => out.push(e),
+        }
+    }
+    out
+}
+
+impl Packages {
+    /// All packages of the redistribution.
+    ///
+    /// # Complexity
+    /// As [`crate::volume::Volumes::compute`], plus a sort of the nonzeros.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if op(source) and target differ in shape.
+    pub fn compute(input: &PackageInput<'_>) -> Result<Self> {
+        let (r, c) = input.overlaps()?;
+        let view = OpView::new(input.source, input.transform.op);
+        let mut trip = Vec::with_capacity(r.len() * c.len());
+        for (a, b, rs) in &r {
+            for (cc, d, cs) in &c {
+                let s = view.owner(*a as usize, *cc as usize);
+                let t = input.target.owner_by_class(*b as usize, *d as usize);
+                trip.push((s, t, rs.len * cs.len, input.piece(s, rs, cs)));
+            }
+        }
+        let merged = merge_sorted(trip);
+        let p = input.ranks();
+        let pkgs = merged.iter().map(|e| e.3).collect();
+        let volumes =
+            Csr::from_triplets(p, p, merged.into_iter().map(|e| (e.0, e.1, e.2)).collect());
+        Ok(Self { volumes, pkgs })
+    }
+
+    /// Packages given explicitly as `(s, t, elements, summary)` on `p` ranks (any data,
+    /// not only matrices); repeated pairs are merged.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if a rank is outside `0..p`.
+    pub fn from_list(p: usize, list: Vec<(usize, usize, u64, Package)>) -> Result<Self> {
+        if let Some(e) = list.iter().find(|e| e.0 >= p || e.1 >= p) {
+            return Err(Error::Mismatch(format!(
+                "package ({}, {}) outside the {p} ranks",
+                e.0, e.1
+            )));
+        }
+        let merged = merge_sorted(list.into_iter().filter(|e| e.3.bytes > 0).collect());
+        let pkgs = merged.iter().map(|e| e.3).collect();
+        let volumes =
+            Csr::from_triplets(p, p, merged.into_iter().map(|e| (e.0, e.1, e.2)).collect());
+        Ok(Self { volumes, pkgs })
+    }
+
+    /// Communicator size.
+    pub fn ranks(&self) -> usize {
+        self.volumes.n_rows()
+    }
+
+    /// Element counts `V[s][t]`.
+    pub fn volumes(&self) -> &Csr {
+        &self.volumes
+    }
+
+    /// The nonzero packages as `(s, t, package)`.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, usize, &Package)> + '_ {
+        self.volumes
+            .iter()
+            .zip(&self.pkgs)
+            .map(|((s, t, _), p)| (s, t, p))
+    }
+
+    /// Packages received by each target: `incoming[t] = [(s, S[s][t])]`.
+    pub fn by_target(&self) -> Vec<Vec<(usize, Package)>> {
+        let mut inc = vec![Vec::new(); self.ranks()];
+        for (s, t, p) in self.iter() {
+            inc[t].push((s, *p));
+        }
+        inc
+    }
+
+    /// Total cost `W(G_σ) = Σ_{s,t} w(s, σ(t), S[s][t])` (σ = identity for `W(G)`).
+    ///
+    /// # Panics
+    /// If σ has the wrong length.
+    pub fn total_cost(&self, model: &dyn CostModel, sigma: Option<&Perm>) -> f64 {
+        let entries: Vec<(usize, usize, &Package)> = self.iter().collect();
+        entries
+            .par_iter()
+            .map(|&(s, t, p)| model.cost(s, sigma.map_or(t, |g| g.apply(t)), p))
+            .sum()
+    }
+}
+
+/// The packages target rank `x` receives, `[(s, S[s][x])]` sorted by `s`, computed from
+/// the layouts alone (no global volume matrix): what rank `x` needs for its row of δ.
+///
+/// # Complexity
+/// O(axis pieces of both layouts + the packages of `x`).
+///
+/// # Errors
+/// [`Error::Mismatch`] if op(source) and target differ in shape.
+pub fn incoming(input: &PackageInput<'_>, x: usize) -> Result<Vec<(usize, Package)>> {
+    let (r, c) = input.overlaps()?;
+    let view = OpView::new(input.source, input.transform.op);
+    // the target classes x owns in each axis, then all class pairs owned by x
+    let mut trip = Vec::new();
+    let rows_b: Vec<&(u32, u32, PieceStats)> = r.iter().collect();
+    let mut row_classes: Vec<u32> = rows_b.iter().map(|e| e.1).collect();
+    row_classes.sort_unstable();
+    row_classes.dedup();
+    let mut col_classes: Vec<u32> = c.iter().map(|e| e.1).collect();
+    col_classes.sort_unstable();
+    col_classes.dedup();
+    for &b in &row_classes {
+        for &d in &col_classes {
+            if input.target.owner_by_class(b as usize, d as usize) != x {
+                continue;
+            }
+            for (a, _, rs) in r.iter().filter(|e| e.1 == b) {
+                for (cc, _, cs) in c.iter().filter(|e| e.1 == d) {
+                    let s = view.owner(*a as usize, *cc as usize);
+                    trip.push((s, x, rs.len * cs.len, input.piece(s, rs, cs)));
+                }
+            }
+        }
+    }
+    Ok(merge_sorted(trip).into_iter().map(|e| (e.0, e.3)).collect())
+}
+
+/// Row `x` of δ: `out[y] = Σ_i w(i, x, S[i][x]) − w(i, y, S[i][x])` over the packages
+/// `incoming = [(i, S[i][x])]`.
+///
+/// # Complexity
+/// O(p · |incoming|) cost evaluations.
+///
+/// # Panics
+/// If `out` is shorter than the ranks referenced.
+pub fn gain_row(model: &dyn CostModel, x: usize, incoming: &[(usize, Package)], out: &mut [f64]) {
+    let here: f64 = incoming.iter().map(|(i, p)| model.cost(*i, x, p)).sum();
+    out.fill(here);
+    for (i, p) in incoming {
+        model.add_costs_from(*i, p, -1.0, out);
+    }
+}
+
+/// The full δ table (row-major p × p), rows in parallel.
+///
+/// # Complexity
+/// O(p · nnz) cost evaluations, p²·8 bytes.
+pub fn gain_matrix(model: &dyn CostModel, packages: &Packages) -> Vec<f64> {
+    let p = packages.ranks();
+    let inc = packages.by_target();
+    let mut gain = vec![0.0; p * p];
+    gain.par_chunks_mut(p.max(1))
+        .enumerate()
+        .for_each(|(x, row)| gain_row(model, x, &inc[x], row));
+    gain
+}
+
+/// Checks that `model` prices every rank of the communicator.
+pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
+    match model.ranks() {
+        Some(r) if r < p => Err(Error::Mismatch(format!(
+            "the cost model's machine places {r} ranks but the layouts use {p}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The cost-optimal σ: exact dense assignment on δ, or the sparse exact solver when the
+/// model is a multiple of the locally-free volume (no p × p table then).
+///
+/// # Errors
+/// [`Error::Mismatch`] if the model's machine has fewer ranks than the packages;
+/// solver errors.
+pub fn relabel(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
+    let p = packages.ranks();
+    check_model_ranks(model, p)?;
+    if let Some(c) = model.volume_scale() {
+        if c > 0.0 {
+            return sparse_max(&packages.volumes().transpose());
+        }
+        if c == 0.0 {
+            return Ok(Perm::identity(p));
+        }
+    }
+    dense_max(p, &gain_matrix(model, packages))
+}
+
+/// What a "rank" of a distributed relabeling ends with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankOutcome {
+    /// This rank's row of δ.
+    pub row: Vec<f64>,
+    /// σ as broadcast to this rank.
+    pub sigma: Perm,
+}
+
+/// Distributed δ with `p` simulated ranks: every rank computes its row from
+/// [`incoming`] only, the rows meet at the solver, σ goes back to every rank.
+///
+/// # Errors
+/// As [`relabel`].
+pub fn distributed_relabel(
+    model: &dyn CostModel,
+    input: &PackageInput<'_>,
+) -> Result<Vec<RankOutcome>> {
+    let p = input.ranks();
+    check_model_ranks(model, p)?;
+    let rows: Vec<Vec<f64>> = (0..p)
+        .into_par_iter()
+        .map(|x| {
+            let inc = incoming(input, x)?;
+            let mut row = vec![0.0; p];
+            gain_row(model, x, &inc, &mut row);
+            Ok(row)
+        })
+        .collect::<Result<_>>()?;
+    let table: Vec<f64> = rows.concat();
+    let sigma = dense_max(p, &table)?;
+    Ok(rows
+        .into_iter()
+        .map(|row| RankOutcome {
+            row,
+            sigma: sigma.clone(),
+        })
+        .collect())
+}
