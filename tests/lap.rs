@@ -232,54 +232,39 @@ proptest! {
     }
 }
 
-/// Quick timings: `cargo test --release --test lap -- --ignored --nocapture`.
+/// Quick timings: `cargo test --release --test lap -- --ignored --nocapture timing`;
+/// `COPR_LAP_CASE=<substring>` runs only the matching cases.
 #[test]
 #[ignore]
 fn timing() {
     use std::time::Instant;
-    for p in [16384usize, 102400] {
-        let w = common::block_cyclic_instance(p);
-        let t = Instant::now();
-        let s = sparse_max(&w).unwrap();
-        eprintln!(
-            "sparse p={p} nnz={} {:.3}s value={} identity={}",
-            w.nnz(),
-            t.elapsed().as_secs_f64(),
-            assignment_value(&w, &s),
-            assignment_value(&w, &Perm::identity(p))
-        );
-    }
-    let cases: Vec<(&str, Csr)> = vec![
+    type Make = Box<dyn Fn() -> Csr>;
+    let bc = |q: usize, n: usize, a: usize, b: usize| -> Make {
+        Box::new(move || common::block_cyclic_volumes(q, n, a, b).transpose())
+    };
+    let sparse_cases: Vec<(&str, Make)> = vec![
+        ("bc p=16384 32->48", bc(128, 96 * 128, 32, 48)),
+        ("bc p=102400 32->48", bc(320, 96 * 320, 32, 48)),
+        ("bc p=102400 32->100", bc(320, 96 * 320, 32, 100)),
+        ("bc p=102400 64->96 N+17", bc(320, 96 * 320 + 17, 64, 96)),
+        ("bc p=102400 48->32", bc(320, 96 * 320, 48, 32)),
+        ("bc p=102400 7->13", bc(320, 96 * 320, 7, 13)),
         (
-            "bc q=320 32->100",
-            common::block_cyclic_volumes(320, 96 * 320, 32, 100).transpose(),
+            "random n=102400 16/row [1,1000)",
+            Box::new(|| common::random_sparse_rows(102400, 16, 1000, 3)),
         ),
         (
-            "bc q=320 64->96 N+17",
-            common::block_cyclic_volumes(320, 96 * 320 + 17, 64, 96).transpose(),
+            "random n=102400 16/row [1,4)",
+            Box::new(|| common::random_sparse_rows(102400, 16, 4, 3)),
         ),
         (
-            "bc q=320 48->32",
-            common::block_cyclic_volumes(320, 96 * 320, 48, 32).transpose(),
-        ),
-        (
-            "bc q=320 7->13",
-            common::block_cyclic_volumes(320, 96 * 320, 7, 13).transpose(),
-        ),
-        (
-            "random 102400 x16 [1,1000)",
-            common::random_sparse_rows(102400, 16, 1000, 3),
-        ),
-        (
-            "random 102400 x16 [1,4)",
-            common::random_sparse_rows(102400, 16, 4, 3),
-        ),
-        (
-            "random 102400 x4 [1,1000)",
-            common::random_sparse_rows(102400, 4, 1000, 3),
+            "random n=102400 4/row [1,1000)",
+            Box::new(|| common::random_sparse_rows(102400, 4, 1000, 3)),
         ),
     ];
-    for (name, w) in cases {
+    let filter = std::env::var("COPR_LAP_CASE").unwrap_or_default();
+    for (name, make) in sparse_cases.iter().filter(|c| c.0.contains(&filter)) {
+        let w = make();
         let t = Instant::now();
         let s = sparse_max(&w).unwrap();
         eprintln!(
@@ -293,10 +278,14 @@ fn timing() {
     for n in [1024usize, 4096] {
         let g = common::uniform_dense(n, 0, 1000, 42);
         for s in SOLVERS {
+            let name = format!("dense n={n} {s:?}");
+            if !name.contains(&filter) {
+                continue;
+            }
             let t = Instant::now();
             let p = dense_max_with(n, &g, s).unwrap();
             eprintln!(
-                "dense n={n} {s:?} {:.3}s value={}",
+                "{name} uniform [0,1000) {:.3}s value={}",
                 t.elapsed().as_secs_f64(),
                 dense_value(n, &g, &p)
             );

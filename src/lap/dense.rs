@@ -476,6 +476,21 @@ mod tests {
     }
 
     #[test]
+    fn both_solvers_agree_beyond_brute_force_sizes() {
+        let mut seed = 3u64;
+        for n in [30usize, 100, 250] {
+            for range in [2u64, 50, 1 << 20] {
+                let g: Vec<f64> = (0..n * n)
+                    .map(|_| (lcg(&mut seed) % range) as f64 - (range / 3) as f64)
+                    .collect();
+                let a = dense_max_with(n, &g, DenseSolver::Jv).unwrap();
+                let b = dense_max_with(n, &g, DenseSolver::LapjvCrate).unwrap();
+                assert_eq!(value(n, &g, &a), value(n, &g, &b), "n={n} range={range}");
+            }
+        }
+    }
+
+    #[test]
     fn fractional_and_large_gains_are_quantised() {
         // Fractions: exact optimum is found as long as gaps exceed the resolution.
         let g = [0.25, 0.5, 0.75, 0.125];

@@ -3,9 +3,23 @@
 //! Because every weight is `≥ 0`, the best permutation of a square matrix whose entries
 //! outside the stored pattern are zero is a maximum-weight (not necessarily perfect)
 //! matching on the stored entries, completed with zero-weight pairs among the rows and
-//! columns it leaves out. [`sparse_max`] finds that matching exactly with successive
-//! shortest augmenting paths (Dijkstra with potentials) on the bipartite graph of the
-//! nonzeros, where every row may also take a private zero-weight *dummy* column.
+//! columns it leaves out. [`sparse_max`] finds that matching exactly on the bipartite
+//! graph of the nonzeros, where every row may also take a private zero-weight *dummy*
+//! column:
+//!
+//! 1. warm start: prices `u_i = max(0, max_j w_ij)`, `v = 0`; each row greedily takes a
+//!    free column of maximal weight (or its dummy if it has no positive weight);
+//! 2. two passes of Jonker–Volgenant augmenting row reduction (an auction with zero
+//!    increment: a free row takes its most profitable column and raises its price to the
+//!    runner-up's level, displacing the owner);
+//! 3. successive shortest augmenting paths (Dijkstra with potentials) for the rows still
+//!    free, either one search per row or, when many rows are tied (few distinct
+//!    weights), *phases*: one multi-source Dijkstra from all free rows that makes every
+//!    shortest augmenting path tight, then depth-first augmentation along vertex-disjoint
+//!    tight paths. The solver switches between the two by their measured edge visits per
+//!    matched row.
+//!
+//! Every step keeps the invariants below, so the result is exact whatever the mix.
 //!
 //! ## Duals
 //! Row prices `u_i`, column prices `v_j`, reduced weights `r_ij = u_i + v_j − w_ij ≥ 0`,
@@ -40,11 +54,12 @@ const INF: i64 = i64::MAX;
 /// what target `t` receives, and σ(t) is the process that takes target label `t`.
 ///
 /// # Complexity
-/// O(n + nnz) memory. Time: a greedy start on the row maxima, then one Dijkstra search
-/// per row left free, each touching only the alternating tree it grows before reaching a
-/// free column or a dummy: O(n · nnz · log nnz) in the worst case, near-linear on the
-/// block-cyclic relabeling instances (p = 102 400 ranks, 1.6 M nonzeros: see
-/// `benches/RESULTS.md`).
+/// O(n + nnz) memory. Time: O(nnz) for the warm start, then one Dijkstra search (or a
+/// share of a phase) per row left free, each touching only the alternating tree it grows
+/// before reaching a free column or a dummy: O(n · nnz · log nnz) in the worst case.
+/// Near-linear on the block-cyclic relabeling instances (p = 102 400 ranks, 1.6 M
+/// nonzeros: a few milliseconds); random sparse graphs with many near-optimal
+/// alternatives are the hard case (numbers in `benches/RESULTS.md`).
 ///
 /// # Errors
 /// [`Error::Assignment`] if `w` is not square or a weight exceeds `2^60`.
@@ -62,6 +77,20 @@ const INF: i64 = i64::MAX;
 /// assert_eq!(sigma.apply(2), 2);
 /// ```
 pub fn sparse_max(w: &Csr) -> Result<Perm> {
+    solve(w, Strategy::Adaptive)
+}
+
+/// How the shortest-path stage picks its steps (all exact; tests force each one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strategy {
+    Adaptive,
+    #[cfg(test)]
+    PerRow,
+    #[cfg(test)]
+    Phases,
+}
+
+fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
     let n = w.n_rows();
     if w.n_cols() != n {
         return Err(Error::Assignment(format!(
@@ -83,12 +112,14 @@ pub fn sparse_max(w: &Csr) -> Result<Perm> {
         )));
     }
     let mut s = Solver::new(w);
-    s.warm_start();
-    for r in 0..n {
-        if s.match_row[r] == FREE {
-            s.augment_from(r);
+    let mut free = s.warm_start();
+    for _ in 0..2 {
+        if free.is_empty() {
+            break;
         }
+        free = s.augmenting_row_reduction(free);
     }
+    s.solve_free(free, strategy);
     Ok(s.into_perm())
 }
 
@@ -100,17 +131,33 @@ struct Solver<'a> {
     vals: &'a [u64],
     /// Row → column, [`DUMMY`] or [`FREE`].
     match_row: Vec<u32>,
-    /// Column → row or [`FREE`].
-    match_col: Vec<u32>,
+    /// Row prices.
     u: Vec<i64>,
-    v: Vec<i64>,
-    /// Tentative distance of each column in the current search ([`INF`] if untouched).
-    dist: Vec<i64>,
-    /// Row through which each column was reached.
-    pred: Vec<u32>,
+    /// Everything per column, together so a relaxation touches one cache line.
+    col: Vec<Col>,
     touched: Vec<u32>,
     settled: Vec<u32>,
     heap: BinaryHeap<Reverse<(i64, u32)>>,
+    /// Edge visits so far (relaxations and depth-first checks), the cost measure of
+    /// [`Solver::solve_free`].
+    work: u64,
+    /// Depth-first stack of `(row, next edge position)`.
+    stack: Vec<(u32, usize)>,
+}
+
+/// Per-column state of [`Solver`].
+#[derive(Clone, Copy)]
+struct Col {
+    /// Price `v_j`.
+    v: i64,
+    /// Tentative distance in the current search ([`INF`] if untouched).
+    dist: i64,
+    /// Matched row or [`FREE`].
+    mate: u32,
+    /// Row through which the column was reached.
+    pred: u32,
+    /// Phase in which the column was last visited by [`Solver::tight_augment`].
+    stamp: u32,
 }
 
 /// Where a shortest augmenting path ends.
@@ -131,14 +178,22 @@ impl<'a> Solver<'a> {
             cols: w.col_indices(),
             vals: w.values(),
             match_row: vec![FREE; n],
-            match_col: vec![FREE; n],
             u: vec![0; n],
-            v: vec![0; n],
-            dist: vec![INF; n],
-            pred: vec![0; n],
+            col: vec![
+                Col {
+                    v: 0,
+                    dist: INF,
+                    mate: FREE,
+                    pred: 0,
+                    stamp: 0,
+                };
+                n
+            ],
             touched: Vec::new(),
             settled: Vec::new(),
             heap: BinaryHeap::new(),
+            work: 0,
+            stack: Vec::new(),
         }
     }
 
@@ -151,7 +206,8 @@ impl<'a> Solver<'a> {
     /// Prices `u_i = max(0, max_j w_ij)`, `v = 0` (feasible), and a greedy matching on
     /// the tight pairs: each row takes a free column of maximal weight, or its dummy
     /// when it has no positive weight.
-    fn warm_start(&mut self) {
+    fn warm_start(&mut self) -> Vec<u32> {
+        let mut free = Vec::new();
         for i in 0..self.n {
             let (cols, vals) = self.row(i);
             let best = vals.iter().copied().max().unwrap_or(0);
@@ -161,19 +217,95 @@ impl<'a> Solver<'a> {
                 continue;
             }
             for (&j, &wij) in cols.iter().zip(vals) {
-                if wij == best && self.match_col[j as usize] == FREE {
-                    self.match_col[j as usize] = i as u32;
+                if wij == best && self.col[j as usize].mate == FREE {
+                    self.col[j as usize].mate = i as u32;
                     self.match_row[i] = j;
                     break;
                 }
             }
+            if self.match_row[i] == FREE {
+                free.push(i as u32);
+            }
         }
+        free
+    }
+
+    /// Augmenting row reduction (JV), i.e. a Gauss–Seidel auction with zero increment:
+    /// a free row takes its most profitable option (`w_ij − v_j`, or 0 for its dummy),
+    /// raising that column's price to leave it indifferent to the runner-up, and the
+    /// displaced owner continues the chain. Keeps every invariant of the shortest-path
+    /// phase: matched rows sit on a most profitable option with `u_i` = that profit,
+    /// prices only rise and only on matched columns. Ties and a work budget stop chains;
+    /// returns the rows still free.
+    fn augmenting_row_reduction(&mut self, mut free: Vec<u32>) -> Vec<u32> {
+        let count = free.len();
+        let budget = 8 * count + 1024;
+        let mut steps = 0usize;
+        let mut k = 0usize;
+        let mut still_free = Vec::new();
+        while k < count {
+            let i = free[k] as usize;
+            k += 1;
+            steps += 1;
+            // Best and runner-up profit; the dummy (profit 0) wins ties.
+            let (mut p1, mut j1, mut p2, mut j2) = (0i64, DUMMY, i64::MIN, DUMMY);
+            let (cols, vals) = self.row(i);
+            for (&j, &wij) in cols.iter().zip(vals) {
+                let p = wij as i64 - self.col[j as usize].v;
+                if p > p1 {
+                    (p2, j2, p1, j1) = (p1, j1, p, j);
+                } else if p > p2 {
+                    (p2, j2) = (p, j);
+                }
+            }
+            if j1 == DUMMY {
+                self.match_row[i] = DUMMY;
+                self.u[i] = 0;
+                continue;
+            }
+            // j1 is a real column with p1 > 0 >= ... and the dummy makes p2 >= 0.
+            let owner = self.col[j1 as usize].mate;
+            if p1 > p2 && steps < budget {
+                self.col[j1 as usize].v += p1 - p2;
+                self.u[i] = p2;
+                self.match_row[i] = j1;
+                self.col[j1 as usize].mate = i as u32;
+                if owner != FREE {
+                    self.match_row[owner as usize] = FREE;
+                    k -= 1;
+                    free[k] = owner;
+                }
+                continue;
+            }
+            // Tie (or out of budget): prefer an unowned runner-up, no price change.
+            self.u[i] = p1;
+            let (j, owner) =
+                if owner != FREE && p1 == p2 && (j2 == DUMMY || self.col[j2 as usize].mate == FREE)
+                {
+                    (j2, FREE)
+                } else {
+                    (j1, owner)
+                };
+            if j == DUMMY {
+                self.match_row[i] = DUMMY;
+                self.u[i] = 0;
+                continue;
+            }
+            self.match_row[i] = j;
+            self.col[j as usize].mate = i as u32;
+            if owner != FREE {
+                self.match_row[owner as usize] = FREE;
+                still_free.push(owner);
+            }
+        }
+        still_free
     }
 
     /// Relaxes the edges of row `i`, reached at distance `di`; returns an improved sink.
     #[inline]
     fn relax_row(&mut self, i: usize, di: i64, best: &mut (i64, Sink)) {
         let (cols, vals) = self.row(i);
+        self.work += cols.len() as u64 + 1;
         let base = di + self.u[i];
         let own = self.match_row[i];
         for (&j, &wij) in cols.iter().zip(vals) {
@@ -181,15 +313,15 @@ impl<'a> Solver<'a> {
                 continue;
             }
             let ju = j as usize;
-            let nd = base + self.v[ju] - wij as i64;
-            let dj = self.dist[ju];
+            let nd = base + self.col[ju].v - wij as i64;
+            let dj = self.col[ju].dist;
             if nd < dj {
                 if dj == INF {
                     self.touched.push(j);
                 }
-                self.dist[ju] = nd;
-                self.pred[ju] = i as u32;
-                if self.match_col[ju] == FREE {
+                self.col[ju].dist = nd;
+                self.col[ju].pred = i as u32;
+                if self.col[ju].mate == FREE {
                     if nd < best.0 {
                         *best = (nd, Sink::Column(j));
                     }
@@ -200,22 +332,69 @@ impl<'a> Solver<'a> {
         }
     }
 
-    /// One Dijkstra search from the free row `s`, then the price update and the flip of
-    /// the path. Afterwards `s` is matched (to a column or its dummy).
-    fn augment_from(&mut self, s: usize) {
-        // Going to its own dummy costs u_s; anything better must beat that.
-        let mut best = (self.u[s], Sink::Dummy(s as u32));
-        self.relax_row(s, 0, &mut best);
+    /// Matches the remaining free rows, choosing adaptively between one Dijkstra search
+    /// per row ([`Solver::augment_from`]) and phases that serve all free rows at once
+    /// ([`Solver::search`] from all of them + [`Solver::tight_augment`]), whichever recently
+    /// spent fewer edge visits per matched row. Both are exact steps from the same
+    /// invariants, so any interleaving is.
+    fn solve_free(&mut self, mut free: Vec<u32>, strategy: Strategy) {
+        // Work (edge visits) per matched row of each mode; an untried mode counts as 0,
+        // and the mode not in use is made to look cheaper over time so it is re-tried.
+        let (mut est_phase, mut est_row) = (0.0f64, 0.0f64);
+        let mut phase = 0u32;
+        while !free.is_empty() {
+            let w0 = self.work;
+            let use_phase = match strategy {
+                Strategy::Adaptive => est_phase <= est_row,
+                #[cfg(test)]
+                Strategy::PerRow => false,
+                #[cfg(test)]
+                Strategy::Phases => true,
+            };
+            if use_phase {
+                phase += 1;
+                self.search(&free);
+                let before = free.len();
+                free.retain(|&r| !self.tight_augment(r as usize, phase));
+                let done = before - free.len();
+                est_phase = (self.work - w0) as f64 / done.max(1) as f64;
+                est_row *= 0.75;
+            } else {
+                let chunk = (free.len() / 16).clamp(32.min(free.len()), free.len());
+                for _ in 0..chunk {
+                    let r = free.pop().expect("chunk <= free.len()");
+                    self.augment_from(r as usize);
+                }
+                est_row = (self.work - w0) as f64 / chunk as f64;
+                est_phase *= 0.75;
+            }
+        }
+    }
+
+    /// Dijkstra from the free rows `sources` (all at distance 0) up to the nearest sink
+    /// at distance `L`, then the price update that makes every shortest augmenting path
+    /// tight: settled columns `v_j += L − d_j`, their rows `u_i −= L − d_j`, sources
+    /// `u_s −= L`. Returns the nearest sink; `pred` still describes the paths.
+    fn search(&mut self, sources: &[u32]) -> Sink {
+        let mut best = (INF, Sink::Dummy(0));
+        for &s in sources {
+            let s = s as usize;
+            // Going to its own dummy costs u_s; anything better must beat that.
+            if self.u[s] < best.0 {
+                best = (self.u[s], Sink::Dummy(s as u32));
+            }
+            self.relax_row(s, 0, &mut best);
+        }
         while let Some(Reverse((d, j))) = self.heap.pop() {
             let ju = j as usize;
-            if d > self.dist[ju] {
+            if d > self.col[ju].dist {
                 continue; // stale entry
             }
             if d >= best.0 {
                 break;
             }
             self.settled.push(j);
-            let i = self.match_col[ju] as usize;
+            let i = self.col[ju].mate as usize;
             // Row i reached at distance d (its matched pair is tight); its dummy is free.
             let via_dummy = d + self.u[i];
             if via_dummy < best.0 {
@@ -224,20 +403,97 @@ impl<'a> Solver<'a> {
             self.relax_row(i, d, &mut best);
         }
         self.heap.clear();
-
-        // Prices: settled columns and their rows move by L − distance; s by L.
+        self.work += sources.len() as u64;
         let l = best.0;
         for &j in &self.settled {
             let ju = j as usize;
-            let delta = l - self.dist[ju];
-            self.v[ju] += delta;
-            self.u[self.match_col[ju] as usize] -= delta;
+            let delta = l - self.col[ju].dist;
+            self.col[ju].v += delta;
+            self.u[self.col[ju].mate as usize] -= delta;
         }
-        self.u[s] -= l;
+        for &s in sources {
+            self.u[s as usize] -= l;
+        }
         self.settled.clear();
+        for &j in &self.touched {
+            self.col[j as usize].dist = INF;
+        }
+        self.touched.clear();
+        best.1
+    }
 
+    /// Depth-first search for an augmenting path of tight pairs from the free row `s`
+    /// (columns are visited once per `phase`); flips it and returns true if found.
+    fn tight_augment(&mut self, s: usize, phase: u32) -> bool {
+        if self.u[s] == 0 {
+            self.match_row[s] = DUMMY;
+            return true;
+        }
+        self.stack.clear();
+        self.stack.push((s as u32, self.row_ptr[s]));
+        // The column that ends the path, or DUMMY when the top row takes its dummy.
+        let end = 'dfs: loop {
+            let Some(&mut (i, ref mut pos)) = self.stack.last_mut() else {
+                return false;
+            };
+            let iu = i as usize;
+            let stop = self.row_ptr[iu + 1];
+            let ui = self.u[iu];
+            let own = self.match_row[iu];
+            let mut next_row = None;
+            while *pos < stop {
+                let e = *pos;
+                *pos += 1;
+                self.work += 1;
+                let j = self.cols[e];
+                let ju = j as usize;
+                if j == own || self.col[ju].stamp == phase {
+                    continue;
+                }
+                if ui + self.col[ju].v != self.vals[e] as i64 {
+                    continue;
+                }
+                self.col[ju].stamp = phase;
+                let r = self.col[ju].mate;
+                if r == FREE {
+                    break 'dfs j;
+                }
+                next_row = Some(r);
+                break;
+            }
+            match next_row {
+                Some(r) => {
+                    let ru = r as usize;
+                    self.stack.push((r, self.row_ptr[ru]));
+                    if self.u[ru] == 0 {
+                        break 'dfs DUMMY;
+                    }
+                }
+                None => {
+                    self.stack.pop();
+                }
+            }
+        };
+        // Flip: each row on the stack takes the column the next one leaves.
+        let mut col = end;
+        while let Some((i, _)) = self.stack.pop() {
+            let iu = i as usize;
+            let prev = self.match_row[iu];
+            self.match_row[iu] = col;
+            if col != DUMMY {
+                self.col[col as usize].mate = i;
+            }
+            col = prev;
+        }
+        true
+    }
+
+    /// One Dijkstra search from the free row `s`, then the price update and the flip of
+    /// the path. Afterwards `s` is matched (to a column or its dummy).
+    fn augment_from(&mut self, s: usize) {
+        let sink = self.search(&[s as u32]);
         // Flip the alternating path ending at the sink.
-        let mut j = match best.1 {
+        let mut j = match sink {
             Sink::Column(j) => j,
             Sink::Dummy(k) => {
                 let k = k as usize;
@@ -252,22 +508,17 @@ impl<'a> Solver<'a> {
         };
         while j != FREE {
             let ju = j as usize;
-            let i = self.pred[ju] as usize;
+            let i = self.col[ju].pred as usize;
             let prev = self.match_row[i];
             self.match_row[i] = j;
-            self.match_col[ju] = i as u32;
+            self.col[ju].mate = i as u32;
             j = if i == s { FREE } else { prev };
         }
-
-        for &j in &self.touched {
-            self.dist[j as usize] = INF;
-        }
-        self.touched.clear();
     }
 
     /// Completes the matching with the rows on dummies and the unused columns.
     fn into_perm(self) -> Perm {
-        let mut unused = (0..self.n).filter(|&j| self.match_col[j] == FREE);
+        let mut unused = (0..self.n).filter(|&j| self.col[j].mate == FREE);
         let fwd: Vec<usize> = self
             .match_row
             .iter()
@@ -318,16 +569,36 @@ mod tests {
                 for range in [2u64, 5, 100] {
                     for _ in 0..10 {
                         let w = random_sparse(n, density, range, &mut seed);
-                        let p = sparse_max(&w).unwrap();
                         let d: Vec<f64> = w.to_dense().iter().map(|&x| x as f64).collect();
-                        assert_eq!(
-                            assignment_value(&w, &p) as f64,
-                            brute_force_max(n, &d).unwrap().1,
-                            "{:?}",
-                            w.to_dense()
-                        );
+                        let best = brute_force_max(n, &d).unwrap().1;
+                        for strategy in STRATEGIES {
+                            let p = solve(&w, strategy).unwrap();
+                            assert_eq!(
+                                assignment_value(&w, &p) as f64,
+                                best,
+                                "{strategy:?} {:?}",
+                                w.to_dense()
+                            );
+                        }
                     }
                 }
+            }
+        }
+    }
+
+    const STRATEGIES: [Strategy; 3] = [Strategy::Adaptive, Strategy::PerRow, Strategy::Phases];
+
+    #[test]
+    fn strategies_agree_on_larger_instances() {
+        let mut seed = 5u64;
+        for n in [50usize, 200, 400] {
+            for (density, range) in [(2u64, 1000u64), (5, 3), (20, 50), (60, 2)] {
+                let w = random_sparse(n, density, range, &mut seed);
+                let values: Vec<u64> = STRATEGIES
+                    .iter()
+                    .map(|&st| assignment_value(&w, &solve(&w, st).unwrap()))
+                    .collect();
+                assert!(values.iter().all(|&x| x == values[0]), "n={n} {values:?}");
             }
         }
     }
