@@ -261,3 +261,32 @@ fn bad_cost_configs_name_file_and_field() {
     let out = copr(&["topo", "data/nope.toml"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn readme_torus_example_prefers_cheap_links_over_volume() {
+    let out = copr(&[
+        "plan",
+        "data/plans/paper-b5000.toml",
+        "--cost",
+        "data/cost/torus-3d.toml",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &j["cost"];
+    assert_eq!(j["remote_after"], 7_500_000_000u64);
+    assert_eq!(c["remote_after"], 7_900_000_000u64);
+    let (after, vol) = (
+        c["cost_after"].as_f64().unwrap(),
+        c["cost_with_plan_sigma"].as_f64().unwrap(),
+    );
+    assert!(after < vol, "{after} vs {vol}");
+    assert!(
+        (after - 9.772).abs() < 0.001 && (vol - 9.803).abs() < 0.001,
+        "{after} {vol}"
+    );
+}

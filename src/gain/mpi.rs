@@ -89,3 +89,41 @@ pub fn relabel<C: Communicator>(
     let sigma = Perm::from_forward(msg[1..].iter().map(|&s| s as usize).collect())?;
     Ok(MpiRelabeling { row, sigma })
 }
+
+/// Longest processor name exchanged by [`discover_placement`].
+const NAME_BYTES: usize = 256;
+
+/// Collective: where every rank of `comm` runs, discovered at run time — the node from
+/// `MPI_Get_processor_name`, the PU from the CPU binding hwloc reports (with the `hwloc`
+/// feature; without it, or for unbound ranks, the PU is left to the machine's packing).
+///
+/// # Errors
+/// [`Error::Topology`] if hwloc cannot read the binding (on every rank that fails; a
+/// name longer than 256 bytes is truncated, not an error).
+pub fn discover_placement<C: Communicator>(comm: &C) -> Result<copr_topology::Placement> {
+    let name = mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into());
+    let pu: Option<usize> = if cfg!(feature = "hwloc") {
+        copr_topology::current_binding_pu()?
+    } else {
+        None
+    };
+    let mut mine = [0u8; NAME_BYTES + 8];
+    let bytes = name.as_bytes();
+    let len = bytes.len().min(NAME_BYTES);
+    mine[..len].copy_from_slice(&bytes[..len]);
+    let code = pu.map_or(u64::MAX, |p| p as u64);
+    mine[NAME_BYTES..].copy_from_slice(&code.to_le_bytes());
+    let p = comm.size() as usize;
+    let mut all = vec![0u8; p * mine.len()];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    let pairs = all.chunks(mine.len()).map(|c| {
+        let end = c[..NAME_BYTES]
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(NAME_BYTES);
+        let name = String::from_utf8_lossy(&c[..end]).into_owned();
+        let code = u64::from_le_bytes(c[NAME_BYTES..].try_into().expect("8 bytes"));
+        (name, (code != u64::MAX).then_some(code as usize))
+    });
+    Ok(copr_topology::Placement::from_pairs(pairs))
+}

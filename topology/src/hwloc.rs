@@ -40,9 +40,24 @@ impl NodeTree {
     }
 }
 
+/// The PU this process is bound to: the logical index (as used by [`NodeTree`]) of
+/// the first PU of the process's CPU binding, or `None` when the process may run on
+/// every PU of the machine (not bound). What run-time placement discovery reports.
+///
+/// # Errors
+/// [`TopologyError::HwlocDisabled`] without the `hwloc` feature;
+/// [`TopologyError::Hwloc`] if hwloc cannot read the binding.
+pub fn current_binding_pu() -> Result<Option<usize>> {
+    imp::binding_pu()
+}
+
 #[cfg(not(feature = "hwloc"))]
 mod imp {
     use super::*;
+
+    pub(super) fn binding_pu() -> Result<Option<usize>> {
+        Err(disabled(Origin::none(), "reading the CPU binding"))
+    }
 
     fn disabled(origin: Origin, what: &str) -> TopologyError {
         TopologyError::HwlocDisabled {
@@ -82,6 +97,26 @@ mod imp {
             origin,
             message: message.into(),
         }
+    }
+
+    pub(super) fn binding_pu() -> Result<Option<usize>> {
+        use hwlocality::cpu::binding::CpuBindingFlags;
+        let topo = Topology::new().map_err(|e| hwloc_err(Origin::none(), e.to_string()))?;
+        let set = topo
+            .cpu_binding(CpuBindingFlags::PROCESS)
+            .map_err(|e| hwloc_err(Origin::none(), format!("reading the CPU binding: {e}")))?;
+        let all = topo.objects_with_type(ObjectType::PU).count();
+        let mut bound = topo
+            .objects_with_type(ObjectType::PU)
+            .filter(|pu| pu.cpuset().is_some_and(|c| c.intersects(&set)))
+            .map(|pu| pu.logical_index())
+            .collect::<Vec<_>>();
+        bound.sort_unstable();
+        Ok(if bound.len() == all {
+            None
+        } else {
+            bound.first().copied()
+        })
     }
 
     fn level_of(ty: ObjectType) -> Option<Level> {

@@ -42,6 +42,7 @@ mod config;
 mod error;
 pub mod files;
 mod hwloc;
+pub use hwloc::current_binding_pu;
 mod link;
 mod machine;
 mod matrix;
