@@ -225,12 +225,9 @@ fn distributed_rows_equal_the_serial_table_and_sigma_is_shared() {
         let pk = Packages::compute(&input).unwrap();
         let p = pk.ranks();
         let inc = pk.by_target();
-        for x in 0..p {
-            assert_eq!(
-                gain::incoming(&input, x).unwrap(),
-                inc[x],
-                "incoming packages of {x}"
-            );
+        for (x, expect) in inc.iter().enumerate() {
+            let got = gain::incoming(&input, x).unwrap();
+            assert_eq!(&got, expect, "incoming packages of {x}");
         }
         for (name, model) in models(p) {
             let serial = gain::gain_matrix(model.as_ref(), &pk);

@@ -29,6 +29,9 @@ use crate::layout::axis::{overlap_stats, PieceStats};
 use crate::layout::{check_shapes, Layout, Op, OpView, Order};
 use crate::sparse::Csr;
 
+/// Overlay statistics per (source class, target class) of one axis.
+type ClassPairs = Vec<(u32, u32, PieceStats)>;
+
 /// What transforms the receiver applies, for the packages' transform facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Transform {
@@ -66,7 +69,7 @@ impl PackageInput<'_> {
     }
 
     /// Axis overlaps of op(source) and target: rows, then columns.
-    fn overlaps(&self) -> Result<(Vec<(u32, u32, PieceStats)>, Vec<(u32, u32, PieceStats)>)> {
+    fn overlaps(&self) -> Result<(ClassPairs, ClassPairs)> {
         check_shapes(self.source, self.target, self.transform.op)?;
         let view = OpView::new(self.source, self.transform.op);
         Ok((

@@ -168,7 +168,9 @@ mod tests {
         a.for_each(|_, _, c, _| classes.push(c));
         assert_eq!(classes, vec![1, 2, 0, 1]);
         for r in 0..10 {
-            assert_eq!(a.class_of(r), (1 + (3 + r) / 4) % 3);
+            let (off, size) = (3, 4); // global row off + r lies in block (off + r) / size
+            let block = (off + r) / size;
+            assert_eq!(a.class_of(r), (1 + block) % 3);
         }
     }
 

@@ -598,7 +598,7 @@ mod tests {
             n: 11,
         });
         let l = BlockCyclic::new(spec).unwrap();
-        let mut seen = vec![0u8; 15 * 11];
+        let mut seen = [0u8; 15 * 11];
         for r in 0..l.ranks() {
             let len = l.local_len(r);
             let mut used = vec![false; len];
