@@ -7,6 +7,7 @@ use std::path::Path;
 use copr::gain::{self, PackageInput, Packages, Transform};
 use copr::lap::dense_max;
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Order};
+use copr_cost_models::CostModel;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn instance() -> (Layout, Layout) {
@@ -35,6 +36,15 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("delta", |b| {
         b.iter(|| gain::gain_matrix(setup.model.as_ref(), &pk))
+    });
+    // The same model seen only through `cost` (one call per rank pair): what δ costs
+    // without the row-at-a-time `add_costs_from`.
+    let per_pair = copr_cost_models::FnModel::new(
+        "per pair",
+        |i: usize, j: usize, s: &copr_cost_models::Package| setup.model.cost(i, j, s),
+    );
+    g.bench_function("delta_per_pair_calls", |b| {
+        b.iter(|| gain::gain_matrix(&per_pair, &pk))
     });
     let delta = gain::gain_matrix(setup.model.as_ref(), &pk);
     g.bench_function("dense_jv_solve", |b| {
