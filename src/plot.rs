@@ -91,6 +91,54 @@ fn tiles(v: &Volumes) -> (usize, Vec<f64>) {
     (cells, t)
 }
 
+/// Axis titles, caption and colour of one heatmap panel.
+struct Panel<'a> {
+    caption: String,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    /// Colour of a cell from its value relative to the panel's maximum (0 ..= 1).
+    color: fn(f64) -> RGBColor,
+}
+
+/// Draws `cells × cells` tile values (row-major; row = y) into `area`, scaled by `vmax`;
+/// zero tiles are left blank.
+fn heat_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    cells: usize,
+    tiles: &[f64],
+    vmax: f64,
+    panel: &Panel<'_>,
+    err: &dyn Fn(String) -> Error,
+) -> Result<()> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.caption, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(45)
+        .build_cartesian_2d(0..cells, 0..cells)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc(panel.x_desc)
+        .y_desc(panel.y_desc)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .draw_series(
+            tiles
+                .iter()
+                .enumerate()
+                .filter(|(_, &x)| x > 0.0)
+                .map(|(k, &x)| {
+                    let (y, x0) = (k / cells, k % cells);
+                    Rectangle::new([(x0, y), (x0 + 1, y + 1)], (panel.color)(x / vmax).filled())
+                }),
+        )
+        .map_err(|e| err(e.to_string()))?;
+    Ok(())
+}
+
 /// Draws two heatmaps side by side: the volume matrix before and after relabeling
 /// (rows = source rank, columns = target rank; darker = more elements; the diagonal is
 /// local traffic).
@@ -109,37 +157,20 @@ pub fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) -> Result
         (left, tb, "before relabeling"),
         (right, ta, "after relabeling"),
     ] {
-        let mut chart = ChartBuilder::on(&area)
-            .caption(format!("V[source][target], {title}"), ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(45)
-            .build_cartesian_2d(0..cells, 0..cells)
-            .map_err(|e| err(e.to_string()))?;
-        chart
-            .configure_mesh()
-            .disable_mesh()
-            .x_desc("target rank")
-            .y_desc("source rank")
-            .draw()
-            .map_err(|e| err(e.to_string()))?;
-        chart
-            .draw_series(
-                t.iter()
-                    .enumerate()
-                    .filter(|(_, &x)| x > 0.0)
-                    .map(|(k, &x)| {
-                        let (s, d) = (k / cells, k % cells);
-                        let shade = (x / vmax).sqrt();
-                        let c = RGBColor(
-                            (255.0 * (1.0 - shade)) as u8,
-                            (255.0 * (1.0 - 0.8 * shade)) as u8,
-                            255,
-                        );
-                        Rectangle::new([(d, s), (d + 1, s + 1)], c.filled())
-                    }),
-            )
-            .map_err(|e| err(e.to_string()))?;
+        let panel = Panel {
+            caption: format!("V[source][target], {title}"),
+            x_desc: "target rank",
+            y_desc: "source rank",
+            color: |v| {
+                let shade = v.sqrt();
+                RGBColor(
+                    (255.0 * (1.0 - shade)) as u8,
+                    (255.0 * (1.0 - 0.8 * shade)) as u8,
+                    255,
+                )
+            },
+        };
+        heat_panel(&area, cells, &t, vmax, &panel, &err)?;
     }
     root.present().map_err(|e| err(e.to_string()))
 }
@@ -170,34 +201,12 @@ pub fn cost_heatmap(machine: &copr_topology::Machine, bytes: u64, path: &Path) -
     let vmax = t.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let root = SVGBackend::new(path, (640, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("cost of a {bytes} B message (max {vmax:.3e} s)"),
-            ("sans-serif", 18),
-        )
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(45)
-        .build_cartesian_2d(0..cells, 0..cells)
-        .map_err(|e| err(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_desc("to rank")
-        .y_desc("from rank")
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
-    chart
-        .draw_series(t.iter().enumerate().map(|(k, &x)| {
-            let (s, d) = (k / cells, k % cells);
-            let shade = x / vmax;
-            let c = RGBColor(
-                255,
-                (255.0 * (1.0 - shade)) as u8,
-                (255.0 * (1.0 - shade)) as u8,
-            );
-            Rectangle::new([(d, s), (d + 1, s + 1)], c.filled())
-        }))
-        .map_err(|e| err(e.to_string()))?;
+    let panel = Panel {
+        caption: format!("cost of a {bytes} B message (max {vmax:.3e} s)"),
+        x_desc: "to rank",
+        y_desc: "from rank",
+        color: |v| RGBColor(255, (255.0 * (1.0 - v)) as u8, (255.0 * (1.0 - v)) as u8),
+    };
+    heat_panel(&root, cells, &t, vmax, &panel, &err)?;
     root.present().map_err(|e| err(e.to_string()))
 }
