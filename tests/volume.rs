@@ -147,3 +147,23 @@ fn with_ranks_keeps_per_rank_storage() {
     assert_eq!(wide.local_blocks(0), l.local_blocks(0));
     assert!(l.with_ranks(1).is_err());
 }
+
+#[test]
+fn ranks_outside_a_grid_hold_nothing() {
+    let g = GridLayout::from_parts(
+        vec![0, 2],
+        vec![0, 3],
+        vec![1],
+        None,
+        vec![
+            copr::layout::RankStorage::default(),
+            copr::layout::RankStorage { order: Order::RowMajor, ld: None },
+        ],
+    )
+    .unwrap();
+    let l: Layout = g.into();
+    assert_eq!(l.ranks(), 2);
+    assert!(l.local_blocks(5).is_empty());
+    assert_eq!(l.local_len(5), 0);
+    assert_eq!(l.storage_order(5), Order::ColMajor);
+}

@@ -311,7 +311,8 @@ impl GridLayout {
         match self.storage.len() {
             0 => RankStorage::default(),
             1 => self.storage[0],
-            _ => self.storage[rank],
+            // ranks outside the layout hold nothing; their storage is the default
+            _ => self.storage.get(rank).copied().unwrap_or_default(),
         }
     }
 
