@@ -58,6 +58,42 @@ pub enum Error {
         /// What went wrong.
         detail: String,
     },
+    /// Ranks passed different arguments to a collective call (layouts, operation,
+    /// relabeling, element type or scalars); detected before any data moves.
+    #[error(
+        "rank {rank} passed a different {what} than rank 0 (fingerprint {found:#018x}, rank 0 has {expected:#018x}); no data was moved"
+    )]
+    Inconsistent {
+        /// What differs: the batch of transforms, the plan, the element type or the
+        /// scalars.
+        what: &'static str,
+        /// The first rank that differs from rank 0.
+        rank: usize,
+        /// That rank's fingerprint.
+        found: u64,
+        /// Rank 0's fingerprint.
+        expected: u64,
+    },
+    /// A local buffer is shorter than its layout needs; detected before any data moves.
+    #[error(
+        "rank {rank}: the {operand} buffer of transform {index} holds {got} elements but its layout needs at least {expected}; no data was moved"
+    )]
+    BufferSize {
+        /// The rank whose buffer is wrong (the lowest such rank).
+        rank: usize,
+        /// Index of the transform in the batch.
+        index: usize,
+        /// `source (B)` or `target (A)`.
+        operand: &'static str,
+        /// Elements in the buffer.
+        got: usize,
+        /// Elements the layout needs on that rank.
+        expected: usize,
+    },
+    /// Moving bytes between ranks failed (a peer aborted, a message had the wrong size,
+    /// a package exceeds what the transport can send in one message).
+    #[error("transport: {0}")]
+    Transport(String),
 }
 
 impl Error {

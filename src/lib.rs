@@ -2,6 +2,7 @@
 //! programs: from two data layouts it computes what every rank sends every other rank,
 //! prices it, and solves the linear assignment problem exactly for the relabeling σ.
 
+pub mod engine;
 pub mod error;
 pub mod gain;
 pub mod lap;
@@ -13,6 +14,7 @@ pub mod layout;
 pub mod plan;
 pub mod plot;
 pub mod sweep;
+pub mod transport;
 pub mod volume;
 
 #[cfg(doctest)]

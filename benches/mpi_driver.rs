@@ -1,0 +1,546 @@
+//! MPI bench driver for the reshuffle engine: copr against ScaLAPACK's `pdgemr2d`
+//! (redistribution) and `pdtran` (transpose) on the same data, plus a local memcpy of
+//! the same bytes as the physical reference and a batch of 3 matrices against 3
+//! single calls. The cases take turns (one repetition of each, then the next round), so
+//! a change in machine load hits all of them alike.
+//!
+//! Double precision, N × N, 32 × 32 blocks → 128 × 128 blocks on the same grid
+//! (2 × 2 on 4 ranks, 1 × 2 on 2 ranks, the squarest grid otherwise), BLACS row-major
+//! grid numbering, column-major local storage. Every case is timed `--reps` times
+//! (default 5); a repetition's time is the slowest rank's, from a barrier to the end of
+//! the call; min and median are printed as a Markdown table by rank 0, followed by
+//! copr's time per phase. The first repetition of every case is checked element by
+//! element against the serial reference (B(i, j) = i·N + j).
+//!
+//! ```text
+//! cargo bench --features mpi,scalapack --bench mpi_driver --no-run   # prints the path
+//! mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 \
+//!     target/release/deps/mpi_driver-<hash> --sizes 4000,10000 --reps 5
+//! ```
+//! Without feature `scalapack` only copr and memcpy are timed.
+
+use std::time::Instant;
+
+use copr::engine::{ExecStats, Job, Relabeling, ReshufflePlan, Transform};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
+use copr::transport::MpiTransport;
+use mpi::collective::SystemOperation;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::CommunicatorCollectives;
+#[cfg(feature = "scalapack")]
+use scalapack::Routine;
+
+/// Command line: `--sizes 4000,10000 --reps 5`.
+struct Args {
+    sizes: Vec<usize>,
+    reps: usize,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        sizes: vec![4000, 10000],
+        reps: 5,
+    };
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    let mut k = 0;
+    while k < v.len() {
+        match v[k].as_str() {
+            "--sizes" => {
+                a.sizes = v[k + 1]
+                    .split(',')
+                    .map(|s| s.parse().expect("--sizes takes numbers"))
+                    .collect();
+                k += 2;
+            }
+            "--reps" => {
+                a.reps = v[k + 1].parse().expect("--reps takes a number");
+                k += 2;
+            }
+            other => panic!("unknown argument {other}; use --sizes N,N --reps R"),
+        }
+    }
+    assert!(a.reps >= 1, "--reps must be at least 1");
+    a
+}
+
+/// B(i, j): exact in f64 for N ≤ 10^7.
+fn value(n: usize, i: usize, j: usize) -> f64 {
+    (i * n + j) as f64
+}
+
+/// The slowest rank's value.
+fn max_over_ranks(world: &SimpleCommunicator, x: f64) -> f64 {
+    let mut m = 0.0;
+    world.all_reduce_into(&x, &mut m, SystemOperation::max());
+    m
+}
+
+/// Sum over ranks.
+fn sum_over_ranks(world: &SimpleCommunicator, x: u64) -> u64 {
+    let mut s = 0;
+    world.all_reduce_into(&x, &mut s, SystemOperation::sum());
+    s
+}
+
+/// Fills this rank's local buffer of `l` with B(i, j).
+fn fill(l: &Layout, rank: usize, n: usize, buf: &mut [f64]) {
+    for blk in l.local_blocks(rank) {
+        for i in blk.rows.clone() {
+            for j in blk.cols.clone() {
+                buf[blk.index(i - blk.rows.start, j - blk.cols.start)] = value(n, i, j);
+            }
+        }
+    }
+}
+
+/// Wrong elements of A in layout `l` against B (or Bᵀ).
+fn wrong(l: &Layout, rank: usize, n: usize, a: &[f64], transposed: bool) -> u64 {
+    let mut w = 0;
+    for blk in l.local_blocks(rank) {
+        for i in blk.rows.clone() {
+            for j in blk.cols.clone() {
+                let e = if transposed {
+                    value(n, j, i)
+                } else {
+                    value(n, i, j)
+                };
+                w += u64::from(a[blk.index(i - blk.rows.start, j - blk.cols.start)] != e);
+            }
+        }
+    }
+    w
+}
+
+/// The slowest rank's phase times of a plan's last execution.
+fn breakdown(world: &SimpleCommunicator, case: String, s: ExecStats) -> (String, [f64; 6]) {
+    let v = [s.check, s.pack, s.local, s.unpack, s.wait, s.total].map(|x| max_over_ranks(world, x));
+    (case, v)
+}
+
+/// The cases, timed in turns (one repetition of every case, then the next round) so
+/// that all of them see the same machine load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Case {
+    /// `copy_from_slice` of this rank's B: the physical reference.
+    Memcpy,
+    /// copr, A ← B (pdgemr2d's job).
+    Copy,
+    /// copr, A ← Bᵀ (pdtran's job).
+    Transpose,
+    /// copr, three copies in one batch (one round, one message per peer).
+    Batch3,
+    /// copr, the same three copies as three calls.
+    Single3,
+    /// ScaLAPACK PDGEMR2D.
+    #[cfg(feature = "scalapack")]
+    Gemr2d,
+    /// ScaLAPACK PDTRAN.
+    #[cfg(feature = "scalapack")]
+    Tran,
+}
+
+impl Case {
+    fn name(self) -> &'static str {
+        match self {
+            Case::Memcpy => "local memcpy of the same bytes (reference)",
+            Case::Copy => "copr copy (pdgemr2d's job)",
+            Case::Transpose => "copr transpose (pdtran's job)",
+            Case::Batch3 => "copr copy, 3 matrices in one batch",
+            Case::Single3 => "copr copy, 3 single calls",
+            #[cfg(feature = "scalapack")]
+            Case::Gemr2d => "ScaLAPACK pdgemr2d",
+            #[cfg(feature = "scalapack")]
+            Case::Tran => "ScaLAPACK pdtran",
+        }
+    }
+}
+
+/// min and median of a list of times.
+fn min_median(mut t: Vec<f64>) -> (f64, f64) {
+    t.sort_by(f64::total_cmp);
+    (t[0], t[t.len() / 2])
+}
+
+fn main() {
+    let a = args();
+    let (universe, _) =
+        mpi::initialize_with_threading(mpi::Threading::Funneled).expect("MPI initialises once");
+    let world = universe.world();
+    let (me, p) = (world.rank() as usize, world.size() as usize);
+    let pr = (1..=p)
+        .rev()
+        .find(|d| p % d == 0 && d * d <= p)
+        .unwrap_or(1);
+    let pc = p / pr;
+    let mut t = MpiTransport::new(world.duplicate());
+    #[cfg(feature = "scalapack")]
+    let grid = scalapack::Grid::new(pr, pc);
+    let threads = rayon::current_num_threads();
+    let cases = [
+        Case::Memcpy,
+        Case::Copy,
+        Case::Transpose,
+        Case::Batch3,
+        Case::Single3,
+        #[cfg(feature = "scalapack")]
+        Case::Gemr2d,
+        #[cfg(feature = "scalapack")]
+        Case::Tran,
+    ];
+    if me == 0 {
+        println!(
+            "\n{p} ranks ({pr} x {pc} grid), {threads} rayon thread(s) per rank, {} repetitions, \
+             32 x 32 -> 128 x 128 blocks, relabeling off\n",
+            a.reps
+        );
+        println!("| N | case | min [ms] | median [ms] |");
+        println!("|---:|---|---:|---:|");
+    }
+    let mut phases: Vec<(String, [f64; 6])> = Vec::new();
+
+    for &n in &a.sizes {
+        let src: Layout = BlockCyclic::new(BlockCyclicSpec::new(n, n, 32, 32, pr, pc))
+            .expect("valid layout")
+            .into();
+        let dst: Layout = BlockCyclic::new(BlockCyclicSpec::new(n, n, 128, 128, pr, pc))
+            .expect("valid layout")
+            .into();
+        let mut b = vec![0.0f64; src.local_len(me)];
+        fill(&src, me, n, &mut b);
+        let b = b;
+        // Three distinct matrices (equal values) for the batch and the single calls.
+        let (b2, b3) = (b.clone(), b.clone());
+        let mut outs = [
+            vec![0.0f64; dst.local_len(me)],
+            vec![0.0f64; dst.local_len(me)],
+            vec![0.0f64; dst.local_len(me)],
+        ];
+        let mut scratch = vec![0.0f64; b.len()];
+        let single =
+            |op: Op| Transform::new(src.clone(), dst.clone(), op).with_relabeling(Relabeling::Off);
+        world.barrier();
+        let t0 = Instant::now();
+        let mut copy = ReshufflePlan::new(&mut t, vec![single(Op::Identity)]).expect("plan");
+        let plan_copy = max_over_ranks(&world, t0.elapsed().as_secs_f64());
+        world.barrier();
+        let t0 = Instant::now();
+        let mut tran = ReshufflePlan::new(&mut t, vec![single(Op::Transpose)]).expect("plan");
+        let plan_tran = max_over_ranks(&world, t0.elapsed().as_secs_f64());
+        let mut batch = ReshufflePlan::new(&mut t, vec![single(Op::Identity); 3]).expect("plan");
+        let mut one = ReshufflePlan::new(&mut t, vec![single(Op::Identity)]).expect("plan");
+        #[cfg(feature = "scalapack")]
+        let (da, dc) = (
+            grid.descriptor(n, n, 32, 32),
+            grid.descriptor(n, n, 128, 128),
+        );
+        #[cfg(feature = "scalapack")]
+        assert!(b.len() >= grid.local_len(&da) && outs[0].len() >= grid.local_len(&dc));
+
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        for rep in 0..a.reps {
+            for (ci, &case) in cases.iter().enumerate() {
+                for o in outs.iter_mut() {
+                    o.iter_mut().for_each(|x| *x = f64::NAN);
+                }
+                world.barrier();
+                let t0 = Instant::now();
+                match case {
+                    Case::Memcpy => scratch.copy_from_slice(&b),
+                    Case::Copy => copy
+                        .execute(&mut t, &mut [Job::copy(&b, &mut outs[0])])
+                        .expect("execute"),
+                    Case::Transpose => tran
+                        .execute(&mut t, &mut [Job::copy(&b, &mut outs[0])])
+                        .expect("execute"),
+                    Case::Batch3 => {
+                        let [o1, o2, o3] = &mut outs;
+                        batch
+                            .execute(
+                                &mut t,
+                                &mut [Job::copy(&b, o1), Job::copy(&b2, o2), Job::copy(&b3, o3)],
+                            )
+                            .expect("execute")
+                    }
+                    Case::Single3 => {
+                        for (bk, o) in [&b, &b2, &b3].into_iter().zip(outs.iter_mut()) {
+                            one.execute(&mut t, &mut [Job::copy(bk, o)])
+                                .expect("execute");
+                        }
+                    }
+                    #[cfg(feature = "scalapack")]
+                    Case::Gemr2d => grid.run(Routine::Gemr2d, n, &b, &da, &mut outs[0], &dc),
+                    #[cfg(feature = "scalapack")]
+                    Case::Tran => grid.run(Routine::Tran, n, &b, &da, &mut outs[0], &dc),
+                }
+                times[ci].push(max_over_ranks(&world, t0.elapsed().as_secs_f64()));
+                if rep == 0 {
+                    // The serial reference, element by element, on the first repetition.
+                    let w = match case {
+                        Case::Memcpy => u64::from(scratch != b),
+                        Case::Batch3 | Case::Single3 => {
+                            outs.iter().map(|o| wrong(&dst, me, n, o, false)).sum()
+                        }
+                        #[cfg(feature = "scalapack")]
+                        Case::Tran => wrong(&dst, me, n, &outs[0], true),
+                        Case::Transpose => wrong(&dst, me, n, &outs[0], true),
+                        _ => wrong(&dst, me, n, &outs[0], false),
+                    };
+                    let w = sum_over_ranks(&world, w);
+                    assert_eq!(w, 0, "{}: {w} wrong elements at N = {n}", case.name());
+                }
+            }
+        }
+        for (ci, &case) in cases.iter().enumerate() {
+            let (mn, md) = min_median(std::mem::take(&mut times[ci]));
+            if me == 0 {
+                println!(
+                    "| {n} | {} | {:.3} | {:.3} |",
+                    case.name(),
+                    mn * 1e3,
+                    md * 1e3
+                );
+            }
+        }
+        if me == 0 {
+            println!(
+                "| {n} | copr planning, copy (once per plan) | {:.3} | |",
+                plan_copy * 1e3
+            );
+            println!(
+                "| {n} | copr planning, transpose (once per plan) | {:.3} | |",
+                plan_tran * 1e3
+            );
+        }
+        phases.push(breakdown(
+            &world,
+            format!("copy, N = {n}"),
+            copy.last_stats(),
+        ));
+        phases.push(breakdown(
+            &world,
+            format!("transpose, N = {n}"),
+            tran.last_stats(),
+        ));
+        phases.push(breakdown(
+            &world,
+            format!("batch of 3, N = {n}"),
+            batch.last_stats(),
+        ));
+    }
+
+    if me == 0 {
+        println!("\ncopr phases of the last repetition (slowest rank per phase, ms):\n");
+        println!("| case | check | pack | local copy | unpack | messages | total |");
+        println!("|---|---:|---:|---:|---:|---:|---:|");
+        for (c, v) in &phases {
+            println!(
+                "| {c} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                v[0] * 1e3,
+                v[1] * 1e3,
+                v[2] * 1e3,
+                v[3] * 1e3,
+                v[4] * 1e3,
+                v[5] * 1e3
+            );
+        }
+    }
+}
+
+/// The few ScaLAPACK/BLACS entry points the comparison needs (Debian's
+/// `libscalapack-openmpi`, which contains BLACS).
+#[cfg(feature = "scalapack")]
+mod scalapack {
+    use std::os::raw::{c_char, c_int};
+
+    #[link(name = "scalapack-openmpi")]
+    extern "C" {
+        fn Cblacs_get(icontxt: c_int, what: c_int, val: *mut c_int);
+        fn Cblacs_gridinit(icontxt: *mut c_int, order: *const c_char, nprow: c_int, npcol: c_int);
+        fn Cblacs_gridinfo(
+            icontxt: c_int,
+            nprow: *mut c_int,
+            npcol: *mut c_int,
+            myrow: *mut c_int,
+            mycol: *mut c_int,
+        );
+        fn Cblacs_gridexit(icontxt: c_int);
+        fn numroc_(
+            n: *const c_int,
+            nb: *const c_int,
+            iproc: *const c_int,
+            isrcproc: *const c_int,
+            nprocs: *const c_int,
+        ) -> c_int;
+        fn descinit_(
+            desc: *mut c_int,
+            m: *const c_int,
+            n: *const c_int,
+            mb: *const c_int,
+            nb: *const c_int,
+            irsrc: *const c_int,
+            icsrc: *const c_int,
+            ictxt: *const c_int,
+            lld: *const c_int,
+            info: *mut c_int,
+        );
+        fn pdgemr2d_(
+            m: *const c_int,
+            n: *const c_int,
+            a: *const f64,
+            ia: *const c_int,
+            ja: *const c_int,
+            desca: *const c_int,
+            b: *mut f64,
+            ib: *const c_int,
+            jb: *const c_int,
+            descb: *const c_int,
+            ictxt: *const c_int,
+        );
+        fn pdtran_(
+            m: *const c_int,
+            n: *const c_int,
+            alpha: *const f64,
+            a: *const f64,
+            ia: *const c_int,
+            ja: *const c_int,
+            desca: *const c_int,
+            beta: *const f64,
+            c: *mut f64,
+            ic: *const c_int,
+            jc: *const c_int,
+            descc: *const c_int,
+        );
+    }
+
+    /// A BLACS process grid on MPI_COMM_WORLD, row-major numbering.
+    pub(crate) struct Grid {
+        ctxt: c_int,
+        nprow: c_int,
+        npcol: c_int,
+        myrow: c_int,
+        mycol: c_int,
+    }
+
+    fn int(x: usize) -> c_int {
+        c_int::try_from(x).expect("fits a Fortran INTEGER")
+    }
+
+    impl Grid {
+        /// `nprow × npcol` grid over the first ranks of MPI_COMM_WORLD (MPI must be
+        /// initialised).
+        pub(crate) fn new(nprow: usize, npcol: usize) -> Self {
+            let (mut ctxt, mut pr, mut pc, mut r, mut c) = (0, 0, 0, 0, 0);
+            // SAFETY: plain out-parameters; "Row\0" is a NUL-terminated string; MPI is
+            // initialised by the caller, so BLACS attaches to MPI_COMM_WORLD.
+            unsafe {
+                Cblacs_get(-1, 0, &mut ctxt);
+                Cblacs_gridinit(&mut ctxt, c"Row".as_ptr(), int(nprow), int(npcol));
+                Cblacs_gridinfo(ctxt, &mut pr, &mut pc, &mut r, &mut c);
+            }
+            assert!(r >= 0 && c >= 0, "every rank must be in the BLACS grid");
+            Self {
+                ctxt,
+                nprow: pr,
+                npcol: pc,
+                myrow: r,
+                mycol: c,
+            }
+        }
+
+        /// This rank's local rows and columns of an `m × n` matrix in `mb × nb` blocks.
+        fn local(&self, m: usize, n: usize, mb: usize, nb: usize) -> (c_int, c_int) {
+            let (m, n, mb, nb, zero) = (int(m), int(n), int(mb), int(nb), 0);
+            // SAFETY: numroc_ only reads its five INTEGER arguments.
+            unsafe {
+                (
+                    numroc_(&m, &mb, &self.myrow, &zero, &self.nprow),
+                    numroc_(&n, &nb, &self.mycol, &zero, &self.npcol),
+                )
+            }
+        }
+
+        /// The descriptor of an `m × n` matrix in `mb × nb` blocks starting on process
+        /// (0, 0), with the tight local leading dimension.
+        pub(crate) fn descriptor(&self, m: usize, n: usize, mb: usize, nb: usize) -> [c_int; 9] {
+            let (lr, _) = self.local(m, n, mb, nb);
+            let mut d = [0; 9];
+            let (mi, ni, mbi, nbi, zero, lld) = (int(m), int(n), int(mb), int(nb), 0, lr.max(1));
+            let mut info = 0;
+            // SAFETY: `d` has the 9 entries DESCINIT writes; the rest are read-only
+            // INTEGERs.
+            unsafe {
+                descinit_(
+                    d.as_mut_ptr(),
+                    &mi,
+                    &ni,
+                    &mbi,
+                    &nbi,
+                    &zero,
+                    &zero,
+                    &self.ctxt,
+                    &lld,
+                    &mut info,
+                )
+            };
+            assert_eq!(info, 0, "descinit_ failed with info {info}");
+            d
+        }
+
+        /// Elements this rank's local array of `desc` occupies (LLD · local columns).
+        pub(crate) fn local_len(&self, desc: &[c_int; 9]) -> usize {
+            let (_, lc) = self.local(
+                desc[2] as usize,
+                desc[3] as usize,
+                desc[4] as usize,
+                desc[5] as usize,
+            );
+            desc[8] as usize * lc.max(0) as usize
+        }
+
+        /// `c ← a` (PDGEMR2D) or `c ← aᵀ` (PDTRAN with α = 1, β = 0) for `n × n`
+        /// matrices.
+        pub(crate) fn run(
+            &self,
+            routine: Routine,
+            n: usize,
+            a: &[f64],
+            da: &[c_int; 9],
+            c: &mut [f64],
+            dc: &[c_int; 9],
+        ) {
+            assert!(a.len() >= self.local_len(da) && c.len() >= self.local_len(dc));
+            let (n, one, alpha, beta) = (int(n), 1, 1.0f64, 0.0f64);
+            let (pa, pc) = (a.as_ptr(), c.as_mut_ptr());
+            let (da, dc) = (da.as_ptr(), dc.as_ptr());
+            // SAFETY: both local arrays hold at least LLD · local columns elements of
+            // their descriptors (asserted above); all other arguments are INTEGERs or
+            // DOUBLEs passed by reference, alive for the whole call.
+            unsafe {
+                match routine {
+                    Routine::Gemr2d => {
+                        pdgemr2d_(&n, &n, pa, &one, &one, da, pc, &one, &one, dc, &self.ctxt)
+                    }
+                    Routine::Tran => pdtran_(
+                        &n, &n, &alpha, pa, &one, &one, da, &beta, pc, &one, &one, dc,
+                    ),
+                }
+            };
+        }
+    }
+
+    /// The two ScaLAPACK routines compared.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) enum Routine {
+        /// PDGEMR2D: redistribution.
+        Gemr2d,
+        /// PDTRAN: transpose.
+        Tran,
+    }
+
+    impl Drop for Grid {
+        fn drop(&mut self) {
+            // SAFETY: the context came from Cblacs_gridinit and is released once.
+            unsafe { Cblacs_gridexit(self.ctxt) };
+        }
+    }
+}

@@ -1,0 +1,604 @@
+//! Executing a schedule: checks, packing, the round, transforming on receipt.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use super::element::Element;
+use super::kernel::{apply, pack, with_combine, Bytes, Combine, Move, PackRun, Slice, Src, Update};
+use super::plan::{batch_fingerprint, Schedule, Transform, Work};
+use crate::error::{Error, Result};
+use crate::lap::Perm;
+use crate::layout::{Layout, Op};
+use crate::transport::{Package, Round, RoundHandler, Transport};
+
+/// The buffers and scalars of one transform: `A ← α·op(B) + β·A`, with B's local part
+/// in `source` and A's local part in `target` (laid out as the plan's source and
+/// relabeled target layouts say).
+#[derive(Debug)]
+pub struct Job<'a, T> {
+    /// α.
+    pub alpha: T,
+    /// β (β = 0 never reads A, so A may hold anything, NaN included).
+    pub beta: T,
+    /// This rank's local buffer of B.
+    pub source: &'a [T],
+    /// This rank's local buffer of A.
+    pub target: &'a mut [T],
+}
+
+impl<'a, T: Element> Job<'a, T> {
+    /// `A ← op(B)` (α = 1, β = 0).
+    pub fn copy(source: &'a [T], target: &'a mut [T]) -> Self {
+        Self {
+            alpha: T::one(),
+            beta: T::zero(),
+            source,
+            target,
+        }
+    }
+}
+
+/// Where the time of the last [`ReshufflePlan::execute`] went on this rank (seconds).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ExecStats {
+    /// The collective argument check (one `all_gather`).
+    pub check: f64,
+    /// Packing outgoing packages.
+    pub pack: f64,
+    /// Copying the pieces that stay on this rank.
+    pub local: f64,
+    /// Transforming received packages into A.
+    pub unpack: f64,
+    /// The rest of the round: posting, waiting for and moving messages.
+    pub wait: f64,
+    /// The whole call.
+    pub total: f64,
+}
+
+/// Words every rank contributes to the check before an execution.
+const CHECK_WORDS: usize = 9;
+
+/// A reusable plan for a batch of transforms `A_k ← α_k·op_k(B_k) + β_k·A_k`.
+///
+/// Built once (collectively), executed any number of times: the packages, the
+/// relabeling σ of every transform and the buffer sizes are computed at construction;
+/// the send and receive buffers are allocated at the first execution and reused, so
+/// repeated executions do no planning and no allocation of data buffers.
+///
+/// Every execution moves the whole batch in **one** communication round with exactly
+/// one message per peer: the blocks of all transforms that go to the same peer are
+/// packed together (rayon-parallel), blocks that stay on the rank are copied directly
+/// from B to A while the messages travel, and every received package is scaled,
+/// transposed and conjugated as it arrives (cache-blocked transpose kernel).
+///
+/// # Example
+/// ```
+/// use copr::engine::{Job, ReshufflePlan, Transform};
+/// use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
+/// use copr::transport::{run_in_process, Transport};
+///
+/// // A 6x4 matrix B in 2x2 blocks on a 2x1 grid; A = Bᵀ (4x6) in 3x3 blocks on 1x2.
+/// let src: Layout = BlockCyclic::new(BlockCyclicSpec::new(6, 4, 2, 2, 2, 1)).unwrap().into();
+/// let dst: Layout = BlockCyclic::new(BlockCyclicSpec::new(4, 6, 3, 3, 1, 2)).unwrap().into();
+/// let ok = run_in_process(2, |t| {
+///     let mut plan = ReshufflePlan::new(t, vec![Transform::new(src.clone(), dst.clone(), Op::Transpose)])
+///         .unwrap();
+///     let me = t.rank();
+///     // B(i, j) = 10·i + j in this rank's local storage.
+///     let mut b = vec![0.0f64; src.local_len(me)];
+///     for blk in src.local_blocks(me) {
+///         for i in blk.rows.clone() {
+///             for j in blk.cols.clone() {
+///                 b[blk.index(i - blk.rows.start, j - blk.cols.start)] = (10 * i + j) as f64;
+///             }
+///         }
+///     }
+///     let target = plan.targets()[0].clone(); // relabeled A layout
+///     let mut a = vec![f64::NAN; target.local_len(me)];
+///     plan.execute(t, &mut [Job::copy(&b, &mut a)]).unwrap();
+///     target.local_blocks(me).iter().all(|blk| {
+///         blk.rows.clone().all(|i| {
+///             blk.cols.clone().all(|j| {
+///                 a[blk.index(i - blk.rows.start, j - blk.cols.start)] == (10 * j + i) as f64
+///             })
+///         })
+///     })
+/// })
+/// .unwrap();
+/// assert_eq!(ok, vec![true, true]);
+/// ```
+#[derive(Debug)]
+pub struct ReshufflePlan {
+    schedule: Schedule,
+    buffers: Buffers,
+    stats: ExecStats,
+}
+
+/// Package descriptors and storage for one element size.
+#[derive(Debug, Default)]
+struct Buffers {
+    elem_bytes: usize,
+    sends: Vec<Package>,
+    recvs: Vec<Package>,
+    send_buf: Vec<u8>,
+    recv_buf: Vec<u8>,
+    /// The gathered check words of all ranks.
+    check: Vec<u64>,
+}
+
+/// Package ranges, each starting on a 64-byte boundary.
+fn layout_packages(
+    it: impl Iterator<Item = (usize, usize)>,
+    elem_bytes: usize,
+    out: &mut Vec<Package>,
+) -> usize {
+    out.clear();
+    let mut end = 0usize;
+    for (peer, elems) in it {
+        let start = end.div_ceil(64) * 64;
+        end = start + elems * elem_bytes;
+        out.push(Package {
+            peer,
+            range: start..end,
+        });
+    }
+    end
+}
+
+impl Buffers {
+    fn prepare(&mut self, s: &Schedule, elem_bytes: usize) {
+        if self.elem_bytes != elem_bytes {
+            self.elem_bytes = elem_bytes;
+            let ns = layout_packages(
+                s.sends.iter().map(|p| (p.peer, p.elems)),
+                elem_bytes,
+                &mut self.sends,
+            );
+            let nr = layout_packages(
+                s.recvs.iter().map(|p| (p.peer, p.elems)),
+                elem_bytes,
+                &mut self.recvs,
+            );
+            if self.send_buf.len() < ns {
+                self.send_buf = vec![0; ns];
+            }
+            if self.recv_buf.len() < nr {
+                self.recv_buf = vec![0; nr];
+            }
+        }
+    }
+}
+
+impl ReshufflePlan {
+    /// Plans a batch of transforms on the ranks of `transport` (collective: every rank
+    /// calls it with the same batch).
+    ///
+    /// Relabeling is decided per transform (see [`super::Relabeling`]); the relabeled
+    /// target layouts are [`ReshufflePlan::targets`].
+    ///
+    /// # Complexity
+    /// O(pieces this rank sends, receives or copies · log) plus the volume computation
+    /// and the exact assignment for every relabeled transform; one `all_gather` of one
+    /// word.
+    ///
+    /// # Errors
+    /// The same error on every rank: [`Error::Inconsistent`] if the ranks passed
+    /// different batches; [`Error::Mismatch`] if a layout needs more ranks than the
+    /// communicator has, op(B) and A differ in shape, or a given σ has the wrong
+    /// length; [`Error::Transport`] if the transport fails.
+    pub fn new(transport: &mut dyn Transport, batch: Vec<Transform>) -> Result<Self> {
+        let (rank, size) = (transport.rank(), transport.size());
+        let fp = batch_fingerprint(&batch, size);
+        let mut all = vec![0u64; size];
+        transport.all_gather(&[fp], &mut all)?;
+        if let Some(r) = all.iter().position(|&x| x != all[0]) {
+            return Err(Error::Inconsistent {
+                what: "batch of transforms (layouts, operations, relabelings)",
+                rank: r,
+                found: all[r],
+                expected: all[0],
+            });
+        }
+        let schedule = Schedule::build(batch, rank, size, fp)?;
+        Ok(Self {
+            schedule,
+            buffers: Buffers::default(),
+            stats: ExecStats::default(),
+        })
+    }
+
+    /// Number of transforms in the batch.
+    pub fn len(&self) -> usize {
+        self.schedule.pairs.len()
+    }
+
+    /// True for an empty batch.
+    pub fn is_empty(&self) -> bool {
+        self.schedule.pairs.is_empty()
+    }
+
+    /// The target layouts after relabeling, one per transform: which rank now owns which
+    /// block of A, and how large each rank's A buffer must be.
+    pub fn targets(&self) -> Vec<Layout> {
+        self.schedule
+            .pairs
+            .iter()
+            .map(|p| p.target.clone())
+            .collect()
+    }
+
+    /// The target layout of transform `k` after relabeling.
+    ///
+    /// # Panics
+    /// If `k >= self.len()`.
+    pub fn target(&self, k: usize) -> &Layout {
+        &self.schedule.pairs[k].target
+    }
+
+    /// The source layout of transform `k`.
+    ///
+    /// # Panics
+    /// If `k >= self.len()`.
+    pub fn source(&self, k: usize) -> &Layout {
+        &self.schedule.pairs[k].source
+    }
+
+    /// The operation of transform `k`.
+    ///
+    /// # Panics
+    /// If `k >= self.len()`.
+    pub fn op(&self, k: usize) -> Op {
+        self.schedule.pairs[k].op
+    }
+
+    /// The relabeling σ of transform `k` (target label `t` is taken by process `σ(t)`;
+    /// the identity when relabeling is off or saves nothing).
+    ///
+    /// # Panics
+    /// If `k >= self.len()`.
+    pub fn sigma(&self, k: usize) -> &Perm {
+        &self.schedule.pairs[k].sigma
+    }
+
+    /// Elements of transform `k` that cross ranks without relabeling.
+    ///
+    /// # Panics
+    /// If `k >= self.len()`.
+    pub fn remote_before(&self, k: usize) -> u64 {
+        self.schedule.pairs[k].remote_before
+    }
+
+    /// Elements of transform `k` that cross ranks with the plan's relabeling.
+    ///
+    /// # Panics
+    /// If `k >= self.len()`.
+    pub fn remote_after(&self, k: usize) -> u64 {
+        self.schedule.pairs[k].remote_after
+    }
+
+    /// Elements this rank's B and A buffers of transform `k` must hold at least.
+    ///
+    /// # Panics
+    /// If `k >= self.len()`.
+    pub fn local_lens(&self, k: usize) -> (usize, usize) {
+        let p = &self.schedule.pairs[k];
+        (p.source_len, p.target_len)
+    }
+
+    /// Number of messages this rank sends per execution (one per peer it has data
+    /// for, across the whole batch).
+    pub fn messages_sent(&self) -> usize {
+        self.schedule.sends.len()
+    }
+
+    /// Elements this rank sends, receives and copies locally per execution.
+    pub fn elements(&self) -> (usize, usize, usize) {
+        (
+            self.schedule.sends.iter().map(|s| s.elems).sum(),
+            self.schedule.recvs.iter().map(|r| r.elems).sum(),
+            self.schedule.local.elems,
+        )
+    }
+
+    /// Where the time of the last execution went on this rank.
+    pub fn last_stats(&self) -> ExecStats {
+        self.stats
+    }
+
+    /// Bytes currently held in the reusable send and receive buffers.
+    pub fn buffer_bytes(&self) -> usize {
+        self.buffers.send_buf.len() + self.buffers.recv_buf.len()
+    }
+
+    /// Executes the batch: `A_k ← α_k·op_k(B_k) + β_k·A_k` for every job `k`
+    /// (collective).
+    ///
+    /// Before any byte moves, the ranks gather the plan's fingerprint, the element
+    /// type, the scalars and every rank's buffer check; on any mismatch every rank
+    /// returns the same error and no buffer is written.
+    ///
+    /// # Complexity
+    /// One `all_gather` of 9 words and one communication round with at most one
+    /// message per peer; O(elements moved) work, in parallel.
+    ///
+    /// # Errors
+    /// The same error on every rank: [`Error::Inconsistent`] if ranks run different
+    /// plans or pass a different element type or scalars; [`Error::Mismatch`] if the
+    /// number of jobs differs from the batch; [`Error::BufferSize`] if a buffer is
+    /// shorter than its layout needs on this rank; [`Error::Transport`] if a package
+    /// exceeds the transport's message limit or the transport fails.
+    pub fn execute<T: Element>(
+        &mut self,
+        transport: &mut dyn Transport,
+        jobs: &mut [Job<'_, T>],
+    ) -> Result<()> {
+        let t0 = Instant::now();
+        let s = &self.schedule;
+        self.buffers.prepare(s, T::BYTES);
+        let mine = self.check_words(jobs);
+        let all = &mut self.buffers.check;
+        all.resize(CHECK_WORDS * s.size, 0);
+        transport.all_gather(&mine, all)?;
+        verdict(all, s.pairs.len(), transport.max_message_bytes())?;
+        let check = t0.elapsed().as_secs_f64();
+        let b = &mut self.buffers;
+        let round = Round {
+            send_buf: &mut b.send_buf,
+            sends: &b.sends,
+            recv_buf: &mut b.recv_buf,
+            recvs: &b.recvs,
+        };
+        let mut handler = Handler {
+            schedule: s,
+            jobs,
+            stats: ExecStats {
+                check,
+                ..ExecStats::default()
+            },
+        };
+        let t1 = Instant::now();
+        let r = transport.exchange(round, &mut handler);
+        let mut st = handler.stats;
+        let round_time = t1.elapsed().as_secs_f64();
+        st.wait = (round_time - st.pack - st.local - st.unpack).max(0.0);
+        st.total = t0.elapsed().as_secs_f64();
+        self.stats = st;
+        r
+    }
+
+    fn check_words<T: Element>(&self, jobs: &[Job<'_, T>]) -> [u64; CHECK_WORDS] {
+        let s = &self.schedule;
+        let scalars = jobs
+            .iter()
+            .flat_map(|j| j.alpha.bits().into_iter().chain(j.beta.bits()))
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, w| {
+                (h ^ w).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+        // (index, operand, got, expected) of the first short buffer, operand 0 = none.
+        let mut bad = [0u64; 4];
+        if jobs.len() == s.pairs.len() {
+            for (k, (j, p)) in jobs.iter().zip(&s.pairs).enumerate() {
+                if j.source.len() < p.source_len {
+                    bad = [k as u64, 1, j.source.len() as u64, p.source_len as u64];
+                    break;
+                }
+                if j.target.len() < p.target_len {
+                    bad = [k as u64, 2, j.target.len() as u64, p.target_len as u64];
+                    break;
+                }
+            }
+        }
+        let max_package = self
+            .buffers
+            .sends
+            .iter()
+            .chain(&self.buffers.recvs)
+            .map(|p| p.range.len())
+            .max()
+            .unwrap_or(0);
+        [
+            s.fingerprint,
+            T::KIND as u64,
+            scalars,
+            jobs.len() as u64,
+            bad[0],
+            bad[1],
+            bad[2],
+            bad[3],
+            max_package as u64,
+        ]
+    }
+}
+
+/// The common verdict of all ranks on the gathered check words.
+fn verdict(all: &[u64], n_pairs: usize, max_message: usize) -> Result<()> {
+    let rows: Vec<&[u64]> = all.chunks_exact(CHECK_WORDS).collect();
+    let differs = |w: usize| rows.iter().position(|x| x[w] != rows[0][w]);
+    for (w, what) in [(0, "plan"), (1, "element type")] {
+        if let Some(r) = differs(w) {
+            return Err(Error::Inconsistent {
+                what,
+                rank: r,
+                found: rows[r][w],
+                expected: rows[0][w],
+            });
+        }
+    }
+    if let Some(r) = rows.iter().position(|x| x[3] != n_pairs as u64) {
+        return Err(Error::Mismatch(format!(
+            "rank {r} passed {} jobs for a batch of {n_pairs} transforms; no data was moved",
+            rows[r][3]
+        )));
+    }
+    if let Some(r) = differs(2) {
+        return Err(Error::Inconsistent {
+            what: "scalars α, β",
+            rank: r,
+            found: rows[r][2],
+            expected: rows[0][2],
+        });
+    }
+    if let Some(r) = rows.iter().position(|x| x[5] != 0) {
+        let x = rows[r];
+        return Err(Error::BufferSize {
+            rank: r,
+            index: x[4] as usize,
+            operand: if x[5] == 1 {
+                "source (B)"
+            } else {
+                "target (A)"
+            },
+            got: x[6] as usize,
+            expected: x[7] as usize,
+        });
+    }
+    if let Some(r) = rows.iter().position(|x| x[8] > max_message as u64) {
+        return Err(Error::Transport(format!(
+            "rank {r} has a package of {} bytes, more than the {max_message} bytes one message can carry; no data was moved",
+            rows[r][8]
+        )));
+    }
+    Ok(())
+}
+
+/// Plans and executes a batch in one call (collective) and returns the relabeled
+/// target layouts.
+///
+/// With relabeling on, the A buffers must already have the sizes of the relabeled
+/// layouts; use [`ReshufflePlan`] to learn them first, and to execute repeatedly.
+///
+/// # Errors
+/// As [`ReshufflePlan::new`] and [`ReshufflePlan::execute`].
+pub fn reshuffle<T: Element>(
+    transport: &mut dyn Transport,
+    batch: Vec<Transform>,
+    jobs: &mut [Job<'_, T>],
+) -> Result<Vec<Layout>> {
+    let mut plan = ReshufflePlan::new(transport, batch)?;
+    plan.execute(transport, jobs)?;
+    Ok(plan.targets())
+}
+
+/// The engine's side of a round.
+struct Handler<'s, 'j, 'a, T> {
+    schedule: &'s Schedule,
+    jobs: &'j mut [Job<'a, T>],
+    stats: ExecStats,
+}
+
+impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
+    fn pack(&mut self, k: usize, out: &mut [u8]) {
+        let t = Instant::now();
+        let runs = &self.schedule.sends[k].runs;
+        let jobs: &[Job<'_, T>] = self.jobs;
+        pack_par(out, runs, jobs);
+        self.stats.pack += t.elapsed().as_secs_f64();
+    }
+
+    fn overlap(&mut self) {
+        let t = Instant::now();
+        let s = self.schedule;
+        run_work(&s.local, self.jobs, &s.pairs, None);
+        self.stats.local += t.elapsed().as_secs_f64();
+    }
+
+    fn unpack(&mut self, k: usize, data: &[u8]) {
+        let t = Instant::now();
+        let s = self.schedule;
+        let work = &s.recvs[k].work;
+        run_work(work, self.jobs, &s.pairs, Some(data));
+        self.stats.unpack += t.elapsed().as_secs_f64();
+    }
+}
+
+/// Packs `runs` into `out` (a package), splitting the package between rayon tasks.
+fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_, T>]) {
+    let elems: usize = runs.iter().map(|r| r.1.inner * r.1.outer).sum();
+    if runs.len() <= 1 || elems <= 1 << 15 {
+        let base = runs.first().map_or(0, |r| r.1.dst);
+        for (pair, r) in runs {
+            let mut rr = *r;
+            rr.dst -= base;
+            pack(out, &rr, jobs[*pair as usize].source);
+        }
+        return;
+    }
+    let mid = runs.len() / 2;
+    let split = (runs[mid].1.dst - runs[0].1.dst) * T::BYTES;
+    let (lo, hi) = out.split_at_mut(split);
+    rayon::join(
+        || pack_par(lo, &runs[..mid], jobs),
+        || pack_par(hi, &runs[mid..], jobs),
+    );
+}
+
+/// Runs a set of moves: for each transform with work, its groups run in parallel on
+/// disjoint regions of A; `data` is the received package (`None`: copy from B).
+fn run_work<T: Element>(
+    work: &Work,
+    jobs: &mut [Job<'_, T>],
+    pairs: &[super::plan::PairPlan],
+    data: Option<&[u8]>,
+) {
+    for (k, job) in jobs.iter_mut().enumerate() {
+        let gr = work.pair_groups[k].clone();
+        if gr.is_empty() {
+            continue;
+        }
+        let groups = &work.groups[gr];
+        let update = Update {
+            alpha: job.alpha,
+            beta: job.beta,
+            conj: pairs[k].op == Op::ConjTranspose,
+        };
+        let regions = &pairs[k].regions;
+        let start = regions[groups[0].1 as usize].start;
+        let a = &mut job.target[start..];
+        match data {
+            Some(d) => with_combine!(update, c => {
+                run_groups(a, start, groups, regions, &work.moves, &Bytes(d), c)
+            }),
+            None => {
+                let src = Slice(job.source);
+                with_combine!(update, c => {
+                    run_groups(a, start, groups, regions, &work.moves, &src, c)
+                })
+            }
+        }
+    }
+}
+
+/// Applies the moves of `groups` to `a` (which starts at element `base` of A),
+/// splitting `a` at region boundaries between rayon tasks.
+fn run_groups<T: Element, S: Src<T>, C: Combine<T>>(
+    a: &mut [T],
+    base: usize,
+    groups: &[(u32, u32, Range<usize>)],
+    regions: &[Range<usize>],
+    moves: &[Move],
+    src: &S,
+    c: C,
+) {
+    let elems: usize = groups
+        .iter()
+        .flat_map(|g| &moves[g.2.clone()])
+        .map(|m| m.rows * m.cols)
+        .sum();
+    if groups.len() <= 1 || elems <= 1 << 15 {
+        for g in groups {
+            let r = &regions[g.1 as usize];
+            let region = &mut a[r.start - base..r.end - base];
+            for m in &moves[g.2.clone()] {
+                apply(region, m, src, c);
+            }
+        }
+        return;
+    }
+    let mid = groups.len() / 2;
+    let split = regions[groups[mid].1 as usize].start;
+    let (lo, hi) = a.split_at_mut(split - base);
+    rayon::join(
+        || run_groups(lo, base, &groups[..mid], regions, moves, src, c),
+        || run_groups(hi, split, &groups[mid..], regions, moves, src, c),
+    );
+}

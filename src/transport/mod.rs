@@ -1,0 +1,161 @@
+//! Transports: moving byte packages between ranks.
+//!
+//! A [`Transport`] is a communicator of `size()` ranks that can do two collective
+//! things: gather a few `u64` words from every rank ([`Transport::all_gather`], used for
+//! the safety checks before any data moves) and run one communication *round*
+//! ([`Transport::exchange`]): every rank sends at most one package to each peer and
+//! receives at most one package from each peer, with non-blocking sends and receives.
+//! The transport calls back into a [`RoundHandler`] to fill each outgoing package just
+//! before it is sent, to do local work while packages travel, and to consume each
+//! incoming package in *arrival order* (wait-any), so unpacking overlaps communication.
+//!
+//! Two implementations share the trait and therefore all engine code:
+//! * [`InProcess`]: threads as ranks ([`run_in_process`]), the embedded default for
+//!   tests and for users without MPI;
+//! * `MpiTransport` (feature `mpi`): rsmpi non-blocking point-to-point calls and
+//!   wait-any completion (`MPI_Testany`), run under `mpirun`.
+//!
+//! # Example
+//! ```
+//! use copr::transport::{run_in_process, Package, Round, RoundHandler, Transport};
+//!
+//! // Every rank sends its rank number (one byte) to the next rank.
+//! struct Ring {
+//!     me: u8,
+//!     got: Option<u8>,
+//! }
+//! impl RoundHandler for Ring {
+//!     fn pack(&mut self, _k: usize, out: &mut [u8]) {
+//!         out[0] = self.me;
+//!     }
+//!     fn overlap(&mut self) {}
+//!     fn unpack(&mut self, _k: usize, data: &[u8]) {
+//!         self.got = Some(data[0]);
+//!     }
+//! }
+//! let got = run_in_process(3, |t| {
+//!     let (me, p) = (t.rank(), t.size());
+//!     let sends = [Package { peer: (me + 1) % p, range: 0..1 }];
+//!     let recvs = [Package { peer: (me + p - 1) % p, range: 0..1 }];
+//!     let (mut sbuf, mut rbuf) = ([0u8; 1], [0u8; 1]);
+//!     let mut h = Ring { me: me as u8, got: None };
+//!     let round = Round { send_buf: &mut sbuf, sends: &sends, recv_buf: &mut rbuf, recvs: &recvs };
+//!     t.exchange(round, &mut h).unwrap();
+//!     h.got.unwrap()
+//! })
+//! .unwrap();
+//! assert_eq!(got, vec![2, 0, 1]);
+//! ```
+
+mod in_process;
+#[cfg(feature = "mpi")]
+mod mpi;
+
+use std::ops::Range;
+
+pub use in_process::{run_in_process, InProcess};
+#[cfg(feature = "mpi")]
+pub use mpi::MpiTransport;
+
+use crate::error::Result;
+
+/// One package of a round: the peer it goes to (or comes from) and its byte range in
+/// the round's send (or receive) buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// The other rank.
+    pub peer: usize,
+    /// Bytes of the package in the send or receive buffer.
+    pub range: Range<usize>,
+}
+
+/// One communication round as seen by one rank.
+///
+/// Packages are listed in increasing, non-overlapping buffer ranges; each peer appears
+/// at most once in `sends` and at most once in `recvs`, never the rank itself. Both
+/// sides of a package agree on its length.
+#[derive(Debug)]
+pub struct Round<'a> {
+    /// Storage for outgoing packages (a transport may ignore it and use its own).
+    pub send_buf: &'a mut [u8],
+    /// Outgoing packages.
+    pub sends: &'a [Package],
+    /// Storage for incoming packages (a transport may ignore it and use its own).
+    pub recv_buf: &'a mut [u8],
+    /// Incoming packages.
+    pub recvs: &'a [Package],
+}
+
+/// What a rank does with the packages of a round.
+pub trait RoundHandler {
+    /// Fills outgoing package `k` (`out.len()` is its length); called once per package,
+    /// in order, before the package is sent.
+    fn pack(&mut self, k: usize, out: &mut [u8]);
+    /// Work that needs no message, run once after all receives and sends are posted.
+    fn overlap(&mut self);
+    /// Consumes incoming package `k`; called once per package, in arrival order.
+    fn unpack(&mut self, k: usize, data: &[u8]);
+}
+
+/// Moves byte packages between the ranks of a communicator.
+///
+/// All methods except [`Transport::rank`], [`Transport::size`] and
+/// [`Transport::max_message_bytes`] are collective: every rank calls them in the same
+/// order.
+pub trait Transport {
+    /// This rank, in `0..size()`.
+    fn rank(&self) -> usize;
+
+    /// Number of ranks.
+    fn size(&self) -> usize;
+
+    /// Largest package, in bytes, one message can carry.
+    fn max_message_bytes(&self) -> usize;
+
+    /// Gathers `mine` (the same length on every rank) from all ranks into `all`, rank
+    /// `r`'s words at `all[r·mine.len() ..][.. mine.len()]`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Transport`] if `all.len() != size()·mine.len()` or a peer
+    /// failed.
+    fn all_gather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()>;
+
+    /// Runs one round: posts all receives, fills and sends every outgoing package
+    /// (`handler.pack`), calls `handler.overlap()`, then hands every incoming package to
+    /// `handler.unpack` as it arrives, and returns when all sends and receives are done.
+    ///
+    /// # Errors
+    /// [`crate::Error::Transport`] if a message has the wrong size, a package is larger
+    /// than [`Transport::max_message_bytes`], or a peer failed.
+    fn exchange(&mut self, round: Round<'_>, handler: &mut dyn RoundHandler) -> Result<()>;
+}
+
+/// Checks the shape of a round (ranges ordered, inside the buffers, peers valid and
+/// distinct, no self-messages).
+pub(crate) fn check_round(round: &Round<'_>, rank: usize, size: usize) -> Result<()> {
+    use crate::error::Error;
+    for (what, pkgs, len) in [
+        ("send", round.sends, round.send_buf.len()),
+        ("receive", round.recvs, round.recv_buf.len()),
+    ] {
+        let mut end = 0;
+        let mut seen = vec![false; size];
+        for p in pkgs {
+            if p.peer >= size || p.peer == rank || seen[p.peer] {
+                return Err(Error::Transport(format!(
+                    "{what} package for peer {} on rank {rank} of {size}: peers must be distinct other ranks",
+                    p.peer
+                )));
+            }
+            seen[p.peer] = true;
+            if p.range.start < end || p.range.end < p.range.start || p.range.end > len {
+                return Err(Error::Transport(format!(
+                    "{what} package range {:?} on rank {rank} overlaps its predecessor or leaves the {len}-byte buffer",
+                    p.range
+                )));
+            }
+            end = p.range.end;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,585 @@
+//! Engine test cases shared by the in-process tests (`tests/engine.rs`) and the MPI test
+//! program (`tests/engine_mpi.rs`): random batches, a serial per-element reference, and
+//! the collective error scenarios. Every rank checks its own part of A element by
+//! element.
+#![allow(dead_code)]
+
+use copr::engine::{Element, Job, Relabeling, ReshufflePlan, Transform};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
+use copr::transport::Transport;
+use num_complex::{Complex32, Complex64};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::common::random_layout;
+
+/// SplitMix64: a deterministic value for every (salt, i, j).
+pub(crate) fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn h(salt: u64, i: usize, j: usize) -> u64 {
+    mix(salt ^ mix((i as u64) << 32 ^ j as u64))
+}
+
+/// Element types with test values.
+pub(crate) trait TestElem: Element {
+    /// A finite value from a hash.
+    fn from_hash(h: u64) -> Self;
+    /// What β = 0 targets are filled with (NaN for floating types).
+    fn garbage() -> Self;
+    /// Marks buffer entries outside every block; they must never change.
+    fn sentinel() -> Self;
+    /// Equality that treats two NaNs as equal.
+    fn same(a: Self, b: Self) -> bool;
+}
+
+fn small(h: u64) -> f64 {
+    (h % 2001) as f64 / 8.0 - 125.0
+}
+
+macro_rules! float_elem {
+    ($t:ty) => {
+        impl TestElem for $t {
+            fn from_hash(h: u64) -> Self {
+                small(h) as $t
+            }
+            fn garbage() -> Self {
+                <$t>::NAN
+            }
+            fn sentinel() -> Self {
+                -7777.0
+            }
+            fn same(a: Self, b: Self) -> bool {
+                a == b || (a.is_nan() && b.is_nan())
+            }
+        }
+    };
+}
+float_elem!(f32);
+float_elem!(f64);
+
+impl TestElem for Complex32 {
+    fn from_hash(h: u64) -> Self {
+        Complex32::new(small(h) as f32, small(mix(h)) as f32)
+    }
+    fn garbage() -> Self {
+        Complex32::new(f32::NAN, f32::NAN)
+    }
+    fn sentinel() -> Self {
+        Complex32::new(-7777.0, 1.0)
+    }
+    fn same(a: Self, b: Self) -> bool {
+        f32::same(a.re, b.re) && f32::same(a.im, b.im)
+    }
+}
+impl TestElem for Complex64 {
+    fn from_hash(h: u64) -> Self {
+        Complex64::new(small(h), small(mix(h)))
+    }
+    fn garbage() -> Self {
+        Complex64::new(f64::NAN, f64::NAN)
+    }
+    fn sentinel() -> Self {
+        Complex64::new(-7777.0, 1.0)
+    }
+    fn same(a: Self, b: Self) -> bool {
+        f64::same(a.re, b.re) && f64::same(a.im, b.im)
+    }
+}
+impl TestElem for i32 {
+    fn from_hash(h: u64) -> Self {
+        (h % 2001) as i32 - 1000
+    }
+    fn garbage() -> Self {
+        0x5a5a_5a5a
+    }
+    fn sentinel() -> Self {
+        -7777
+    }
+    fn same(a: Self, b: Self) -> bool {
+        a == b
+    }
+}
+impl TestElem for i64 {
+    fn from_hash(h: u64) -> Self {
+        (h % 2001) as i64 - 1000
+    }
+    fn garbage() -> Self {
+        0x5a5a_5a5a_5a5a_5a5a
+    }
+    fn sentinel() -> Self {
+        -7777
+    }
+    fn same(a: Self, b: Self) -> bool {
+        a == b
+    }
+}
+
+/// α or β by choice: 0 → 0, 1 → 1, otherwise a hashed value.
+fn scalar<T: TestElem>(choice: u8, salt: u64) -> T {
+    match choice {
+        0 => T::zero(),
+        1 => T::one(),
+        _ => T::from_hash(mix(salt)),
+    }
+}
+
+/// One transform of a random case, with its scalar choices.
+#[derive(Debug, Clone)]
+pub(crate) struct PairCase {
+    pub(crate) transform: Transform,
+    pub(crate) alpha: u8,
+    pub(crate) beta: u8,
+}
+
+/// A random batch on at most `max_ranks` ranks.
+pub(crate) fn random_batch(
+    seed: u64,
+    max_ranks: usize,
+    n_pairs: usize,
+    relabel: bool,
+) -> Vec<PairCase> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n_pairs)
+        .map(|_| {
+            let (m, n) = (rng.random_range(1..28), rng.random_range(1..28));
+            let op = [Op::Identity, Op::Transpose, Op::ConjTranspose][rng.random_range(0..3)];
+            let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
+            let source = random_layout(&mut rng, sm, sn, max_ranks);
+            let target = random_layout(&mut rng, m, n, max_ranks);
+            let relabeling = if relabel {
+                Relabeling::Optimal
+            } else {
+                Relabeling::Off
+            };
+            PairCase {
+                transform: Transform::new(source, target, op).with_relabeling(relabeling),
+                alpha: rng.random_range(0..5),
+                beta: rng.random_range(0..5),
+            }
+        })
+        .collect()
+}
+
+/// `rank`'s blocks (none outside the layout's communicator).
+fn blocks(l: &Layout, rank: usize) -> Vec<copr::layout::LocalBlock> {
+    if rank < l.ranks() {
+        l.local_blocks(rank)
+    } else {
+        Vec::new()
+    }
+}
+
+/// B's local buffer: B(i, j) = value(salt, i, j) inside the blocks, sentinel outside.
+pub(crate) fn local_source<T: TestElem>(l: &Layout, rank: usize, salt: u64) -> Vec<T> {
+    let n = if rank < l.ranks() {
+        l.local_len(rank)
+    } else {
+        0
+    };
+    let mut b = vec![T::sentinel(); n];
+    for blk in blocks(l, rank) {
+        for i in blk.rows.clone() {
+            for j in blk.cols.clone() {
+                b[blk.index(i - blk.rows.start, j - blk.cols.start)] = T::from_hash(h(salt, i, j));
+            }
+        }
+    }
+    b
+}
+
+/// A's local buffer before the transform: A0 (or garbage when β = 0) inside the blocks.
+pub(crate) fn local_target<T: TestElem>(
+    l: &Layout,
+    rank: usize,
+    salt: u64,
+    garbage: bool,
+) -> Vec<T> {
+    let n = if rank < l.ranks() {
+        l.local_len(rank)
+    } else {
+        0
+    };
+    let mut a = vec![T::sentinel(); n];
+    for blk in blocks(l, rank) {
+        for i in blk.rows.clone() {
+            for j in blk.cols.clone() {
+                a[blk.index(i - blk.rows.start, j - blk.cols.start)] = if garbage {
+                    T::garbage()
+                } else {
+                    T::from_hash(h(salt, i, j))
+                };
+            }
+        }
+    }
+    a
+}
+
+/// The serial reference for A(i, j): α·op(B)(i, j) + β·A0(i, j), written the way the
+/// engine specialises it (β = 0 never reads A0).
+pub(crate) fn expected<T: TestElem>(
+    op: Op,
+    alpha: T,
+    beta: T,
+    bsalt: u64,
+    asalt: u64,
+    i: usize,
+    j: usize,
+) -> T {
+    let x: T = match op {
+        Op::Identity => T::from_hash(h(bsalt, i, j)),
+        Op::Transpose => T::from_hash(h(bsalt, j, i)),
+        Op::ConjTranspose => T::from_hash(h(bsalt, j, i)).conj(),
+    };
+    if beta == T::zero() {
+        if alpha == T::one() {
+            x
+        } else {
+            alpha.mul(x)
+        }
+    } else {
+        alpha.mul(x).add(beta.mul(T::from_hash(h(asalt, i, j))))
+    }
+}
+
+/// What A should hold: α·op(B) + β·A0 with B and A0 from their salts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Expect<T> {
+    pub(crate) op: Op,
+    pub(crate) alpha: T,
+    pub(crate) beta: T,
+    pub(crate) bsalt: u64,
+    pub(crate) asalt: u64,
+}
+
+/// Checks this rank's A against the reference; sentinels must be untouched.
+fn verify<T: TestElem>(
+    what: &str,
+    l: &Layout,
+    rank: usize,
+    a: &[T],
+    x: Expect<T>,
+) -> Result<(), String> {
+    let Expect {
+        op,
+        alpha,
+        beta,
+        bsalt,
+        asalt,
+    } = x;
+    let mut covered = vec![false; a.len()];
+    for blk in blocks(l, rank) {
+        for i in blk.rows.clone() {
+            for j in blk.cols.clone() {
+                let k = blk.index(i - blk.rows.start, j - blk.cols.start);
+                covered[k] = true;
+                let e = expected(op, alpha, beta, bsalt, asalt, i, j);
+                if !T::same(a[k], e) {
+                    return Err(format!(
+                        "{what}: rank {rank}: A({i}, {j}) = {:?}, expected {e:?} (α = {alpha:?}, β = {beta:?}, {op:?})",
+                        a[k]
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(k) = (0..a.len()).find(|&k| !covered[k] && !T::same(a[k], T::sentinel())) {
+        return Err(format!(
+            "{what}: rank {rank}: entry {k} outside every block was overwritten with {:?}",
+            a[k]
+        ));
+    }
+    Ok(())
+}
+
+/// Plans `cases` once and executes it `reps` times with fresh data and scalars,
+/// verifying this rank's part of every A after each execution.
+pub(crate) fn run_batch<T: TestElem>(
+    t: &mut dyn Transport,
+    cases: &[PairCase],
+    reps: usize,
+    tag: &str,
+) -> Result<(), String> {
+    let me = t.rank();
+    let batch: Vec<Transform> = cases.iter().map(|c| c.transform.clone()).collect();
+    // Collective errors are the same on every rank, so returning on them is safe; a
+    // local verification failure is recorded and the remaining collective calls still
+    // run, so that no other rank waits forever.
+    let mut plan = ReshufflePlan::new(t, batch).map_err(|e| format!("{tag}: plan: {e}"))?;
+    let mut failure: Option<String> = None;
+    if plan.messages_sent() >= t.size().max(1) {
+        failure = Some(format!(
+            "{tag}: rank {me} sends {} messages to {} peers",
+            plan.messages_sent(),
+            t.size() - 1
+        ));
+    }
+    let mut bytes_after_first = None;
+    for rep in 0..reps {
+        let salt = |k: usize, w: u64| mix((rep as u64) << 40 ^ (k as u64) << 8 ^ w);
+        let scal: Vec<(T, T)> = cases
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                // Vary the scalars between repetitions (plan reuse with new α, β).
+                let a = if rep == 0 {
+                    c.alpha
+                } else {
+                    (c.alpha + rep as u8) % 5
+                };
+                (scalar::<T>(a, salt(k, 1)), scalar::<T>(c.beta, salt(k, 2)))
+            })
+            .collect();
+        let bs: Vec<Vec<T>> = (0..cases.len())
+            .map(|k| local_source::<T>(plan.source(k), me, salt(k, 3)))
+            .collect();
+        let mut as_: Vec<Vec<T>> = (0..cases.len())
+            .map(|k| local_target::<T>(plan.target(k), me, salt(k, 4), scal[k].1 == T::zero()))
+            .collect();
+        let mut jobs: Vec<Job<'_, T>> = bs
+            .iter()
+            .zip(as_.iter_mut())
+            .zip(&scal)
+            .map(|((b, a), &(alpha, beta))| Job {
+                alpha,
+                beta,
+                source: b,
+                target: a,
+            })
+            .collect();
+        plan.execute(t, &mut jobs)
+            .map_err(|e| format!("{tag}: rep {rep}: execute: {e}"))?;
+        drop(jobs);
+        for k in 0..cases.len() {
+            let x = Expect {
+                op: plan.op(k),
+                alpha: scal[k].0,
+                beta: scal[k].1,
+                bsalt: salt(k, 3),
+                asalt: salt(k, 4),
+            };
+            if let Err(e) = verify(
+                &format!("{tag}: rep {rep}: transform {k}"),
+                plan.target(k),
+                me,
+                &as_[k],
+                x,
+            ) {
+                failure.get_or_insert(e);
+            }
+        }
+        match bytes_after_first {
+            None => bytes_after_first = Some(plan.buffer_bytes()),
+            Some(b) if b != plan.buffer_bytes() => {
+                failure.get_or_insert(format!(
+                    "{tag}: buffers reallocated: {b} -> {}",
+                    plan.buffer_bytes()
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// Runs a random batch of element type `ty` (0..6).
+pub(crate) fn run_random(
+    t: &mut dyn Transport,
+    ty: usize,
+    seed: u64,
+    n_pairs: usize,
+    relabel: bool,
+    reps: usize,
+) -> Result<(), String> {
+    let cases = random_batch(seed, t.size(), n_pairs, relabel);
+    let tag = format!(
+        "seed {seed} type {ty} pairs {n_pairs} relabel {relabel} on {} ranks",
+        t.size()
+    );
+    match ty {
+        0 => run_batch::<f32>(t, &cases, reps, &tag),
+        1 => run_batch::<f64>(t, &cases, reps, &tag),
+        2 => run_batch::<Complex32>(t, &cases, reps, &tag),
+        3 => run_batch::<Complex64>(t, &cases, reps, &tag),
+        4 => run_batch::<i32>(t, &cases, reps, &tag),
+        _ => run_batch::<i64>(t, &cases, reps, &tag),
+    }
+}
+
+/// A larger block-cyclic case (exercises the parallel packing and region splitting and
+/// the tiled transpose): `m × n`, 8×8 → 13×11 blocks, different grids.
+pub(crate) fn large_case(size: usize, m: usize, n: usize, op: Op, relabel: bool) -> Vec<PairCase> {
+    let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
+    let p = size.max(1);
+    let pr = (1..=p)
+        .rev()
+        .find(|d| p % d == 0 && d * d <= p)
+        .unwrap_or(1);
+    let mut s = BlockCyclicSpec::new(sm, sn, 8, 8, pr, p / pr);
+    s.local_order = Order::RowMajor;
+    let mut d = BlockCyclicSpec::new(m, n, 13, 11, p / pr, pr);
+    d.grid_order = Order::ColMajor;
+    let relabeling = if relabel {
+        Relabeling::Optimal
+    } else {
+        Relabeling::Off
+    };
+    vec![PairCase {
+        transform: Transform::new(
+            BlockCyclic::new(s).unwrap().into(),
+            BlockCyclic::new(d).unwrap().into(),
+            op,
+        )
+        .with_relabeling(relabeling),
+        alpha: 4,
+        beta: 3,
+    }]
+}
+
+/// FNV-1a of a string (to compare error messages across ranks).
+pub(crate) fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Checks that every rank got an error, the same message everywhere, containing
+/// `needle`; records a failure in `fails` (always takes part in the collective).
+fn same_error_everywhere(
+    t: &mut dyn Transport,
+    r: copr::Result<()>,
+    needle: &str,
+    what: &str,
+    fails: &mut Vec<String>,
+) {
+    let msg = match r {
+        Ok(()) => {
+            fails.push(format!("{what}: rank {} got no error", t.rank()));
+            String::new()
+        }
+        Err(e) => e.to_string(),
+    };
+    if !msg.is_empty() && !msg.contains(needle) {
+        fails.push(format!(
+            "{what}: rank {}: {msg:?} lacks {needle:?}",
+            t.rank()
+        ));
+    }
+    let mut all = vec![0u64; t.size()];
+    match t.all_gather(&[fnv(&msg)], &mut all) {
+        Err(e) => fails.push(format!("{what}: {e}")),
+        Ok(()) if all.iter().any(|&x| x != all[0]) => fails.push(format!(
+            "{what}: ranks got different messages; rank {}: {msg}",
+            t.rank()
+        )),
+        Ok(()) => {}
+    }
+}
+
+/// The collective safety checks: wrong layouts, buffers, element types or job counts on
+/// one rank give every rank the same error, and no A is written.
+pub(crate) fn error_cases(t: &mut dyn Transport) -> Result<(), String> {
+    let (me, p) = (t.rank(), t.size());
+    let culprit = p - 1;
+    let mut fails = Vec::new();
+    let l = |mb: usize| -> Layout {
+        BlockCyclic::new(BlockCyclicSpec::new(9, 7, mb, 2, 1, p))
+            .unwrap()
+            .into()
+    };
+    let dst = |nb: usize| -> Layout {
+        BlockCyclic::new(BlockCyclicSpec::new(9, 7, 3, nb, p, 1))
+            .unwrap()
+            .into()
+    };
+
+    // 1. One rank passes a different source layout.
+    let src = if me == culprit { l(3) } else { l(2) };
+    let r = ReshufflePlan::new(t, vec![Transform::new(src, dst(2), Op::Identity)]).map(|_| ());
+    if p > 1 {
+        let needle = format!("rank {culprit} passed a different batch");
+        same_error_everywhere(t, r, &needle, "layouts", &mut fails);
+    } else if let Err(e) = r {
+        fails.push(format!("layouts on one rank: {e}"));
+    }
+
+    // 2. Rank 0 (which always holds part of A) passes an A buffer one element short:
+    //    every rank reports it and nobody writes anything.
+    let mut plan = ReshufflePlan::new(
+        t,
+        vec![Transform::new(l(2), dst(2), Op::Identity).with_relabeling(Relabeling::Off)],
+    )
+    .map_err(|e| e.to_string())?;
+    let b = local_source::<f64>(plan.source(0), me, 1);
+    let need = plan.local_lens(0).1;
+    let short = if me == 0 { need - 1 } else { need };
+    let mut a = vec![f64::sentinel(); short];
+    let before = a.clone();
+    let r = plan.execute(t, &mut [Job::copy(&b, &mut a)]);
+    same_error_everywhere(
+        t,
+        r,
+        "rank 0: the target (A) buffer of transform 0 holds",
+        "short buffer",
+        &mut fails,
+    );
+    if a != before {
+        fails.push(format!(
+            "short buffer: rank {me} wrote into A after the error"
+        ));
+    }
+
+    // 3. One rank executes with another element type.
+    let mut a = vec![0.0f64; need];
+    let mut ai = vec![0i64; need];
+    let bi = vec![0i64; b.len()];
+    let r = if me == culprit {
+        plan.execute(t, &mut [Job::copy(&bi, &mut ai)])
+    } else {
+        plan.execute(t, &mut [Job::copy(&b, &mut a)])
+    };
+    if p > 1 {
+        same_error_everywhere(t, r, "different element type", "element type", &mut fails);
+    } else if let Err(e) = r {
+        fails.push(format!("element type on one rank: {e}"));
+    }
+
+    // 4. One rank passes no job at all.
+    let r = if me == culprit {
+        plan.execute::<f64>(t, &mut [])
+    } else {
+        plan.execute(t, &mut [Job::copy(&b, &mut a)])
+    };
+    let needle = format!("rank {culprit} passed 0 jobs");
+    same_error_everywhere(t, r, &needle, "job count", &mut fails);
+
+    // 5. Shapes that do not match: the same error on every rank, from planning.
+    let r = ReshufflePlan::new(t, vec![Transform::new(l(2), dst(2), Op::Transpose)]).map(|_| ());
+    same_error_everywhere(t, r, "op(source) is 7x9", "shapes", &mut fails);
+
+    // 6. The plan still works afterwards.
+    match plan.execute(t, &mut [Job::copy(&b, &mut a)]) {
+        Err(e) => fails.push(format!("after the errors: {e}")),
+        Ok(()) => {
+            let x = Expect {
+                op: Op::Identity,
+                alpha: 1.0,
+                beta: 0.0,
+                bsalt: 1,
+                asalt: 0,
+            };
+            if let Err(e) = verify("after the errors", plan.target(0), me, &a, x) {
+                fails.push(e);
+            }
+        }
+    }
+    if fails.is_empty() {
+        Ok(())
+    } else {
+        Err(fails.join("\n"))
+    }
+}

@@ -1,0 +1,90 @@
+//! The reshuffle engine over MPI: the same cases as `tests/engine.rs` (random layouts of
+//! both kinds, both block orders, subsets, submatrices, all element types and ops, α,
+//! β = 0 with NaN-filled A, batches, relabeling on and off, plan reuse, the collective
+//! error checks), every rank checking its part of A element by element.
+//!
+//! A test program without the libtest harness (feature `mpi`): `cargo test --features
+//! mpi --test engine_mpi` runs it as a single rank; `scripts/mpi-tests.sh` runs the
+//! binary under `mpirun -n 1, 2, 3, 4, 7`. Exits non-zero on every rank if any rank
+//! found a mismatch.
+
+mod common;
+mod engine_cases;
+
+use copr::layout::Op;
+use copr::transport::{MpiTransport, Transport};
+use engine_cases::{error_cases, large_case, run_batch, run_random};
+use mpi::topology::Communicator;
+use mpi::Threading;
+use num_complex::{Complex32, Complex64};
+
+fn main() {
+    let (universe, _) =
+        mpi::initialize_with_threading(Threading::Funneled).expect("MPI initialises once");
+    let world = universe.world();
+    let mut t = MpiTransport::new(world.duplicate());
+    let (me, p) = (t.rank(), t.size());
+    let cases: u64 = std::env::var("COPR_MPI_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(240);
+    let mut failures: Vec<String> = Vec::new();
+    let mut ran = 0usize;
+    let mut record = |r: Result<(), String>| {
+        ran += 1;
+        if let Err(e) = r {
+            failures.push(e);
+        }
+    };
+
+    // Random batches: every element type, 1–3 transforms, relabeling on and off,
+    // each plan executed twice.
+    for seed in 0..cases {
+        let ty = (seed % 6) as usize;
+        let n_pairs = 1 + (seed / 6 % 3) as usize;
+        let relabel = seed / 18 % 2 == 0;
+        record(run_random(
+            &mut t,
+            ty,
+            0x5eed_0000 + seed * 7919 + p as u64,
+            n_pairs,
+            relabel,
+            2,
+        ));
+    }
+    // Larger block-cyclic cases through the parallel and tiled paths.
+    for (op, relabel) in [
+        (Op::Identity, false),
+        (Op::Transpose, true),
+        (Op::ConjTranspose, true),
+    ] {
+        let c = large_case(p, 301, 257, op, relabel);
+        record(run_batch::<Complex64>(&mut t, &c, 2, "large c64"));
+        record(run_batch::<Complex32>(&mut t, &c, 1, "large c32"));
+        record(run_batch::<f64>(&mut t, &c, 2, "large f64"));
+        record(run_batch::<i32>(&mut t, &c, 1, "large i32"));
+    }
+    // A batch of the three large cases in one round.
+    let mut batch = large_case(p, 200, 120, Op::Identity, false);
+    batch.extend(large_case(p, 120, 200, Op::Transpose, true));
+    batch.extend(large_case(p, 150, 150, Op::ConjTranspose, false));
+    record(run_batch::<Complex64>(&mut t, &batch, 3, "large batch"));
+    // The collective safety checks.
+    record(error_cases(&mut t));
+
+    let mut all = vec![0u64; p];
+    t.all_gather(&[failures.len() as u64], &mut all)
+        .expect("gathering the failure counts");
+    for f in failures.iter().take(5) {
+        eprintln!("engine_mpi rank {me}/{p}: FAILED {f}");
+    }
+    let total: u64 = all.iter().sum();
+    if me == 0 {
+        println!("engine_mpi: {p} ranks, {ran} cases per rank, {total} failures");
+    }
+    drop(t);
+    drop(universe);
+    if total > 0 {
+        std::process::exit(1);
+    }
+}
