@@ -18,11 +18,15 @@ executable() {
         | tail -n 1
 }
 
-echo "== building (features: mpi)"
-engine_mpi=$(executable test --features mpi --test engine_mpi --no-run)
-reshuffle=$(executable build --features mpi --example reshuffle)
-driver=$(executable test --features mpi --bench mpi_driver --no-run)
-for f in "$engine_mpi" "$reshuffle" "$driver"; do
+# The same profile and features as `scripts/test-all`'s second `cargo test`, so the
+# build is shared.
+BUILD=(--release --all-features)
+echo "== building (${BUILD[*]})"
+engine_mpi=$(executable test "${BUILD[@]}" --test engine_mpi --no-run)
+reshuffle=$(executable build "${BUILD[@]}" --example reshuffle)
+gain_mpi=$(executable build "${BUILD[@]}" --example gain_mpi)
+driver=$(executable test "${BUILD[@]}" --bench mpi_driver --no-run)
+for f in "$engine_mpi" "$reshuffle" "$gain_mpi" "$driver"; do
     [[ -x "$f" ]] || { echo "missing executable: '$f'" >&2; exit 1; }
 done
 
@@ -30,6 +34,13 @@ for n in 1 2 3 4 7; do
     echo "== engine_mpi on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$engine_mpi"
 done
+
+for n in 4 7; do
+    echo "== distributed relabeling gain (gain_mpi) on $n ranks"
+    "${MPIRUN[@]}" -n "$n" "$gain_mpi"
+done
+echo "== gain_mpi on 2 ranks bound to cores (run-time placement reads the binding)"
+mpirun --allow-run-as-root --oversubscribe --bind-to core -n 2 "$gain_mpi"
 
 echo "== example reshuffle on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$reshuffle" 1000
