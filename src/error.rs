@@ -46,10 +46,10 @@ pub enum Error {
     },
     /// A cost-model configuration is wrong (the message names file, line and field).
     #[error(transparent)]
-    Cost(#[from] copr_cost_models::CostError),
+    Cost(Box<copr_cost_models::CostError>),
     /// A topology source is wrong (the message names file, line and field).
     #[error(transparent)]
-    Topology(#[from] copr_topology::TopologyError),
+    Topology(Box<copr_topology::TopologyError>),
     /// Drawing a chart failed.
     #[error("plot {path}: {detail}")]
     Plot {
@@ -94,6 +94,18 @@ pub enum Error {
     /// a package exceeds what the transport can send in one message).
     #[error("transport: {0}")]
     Transport(String),
+}
+
+impl From<copr_cost_models::CostError> for Error {
+    fn from(e: copr_cost_models::CostError) -> Self {
+        Error::Cost(Box::new(e))
+    }
+}
+
+impl From<copr_topology::TopologyError> for Error {
+    fn from(e: copr_topology::TopologyError) -> Self {
+        Error::Topology(Box::new(e))
+    }
 }
 
 impl Error {
