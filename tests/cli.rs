@@ -294,11 +294,17 @@ fn readme_torus_example_prefers_cheap_links_over_volume() {
 #[test]
 fn this_node_via_hwloc_or_a_clear_error_without_it() {
     let out = copr(&["topo", "data/cost/single-node.toml"]);
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     if cfg!(feature = "hwloc") {
         assert!(out.status.success(), "{stderr}");
         let pus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert!(stdout.contains(&format!("ranks: {pus} ")) || pus == 1, "{stdout}");
+        assert!(
+            stdout.contains(&format!("ranks: {pus} ")) || pus == 1,
+            "{stdout}"
+        );
         assert!(stdout.contains("hwloc"), "{stdout}");
     } else {
         assert_eq!(out.status.code(), Some(2));
