@@ -157,7 +157,10 @@ fn ranks_outside_a_grid_hold_nothing() {
         None,
         vec![
             copr::layout::RankStorage::default(),
-            copr::layout::RankStorage { order: Order::RowMajor, ld: None },
+            copr::layout::RankStorage {
+                order: Order::RowMajor,
+                ld: None,
+            },
         ],
     )
     .unwrap();
