@@ -30,16 +30,19 @@ use mpi::traits::CommunicatorCollectives;
 #[cfg(feature = "scalapack")]
 use scalapack::Routine;
 
-/// Command line: `--sizes 4000,10000 --reps 5`.
+/// Command line: `--sizes 4000,10000 --reps 5 [--cases copy,transpose,...]`.
 struct Args {
     sizes: Vec<usize>,
     reps: usize,
+    /// Keys of the cases to run (all when empty), see [`Case::key`].
+    cases: Vec<String>,
 }
 
 fn args() -> Args {
     let mut a = Args {
         sizes: vec![4000, 10000],
         reps: 5,
+        cases: Vec::new(),
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut k = 0;
@@ -56,7 +59,14 @@ fn args() -> Args {
                 a.reps = v[k + 1].parse().expect("--reps takes a number");
                 k += 2;
             }
-            other => panic!("unknown argument {other}; use --sizes N,N --reps R"),
+            "--cases" => {
+                a.cases = v[k + 1].split(',').map(str::to_string).collect();
+                k += 2;
+            }
+            other => panic!(
+                "unknown argument {other}; use --sizes N,N --reps R \
+                 [--cases memcpy,copy,transpose,batch,single,gemr2d,tran]"
+            ),
         }
     }
     assert!(a.reps >= 1, "--reps must be at least 1");
@@ -140,6 +150,21 @@ enum Case {
 }
 
 impl Case {
+    /// The name `--cases` selects the case by.
+    fn key(self) -> &'static str {
+        match self {
+            Case::Memcpy => "memcpy",
+            Case::Copy => "copy",
+            Case::Transpose => "transpose",
+            Case::Batch3 => "batch",
+            Case::Single3 => "single",
+            #[cfg(feature = "scalapack")]
+            Case::Gemr2d => "gemr2d",
+            #[cfg(feature = "scalapack")]
+            Case::Tran => "tran",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Case::Memcpy => "local memcpy of the same bytes (reference)",
@@ -187,6 +212,10 @@ fn main() {
         #[cfg(feature = "scalapack")]
         Case::Tran,
     ];
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| a.cases.is_empty() || a.cases.iter().any(|k| k == c.key()))
+        .collect();
     if me == 0 {
         println!(
             "\n{p} ranks ({pr} x {pc} grid), {threads} rayon thread(s) per rank, {} repetitions, \

@@ -67,9 +67,11 @@ const CHECK_WORDS: usize = 9;
 ///
 /// Every execution moves the whole batch in **one** communication round with exactly
 /// one message per peer: the blocks of all transforms that go to the same peer are
-/// packed together (rayon-parallel), blocks that stay on the rank are copied directly
-/// from B to A while the messages travel, and every received package is scaled,
-/// transposed and conjugated as it arrives (cache-blocked transpose kernel).
+/// packed together (transposed pieces already in the receiver's element order, by a
+/// cache-blocked transpose kernel), blocks that stay on the rank are copied directly
+/// from B to A while the messages travel, and every received package is scaled and
+/// conjugated into A as it arrives. Packing and unpacking are split between rayon
+/// tasks only when the rank has cores to spare ([`Transport::threads`]).
 ///
 /// # Example
 /// ```
@@ -120,10 +122,19 @@ struct Buffers {
     elem_bytes: usize,
     sends: Vec<Package>,
     recvs: Vec<Package>,
-    send_buf: Vec<u8>,
-    recv_buf: Vec<u8>,
+    /// Storage of outgoing packages, in 8-byte words so that every package (starting
+    /// on a 64-byte boundary) is aligned for every element type.
+    send_buf: Vec<u64>,
+    /// Storage of incoming packages, likewise.
+    recv_buf: Vec<u64>,
     /// The gathered check words of all ranks.
     check: Vec<u64>,
+}
+
+/// The bytes of a buffer of words.
+fn words_as_bytes(w: &mut [u64]) -> &mut [u8] {
+    // SAFETY: u64 has no padding and every byte pattern is a valid u64.
+    unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr().cast::<u8>(), 8 * w.len()) }
 }
 
 /// Package ranges, each starting on a 64-byte boundary.
@@ -159,11 +170,11 @@ impl Buffers {
                 elem_bytes,
                 &mut self.recvs,
             );
-            if self.send_buf.len() < ns {
-                self.send_buf = vec![0; ns];
+            if self.send_buf.len() < ns.div_ceil(8) {
+                self.send_buf = vec![0; ns.div_ceil(8)];
             }
-            if self.recv_buf.len() < nr {
-                self.recv_buf = vec![0; nr];
+            if self.recv_buf.len() < nr.div_ceil(8) {
+                self.recv_buf = vec![0; nr.div_ceil(8)];
             }
         }
     }
@@ -307,7 +318,7 @@ impl ReshufflePlan {
 
     /// Bytes currently held in the reusable send and receive buffers.
     pub fn buffer_bytes(&self) -> usize {
-        self.buffers.send_buf.len() + self.buffers.recv_buf.len()
+        8 * (self.buffers.send_buf.len() + self.buffers.recv_buf.len())
     }
 
     /// Executes the batch: `A_k ← α_k·op_k(B_k) + β_k·A_k` for every job `k`
@@ -343,14 +354,15 @@ impl ReshufflePlan {
         let check = t0.elapsed().as_secs_f64();
         let b = &mut self.buffers;
         let round = Round {
-            send_buf: &mut b.send_buf,
+            send_buf: words_as_bytes(&mut b.send_buf),
             sends: &b.sends,
-            recv_buf: &mut b.recv_buf,
+            recv_buf: words_as_bytes(&mut b.recv_buf),
             recvs: &b.recvs,
         };
         let mut handler = Handler {
             schedule: s,
             jobs,
+            par: transport.threads() > 1,
             stats: ExecStats {
                 check,
                 ..ExecStats::default()
@@ -483,6 +495,8 @@ pub fn reshuffle<T: Element>(
 struct Handler<'s, 'j, 'a, T> {
     schedule: &'s Schedule,
     jobs: &'j mut [Job<'a, T>],
+    /// Split work between rayon tasks (this rank has more than one core to itself).
+    par: bool,
     stats: ExecStats,
 }
 
@@ -491,14 +505,14 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
         let t = Instant::now();
         let runs = &self.schedule.sends[k].runs;
         let jobs: &[Job<'_, T>] = self.jobs;
-        pack_par(out, runs, jobs);
+        pack_par(out, runs, jobs, self.par);
         self.stats.pack += t.elapsed().as_secs_f64();
     }
 
     fn overlap(&mut self) {
         let t = Instant::now();
         let s = self.schedule;
-        run_work(&s.local, self.jobs, &s.pairs, None);
+        run_work(&s.local, self.jobs, &s.pairs, None, self.par);
         self.stats.local += t.elapsed().as_secs_f64();
     }
 
@@ -506,15 +520,17 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
         let t = Instant::now();
         let s = self.schedule;
         let work = &s.recvs[k].work;
-        run_work(work, self.jobs, &s.pairs, Some(data));
+        run_work(work, self.jobs, &s.pairs, Some(data), self.par);
         self.stats.unpack += t.elapsed().as_secs_f64();
     }
 }
 
 /// Packs `runs` into `out` (a package), splitting the package between rayon tasks.
-fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_, T>]) {
-    let elems: usize = runs.iter().map(|r| r.1.inner * r.1.outer).sum();
-    if runs.len() <= 1 || elems <= 1 << 15 {
+fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_, T>], par: bool) {
+    if !par
+        || runs.len() <= 1
+        || runs.iter().map(|r| r.1.inner * r.1.outer).sum::<usize>() <= 1 << 15
+    {
         let base = runs.first().map_or(0, |r| r.1.dst);
         for (pair, r) in runs {
             let mut rr = *r;
@@ -527,8 +543,8 @@ fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_,
     let split = (runs[mid].1.dst - runs[0].1.dst) * T::BYTES;
     let (lo, hi) = out.split_at_mut(split);
     rayon::join(
-        || pack_par(lo, &runs[..mid], jobs),
-        || pack_par(hi, &runs[mid..], jobs),
+        || pack_par(lo, &runs[..mid], jobs, par),
+        || pack_par(hi, &runs[mid..], jobs, par),
     );
 }
 
@@ -539,6 +555,7 @@ fn run_work<T: Element>(
     jobs: &mut [Job<'_, T>],
     pairs: &[super::plan::PairPlan],
     data: Option<&[u8]>,
+    par: bool,
 ) {
     for (k, job) in jobs.iter_mut().enumerate() {
         let gr = work.pair_groups[k].clone();
@@ -556,12 +573,12 @@ fn run_work<T: Element>(
         let a = &mut job.target[start..];
         match data {
             Some(d) => with_combine!(update, c => {
-                run_groups(a, start, groups, regions, &work.moves, &Bytes(d), c)
+                run_groups(a, start, groups, regions, &work.moves, &Bytes(d), c, par)
             }),
             None => {
                 let src = Slice(job.source);
                 with_combine!(update, c => {
-                    run_groups(a, start, groups, regions, &work.moves, &src, c)
+                    run_groups(a, start, groups, regions, &work.moves, &src, c, par)
                 })
             }
         }
@@ -569,7 +586,8 @@ fn run_work<T: Element>(
 }
 
 /// Applies the moves of `groups` to `a` (which starts at element `base` of A),
-/// splitting `a` at region boundaries between rayon tasks.
+/// splitting `a` at region boundaries between rayon tasks (when `par`).
+#[allow(clippy::too_many_arguments)]
 fn run_groups<T: Element, S: Src<T>, C: Combine<T>>(
     a: &mut [T],
     base: usize,
@@ -578,13 +596,17 @@ fn run_groups<T: Element, S: Src<T>, C: Combine<T>>(
     moves: &[Move],
     src: &S,
     c: C,
+    par: bool,
 ) {
-    let elems: usize = groups
-        .iter()
-        .flat_map(|g| &moves[g.2.clone()])
-        .map(|m| m.rows * m.cols)
-        .sum();
-    if groups.len() <= 1 || elems <= 1 << 15 {
+    let small = || {
+        groups
+            .iter()
+            .flat_map(|g| &moves[g.2.clone()])
+            .map(|m| m.rows * m.cols)
+            .sum::<usize>()
+            <= 1 << 15
+    };
+    if !par || groups.len() <= 1 || small() {
         for g in groups {
             let r = &regions[g.1 as usize];
             let region = &mut a[r.start - base..r.end - base];
@@ -598,7 +620,7 @@ fn run_groups<T: Element, S: Src<T>, C: Combine<T>>(
     let split = regions[groups[mid].1 as usize].start;
     let (lo, hi) = a.split_at_mut(split - base);
     rayon::join(
-        || run_groups(lo, base, &groups[..mid], regions, moves, src, c),
-        || run_groups(hi, split, &groups[mid..], regions, moves, src, c),
+        || run_groups(lo, base, &groups[..mid], regions, moves, src, c, par),
+        || run_groups(hi, split, &groups[mid..], regions, moves, src, c, par),
     );
 }

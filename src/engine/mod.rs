@@ -15,9 +15,10 @@
 //! 2. [`ReshufflePlan::execute`] checks collectively that all ranks run the same plan
 //!    with the same element type and scalars and that every local buffer is large
 //!    enough, and only then moves data: one message per peer for the whole batch,
-//!    packed in parallel; local pieces copied straight from B to A while messages
-//!    travel; every package transformed (scaled, transposed, conjugated) into A on
-//!    receipt, in arrival order.
+//!    packed (transposed pieces already in the receiver's element order; in parallel
+//!    when the rank has cores to spare); local pieces copied straight from B to A
+//!    while messages travel; every package scaled and conjugated into A on receipt,
+//!    in arrival order.
 //!
 //! The same engine runs over any [`Transport`](crate::transport::Transport): threads as
 //! ranks ([`run_in_process`](crate::transport::run_in_process)) or MPI (feature `mpi`).

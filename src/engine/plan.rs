@@ -231,15 +231,16 @@ struct DstPiece {
     s_cs: usize,
 }
 
-/// A piece leaving this rank, in B coordinates.
+/// A piece leaving this rank: packed densely as `outer` lines of `inner` elements,
+/// element `i` of line `o` taken from B at `src + o·ld + i·step`.
 struct SrcPiece {
-    key: (u32, usize, usize),
+    key: PieceKey,
     peer: usize,
     src: usize,
     ld: usize,
-    order: Order,
-    b_rows: usize,
-    b_cols: usize,
+    step: usize,
+    inner: usize,
+    outer: usize,
 }
 
 /// Regions of A's local buffer and, for every local block, the region of each of its
@@ -313,7 +314,7 @@ impl Schedule {
             pairs.push(plan_pair(k, t, size)?);
         }
         let mut src_pieces: Vec<SrcPiece> = Vec::new();
-        let mut recv_pieces: Vec<(usize, (u32, usize, usize), DstPiece)> = Vec::new();
+        let mut recv_pieces: Vec<(usize, PieceKey, DstPiece)> = Vec::new();
         let mut local_pieces: Vec<DstPiece> = Vec::new();
         let mut tblocks: Vec<Vec<LocalBlock>> = Vec::with_capacity(pairs.len());
         for p in pairs.iter_mut() {
@@ -335,7 +336,10 @@ impl Schedule {
         }
         let mut regs = Vec::with_capacity(pairs.len());
         for (p, blocks) in pairs.iter_mut().zip(&tblocks) {
-            let r = regions(blocks, CHUNK.max(p.target_len / 64));
+            // Transposes walk their regions in squares (see `piece_key`); wider regions
+            // let a square span more target columns.
+            let parts = if p.op.transposes() { 8 } else { 64 };
+            let r = regions(blocks, CHUNK.max(p.target_len / parts));
             p.regions = r.ranges.clone();
             regs.push(r);
         }
@@ -352,10 +356,7 @@ impl Schedule {
                 });
             }
             let s = sends.last_mut().expect("just pushed");
-            let (inner, outer) = match p.order {
-                Order::ColMajor => (p.b_rows, p.b_cols),
-                Order::RowMajor => (p.b_cols, p.b_rows),
-            };
+            let (inner, outer) = (p.inner, p.outer);
             let step = (CHUNK / inner.max(1)).max(1);
             let mut o = 0;
             while o < outer {
@@ -365,6 +366,7 @@ impl Schedule {
                     PackRun {
                         src: p.src + o * p.ld,
                         ld: p.ld,
+                        step: p.step,
                         inner,
                         outer: n,
                         dst: s.elems + o * inner,
@@ -401,6 +403,14 @@ impl Schedule {
         for (r, b) in recvs.iter_mut().zip(buckets) {
             r.work = group(b, pairs.len());
         }
+        // Local pieces of transposes in the packages' square order (both B and A are
+        // then walked a few hundred pages at a time); the grouping by region below
+        // keeps this order inside every region.
+        local_pieces.sort_by_cached_key(|d| {
+            let blk = &tblocks[d.pair as usize][d.block];
+            let tr = pairs[d.pair as usize].op.transposes();
+            piece_key(d.pair, tr, d.r0, d.c0, blk.rows.start, blk.cols.start)
+        });
         let mut local = Vec::new();
         for piece in &local_pieces {
             split_piece(
@@ -476,14 +486,31 @@ fn plan_pair(k: usize, t: Transform, size: usize) -> Result<PairPlan> {
     })
 }
 
+/// Sort key of a piece inside a package: `(transform, position)`.
+type PieceKey = (u32, [usize; 6]);
+
+/// Edge, in elements, of the squares of the matrix a transposing package walks one
+/// after the other (see [`piece_key`]).
+const SUPER: usize = 1024;
+
 /// The canonical order of pieces inside a package, the same on both sides: by
-/// transform, then in the source's column order (target columns for op = identity,
-/// target rows for the transposes), so that packing streams through column-major B.
-fn piece_key(k: u32, transposed: bool, i0: usize, j0: usize) -> (u32, usize, usize) {
+/// transform, then
+/// * op = identity: in the source's column order (target columns), so that packing
+///   streams through column-major B and unpacking through column-major A;
+/// * transposes: by squares of [`SUPER`] × [`SUPER`] target elements, inside them by
+///   target block (column-major) and inside a block column-major. Walking whole
+///   target rows instead (B's column order) touches a new page of A for every column
+///   of every piece — thousands of pages per strip, far beyond the TLB — and made
+///   unpacking 2x slower than the straight copy; inside a square both the target
+///   columns written and the source columns read fit the TLB.
+///
+/// `(i0, j0)` is the piece's first target element and `(r0, c0)` the first element of
+/// the target block it lies in.
+fn piece_key(k: u32, transposed: bool, i0: usize, j0: usize, r0: usize, c0: usize) -> PieceKey {
     if transposed {
-        (k, i0, j0)
+        (k, [c0 / SUPER, r0 / SUPER, c0, r0, j0, i0])
     } else {
-        (k, j0, i0)
+        (k, [j0, i0, 0, 0, 0, 0])
     }
 }
 
@@ -494,7 +521,7 @@ fn enumerate_pair(
     rank: usize,
     tblocks: &[LocalBlock],
     sends: &mut Vec<SrcPiece>,
-    recvs: &mut Vec<(usize, (u32, usize, usize), DstPiece)>,
+    recvs: &mut Vec<(usize, PieceKey, DstPiece)>,
     local: &mut Vec<DstPiece>,
 ) {
     let tr = p.op.transposes();
@@ -540,14 +567,31 @@ fn enumerate_pair(
                         s_cs,
                     });
                 } else {
+                    // Straight pieces travel in B's storage order (packing copies whole
+                    // runs); transposed ones already in the receiver's A order, so that
+                    // the receiver copies whole runs and the transposition happens
+                    // while packing, into the small dense package piece.
+                    let (ld, step, inner, outer) = if !tr {
+                        match blk.order {
+                            Order::ColMajor => (blk.ld, 1, b_rows, b_cols),
+                            Order::RowMajor => (blk.ld, 1, b_cols, b_rows),
+                        }
+                    } else {
+                        // Target element (i, j) of the piece is B(j, i).
+                        let (rows, cols) = (i1 - i0, j1 - j0);
+                        match storage_order(&p.target, owner) {
+                            Order::ColMajor => (b_rs, b_cs, rows, cols),
+                            Order::RowMajor => (b_cs, b_rs, cols, rows),
+                        }
+                    };
                     sends.push(SrcPiece {
-                        key: piece_key(k, tr, i0, j0),
+                        key: piece_key(k, tr, i0, j0, r0, c0),
                         peer: owner,
                         src,
-                        ld: blk.ld,
-                        order: blk.order,
-                        b_rows,
-                        b_cols,
+                        ld,
+                        step,
+                        inner,
+                        outer,
                     });
                 }
             }
@@ -566,17 +610,22 @@ fn enumerate_pair(
                 }
                 let (j0, j1) = (c0.max(blk.cols.start), c1.min(blk.cols.end));
                 let (rows, cols) = (i1 - i0, j1 - j0);
-                // The package holds the piece densely in the sender's storage order,
-                // in B coordinates.
-                let (b_rows, b_cols) = if tr { (cols, rows) } else { (rows, cols) };
-                let (p_rs, p_cs) = match storage_order(&p.source, owner) {
-                    Order::ColMajor => (1, b_rows),
-                    Order::RowMajor => (b_cols, 1),
+                // The package holds the piece densely: straight pieces in the
+                // sender's storage order, transposed ones in this rank's A order.
+                let (s_rs, s_cs) = if tr {
+                    match storage_order(&p.target, rank) {
+                        Order::ColMajor => (1, rows),
+                        Order::RowMajor => (cols, 1),
+                    }
+                } else {
+                    match storage_order(&p.source, owner) {
+                        Order::ColMajor => (1, rows),
+                        Order::RowMajor => (cols, 1),
+                    }
                 };
-                let (s_rs, s_cs) = if tr { (p_cs, p_rs) } else { (p_rs, p_cs) };
                 recvs.push((
                     owner,
-                    piece_key(k, tr, i0, j0),
+                    piece_key(k, tr, i0, j0, blk.rows.start, blk.cols.start),
                     DstPiece {
                         pair: k,
                         block: b,

@@ -190,6 +190,11 @@ impl Transport for InProcess {
         self.size
     }
 
+    /// The process's cores divided among its `size()` thread ranks.
+    fn threads(&self) -> usize {
+        (super::cores() / self.size).max(1)
+    }
+
     fn max_message_bytes(&self) -> usize {
         usize::MAX
     }

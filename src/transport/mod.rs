@@ -112,6 +112,17 @@ pub trait Transport {
     /// Largest package, in bytes, one message can carry.
     fn max_message_bytes(&self) -> usize;
 
+    /// How many threads this rank should use for its share of a round's work (packing,
+    /// local copies, unpacking): the cores it may use divided among the ranks that
+    /// share them, at least 1. With 1 the engine runs serially instead of splitting
+    /// work between rayon tasks, which only oversubscribes a node whose cores are all
+    /// taken by ranks.
+    ///
+    /// The default is [`std::thread::available_parallelism`] (the rank is alone).
+    fn threads(&self) -> usize {
+        cores()
+    }
+
     /// Gathers `mine` (the same length on every rank) from all ranks into `all`, rank
     /// `r`'s words at `all[r·mine.len() ..][.. mine.len()]`.
     ///
@@ -128,6 +139,11 @@ pub trait Transport {
     /// [`crate::Error::Transport`] if a message has the wrong size, a package is larger
     /// than [`Transport::max_message_bytes`], or a peer failed.
     fn exchange(&mut self, round: Round<'_>, handler: &mut dyn RoundHandler) -> Result<()>;
+}
+
+/// Cores this process may run on (1 if unknown).
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Checks the shape of a round (ranges ordered, inside the buffers, peers valid and

@@ -24,6 +24,8 @@ const TAG: i32 = 0x636f;
 /// engine's rayon threads never call MPI).
 pub struct MpiTransport {
     comm: SimpleCommunicator,
+    /// Ranks of `comm` on this rank's node (shared-memory domain).
+    node_ranks: usize,
 }
 
 impl std::fmt::Debug for MpiTransport {
@@ -38,8 +40,18 @@ impl std::fmt::Debug for MpiTransport {
 impl MpiTransport {
     /// Wraps a communicator (e.g. `universe.world()`, or a duplicate of it to keep
     /// copr's messages apart from the application's).
+    ///
+    /// Collective over `comm`: it counts the ranks that share this rank's node
+    /// (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`), so that the engine uses only
+    /// this rank's share of the node's cores ([`Transport::threads`]).
     pub fn new(comm: SimpleCommunicator) -> Self {
-        Self { comm }
+        let node_ranks = comm.split_shared(comm.rank()).size().max(1) as usize;
+        Self { comm, node_ranks }
+    }
+
+    /// Ranks of the communicator on this rank's node.
+    pub fn node_ranks(&self) -> usize {
+        self.node_ranks
     }
 
     /// The wrapped communicator.
@@ -59,6 +71,11 @@ impl Transport for MpiTransport {
 
     fn max_message_bytes(&self) -> usize {
         i32::MAX as usize
+    }
+
+    /// The cores this process may use divided among the ranks on its node.
+    fn threads(&self) -> usize {
+        (super::cores() / self.node_ranks).max(1)
     }
 
     fn all_gather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
