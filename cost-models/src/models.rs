@@ -300,6 +300,11 @@ pub(crate) fn d_conjugate() -> f64 {
     DEFAULT_CONJUGATE_COST
 }
 
+/// Checks that every named constant is finite and non-negative (no file context).
+fn validate_coefficients(c: &[(&'static str, f64)]) -> Result<()> {
+    check_all(&FieldPath::root(), c).map_err(|e| e.into_error(None, None).into())
+}
+
 impl Default for TransformCost {
     fn default() -> Self {
         Self {
@@ -326,8 +331,7 @@ impl TransformCost {
     /// # Errors
     /// [`crate::CostError::Input`] naming the constant and its value.
     pub fn validate(&self) -> Result<()> {
-        check_all(&FieldPath::root(), &self.coefficients())
-            .map_err(|e| e.into_error(None, None).into())
+        validate_coefficients(&self.coefficients())
     }
 
     pub(crate) fn check(&self, at: &FieldPath) -> std::result::Result<(), Invalid> {
@@ -463,8 +467,7 @@ impl LocalityPenalty {
     /// # Errors
     /// [`crate::CostError::Input`] naming the constant and its value.
     pub fn validate(&self) -> Result<()> {
-        check_all(&FieldPath::root(), &self.coefficients())
-            .map_err(|e| e.into_error(None, None).into())
+        validate_coefficients(&self.coefficients())
     }
 
     pub(crate) fn check(&self, at: &FieldPath) -> std::result::Result<(), Invalid> {

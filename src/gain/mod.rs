@@ -219,29 +219,36 @@ impl Packages {
 /// the layouts alone (no global volume matrix): what rank `x` needs for its row of δ.
 ///
 /// # Complexity
-/// O(axis pieces of both layouts + the packages of `x`).
+/// O(axis pieces of both layouts + target row classes × column classes + the pieces of
+/// the packages of `x`).
 ///
 /// # Errors
 /// [`Error::Mismatch`] if op(source) and target differ in shape.
 pub fn incoming(input: &PackageInput<'_>, x: usize) -> Result<Vec<(usize, Package)>> {
-    let (r, c) = input.overlaps()?;
+    let (mut r, mut c) = input.overlaps()?;
     let view = OpView::new(input.source, input.transform.op);
-    // the target classes x owns in each axis, then all class pairs owned by x
+    // group both axes' entries by target class, then visit the class pairs x owns
+    r.sort_unstable_by_key(|e| e.1);
+    c.sort_unstable_by_key(|e| e.1);
+    let groups = |v: &ClassPairs| -> Vec<(u32, std::ops::Range<usize>)> {
+        let mut out: Vec<(u32, std::ops::Range<usize>)> = Vec::new();
+        for (k, e) in v.iter().enumerate() {
+            match out.last_mut() {
+                Some((class, range)) if *class == e.1 => range.end = k + 1,
+                _ => out.push((e.1, k..k + 1)),
+            }
+        }
+        out
+    };
+    let (row_groups, col_groups) = (groups(&r), groups(&c));
     let mut trip = Vec::new();
-    let rows_b: Vec<&(u32, u32, PieceStats)> = r.iter().collect();
-    let mut row_classes: Vec<u32> = rows_b.iter().map(|e| e.1).collect();
-    row_classes.sort_unstable();
-    row_classes.dedup();
-    let mut col_classes: Vec<u32> = c.iter().map(|e| e.1).collect();
-    col_classes.sort_unstable();
-    col_classes.dedup();
-    for &b in &row_classes {
-        for &d in &col_classes {
-            if input.target.owner_by_class(b as usize, d as usize) != x {
+    for (b, rows) in &row_groups {
+        for (d, cols) in &col_groups {
+            if input.target.owner_by_class(*b as usize, *d as usize) != x {
                 continue;
             }
-            for (a, _, rs) in r.iter().filter(|e| e.1 == b) {
-                for (cc, _, cs) in c.iter().filter(|e| e.1 == d) {
+            for (a, _, rs) in &r[rows.clone()] {
+                for (cc, _, cs) in &c[cols.clone()] {
                     let s = view.owner(*a as usize, *cc as usize);
                     trip.push((s, x, rs.len * cs.len, input.piece(s, rs, cs)));
                 }
