@@ -193,27 +193,19 @@ impl BlockCyclic {
         });
         check_positive("submatrix.m", sub.m)?;
         check_positive("submatrix.n", sub.n)?;
-        if sub.ia.checked_add(sub.m).is_none_or(|e| e > spec.m) {
-            return Err(Error::Layout {
-                field: "submatrix",
-                detail: format!(
-                    "rows {}..{} exceed the matrix's {} rows",
-                    sub.ia,
-                    sub.ia.saturating_add(sub.m),
-                    spec.m
-                ),
-            });
-        }
-        if sub.ja.checked_add(sub.n).is_none_or(|e| e > spec.n) {
-            return Err(Error::Layout {
-                field: "submatrix",
-                detail: format!(
-                    "columns {}..{} exceed the matrix's {} columns",
-                    sub.ja,
-                    sub.ja.saturating_add(sub.n),
-                    spec.n
-                ),
-            });
+        for (what, start, len, size) in [
+            ("rows", sub.ia, sub.m, spec.m),
+            ("columns", sub.ja, sub.n, spec.n),
+        ] {
+            if start.checked_add(len).is_none_or(|e| e > size) {
+                return Err(Error::Layout {
+                    field: "submatrix",
+                    detail: format!(
+                        "{what} {start}..{} exceed the matrix's {size} {what}",
+                        start.saturating_add(len)
+                    ),
+                });
+            }
         }
         let mut pos_of_rank = None;
         if let Some(map) = &spec.rank_map {
