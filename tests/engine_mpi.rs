@@ -69,6 +69,27 @@ fn main() {
     batch.extend(large_case(p, 120, 200, Op::Transpose, true));
     batch.extend(large_case(p, 150, 150, Op::ConjTranspose, false));
     record(run_batch::<Complex64>(&mut t, &batch, 3, "large batch"));
+    // The large packages above went through the node-shared window from their second
+    // execution on (the first one sized it): check that it exists.
+    if t.node_ranks() > 1 && t.window_bytes() == 0 {
+        record(Err(format!(
+            "rank {me}: {} ranks share the node but no shared window was set up",
+            t.node_ranks()
+        )));
+    }
+    // The same large cases with every package as an MPI message.
+    let mut m = MpiTransport::new(world.duplicate()).messages_only();
+    for op in [Op::Identity, Op::Transpose] {
+        let c = large_case(p, 301, 257, op, true);
+        record(run_batch::<f64>(&mut m, &c, 2, "large f64, messages only"));
+    }
+    record(run_batch::<Complex64>(
+        &mut m,
+        &batch,
+        2,
+        "large batch, messages only",
+    ));
+    drop(m);
     // The collective safety checks.
     record(error_cases(&mut t));
 

@@ -1,19 +1,25 @@
 //! Transports: moving byte packages between ranks.
 //!
 //! A [`Transport`] is a communicator of `size()` ranks that can do two collective
-//! things: gather a few `u64` words from every rank ([`Transport::all_gather`], used for
-//! the safety checks before any data moves) and run one communication *round*
-//! ([`Transport::exchange`]): every rank sends at most one package to each peer and
-//! receives at most one package from each peer, with non-blocking sends and receives.
-//! The transport calls back into a [`RoundHandler`] to fill each outgoing package just
-//! before it is sent, to do local work while packages travel, and to consume each
-//! incoming package in *arrival order* (wait-any), so unpacking overlaps communication.
+//! things: gather a few `u64` words from every rank ([`Transport::all_gather`]) and run
+//! one communication *round* ([`Transport::exchange`]): every rank sends at most one
+//! package to each peer and receives at most one package from each peer, with
+//! non-blocking sends and receives.
+//!
+//! A round carries its own safety check: every rank contributes a few words, and no
+//! package leaves any rank before all ranks' words are in and the handler has judged
+//! them ([`RoundHandler::verdict`]); a rejection ends the round on every rank with the
+//! same error, nothing sent or unpacked. The transport calls back into the
+//! [`RoundHandler`] to fill each outgoing package (possibly while the words are still
+//! travelling), to do local work while packages travel, and to consume each incoming
+//! package in *arrival order* (wait-any), so unpacking overlaps communication.
 //!
 //! Two implementations share the trait and therefore all engine code:
 //! * [`InProcess`]: threads as ranks ([`run_in_process`]), the embedded default for
 //!   tests and for users without MPI;
 //! * `MpiTransport` (feature `mpi`): rsmpi non-blocking point-to-point calls and
-//!   wait-any completion (`MPI_Testany`), run under `mpirun`.
+//!   wait-any completion (`MPI_Testany`), packages between ranks of one node read in
+//!   place from a shared-memory window, run under `mpirun`.
 //!
 //! # Example
 //! ```
@@ -28,6 +34,11 @@
 //!     fn pack(&mut self, _k: usize, out: &mut [u8]) {
 //!         out[0] = self.me;
 //!     }
+//!     fn verdict(&mut self, all: &[u64]) -> copr::Result<()> {
+//!         // Every rank passed the same word.
+//!         assert!(all.iter().all(|&w| w == 7));
+//!         Ok(())
+//!     }
 //!     fn overlap(&mut self) {}
 //!     fn unpack(&mut self, _k: usize, data: &[u8]) {
 //!         self.got = Some(data[0]);
@@ -37,9 +48,16 @@
 //!     let (me, p) = (t.rank(), t.size());
 //!     let sends = [Package { peer: (me + 1) % p, range: 0..1 }];
 //!     let recvs = [Package { peer: (me + p - 1) % p, range: 0..1 }];
-//!     let (mut sbuf, mut rbuf) = ([0u8; 1], [0u8; 1]);
+//!     let (mut sbuf, mut rbuf, mut all) = ([0u8; 1], [0u8; 1], vec![0u64; p]);
 //!     let mut h = Ring { me: me as u8, got: None };
-//!     let round = Round { send_buf: &mut sbuf, sends: &sends, recv_buf: &mut rbuf, recvs: &recvs };
+//!     let round = Round {
+//!         send_buf: &mut sbuf,
+//!         sends: &sends,
+//!         recv_buf: &mut rbuf,
+//!         recvs: &recvs,
+//!         check: &[7],
+//!         checked: &mut all,
+//!     };
 //!     t.exchange(round, &mut h).unwrap();
 //!     h.got.unwrap()
 //! })
@@ -84,16 +102,30 @@ pub struct Round<'a> {
     pub recv_buf: &'a mut [u8],
     /// Incoming packages.
     pub recvs: &'a [Package],
+    /// This rank's words for the round's check (the same number on every rank).
+    pub check: &'a [u64],
+    /// Receives every rank's check words, rank `r`'s at `checked[r·check.len() ..]`
+    /// (`size()·check.len()` words).
+    pub checked: &'a mut [u64],
 }
 
 /// What a rank does with the packages of a round.
 pub trait RoundHandler {
     /// Fills outgoing package `k` (`out.len()` is its length); called once per package,
-    /// in order, before the package is sent.
+    /// in order, before the package is sent — possibly before the verdict, so it must
+    /// only read what this rank has checked locally (if it has found a problem, it may
+    /// leave `out` as it is: the verdict will stop the round).
     fn pack(&mut self, k: usize, out: &mut [u8]);
-    /// Work that needs no message, run once after all receives and sends are posted.
+    /// Judges every rank's check words (`all`, as in [`Round::checked`]); called once,
+    /// before any package is sent, [`RoundHandler::overlap`] or
+    /// [`RoundHandler::unpack`]. An error ends the round on this rank with that error;
+    /// since all ranks judge the same words, they all return the same one.
+    fn verdict(&mut self, all: &[u64]) -> Result<()>;
+    /// Work that needs no message, run once after a positive verdict, while packages
+    /// travel.
     fn overlap(&mut self);
-    /// Consumes incoming package `k`; called once per package, in arrival order.
+    /// Consumes incoming package `k`; called once per package, in arrival order, after
+    /// a positive verdict.
     fn unpack(&mut self, k: usize, data: &[u8]);
 }
 
@@ -131,13 +163,15 @@ pub trait Transport {
     /// failed.
     fn all_gather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()>;
 
-    /// Runs one round: posts all receives, fills and sends every outgoing package
-    /// (`handler.pack`), calls `handler.overlap()`, then hands every incoming package to
+    /// Runs one round: gathers the check words of all ranks while filling the outgoing
+    /// packages (`handler.pack`), asks `handler.verdict`, and only then sends the
+    /// packages, calls `handler.overlap()`, hands every incoming package to
     /// `handler.unpack` as it arrives, and returns when all sends and receives are done.
     ///
     /// # Errors
-    /// [`crate::Error::Transport`] if a message has the wrong size, a package is larger
-    /// than [`Transport::max_message_bytes`], or a peer failed.
+    /// The verdict's error; [`crate::Error::Transport`] if `checked` has the wrong
+    /// length, a message has the wrong size, a package is larger than
+    /// [`Transport::max_message_bytes`], or a peer failed.
     fn exchange(&mut self, round: Round<'_>, handler: &mut dyn RoundHandler) -> Result<()>;
 }
 
@@ -150,6 +184,14 @@ pub(crate) fn cores() -> usize {
 /// distinct, no self-messages).
 pub(crate) fn check_round(round: &Round<'_>, rank: usize, size: usize) -> Result<()> {
     use crate::error::Error;
+    if round.checked.len() != size * round.check.len() {
+        return Err(Error::Transport(format!(
+            "a round with {} check words per rank on {size} ranks needs {} gathered words, not {}",
+            round.check.len(),
+            size * round.check.len(),
+            round.checked.len()
+        )));
+    }
     for (what, pkgs, len) in [
         ("send", round.sends, round.send_buf.len()),
         ("receive", round.recvs, round.recv_buf.len()),

@@ -1,31 +1,175 @@
-//! The MPI transport (rsmpi): non-blocking sends and receives, wait-any.
+//! The MPI transport (rsmpi): non-blocking sends and receives, wait-any, and packages
+//! read in place from a node-shared window between ranks of one node.
+
+use std::ffi::CString;
 
 use mpi::datatype::Equivalence;
+use mpi::ffi;
 use mpi::point_to_point::{Destination, Source};
+use mpi::raw::AsRaw;
 use mpi::request::multiple_scope;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
-use super::{check_round, Round, RoundHandler, Transport};
+use super::{check_round, Package, Round, RoundHandler, Transport};
 use crate::error::{Error, Result};
 
 /// Tag of copr's round messages ("co").
 const TAG: i32 = 0x636f;
+/// Tag of the acknowledgements of packages read from the shared window.
+const TAG_ACK: i32 = 0x636f + 1;
+/// First word of a shared-window descriptor message.
+const MAGIC: u64 = 0x636f_7072_5769_6e64;
+/// Bytes of a shared-window descriptor message: [`MAGIC`], offset and length, three
+/// `u64`.
+const DESCRIPTOR: usize = 24;
+/// Packages from this size on go through the shared window (smaller ones are cheaper
+/// as one eager message than as descriptor + acknowledgement).
+const SHARED_MIN: usize = 16 << 10;
+/// Alignment of packages in the shared window (a page, so that no two packages share
+/// one and every package is aligned for every element type).
+const SHARED_ALIGN: usize = 4096;
 
 /// A [`Transport`] over an MPI communicator.
 ///
-/// Every package is one `MPI_Isend`/`MPI_Irecv` pair; incoming packages are handed to
-/// the handler in completion order (`MPI_Testany` polled with a `sched_yield` between
-/// polls, so that with more ranks than cores a waiting rank leaves the core to the
-/// peer it waits for). Packages are limited to `i32::MAX` bytes (MPI's count of
-/// `MPI_BYTE`s); the engine checks this collectively before anything moves.
+/// Between ranks on **different nodes** every package is one `MPI_Isend`/`MPI_Irecv`
+/// pair. Between ranks on the **same node** (the shared-memory domain of
+/// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`), packages of 16 KiB and more are
+/// written by the sender straight into a node-shared window
+/// (`MPI_Win_allocate_shared`) and the message is a 16-byte descriptor: the receiver
+/// hands the bytes to the handler *in place*, from the sender's memory, and then
+/// acknowledges them so that the sender may reuse its window. Every remote byte is
+/// then written once (packing) and read once (unpacking), instead of being copied a
+/// third time by MPI. The window sizes itself: a round whose node-local packages do
+/// not fit sends them as messages, and then the node's ranks grow their segments
+/// together at the end of that round (the flag travels with the round's check words,
+/// so all agree without an extra collective); later rounds use the window.
+/// [`MpiTransport::messages_only`] turns the window off.
+///
+/// Incoming packages are handed to the handler in completion order (`MPI_Testany`
+/// polled with a `sched_yield` between polls, so that with more ranks than cores a
+/// waiting rank leaves the core to the peer it waits for). Message packages are
+/// limited to `i32::MAX` bytes (MPI's count of `MPI_BYTE`s); the engine checks this
+/// collectively before anything moves.
 ///
 /// Call it from the thread that initialised MPI (`MPI_THREAD_FUNNELED` suffices: the
-/// engine's rayon threads never call MPI).
+/// engine's rayon threads never call MPI). Creating and dropping an `MpiTransport` are
+/// collective over its communicator (the node communicator and the window are freed
+/// on drop).
 pub struct MpiTransport {
     comm: SimpleCommunicator,
-    /// Ranks of `comm` on this rank's node (shared-memory domain).
-    node_ranks: usize,
+    /// The ranks of `comm` on this rank's node.
+    node: SimpleCommunicator,
+    /// Rank in `node` of every rank of `comm` (`None`: on another node).
+    node_rank: Vec<Option<i32>>,
+    /// Use the shared window for packages between ranks of a node.
+    shared: bool,
+    /// The node-shared window, once reserved.
+    window: Option<Window>,
+}
+
+/// A node-shared window: this rank's segment and the addresses of every node rank's.
+struct Window {
+    win: ffi::MPI_Win,
+    /// This rank's segment.
+    base: *mut u8,
+    cap: usize,
+    /// Every node rank's segment (address, bytes).
+    segments: Vec<(*const u8, usize)>,
+}
+
+impl Window {
+    /// Allocates `bytes` for this rank (collective over `node`) and opens a passive
+    /// epoch on all segments, so that `MPI_Win_sync` can order the accesses.
+    fn allocate(node: &SimpleCommunicator, bytes: usize) -> Result<Self> {
+        let mut base: *mut u8 = std::ptr::null_mut();
+        let mut win: ffi::MPI_Win = unsafe { ffi::RSMPI_WIN_NULL };
+        // SAFETY: plain MPI calls on valid handles; `base` receives the segment address.
+        unsafe {
+            let mut info: ffi::MPI_Info = ffi::RSMPI_INFO_NULL;
+            check(ffi::MPI_Info_create(&mut info), "MPI_Info_create")?;
+            let key = CString::new("alloc_shared_noncontig").expect("no NUL");
+            let val = CString::new("true").expect("no NUL");
+            check(
+                ffi::MPI_Info_set(info, key.as_ptr(), val.as_ptr()),
+                "MPI_Info_set",
+            )?;
+            let r = ffi::MPI_Win_allocate_shared(
+                bytes as ffi::MPI_Aint,
+                1,
+                info,
+                node.as_raw(),
+                (&mut base as *mut *mut u8).cast(),
+                &mut win,
+            );
+            ffi::MPI_Info_free(&mut info);
+            check(r, "MPI_Win_allocate_shared")?;
+            check(
+                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
+                "MPI_Win_lock_all",
+            )?;
+        }
+        let mut segments = Vec::with_capacity(node.size() as usize);
+        for r in 0..node.size() {
+            let mut size: ffi::MPI_Aint = 0;
+            let mut unit: i32 = 0;
+            let mut ptr: *mut u8 = std::ptr::null_mut();
+            // SAFETY: `win` is a valid shared window of `node`, `r` one of its ranks.
+            check(
+                unsafe {
+                    ffi::MPI_Win_shared_query(
+                        win,
+                        r,
+                        &mut size,
+                        &mut unit,
+                        (&mut ptr as *mut *mut u8).cast(),
+                    )
+                },
+                "MPI_Win_shared_query",
+            )?;
+            segments.push((ptr.cast_const(), size as usize));
+        }
+        Ok(Self {
+            win,
+            base,
+            cap: bytes,
+            segments,
+        })
+    }
+
+    /// Orders this rank's earlier writes before later reads (a memory barrier).
+    fn sync(&self) {
+        // SAFETY: the window is valid and in a passive epoch (lock_all).
+        unsafe { ffi::MPI_Win_sync(self.win) };
+    }
+
+    /// Closes the epoch and frees the window (collective over the node).
+    fn free(mut self) {
+        // SAFETY: the window is valid; every rank of the node frees it at the same point.
+        unsafe {
+            ffi::MPI_Win_unlock_all(self.win);
+            ffi::MPI_Win_free(&mut self.win);
+        }
+    }
+}
+
+/// Turns an MPI return code into an error.
+fn check(code: i32, what: &str) -> Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(Error::Transport(format!(
+            "{what} failed with MPI error {code}"
+        )))
+    }
+}
+
+impl Drop for MpiTransport {
+    fn drop(&mut self) {
+        if let Some(w) = self.window.take() {
+            w.free();
+        }
+    }
 }
 
 impl std::fmt::Debug for MpiTransport {
@@ -33,6 +177,9 @@ impl std::fmt::Debug for MpiTransport {
         f.debug_struct("MpiTransport")
             .field("rank", &self.comm.rank())
             .field("size", &self.comm.size())
+            .field("node_ranks", &self.node.size())
+            .field("shared", &self.shared)
+            .field("window_bytes", &self.window.as_ref().map_or(0, |w| w.cap))
             .finish()
     }
 }
@@ -41,23 +188,82 @@ impl MpiTransport {
     /// Wraps a communicator (e.g. `universe.world()`, or a duplicate of it to keep
     /// copr's messages apart from the application's).
     ///
-    /// Collective over `comm`: it counts the ranks that share this rank's node
+    /// Collective over `comm`: it finds the ranks that share this rank's node
     /// (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`), so that the engine uses only
-    /// this rank's share of the node's cores ([`Transport::threads`]).
+    /// this rank's share of the node's cores ([`Transport::threads`]) and packages
+    /// between them can go through a shared window.
     pub fn new(comm: SimpleCommunicator) -> Self {
-        let node_ranks = comm.split_shared(comm.rank()).size().max(1) as usize;
-        Self { comm, node_ranks }
+        let node = comm.split_shared(comm.rank());
+        let mut world_of = vec![0i32; node.size() as usize];
+        node.all_gather_into(&comm.rank(), &mut world_of[..]);
+        let mut node_rank = vec![None; comm.size() as usize];
+        for (nr, &w) in world_of.iter().enumerate() {
+            node_rank[w as usize] = Some(nr as i32);
+        }
+        Self {
+            comm,
+            node,
+            node_rank,
+            shared: true,
+            window: None,
+        }
+    }
+
+    /// Sends every package as an MPI message, also between ranks of one node (no
+    /// shared window). Call it on every rank alike, right after [`MpiTransport::new`].
+    pub fn messages_only(mut self) -> Self {
+        self.shared = false;
+        self
     }
 
     /// Ranks of the communicator on this rank's node.
     pub fn node_ranks(&self) -> usize {
-        self.node_ranks
+        self.node.size() as usize
+    }
+
+    /// Bytes of this rank's segment of the node-shared window (0 until a round needed
+    /// one).
+    pub fn window_bytes(&self) -> usize {
+        self.window.as_ref().map_or(0, |w| w.cap)
     }
 
     /// The wrapped communicator.
     pub fn communicator(&self) -> &SimpleCommunicator {
         &self.comm
     }
+
+    /// Whether a package goes through the shared window.
+    fn via_window(&self, p: &Package) -> bool {
+        self.shared && p.range.len() >= SHARED_MIN && self.node_rank[p.peer].is_some()
+    }
+
+    /// Window offsets of the packages that go through it, in `sends` order (`None`:
+    /// sent as a message), and the bytes they need.
+    fn window_plan(&self, sends: &[Package]) -> (Vec<Option<usize>>, usize) {
+        let mut end = 0usize;
+        let offsets = sends
+            .iter()
+            .map(|p| {
+                self.via_window(p).then(|| {
+                    let start = end.div_ceil(SHARED_ALIGN) * SHARED_ALIGN;
+                    end = start + p.range.len();
+                    start
+                })
+            })
+            .collect();
+        (offsets, end)
+    }
+}
+
+/// What a request of a round is.
+#[derive(Clone, Copy)]
+enum Req {
+    /// Receive of incoming package `k`.
+    Recv(usize),
+    /// A send, or the acknowledgement of a package read from a peer's window.
+    Send,
+    /// The acknowledgement of outgoing package `k`, read from this rank's window.
+    Ack,
 }
 
 impl Transport for MpiTransport {
@@ -75,7 +281,7 @@ impl Transport for MpiTransport {
 
     /// The cores this process may use divided among the ranks on its node.
     fn threads(&self) -> usize {
-        (super::cores() / self.node_ranks).max(1)
+        (super::cores() / self.node_ranks()).max(1)
     }
 
     fn all_gather(&mut self, mine: &[u64], all: &mut [u64]) -> Result<()> {
@@ -107,20 +313,95 @@ impl Transport for MpiTransport {
                 p.peer
             )));
         }
+        // Outgoing packages go through the window if they all fit; if not, they travel
+        // as messages this time and the window grows after the round.
+        let (mut offsets, need) = self.window_plan(round.sends);
+        let cap = self.window_bytes();
+        if need > cap {
+            offsets.iter_mut().for_each(|o| *o = None);
+        }
         let Round {
             send_buf,
             sends,
             recv_buf,
             recvs,
+            check,
+            checked,
         } = round;
         let comm = &self.comm;
-        let n_recv = recvs.len();
-        let mut short = None;
-        multiple_scope(n_recv + sends.len(), |scope, coll| {
-            // Post every receive first, into its own part of the receive buffer.
+        let window = self.window.as_ref();
+
+        // 1. Gather the check words (plus this transport's "grow the window" flag)
+        //    while packing; nothing leaves before the verdict.
+        let words = check.len() + 1;
+        let mine: Vec<u64> = check
+            .iter()
+            .copied()
+            .chain([u64::from(need > cap)])
+            .collect();
+        let mut all = vec![0u64; words * size];
+        let mut parts: Vec<&mut [u8]> = Vec::with_capacity(sends.len());
+        let mut rest: &mut [u8] = send_buf;
+        let mut pos = 0;
+        for p in sends {
+            let tail = std::mem::take(&mut rest);
+            let (_, tail) = tail.split_at_mut(p.range.start - pos);
+            let (part, tail) = tail.split_at_mut(p.range.len());
+            rest = tail;
+            pos = p.range.end;
+            parts.push(part);
+        }
+        mpi::request::scope(|scope| {
+            let mut gather = Some(comm.immediate_all_gather_into(scope, &mine[..], &mut all[..]));
+            for (k, p) in sends.iter().enumerate() {
+                match (offsets[k], window) {
+                    (Some(off), Some(w)) => {
+                        // SAFETY: `off + len <= cap` (window_plan), the segment is this
+                        // rank's, and no peer reads it before our descriptor arrives.
+                        let out = unsafe {
+                            std::slice::from_raw_parts_mut(w.base.add(off), p.range.len())
+                        };
+                        handler.pack(k, out);
+                    }
+                    _ => handler.pack(k, &mut *parts[k]),
+                }
+                // Let the gather progress between packages.
+                gather = gather.and_then(|g| g.test().err());
+            }
+            if let Some(g) = gather {
+                g.wait();
+            }
+        });
+        if let Some(w) = window {
+            // Our packages are written before any descriptor leaves.
+            w.sync();
+        }
+        for (r, words_r) in all.chunks_exact(words).enumerate() {
+            checked[r * check.len()..][..check.len()].copy_from_slice(&words_r[..check.len()]);
+        }
+        handler.verdict(checked)?;
+        let grow = all
+            .chunks_exact(words)
+            .enumerate()
+            .any(|(r, w)| self.node_rank[r].is_some() && w[check.len()] != 0);
+
+        // 2. The round proper.
+        let descriptors: Vec<u8> = sends
+            .iter()
+            .zip(&offsets)
+            .flat_map(|(p, o)| {
+                let (off, len) = o.map_or((0, 0), |o| (o as u64, p.range.len() as u64));
+                [MAGIC, off, len].into_iter().flat_map(u64::to_le_bytes)
+            })
+            .collect();
+        let mut failure: Option<String> = None;
+        let mut kinds: Vec<Req> = Vec::with_capacity(2 * (recvs.len() + sends.len()));
+        multiple_scope(2 * (recvs.len() + sends.len()), |scope, coll| {
+            // Post every receive first, into its own part of the receive buffer (a
+            // window package arrives as a descriptor at its start).
             let mut rest: &mut [u8] = recv_buf;
             let mut pos = 0;
-            for p in recvs {
+            for (k, p) in recvs.iter().enumerate() {
                 let tail = std::mem::take(&mut rest);
                 let (_, tail) = tail.split_at_mut(p.range.start - pos);
                 let (mine, tail) = tail.split_at_mut(p.range.len());
@@ -130,22 +411,27 @@ impl Transport for MpiTransport {
                     .process_at_rank(p.peer as i32)
                     .immediate_receive_into_with_tag(scope, mine, TAG);
                 coll.add(req);
+                kinds.push(Req::Recv(k));
             }
-            // Fill and send each package as soon as it is packed.
-            let mut rest: &mut [u8] = send_buf;
-            let mut pos = 0;
-            for (k, p) in sends.iter().enumerate() {
-                let tail = std::mem::take(&mut rest);
-                let (_, tail) = tail.split_at_mut(p.range.start - pos);
-                let (mine, tail) = tail.split_at_mut(p.range.len());
-                rest = tail;
-                pos = p.range.end;
-                handler.pack(k, mine);
-                let mine: &[u8] = mine;
+            // Acknowledgements of the packages peers will read from this rank's window.
+            for (p, _) in sends.iter().zip(&offsets).filter(|(_, o)| o.is_some()) {
                 let req = comm
                     .process_at_rank(p.peer as i32)
-                    .immediate_send_with_tag(scope, mine, TAG);
+                    .immediate_receive_into_with_tag(scope, &mut [][..], TAG_ACK);
                 coll.add(req);
+                kinds.push(Req::Ack);
+            }
+            for ((k, p), part) in sends.iter().enumerate().zip(parts) {
+                let msg: &[u8] = if offsets[k].is_some() {
+                    &descriptors[DESCRIPTOR * k..][..DESCRIPTOR]
+                } else {
+                    part
+                };
+                let req = comm
+                    .process_at_rank(p.peer as i32)
+                    .immediate_send_with_tag(scope, msg, TAG);
+                coll.add(req);
+                kinds.push(Req::Send);
             }
             handler.overlap();
             while coll.incomplete() > 0 {
@@ -157,20 +443,62 @@ impl Transport for MpiTransport {
                     }
                     std::thread::yield_now();
                 };
-                if i < n_recv {
-                    let got = status.count(u8::equivalent_datatype()) as usize;
-                    if got == data.len() {
-                        handler.unpack(i, data);
-                    } else if short.is_none() {
-                        short = Some((recvs[i].peer, got, data.len()));
-                    }
+                let Req::Recv(k) = kinds[i] else { continue };
+                let p = &recvs[k];
+                let got = status.count(u8::equivalent_datatype()) as usize;
+                if got == data.len() {
+                    handler.unpack(k, data);
+                    continue;
                 }
+                let word =
+                    |i: usize| u64::from_le_bytes(data[8 * i..][..8].try_into().expect("8 bytes"));
+                let window = self.node_rank[p.peer].zip(self.window.as_ref());
+                let descriptor = got == DESCRIPTOR && data.len() > DESCRIPTOR && word(0) == MAGIC;
+                let Some((nr, w)) = window.filter(|_| descriptor) else {
+                    failure.get_or_insert(format!(
+                        "rank {rank} expected {} bytes from rank {} but received {got}",
+                        data.len(),
+                        p.peer
+                    ));
+                    continue;
+                };
+                let (off, len) = (word(1) as usize, word(2) as usize);
+                let (seg, seg_len) = w.segments[nr as usize];
+                if len != data.len() || off.checked_add(len).is_none_or(|e| e > seg_len) {
+                    failure.get_or_insert(format!(
+                        "rank {rank} got a window descriptor ({off}, {len}) from rank {} that does not fit its {}-byte package or {seg_len}-byte segment",
+                        p.peer,
+                        data.len()
+                    ));
+                } else {
+                    w.sync();
+                    // SAFETY: the range lies inside the peer's segment (checked above);
+                    // the peer wrote it before sending the descriptor and does not touch
+                    // it until our acknowledgement.
+                    let bytes = unsafe { std::slice::from_raw_parts(seg.add(off), len) };
+                    handler.unpack(k, bytes);
+                }
+                // The sender waits for this acknowledgement in any case.
+                let req = comm.process_at_rank(p.peer as i32).immediate_send_with_tag(
+                    scope,
+                    &[][..],
+                    TAG_ACK,
+                );
+                coll.add(req);
+                kinds.push(Req::Send);
             }
         });
-        match short {
-            Some((peer, got, want)) => Err(Error::Transport(format!(
-                "rank {rank} expected {want} bytes from rank {peer} but received {got}"
-            ))),
+        if grow {
+            // Every rank saw the same flags: the node's ranks grow their windows
+            // together (after all acknowledgements, so nobody reads the old one).
+            let bytes = need.max(cap);
+            if let Some(w) = self.window.take() {
+                w.free();
+            }
+            self.window = Some(Window::allocate(&self.node, bytes)?);
+        }
+        match failure {
+            Some(msg) => Err(Error::Transport(msg)),
             None => Ok(()),
         }
     }

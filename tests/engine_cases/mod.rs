@@ -577,6 +577,51 @@ pub(crate) fn error_cases(t: &mut dyn Transport) -> Result<(), String> {
             }
         }
     }
+
+    // 7. Packages large enough for a transport's shared-memory path: after a good
+    //    execution, one rank passes a B buffer one element short; the others have
+    //    already packed, but nothing is sent and nobody writes A; then the plan runs
+    //    correctly again.
+    let big = |mb: usize, pr: usize, pc: usize| -> Layout {
+        BlockCyclic::new(BlockCyclicSpec::new(400, 400, mb, mb, pr, pc))
+            .unwrap()
+            .into()
+    };
+    let mut plan = ReshufflePlan::new(
+        t,
+        vec![Transform::new(big(16, 1, p), big(25, p, 1), Op::Transpose)
+            .with_relabeling(Relabeling::Off)],
+    )
+    .map_err(|e| e.to_string())?;
+    let b = local_source::<f64>(plan.source(0), me, 2);
+    let need = plan.local_lens(0).1;
+    let x = Expect {
+        op: Op::Transpose,
+        alpha: 1.0,
+        beta: 0.0,
+        bsalt: 2,
+        asalt: 0,
+    };
+    for round in 0..3 {
+        let mut a = vec![f64::sentinel(); need];
+        let before = a.clone();
+        let short = round == 1 && me == culprit;
+        let bb = if short { &b[..b.len() - 1] } else { &b[..] };
+        let r = plan.execute(t, &mut [Job::copy(bb, &mut a)]);
+        if round == 1 {
+            let needle = format!("rank {culprit}: the source (B) buffer of transform 0 holds");
+            same_error_everywhere(t, r, &needle, "short B, large packages", &mut fails);
+            if a != before {
+                fails.push(format!(
+                    "short B, large packages: rank {me} wrote into A after the error"
+                ));
+            }
+        } else if let Err(e) = r {
+            fails.push(format!("large packages, execution {round}: {e}"));
+        } else if let Err(e) = verify("large packages", plan.target(0), me, &a, x) {
+            fails.push(e);
+        }
+    }
     if fails.is_empty() {
         Ok(())
     } else {
