@@ -65,7 +65,7 @@ fn args() -> Args {
             }
             other => panic!(
                 "unknown argument {other}; use --sizes N,N --reps R \
-                 [--cases memcpy,copy,transpose,batch,single,gemr2d,tran]"
+                 [--cases memcpy,copy,transpose,copy-msg,transpose-msg,batch,single,gemr2d,tran]"
             ),
         }
     }
@@ -137,6 +137,10 @@ enum Case {
     Copy,
     /// copr, A ← Bᵀ (pdtran's job).
     Transpose,
+    /// copr copy with every package as an MPI message (no shared window).
+    CopyMsg,
+    /// copr transpose with every package as an MPI message.
+    TransposeMsg,
     /// copr, three copies in one batch (one round, one message per peer).
     Batch3,
     /// copr, the same three copies as three calls.
@@ -156,6 +160,8 @@ impl Case {
             Case::Memcpy => "memcpy",
             Case::Copy => "copy",
             Case::Transpose => "transpose",
+            Case::CopyMsg => "copy-msg",
+            Case::TransposeMsg => "transpose-msg",
             Case::Batch3 => "batch",
             Case::Single3 => "single",
             #[cfg(feature = "scalapack")]
@@ -170,6 +176,8 @@ impl Case {
             Case::Memcpy => "local memcpy of the same bytes (reference)",
             Case::Copy => "copr copy (pdgemr2d's job)",
             Case::Transpose => "copr transpose (pdtran's job)",
+            Case::CopyMsg => "copr copy, messages only (no shared window)",
+            Case::TransposeMsg => "copr transpose, messages only (no shared window)",
             Case::Batch3 => "copr copy, 3 matrices in one batch",
             Case::Single3 => "copr copy, 3 single calls",
             #[cfg(feature = "scalapack")]
@@ -198,6 +206,7 @@ fn main() {
         .unwrap_or(1);
     let pc = p / pr;
     let mut t = MpiTransport::new(world.duplicate());
+    let mut tm = MpiTransport::new(world.duplicate()).messages_only();
     #[cfg(feature = "scalapack")]
     let grid = scalapack::Grid::new(pr, pc);
     let threads = rayon::current_num_threads();
@@ -205,6 +214,8 @@ fn main() {
         Case::Memcpy,
         Case::Copy,
         Case::Transpose,
+        Case::CopyMsg,
+        Case::TransposeMsg,
         Case::Batch3,
         Case::Single3,
         #[cfg(feature = "scalapack")]
@@ -257,6 +268,8 @@ fn main() {
         let plan_tran = max_over_ranks(&world, t0.elapsed().as_secs_f64());
         let mut batch = ReshufflePlan::new(&mut t, vec![single(Op::Identity); 3]).expect("plan");
         let mut one = ReshufflePlan::new(&mut t, vec![single(Op::Identity)]).expect("plan");
+        let mut copy_msg = ReshufflePlan::new(&mut tm, vec![single(Op::Identity)]).expect("plan");
+        let mut tran_msg = ReshufflePlan::new(&mut tm, vec![single(Op::Transpose)]).expect("plan");
         #[cfg(feature = "scalapack")]
         let (da, dc) = (
             grid.descriptor(n, n, 32, 32),
@@ -275,12 +288,16 @@ fn main() {
                 let t0 = Instant::now();
                 match case {
                     Case::Memcpy => scratch.copy_from_slice(&b),
-                    Case::Copy => copy
-                        .execute(&mut t, &mut [Job::copy(&b, &mut outs[0])])
-                        .expect("execute"),
-                    Case::Transpose => tran
-                        .execute(&mut t, &mut [Job::copy(&b, &mut outs[0])])
-                        .expect("execute"),
+                    Case::Copy | Case::Transpose | Case::CopyMsg | Case::TransposeMsg => {
+                        let (plan, tr) = match case {
+                            Case::Copy => (&mut copy, &mut t),
+                            Case::Transpose => (&mut tran, &mut t),
+                            Case::CopyMsg => (&mut copy_msg, &mut tm),
+                            _ => (&mut tran_msg, &mut tm),
+                        };
+                        plan.execute(tr, &mut [Job::copy(&b, &mut outs[0])])
+                            .expect("execute")
+                    }
                     Case::Batch3 => {
                         let [o1, o2, o3] = &mut outs;
                         batch
@@ -311,7 +328,7 @@ fn main() {
                         }
                         #[cfg(feature = "scalapack")]
                         Case::Tran => wrong(&dst, me, n, &outs[0], true),
-                        Case::Transpose => wrong(&dst, me, n, &outs[0], true),
+                        Case::Transpose | Case::TransposeMsg => wrong(&dst, me, n, &outs[0], true),
                         _ => wrong(&dst, me, n, &outs[0], false),
                     };
                     let w = sum_over_ranks(&world, w);

@@ -359,6 +359,9 @@ fn transpose_tiles<T: Element, C: Combine<T>>(
 /// Register transposes with SIMD instructions.
 #[cfg(target_arch = "x86_64")]
 mod simd {
+    /// Target strides up to which [`transpose8`] reads along the source lines.
+    const ALONG_LINES_MAX: usize = 64;
+
     use std::arch::x86_64::{
         __m256d, _mm256_loadu_pd, _mm256_permute2f128_pd, _mm256_storeu_pd, _mm256_unpackhi_pd,
         _mm256_unpacklo_pd,
@@ -394,48 +397,58 @@ mod simd {
             let x = s.add(i * s_in + o).read_unaligned();
             d.add(o * d_out + i).write_unaligned(x);
         };
+        // One 4 x 4 square at (i, o): four loads along four source lines, two shuffle
+        // stages, four stores along four target lines.
+        // SAFETY: called only with i + 3 < inner and o + 3 < outer, inside the
+        // allocations by the caller's contract.
+        let square = |i: usize, o: usize| unsafe {
+            let p = s.add(i * s_in + o);
+            let r0 = _mm256_loadu_pd(p);
+            let r1 = _mm256_loadu_pd(p.add(s_in));
+            let r2 = _mm256_loadu_pd(p.add(2 * s_in));
+            let r3 = _mm256_loadu_pd(p.add(3 * s_in));
+            let t0: __m256d = _mm256_unpacklo_pd(r0, r1);
+            let t1 = _mm256_unpackhi_pd(r0, r1);
+            let t2 = _mm256_unpacklo_pd(r2, r3);
+            let t3 = _mm256_unpackhi_pd(r2, r3);
+            let q = d.add(o * d_out + i);
+            _mm256_storeu_pd(q, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(q.add(d_out), _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(q.add(2 * d_out), _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(q.add(3 * d_out), _mm256_permute2f128_pd(t1, t3, 0x31));
+        };
+        // Walk along the source lines (sequential reads) when the target is a small
+        // dense piece that stays in L1; otherwise along the target lines.
+        let along_lines = s_in > ALONG_LINES_MAX;
         const T: usize = 64;
         let (i4, o4) = (inner & !3, outer & !3);
         for o0 in (0..outer).step_by(T) {
             let o1 = (o0 + T).min(outer);
             for i0 in (0..inner).step_by(T) {
                 let i1 = (i0 + T).min(inner);
-                for o in (o0..o1.min(o4)).step_by(4) {
-                    for i in (i0..i1.min(i4)).step_by(4) {
-                        // SAFETY: i + 3 < inner and o + 3 < outer.
-                        unsafe {
-                            let p = s.add(i * s_in + o);
-                            let r0 = _mm256_loadu_pd(p);
-                            let r1 = _mm256_loadu_pd(p.add(s_in));
-                            let r2 = _mm256_loadu_pd(p.add(2 * s_in));
-                            let r3 = _mm256_loadu_pd(p.add(3 * s_in));
-                            let t0: __m256d = _mm256_unpacklo_pd(r0, r1);
-                            let t1 = _mm256_unpackhi_pd(r0, r1);
-                            let t2 = _mm256_unpacklo_pd(r2, r3);
-                            let t3 = _mm256_unpackhi_pd(r2, r3);
-                            let q = d.add(o * d_out + i);
-                            _mm256_storeu_pd(q, _mm256_permute2f128_pd(t0, t2, 0x20));
-                            _mm256_storeu_pd(q.add(d_out), _mm256_permute2f128_pd(t1, t3, 0x20));
-                            _mm256_storeu_pd(
-                                q.add(2 * d_out),
-                                _mm256_permute2f128_pd(t0, t2, 0x31),
-                            );
-                            _mm256_storeu_pd(
-                                q.add(3 * d_out),
-                                _mm256_permute2f128_pd(t1, t3, 0x31),
-                            );
+                // Ends of the whole 4 x 4 squares of the tile.
+                let (ib, ob) = (i1.min(i4).max(i0), o1.min(o4).max(o0));
+                if along_lines {
+                    for i in (i0..ib).step_by(4) {
+                        for o in (o0..ob).step_by(4) {
+                            square(i, o); // i + 3 < inner, o + 3 < outer
                         }
                     }
-                    // The last inner elements of these four lines.
-                    for o in o..o + 4 {
-                        for i in i1.min(i4).max(i0)..i1 {
-                            one(i, o);
+                } else {
+                    for o in (o0..ob).step_by(4) {
+                        for i in (i0..ib).step_by(4) {
+                            square(i, o); // likewise
                         }
                     }
                 }
-                // The last outer lines of the tile.
-                for o in o1.min(o4).max(o0)..o1 {
-                    for i in i0..i1 {
+                // The edges: the last inner elements of every line, the last lines.
+                for o in o0..o1 {
+                    for i in ib..i1 {
+                        one(i, o);
+                    }
+                }
+                for o in ob..o1 {
+                    for i in i0..ib {
                         one(i, o);
                     }
                 }
@@ -539,6 +552,56 @@ mod tests {
                 let a = &mut dst[m.dst + i * m.d_rs + j * m.d_cs];
                 let x = alpha * src[m.src + i * m.s_rs + j * m.s_cs];
                 *a = if beta == 0.0 { x } else { x + beta * *a };
+            }
+        }
+    }
+
+    #[test]
+    fn plain_transposes_of_8_byte_elements_move_every_bit() {
+        // i64 values whose bit patterns are NaNs (signalling and quiet, with payloads)
+        // as f64: the SIMD kernel moves them through f64 registers.
+        let pattern = |k: usize| -> i64 {
+            let x = (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            (0x7ff0_0000_0000_0001 | (x & 0x800f_ffff_ffff_fffe)) as i64
+        };
+        let src: Vec<i64> = (0..40_000).map(pattern).collect();
+        for &(rows, cols) in &[
+            (1, 1),
+            (4, 4),
+            (5, 7),
+            (63, 65),
+            (64, 64),
+            (129, 3),
+            (3, 131),
+        ] {
+            // Small source stride (a packed piece) and large ones, target strides both
+            // small (a dense piece) and large.
+            for &(s_rs, d_cs) in &[
+                (cols, rows),
+                (cols + 70, rows),
+                (cols, rows + 90),
+                (cols + 1, rows + 3),
+            ] {
+                let m = Move {
+                    dst: 2,
+                    d_rs: 1,
+                    d_cs,
+                    src: 3,
+                    s_rs,
+                    s_cs: 1,
+                    rows,
+                    cols,
+                };
+                let len = 2 + d_cs * cols + rows;
+                let mut a = vec![7i64; len];
+                let mut b = a.clone();
+                apply(&mut a, &m, &Slice(&src), Assign);
+                for i in 0..rows {
+                    for j in 0..cols {
+                        b[2 + i + j * d_cs] = src[3 + i * s_rs + j];
+                    }
+                }
+                assert_eq!(a, b, "{m:?}");
             }
         }
     }
