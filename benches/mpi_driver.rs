@@ -6,11 +6,13 @@
 //!
 //! Double precision, N × N, 32 × 32 blocks → 128 × 128 blocks on the same grid
 //! (2 × 2 on 4 ranks, 1 × 2 on 2 ranks, the squarest grid otherwise), BLACS row-major
-//! grid numbering, column-major local storage. Every case is timed `--reps` times
-//! (default 5); a repetition's time is the slowest rank's, from a barrier to the end of
-//! the call; min and median are printed as a Markdown table by rank 0, followed by
-//! copr's time per phase. The first repetition of every case is checked element by
-//! element against the serial reference (B(i, j) = i·N + j).
+//! grid numbering, column-major local storage. Every case runs once untimed (the
+//! warm-up: first-touch page faults, copr's buffers and shared window) and is checked
+//! there and on the last repetition element by element against the serial reference
+//! (B(i, j) = i·N + j); it is timed `--reps` times (default 5) after the warm-up. A repetition's time is the slowest rank's, from
+//! a barrier to the end of the call; min and median are printed as a Markdown table by
+//! rank 0, then paired speed-ups (the ratio of two cases within each repetition) and
+//! copr's time per phase.
 //!
 //! ```text
 //! cargo bench --features mpi,scalapack --bench mpi_driver --no-run   # prints the path
@@ -188,6 +190,25 @@ impl Case {
     }
 }
 
+/// Compared pairs: (slower case, faster case, description of "faster / slower").
+const PAIRS: &[(Case, Case, &str)] = &[
+    #[cfg(feature = "scalapack")]
+    (Case::Gemr2d, Case::Copy, "copr copy vs pdgemr2d"),
+    #[cfg(feature = "scalapack")]
+    (Case::Tran, Case::Transpose, "copr transpose vs pdtran"),
+    (Case::Single3, Case::Batch3, "batch of 3 vs 3 single calls"),
+    (
+        Case::CopyMsg,
+        Case::Copy,
+        "copy: shared window vs messages only",
+    ),
+    (
+        Case::TransposeMsg,
+        Case::Transpose,
+        "transpose: shared window vs messages only",
+    ),
+];
+
 /// min and median of a list of times.
 fn min_median(mut t: Vec<f64>) -> (f64, f64) {
     t.sort_by(f64::total_cmp);
@@ -237,6 +258,7 @@ fn main() {
         println!("|---:|---|---:|---:|");
     }
     let mut phases: Vec<(String, [f64; 6])> = Vec::new();
+    let mut paired: Vec<String> = Vec::new();
 
     for &n in &a.sizes {
         let src: Layout = BlockCyclic::new(BlockCyclicSpec::new(n, n, 32, 32, pr, pc))
@@ -279,7 +301,7 @@ fn main() {
         assert!(b.len() >= grid.local_len(&da) && outs[0].len() >= grid.local_len(&dc));
 
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
-        for rep in 0..a.reps {
+        for rep in 0..=a.reps {
             for (ci, &case) in cases.iter().enumerate() {
                 for o in outs.iter_mut() {
                     o.iter_mut().for_each(|x| *x = f64::NAN);
@@ -318,9 +340,13 @@ fn main() {
                     #[cfg(feature = "scalapack")]
                     Case::Tran => grid.run(Routine::Tran, n, &b, &da, &mut outs[0], &dc),
                 }
-                times[ci].push(max_over_ranks(&world, t0.elapsed().as_secs_f64()));
-                if rep == 0 {
-                    // The serial reference, element by element, on the first repetition.
+                let took = max_over_ranks(&world, t0.elapsed().as_secs_f64());
+                if rep > 0 {
+                    times[ci].push(took);
+                }
+                if rep == 0 || rep == a.reps {
+                    // The serial reference, element by element, on the warm-up and the
+                    // last repetition (by then every path, shared window included, ran).
                     let w = match case {
                         Case::Memcpy => u64::from(scratch != b),
                         Case::Batch3 | Case::Single3 => {
@@ -335,6 +361,26 @@ fn main() {
                     assert_eq!(w, 0, "{}: {w} wrong elements at N = {n}", case.name());
                 }
             }
+        }
+        // Paired speed-ups: both cases of a pair ran in the same round of every
+        // repetition, so a change in machine load hits both alike.
+        for (slow, fast, what) in PAIRS {
+            let (Some(a), Some(b)) = (
+                cases.iter().position(|c| c == slow),
+                cases.iter().position(|c| c == fast),
+            ) else {
+                continue;
+            };
+            let mut r: Vec<f64> = times[a].iter().zip(&times[b]).map(|(x, y)| x / y).collect();
+            let wins = r.iter().filter(|&&x| x > 1.0).count();
+            r.sort_by(f64::total_cmp);
+            paired.push(format!(
+                "| {n} | {what} | {:.2}× | {:.2}–{:.2}× | {wins} of {} |",
+                r[r.len() / 2],
+                r[0],
+                r[r.len() - 1],
+                r.len()
+            ));
         }
         for (ci, &case) in cases.iter().enumerate() {
             let (mn, md) = min_median(std::mem::take(&mut times[ci]));
@@ -374,6 +420,14 @@ fn main() {
         ));
     }
 
+    if me == 0 && !paired.is_empty() {
+        println!("\nPaired speed-ups (per repetition, both cases in the same round):\n");
+        println!("| N | comparison | median | range | faster in |");
+        println!("|---:|---|---:|---:|---:|");
+        for line in &paired {
+            println!("{line}");
+        }
+    }
     if me == 0 {
         println!("\ncopr phases of the last repetition (slowest rank per phase, ms):\n");
         println!("| case | check | pack | local copy | unpack | messages | total |");

@@ -419,7 +419,7 @@ mod simd {
         };
         // Walk along the source lines (sequential reads) when the target is a small
         // dense piece that stays in L1; otherwise along the target lines.
-        let along_lines = s_in > ALONG_LINES_MAX;
+        let along_lines = d_out <= ALONG_LINES_MAX && s_in > ALONG_LINES_MAX;
         const T: usize = 64;
         let (i4, o4) = (inner & !3, outer & !3);
         for o0 in (0..outer).step_by(T) {
