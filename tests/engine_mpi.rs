@@ -90,6 +90,42 @@ fn main() {
         "large batch, messages only",
     ));
     drop(m);
+    // Packages beyond the message limit travel in parts (4096 bytes here), with and
+    // without the shared window (which carries node-local packages whole).
+    for shared in [false, true] {
+        let base = MpiTransport::new(world.duplicate()).with_message_limit(4096);
+        let mut m = if shared { base } else { base.messages_only() };
+        for op in [Op::Identity, Op::ConjTranspose] {
+            let c = large_case(p, 301, 257, op, false);
+            record(run_batch::<Complex64>(
+                &mut m,
+                &c,
+                2,
+                "large c64, 4 KiB messages",
+            ));
+        }
+        record(run_batch::<Complex64>(
+            &mut m,
+            &batch,
+            2,
+            "large batch, 4 KiB messages",
+        ));
+    }
+    // Ranks that disagree on the message limit: the same error everywhere, nothing sent.
+    if p > 1 {
+        let limit = if me == p - 1 { 8192 } else { 4096 };
+        let mut m = MpiTransport::new(world.duplicate())
+            .messages_only()
+            .with_message_limit(limit);
+        let c = large_case(p, 64, 64, Op::Identity, false);
+        let r = run_batch::<f64>(&mut m, &c, 1, "mismatched message limits");
+        let want = format!("rank {} limits MPI messages to 8192 bytes", p - 1);
+        if !r.as_ref().is_err_and(|e| e.contains(&want)) {
+            record(Err(format!(
+                "mismatched message limits: rank {me} got {r:?}"
+            )));
+        }
+    }
     // The collective safety checks.
     record(error_cases(&mut t));
 

@@ -48,9 +48,11 @@ const SHARED_ALIGN: usize = 4096;
 ///
 /// Incoming packages are handed to the handler in completion order (`MPI_Testany`
 /// polled with a `sched_yield` between polls, so that with more ranks than cores a
-/// waiting rank leaves the core to the peer it waits for). Message packages are
-/// limited to `i32::MAX` bytes (MPI's count of `MPI_BYTE`s); the engine checks this
-/// collectively before anything moves.
+/// waiting rank leaves the core to the peer it waits for). A package larger than one
+/// MPI message can carry (`i32::MAX` bytes, MPI's count of `MPI_BYTE`s; see
+/// [`MpiTransport::with_message_limit`]) travels as several messages to the same peer,
+/// received in order into consecutive parts of its buffer; it is handed to the handler
+/// once all parts are in.
 ///
 /// Call it from the thread that initialised MPI (`MPI_THREAD_FUNNELED` suffices: the
 /// engine's rayon threads never call MPI). Creating and dropping an `MpiTransport` are
@@ -64,6 +66,8 @@ pub struct MpiTransport {
     node_rank: Vec<Option<i32>>,
     /// Use the shared window for packages between ranks of a node.
     shared: bool,
+    /// Largest MPI message, in bytes; larger packages travel in parts.
+    message_limit: usize,
     /// The node-shared window, once reserved.
     window: Option<Window>,
 }
@@ -205,8 +209,18 @@ impl MpiTransport {
             node,
             node_rank,
             shared: true,
+            message_limit: i32::MAX as usize,
             window: None,
         }
+    }
+
+    /// Sets the largest MPI message, in bytes (default and maximum `i32::MAX`; at
+    /// least 4096): a package beyond it travels as several messages. Mainly for
+    /// testing the split path with small packages. Every rank must set the same limit;
+    /// a round checks that they did and fails on every rank otherwise.
+    pub fn with_message_limit(mut self, bytes: usize) -> Self {
+        self.message_limit = bytes.clamp(4096, i32::MAX as usize);
+        self
     }
 
     /// Sends every package as an MPI message, also between ranks of one node (no
@@ -258,8 +272,10 @@ impl MpiTransport {
 /// What a request of a round is.
 #[derive(Clone, Copy)]
 enum Req {
-    /// Receive of incoming package `k`.
+    /// Receive of incoming package `k` (its first part).
     Recv(usize),
+    /// Receive of a later part of incoming package `k`.
+    Part(usize),
     /// A send, or the acknowledgement of a package read from a peer's window.
     Send,
     /// The acknowledgement of outgoing package `k`, read from this rank's window.
@@ -275,8 +291,9 @@ impl Transport for MpiTransport {
         self.comm.size() as usize
     }
 
+    /// Unlimited: packages beyond one MPI message travel in parts.
     fn max_message_bytes(&self) -> usize {
-        i32::MAX as usize
+        usize::MAX
     }
 
     /// The cores this process may use divided among the ranks on its node.
@@ -300,19 +317,6 @@ impl Transport for MpiTransport {
     fn exchange(&mut self, round: Round<'_>, handler: &mut dyn RoundHandler) -> Result<()> {
         let (rank, size) = (self.rank(), self.size());
         check_round(&round, rank, size)?;
-        let max = self.max_message_bytes();
-        if let Some(p) = round
-            .sends
-            .iter()
-            .chain(round.recvs)
-            .find(|p| p.range.len() > max)
-        {
-            return Err(Error::Transport(format!(
-                "a package of {} bytes between ranks {rank} and {} exceeds MPI's limit of {max} bytes per message",
-                p.range.len(),
-                p.peer
-            )));
-        }
         // Outgoing packages go through the window if they all fit; if not, they travel
         // as messages this time and the window grows after the round.
         let (mut offsets, need) = self.window_plan(round.sends);
@@ -333,11 +337,12 @@ impl Transport for MpiTransport {
 
         // 1. Gather the check words (plus this transport's "grow the window" flag)
         //    while packing; nothing leaves before the verdict.
-        let words = check.len() + 1;
+        let words = check.len() + 2;
+        let limit = self.message_limit;
         let mine: Vec<u64> = check
             .iter()
             .copied()
-            .chain([u64::from(need > cap)])
+            .chain([u64::from(need > cap), limit as u64])
             .collect();
         let mut all = vec![0u64; words * size];
         let mut parts: Vec<&mut [u8]> = Vec::with_capacity(sends.len());
@@ -380,6 +385,18 @@ impl Transport for MpiTransport {
             checked[r * check.len()..][..check.len()].copy_from_slice(&words_r[..check.len()]);
         }
         handler.verdict(checked)?;
+        let limit0 = all[check.len() + 1];
+        if let Some((r, w)) = all
+            .chunks_exact(words)
+            .enumerate()
+            .find(|(_, w)| w[check.len() + 1] != limit0)
+        {
+            return Err(Error::Transport(format!(
+                "rank {r} limits MPI messages to {} bytes, rank 0 to {}; every rank must use the same limit (nothing was sent)",
+                w[check.len() + 1],
+                limit0
+            )));
+        }
         let grow = all
             .chunks_exact(words)
             .enumerate()
@@ -396,9 +413,19 @@ impl Transport for MpiTransport {
             .collect();
         let mut failure: Option<String> = None;
         let mut kinds: Vec<Req> = Vec::with_capacity(2 * (recvs.len() + sends.len()));
-        multiple_scope(2 * (recvs.len() + sends.len()), |scope, coll| {
-            // Post every receive first, into its own part of the receive buffer (a
-            // window package arrives as a descriptor at its start).
+        // Parts of a message package (one unless it exceeds the message limit).
+        let n_parts = |len: usize| len.div_ceil(limit).max(1);
+        let n_reqs: usize = recvs
+            .iter()
+            .chain(sends)
+            .map(|p| n_parts(p.range.len()) + 1)
+            .sum();
+        multiple_scope(n_reqs, |scope, coll| {
+            // Post the first part of every receive, into the start of its part of the
+            // receive buffer (a window package arrives there as a descriptor); the
+            // other parts of a large package are posted once the first has arrived.
+            let mut later: Vec<Vec<&mut [u8]>> = Vec::with_capacity(recvs.len());
+            let mut starts: Vec<*const u8> = Vec::with_capacity(recvs.len());
             let mut rest: &mut [u8] = recv_buf;
             let mut pos = 0;
             for (k, p) in recvs.iter().enumerate() {
@@ -407,12 +434,26 @@ impl Transport for MpiTransport {
                 let (mine, tail) = tail.split_at_mut(p.range.len());
                 rest = tail;
                 pos = p.range.end;
+                let (ptr, len) = (mine.as_mut_ptr(), mine.len());
+                starts.push(ptr.cast_const());
+                let mut parts: Vec<&mut [u8]> = (0..n_parts(len))
+                    .rev()
+                    .map(|i| {
+                        let at = i * limit;
+                        // SAFETY: disjoint ranges inside `mine`, all derived from `ptr`.
+                        unsafe { std::slice::from_raw_parts_mut(ptr.add(at), limit.min(len - at)) }
+                    })
+                    .collect();
+                let first = parts.pop().expect("at least one part");
                 let req = comm
                     .process_at_rank(p.peer as i32)
-                    .immediate_receive_into_with_tag(scope, mine, TAG);
+                    .immediate_receive_into_with_tag(scope, first, TAG);
                 coll.add(req);
                 kinds.push(Req::Recv(k));
+                parts.reverse();
+                later.push(parts);
             }
+            let mut pending = vec![0usize; recvs.len()];
             // Acknowledgements of the packages peers will read from this rank's window.
             for (p, _) in sends.iter().zip(&offsets).filter(|(_, o)| o.is_some()) {
                 let req = comm
@@ -427,11 +468,21 @@ impl Transport for MpiTransport {
                 } else {
                     part
                 };
-                let req = comm
-                    .process_at_rank(p.peer as i32)
-                    .immediate_send_with_tag(scope, msg, TAG);
-                coll.add(req);
-                kinds.push(Req::Send);
+                let mut chunks = msg.chunks(limit).peekable();
+                if chunks.peek().is_none() {
+                    let req = comm
+                        .process_at_rank(p.peer as i32)
+                        .immediate_send_with_tag(scope, msg, TAG);
+                    coll.add(req);
+                    kinds.push(Req::Send);
+                }
+                for c in chunks {
+                    let req = comm
+                        .process_at_rank(p.peer as i32)
+                        .immediate_send_with_tag(scope, c, TAG);
+                    coll.add(req);
+                    kinds.push(Req::Send);
+                }
             }
             handler.overlap();
             while coll.incomplete() > 0 {
@@ -443,11 +494,47 @@ impl Transport for MpiTransport {
                     }
                     std::thread::yield_now();
                 };
-                let Req::Recv(k) = kinds[i] else { continue };
-                let p = &recvs[k];
                 let got = status.count(u8::equivalent_datatype()) as usize;
+                let k = match kinds[i] {
+                    Req::Recv(k) => k,
+                    Req::Part(k) => {
+                        // A later part of a large package.
+                        if got != data.len() {
+                            failure.get_or_insert(format!(
+                                "rank {rank} expected a {}-byte part of a package from rank {} but received {got} bytes",
+                                data.len(),
+                                recvs[k].peer
+                            ));
+                        }
+                        pending[k] -= 1;
+                        if pending[k] == 0 {
+                            // SAFETY: every part of the package has arrived; together
+                            // they are its whole range of the receive buffer, which
+                            // nothing writes any more.
+                            let whole = unsafe {
+                                std::slice::from_raw_parts(starts[k], recvs[k].range.len())
+                            };
+                            handler.unpack(k, whole);
+                        }
+                        continue;
+                    }
+                    Req::Send | Req::Ack => continue,
+                };
+                let p = &recvs[k];
                 if got == data.len() {
-                    handler.unpack(k, data);
+                    if later[k].is_empty() {
+                        handler.unpack(k, data);
+                    } else {
+                        // The first part of a large package: post the others.
+                        for part in std::mem::take(&mut later[k]) {
+                            let req = comm
+                                .process_at_rank(p.peer as i32)
+                                .immediate_receive_into_with_tag(scope, part, TAG);
+                            coll.add(req);
+                            kinds.push(Req::Part(k));
+                            pending[k] += 1;
+                        }
+                    }
                     continue;
                 }
                 let word =
@@ -464,11 +551,11 @@ impl Transport for MpiTransport {
                 };
                 let (off, len) = (word(1) as usize, word(2) as usize);
                 let (seg, seg_len) = w.segments[nr as usize];
-                if len != data.len() || off.checked_add(len).is_none_or(|e| e > seg_len) {
+                if len != p.range.len() || off.checked_add(len).is_none_or(|e| e > seg_len) {
                     failure.get_or_insert(format!(
                         "rank {rank} got a window descriptor ({off}, {len}) from rank {} that does not fit its {}-byte package or {seg_len}-byte segment",
                         p.peer,
-                        data.len()
+                        p.range.len()
                     ));
                 } else {
                     w.sync();
