@@ -108,6 +108,11 @@ impl Window {
             );
             ffi::MPI_Info_free(&mut info);
             check(r, "MPI_Win_allocate_shared")?;
+            // Touch every page now (on this rank, so they are local to it): the first
+            // round that uses the window should not pay the page faults.
+            if bytes > 0 {
+                std::ptr::write_bytes(base, 0, bytes);
+            }
             check(
                 ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
                 "MPI_Win_lock_all",
