@@ -12,16 +12,19 @@
 //!    communication-optimal σ (unless switched off, see [`Relabeling`]), and cuts the
 //!    overlay of the two grids into pieces: what this rank sends to every peer, what it
 //!    receives, and what stays local.
-//! 2. [`ReshufflePlan::execute`] checks collectively that all ranks run the same plan
-//!    with the same element type and scalars and that every local buffer is large
-//!    enough, and only then moves data: one message per peer for the whole batch,
-//!    packed (transposed pieces already in the receiver's element order; in parallel
-//!    when the rank has cores to spare); local pieces copied straight from B to A
-//!    while messages travel; every package scaled and conjugated into A on receipt,
-//!    in arrival order.
+//! 2. [`ReshufflePlan::execute`] packs one package per peer for the whole batch
+//!    (transposed pieces already in the receiver's element order, by a cache-blocked,
+//!    on x86-64 SIMD, transpose; in parallel when the rank has cores to spare) while
+//!    the ranks gather their check words: same plan, element type and scalars, every
+//!    local buffer large enough. Only after all ranks have judged the words does any
+//!    package leave: one message per peer; local pieces copied straight from B to A
+//!    while messages travel; every package scaled and conjugated into A on receipt, in
+//!    arrival order.
 //!
 //! The same engine runs over any [`Transport`](crate::transport::Transport): threads as
-//! ranks ([`run_in_process`](crate::transport::run_in_process)) or MPI (feature `mpi`).
+//! ranks ([`run_in_process`](crate::transport::run_in_process)) or MPI (feature `mpi`),
+//! where packages between ranks of one node are read in place from a shared-memory
+//! window.
 //!
 //! # Example
 //! ```

@@ -73,7 +73,7 @@ pub fn locally_free_gain(v: &Volumes) -> Vec<f64> {
 }
 
 /// Finds σ for the locally-free volume cost: maximises the local volume
-/// Σ_t V[σ(t)][t], i.e. minimises the remote volume.
+/// `Σ_t V[σ(t)][t]`, i.e. minimises the remote volume.
 ///
 /// # Errors
 /// [`Error::Assignment`] if the solver rejects the input, or [`Solver::Dense`] is asked

@@ -96,7 +96,7 @@ impl Volumes {
         self.v.sum()
     }
 
-    /// Elements that stay on their rank: Σ_s V[s][s].
+    /// Elements that stay on their rank: `Σ_s V[s][s]`.
     pub fn local(&self) -> u64 {
         (0..self.ranks()).map(|s| self.v.get(s, s)).sum()
     }
@@ -107,7 +107,7 @@ impl Volumes {
     }
 
     /// Local elements after relabeling target label `t` to process `σ(t)`:
-    /// Σ_t V[σ(t)][t].
+    /// `Σ_t V[σ(t)][t]`.
     ///
     /// # Panics
     /// If σ has the wrong length.
@@ -118,7 +118,7 @@ impl Volumes {
             .sum()
     }
 
-    /// Remote elements after relabeling with σ: Σ_{s,t} V[s][t]·[s ≠ σ(t)].
+    /// Remote elements after relabeling with σ: `Σ_{s,t} V[s][t]·[s ≠ σ(t)]`.
     ///
     /// # Panics
     /// If σ has the wrong length.
