@@ -307,13 +307,14 @@ fn transpose_tiles<T: Element, C: Combine<T>>(
     let dp = dst.as_mut_ptr();
     let sp = src.as_ptr();
     #[cfg(target_arch = "x86_64")]
-    if C::PLAIN && b == 8 && std::arch::is_x86_feature_detected!("avx") {
-        // SAFETY: the bounds were asserted above; AVX is available.
+    if C::PLAIN && matches!(b, 4 | 8 | 16) && simd::available() {
+        // SAFETY: the bounds were asserted above; AVX is available; b is 4, 8 or 16.
         unsafe {
-            simd::transpose8(
-                dp.cast::<u8>().add(d0 * 8),
+            simd::transpose(
+                b,
+                dp.cast::<u8>().add(d0 * b),
                 d_out,
-                sp.add(s0 * 8),
+                sp.add(s0 * b),
                 s_in,
                 inner,
                 outer,
@@ -359,29 +360,39 @@ fn transpose_tiles<T: Element, C: Combine<T>>(
 /// Register transposes with SIMD instructions.
 #[cfg(target_arch = "x86_64")]
 mod simd {
-    /// Target strides up to which [`transpose8`] reads along the source lines.
-    const ALONG_LINES_MAX: usize = 64;
-
     use std::arch::x86_64::{
-        __m256d, _mm256_loadu_pd, _mm256_permute2f128_pd, _mm256_storeu_pd, _mm256_unpackhi_pd,
-        _mm256_unpacklo_pd,
+        _mm256_loadu_pd, _mm256_loadu_ps, _mm256_permute2f128_pd, _mm256_permute2f128_ps,
+        _mm256_shuffle_ps, _mm256_storeu_pd, _mm256_storeu_ps, _mm256_unpackhi_pd,
+        _mm256_unpackhi_ps, _mm256_unpacklo_pd, _mm256_unpacklo_ps,
     };
 
-    /// Transposes `inner × outer` 8-byte elements: element (i, o) of the target, at
-    /// element index `o·d_out + i` from `dst`, takes the source element at index
-    /// `i·s_in + o` from `src` (both unaligned). Bits are moved unchanged (no
-    /// arithmetic), so any 8-byte element type may go through `f64` registers.
+    /// Target strides up to which the transposes read along the source lines.
+    const ALONG_LINES_MAX: usize = 64;
+
+    /// Whether the register transposes may run (AVX, detected once at run time).
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx")
+    }
+
+    /// Transposes `inner × outer` elements of `bytes` = 4, 8 or 16 bytes: element
+    /// (i, o) of the target, at element index `o·d_out + i` from `dst`, takes the
+    /// source element at index `i·s_in + o` from `src` (both unaligned). Bits are
+    /// moved unchanged (shuffles only, no arithmetic), so every element type of that
+    /// size may go through the float registers.
     ///
-    /// Walks 64 × 64 tiles, and in each 4 × 4 squares: four 32-byte loads along the
-    /// source lines, two shuffle stages, four 32-byte stores along the target lines
-    /// (measured 1.5x faster than the element loop on 32 × 32 pieces of a 5000-row
-    /// matrix, whichever order the pieces are visited in); the edges element by element.
+    /// Walks 64 × 64 tiles, and in each k × k squares (k = 8, 4, 2 for 4-, 8- and
+    /// 16-byte elements): k 32-byte loads along k source lines, shuffles, k 32-byte
+    /// stores along k target lines — measured 1.5x faster than the element loop for
+    /// f64 on 32 × 32 pieces of a 5000-row matrix, whichever order the pieces are
+    /// visited in; the edges element by element.
     ///
     /// # Safety
-    /// AVX must be available, and every index above must lie inside the allocations
-    /// behind `dst` and `src`.
+    /// AVX must be available ([`available`]), `bytes` one of 4, 8, 16, and every
+    /// index above must lie inside the allocations behind `dst` and `src`.
     #[target_feature(enable = "avx")]
-    pub(super) unsafe fn transpose8(
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn transpose(
+        bytes: usize,
         dst: *mut u8,
         d_out: usize,
         src: *const u8,
@@ -389,55 +400,91 @@ mod simd {
         inner: usize,
         outer: usize,
     ) {
-        let d = dst.cast::<f64>();
-        let s = src.cast::<f64>();
-        // SAFETY (all accesses): indices stay below (inner, outer), inside the
-        // allocations by the caller's contract.
-        let one = |i: usize, o: usize| unsafe {
-            let x = s.add(i * s_in + o).read_unaligned();
-            d.add(o * d_out + i).write_unaligned(x);
-        };
-        // One 4 x 4 square at (i, o): four loads along four source lines, two shuffle
-        // stages, four stores along four target lines.
-        // SAFETY: called only with i + 3 < inner and o + 3 < outer, inside the
-        // allocations by the caller's contract.
-        let square = |i: usize, o: usize| unsafe {
-            let p = s.add(i * s_in + o);
-            let r0 = _mm256_loadu_pd(p);
-            let r1 = _mm256_loadu_pd(p.add(s_in));
-            let r2 = _mm256_loadu_pd(p.add(2 * s_in));
-            let r3 = _mm256_loadu_pd(p.add(3 * s_in));
-            let t0: __m256d = _mm256_unpacklo_pd(r0, r1);
-            let t1 = _mm256_unpackhi_pd(r0, r1);
-            let t2 = _mm256_unpacklo_pd(r2, r3);
-            let t3 = _mm256_unpackhi_pd(r2, r3);
-            let q = d.add(o * d_out + i);
-            _mm256_storeu_pd(q, _mm256_permute2f128_pd(t0, t2, 0x20));
-            _mm256_storeu_pd(q.add(d_out), _mm256_permute2f128_pd(t1, t3, 0x20));
-            _mm256_storeu_pd(q.add(2 * d_out), _mm256_permute2f128_pd(t0, t2, 0x31));
-            _mm256_storeu_pd(q.add(3 * d_out), _mm256_permute2f128_pd(t1, t3, 0x31));
-        };
-        // Walk along the source lines (sequential reads) when the target is a small
-        // dense piece that stays in L1; otherwise along the target lines.
-        let along_lines = d_out <= ALONG_LINES_MAX && s_in > ALONG_LINES_MAX;
+        let along = along_lines(d_out, s_in);
+        // SAFETY (all closures): `walk` passes indices inside (inner, outer) — whole
+        // squares to the square kernels — which lie inside the allocations by the
+        // caller's contract.
+        match bytes {
+            4 => {
+                let (d, s) = (dst.cast::<f32>(), src.cast::<f32>());
+                let sq = |i, o| unsafe {
+                    square4(d.add(o * d_out + i), d_out, s.add(i * s_in + o), s_in)
+                };
+                walk(inner, outer, 8, along, sq, |i, o| unsafe {
+                    one(d, d_out, s, s_in, i, o)
+                });
+            }
+            8 => {
+                let (d, s) = (dst.cast::<f64>(), src.cast::<f64>());
+                let sq = |i, o| unsafe {
+                    square8(d.add(o * d_out + i), d_out, s.add(i * s_in + o), s_in)
+                };
+                walk(inner, outer, 4, along, sq, |i, o| unsafe {
+                    one(d, d_out, s, s_in, i, o)
+                });
+            }
+            16 => {
+                // A 16-byte element is two f64 lanes.
+                let (d, s) = (dst.cast::<[f64; 2]>(), src.cast::<[f64; 2]>());
+                let sq = |i, o| unsafe {
+                    square16(
+                        d.add(o * d_out + i).cast(),
+                        d_out,
+                        s.add(i * s_in + o).cast(),
+                        s_in,
+                    )
+                };
+                walk(inner, outer, 2, along, sq, |i, o| unsafe {
+                    one(d, d_out, s, s_in, i, o)
+                });
+            }
+            _ => unreachable!("register transposes exist for 4, 8 and 16 bytes"),
+        }
+    }
+
+    /// One element of the transpose (an edge).
+    ///
+    /// # Safety
+    /// Both indices inside their allocations.
+    #[inline(always)]
+    unsafe fn one<E>(d: *mut E, d_out: usize, s: *const E, s_in: usize, i: usize, o: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            d.add(o * d_out + i)
+                .write_unaligned(s.add(i * s_in + o).read_unaligned())
+        }
+    }
+
+    /// Walks the tiles and `k × k` squares of an `inner × outer` transpose: `square(i,
+    /// o)` for every whole square (i + k ≤ inner, o + k ≤ outer), `one(i, o)` for the
+    /// elements of the edges.
+    #[inline(always)]
+    fn walk(
+        inner: usize,
+        outer: usize,
+        k: usize,
+        along_lines: bool,
+        square: impl Fn(usize, usize),
+        one: impl Fn(usize, usize),
+    ) {
         const T: usize = 64;
-        let (i4, o4) = (inner & !3, outer & !3);
+        let (ik, ok) = (inner - inner % k, outer - outer % k);
         for o0 in (0..outer).step_by(T) {
             let o1 = (o0 + T).min(outer);
             for i0 in (0..inner).step_by(T) {
                 let i1 = (i0 + T).min(inner);
-                // Ends of the whole 4 x 4 squares of the tile.
-                let (ib, ob) = (i1.min(i4).max(i0), o1.min(o4).max(o0));
+                // Ends of the whole squares of the tile.
+                let (ib, ob) = (i1.min(ik).max(i0), o1.min(ok).max(o0));
                 if along_lines {
-                    for i in (i0..ib).step_by(4) {
-                        for o in (o0..ob).step_by(4) {
-                            square(i, o); // i + 3 < inner, o + 3 < outer
+                    for i in (i0..ib).step_by(k) {
+                        for o in (o0..ob).step_by(k) {
+                            square(i, o);
                         }
                     }
                 } else {
-                    for o in (o0..ob).step_by(4) {
-                        for i in (i0..ib).step_by(4) {
-                            square(i, o); // likewise
+                    for o in (o0..ob).step_by(k) {
+                        for i in (i0..ib).step_by(k) {
+                            square(i, o);
                         }
                     }
                 }
@@ -452,6 +499,90 @@ mod simd {
                         one(i, o);
                     }
                 }
+            }
+        }
+    }
+
+    /// Walk along the source lines (sequential reads) when the target is a small dense
+    /// piece that stays in L1; otherwise along the target lines.
+    fn along_lines(d_out: usize, s_in: usize) -> bool {
+        d_out <= ALONG_LINES_MAX && s_in > ALONG_LINES_MAX
+    }
+
+    /// A 4 × 4 square of 8-byte elements from `s` (lines `s_in` apart) to `q` (lines
+    /// `d_out` apart): four loads, two shuffle stages, four stores.
+    ///
+    /// # Safety
+    /// AVX; the square inside both allocations.
+    #[target_feature(enable = "avx")]
+    #[inline]
+    unsafe fn square8(q: *mut f64, d_out: usize, p: *const f64, s_in: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let r0 = _mm256_loadu_pd(p);
+            let r1 = _mm256_loadu_pd(p.add(s_in));
+            let r2 = _mm256_loadu_pd(p.add(2 * s_in));
+            let r3 = _mm256_loadu_pd(p.add(3 * s_in));
+            let t0 = _mm256_unpacklo_pd(r0, r1);
+            let t1 = _mm256_unpackhi_pd(r0, r1);
+            let t2 = _mm256_unpacklo_pd(r2, r3);
+            let t3 = _mm256_unpackhi_pd(r2, r3);
+            _mm256_storeu_pd(q, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(q.add(d_out), _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(q.add(2 * d_out), _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(q.add(3 * d_out), _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+    }
+
+    /// A 2 × 2 square of 16-byte elements (two f64 lanes each; strides in elements).
+    ///
+    /// # Safety
+    /// AVX; the square inside both allocations.
+    #[target_feature(enable = "avx")]
+    #[inline]
+    unsafe fn square16(q: *mut f64, d_out: usize, p: *const f64, s_in: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let r0 = _mm256_loadu_pd(p);
+            let r1 = _mm256_loadu_pd(p.add(2 * s_in));
+            _mm256_storeu_pd(q, _mm256_permute2f128_pd(r0, r1, 0x20));
+            _mm256_storeu_pd(q.add(2 * d_out), _mm256_permute2f128_pd(r0, r1, 0x31));
+        }
+    }
+
+    /// An 8 × 8 square of 4-byte elements: pairs of lines interleaved, then pairs of
+    /// pairs, then the two 128-bit halves exchanged.
+    ///
+    /// # Safety
+    /// AVX; the square inside both allocations.
+    #[target_feature(enable = "avx")]
+    #[inline]
+    unsafe fn square4(q: *mut f32, d_out: usize, p: *const f32, s_in: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let r: [_; 8] = std::array::from_fn(|j| _mm256_loadu_ps(p.add(j * s_in)));
+            let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+            let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+            let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+            let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+            let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let u1 = _mm256_shuffle_ps::<0xee>(t0, t2);
+            let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let u3 = _mm256_shuffle_ps::<0xee>(t1, t3);
+            let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let u5 = _mm256_shuffle_ps::<0xee>(t4, t6);
+            let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let u7 = _mm256_shuffle_ps::<0xee>(t5, t7);
+            for (j, (a, b)) in [(u0, u4), (u1, u5), (u2, u6), (u3, u7)]
+                .into_iter()
+                .enumerate()
+            {
+                _mm256_storeu_ps(q.add(j * d_out), _mm256_permute2f128_ps::<0x20>(a, b));
+                _mm256_storeu_ps(q.add((j + 4) * d_out), _mm256_permute2f128_ps::<0x31>(a, b));
             }
         }
     }
@@ -556,24 +687,29 @@ mod tests {
         }
     }
 
-    #[test]
-    fn plain_transposes_of_8_byte_elements_move_every_bit() {
-        // i64 values whose bit patterns are NaNs (signalling and quiet, with payloads)
-        // as f64: the SIMD kernel moves them through f64 registers.
-        let pattern = |k: usize| -> i64 {
+    /// Plain transposes of `T` (4, 8 or 16 bytes: the register-transpose path) match
+    /// the element loop bit for bit, for shapes around every square size and tile edge
+    /// and for both walking orders.
+    fn plain_transposes_move_every_bit<T: Element>(make: impl Fn(u64) -> T) {
+        // Bit patterns that are NaNs (signalling and quiet, with payloads) when read
+        // as floats: the kernels move them through float registers.
+        let pattern = |k: usize| -> u64 {
             let x = (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            (0x7ff0_0000_0000_0001 | (x & 0x800f_ffff_ffff_fffe)) as i64
+            0x7ff0_0000_0000_0001 | (x & 0x800f_ffff_ffff_fffe)
         };
-        let src: Vec<i64> = (0..40_000).map(pattern).collect();
-        for &(rows, cols) in &[
+        let src: Vec<T> = (0..40_000).map(|k| make(pattern(k))).collect();
+        let shapes = [
             (1, 1),
             (4, 4),
             (5, 7),
+            (8, 8),
+            (9, 17),
             (63, 65),
             (64, 64),
             (129, 3),
             (3, 131),
-        ] {
+        ];
+        for &(rows, cols) in &shapes {
             // Small source stride (a packed piece) and large ones, target strides both
             // small (a dense piece) and large.
             for &(s_rs, d_cs) in &[
@@ -593,7 +729,7 @@ mod tests {
                     cols,
                 };
                 let len = 2 + d_cs * cols + rows;
-                let mut a = vec![7i64; len];
+                let mut a = vec![make(7); len];
                 let mut b = a.clone();
                 apply(&mut a, &m, &Slice(&src), Assign);
                 for i in 0..rows {
@@ -601,9 +737,24 @@ mod tests {
                         b[2 + i + j * d_cs] = src[3 + i * s_rs + j];
                     }
                 }
-                assert_eq!(a, b, "{m:?}");
+                assert!(as_bytes(&a) == as_bytes(&b), "{} bytes: {m:?}", T::BYTES);
             }
         }
+    }
+
+    #[test]
+    fn plain_transposes_of_4_8_16_byte_elements_move_every_bit() {
+        use num_complex::{Complex32, Complex64};
+        plain_transposes_move_every_bit(|x| x as i32);
+        plain_transposes_move_every_bit(|x| f32::from_bits((x >> 32) as u32 | 0x7f80_0001));
+        plain_transposes_move_every_bit(|x| x as i64);
+        plain_transposes_move_every_bit(f64::from_bits);
+        plain_transposes_move_every_bit(|x| {
+            Complex32::new(f32::from_bits(x as u32), f32::from_bits((x >> 32) as u32))
+        });
+        plain_transposes_move_every_bit(|x| {
+            Complex64::new(f64::from_bits(x), f64::from_bits(x.rotate_left(17)))
+        });
     }
 
     #[test]
