@@ -367,16 +367,16 @@ impl ReshufflePlan {
             // A short buffer on this rank: pack nothing (the verdict stops the round).
             pack: mine[3] == s.pairs.len() as u64 && mine[5] == 0,
             max_message: transport.max_message_bytes(),
-            stats: ExecStats {
-                check: t0.elapsed().as_secs_f64(),
-                ..ExecStats::default()
-            },
+            stats: ExecStats::default(),
         };
+        let before_round = t0.elapsed().as_secs_f64();
+        handler.stats.check = before_round;
         let t1 = Instant::now();
         let r = transport.exchange(round, &mut handler);
         let mut st = handler.stats;
         let round_time = t1.elapsed().as_secs_f64();
-        st.wait = (round_time - st.pack - st.check - st.local - st.unpack).max(0.0);
+        let judging = st.check - before_round;
+        st.wait = (round_time - st.pack - judging - st.local - st.unpack).max(0.0);
         st.total = t0.elapsed().as_secs_f64();
         self.stats = st;
         r
