@@ -18,6 +18,31 @@ use mpi::topology::Communicator;
 use mpi::Threading;
 use num_complex::{Complex32, Complex64};
 
+/// The large cases (one per op, relabeled, two executions each) and the large batch on
+/// a transport variant.
+fn transport_variant<T: engine_cases::TestElem>(
+    t: &mut MpiTransport,
+    ops: &[Op],
+    batch: &[engine_cases::PairCase],
+    variant: &str,
+) -> Vec<Result<(), String>> {
+    let p = t.size();
+    let mut out: Vec<Result<(), String>> = ops
+        .iter()
+        .map(|&op| {
+            let c = large_case(p, 301, 257, op, true);
+            run_batch::<T>(t, &c, 2, &format!("large {op:?}, {variant}"))
+        })
+        .collect();
+    out.push(run_batch::<Complex64>(
+        t,
+        batch,
+        2,
+        &format!("large batch, {variant}"),
+    ));
+    out
+}
+
 fn main() {
     let (universe, _) =
         mpi::initialize_with_threading(Threading::Funneled).expect("MPI initialises once");
@@ -79,37 +104,43 @@ fn main() {
     }
     // The same large cases with every package as an MPI message.
     let mut m = MpiTransport::new(world.duplicate()).messages_only();
-    for op in [Op::Identity, Op::Transpose] {
-        let c = large_case(p, 301, 257, op, true);
-        record(run_batch::<f64>(&mut m, &c, 2, "large f64, messages only"));
-    }
-    record(run_batch::<Complex64>(
+    for r in transport_variant::<f64>(
         &mut m,
+        &[Op::Identity, Op::Transpose],
         &batch,
-        2,
-        "large batch, messages only",
-    ));
+        "messages only",
+    ) {
+        record(r);
+    }
     drop(m);
+    // Emulated nodes of two ranks each: within a pair packages go through the window,
+    // between pairs as messages, in the same rounds.
+    let mut g = MpiTransport::with_groups(world.duplicate(), (me / 2) as u32);
+    for r in transport_variant::<f64>(
+        &mut g,
+        &[Op::Identity, Op::Transpose],
+        &batch,
+        "nodes of 2 ranks",
+    ) {
+        record(r);
+    }
+    // Some pair must have had packages large enough for its window.
+    let mut windows = vec![0u64; p];
+    g.all_gather(&[g.window_bytes() as u64], &mut windows)
+        .expect("gathering the window sizes");
+    if p > 1 && windows.iter().all(|&w| w == 0) {
+        record(Err("no window within any emulated node of two ranks".into()));
+    }
+    drop(g);
     // Packages beyond the message limit travel in parts (4096 bytes here), with and
     // without the shared window (which carries node-local packages whole).
     for shared in [false, true] {
         let base = MpiTransport::new(world.duplicate()).with_message_limit(4096);
         let mut m = if shared { base } else { base.messages_only() };
-        for op in [Op::Identity, Op::ConjTranspose] {
-            let c = large_case(p, 301, 257, op, false);
-            record(run_batch::<Complex64>(
-                &mut m,
-                &c,
-                2,
-                "large c64, 4 KiB messages",
-            ));
+        let ops = [Op::Identity, Op::ConjTranspose];
+        for r in transport_variant::<Complex64>(&mut m, &ops, &batch, "4 KiB messages") {
+            record(r);
         }
-        record(run_batch::<Complex64>(
-            &mut m,
-            &batch,
-            2,
-            "large batch, 4 KiB messages",
-        ));
     }
     // Ranks that disagree on the message limit: the same error everywhere, nothing sent.
     if p > 1 {

@@ -8,7 +8,7 @@ use mpi::ffi;
 use mpi::point_to_point::{Destination, Source};
 use mpi::raw::AsRaw;
 use mpi::request::multiple_scope;
-use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::topology::{Color, Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
 use super::{check_round, Package, Round, RoundHandler, Transport};
@@ -60,8 +60,11 @@ const SHARED_ALIGN: usize = 4096;
 /// on drop).
 pub struct MpiTransport {
     comm: SimpleCommunicator,
-    /// The ranks of `comm` on this rank's node.
+    /// The ranks of `comm` that may share a window with this rank (its node, or its
+    /// group on the node).
     node: SimpleCommunicator,
+    /// Ranks of `comm` on this rank's physical node.
+    node_ranks: usize,
     /// Rank in `node` of every rank of `comm` (`None`: on another node).
     node_rank: Vec<Option<i32>>,
     /// Use the shared window for packages between ranks of a node.
@@ -186,7 +189,8 @@ impl std::fmt::Debug for MpiTransport {
         f.debug_struct("MpiTransport")
             .field("rank", &self.comm.rank())
             .field("size", &self.comm.size())
-            .field("node_ranks", &self.node.size())
+            .field("node_ranks", &self.node_ranks)
+            .field("window_group", &self.node.size())
             .field("shared", &self.shared)
             .field("window_bytes", &self.window.as_ref().map_or(0, |w| w.cap))
             .finish()
@@ -202,7 +206,28 @@ impl MpiTransport {
     /// this rank's share of the node's cores ([`Transport::threads`]) and packages
     /// between them can go through a shared window.
     pub fn new(comm: SimpleCommunicator) -> Self {
-        let node = comm.split_shared(comm.rank());
+        Self::build(comm, None)
+    }
+
+    /// Like [`MpiTransport::new`], but ranks count as sharing a node only if they
+    /// share the node *and* pass the same `group`: a shared window is only ever set up
+    /// within a group, and ranks of different groups exchange messages. Use it to
+    /// emulate several nodes on one machine (e.g. `rank / 2` as the group puts every
+    /// two ranks on their own "node"), or to keep some ranks' memory out of windows.
+    /// [`Transport::threads`] still counts all ranks of the physical node. Collective.
+    pub fn with_groups(comm: SimpleCommunicator, group: u32) -> Self {
+        Self::build(comm, Some(group))
+    }
+
+    fn build(comm: SimpleCommunicator, group: Option<u32>) -> Self {
+        let physical = comm.split_shared(comm.rank());
+        let node_cores = physical.size() as usize;
+        let node = match group {
+            None => physical,
+            Some(g) => physical
+                .split_by_color(Color::with_value(g.min(i32::MAX as u32) as i32))
+                .expect("every rank passes a colour"),
+        };
         let mut world_of = vec![0i32; node.size() as usize];
         node.all_gather_into(&comm.rank(), &mut world_of[..]);
         let mut node_rank = vec![None; comm.size() as usize];
@@ -212,6 +237,7 @@ impl MpiTransport {
         Self {
             comm,
             node,
+            node_ranks: node_cores,
             node_rank,
             shared: true,
             message_limit: i32::MAX as usize,
@@ -237,7 +263,7 @@ impl MpiTransport {
 
     /// Ranks of the communicator on this rank's node.
     pub fn node_ranks(&self) -> usize {
-        self.node.size() as usize
+        self.node_ranks
     }
 
     /// Bytes of this rank's segment of the node-shared window (0 until a round needed
