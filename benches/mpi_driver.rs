@@ -67,7 +67,8 @@ fn args() -> Args {
             }
             other => panic!(
                 "unknown argument {other}; use --sizes N,N --reps R \
-                 [--cases memcpy,copy,transpose,copy-msg,transpose-msg,batch,single,gemr2d,tran]"
+                 [--cases memcpy,copy,transpose,transpose-relabel,copy-msg,transpose-msg,\
+                 batch,single,gemr2d,tran]"
             ),
         }
     }
@@ -139,6 +140,9 @@ enum Case {
     Copy,
     /// copr, A ← Bᵀ (pdtran's job).
     Transpose,
+    /// copr transpose with the planner's relabeling σ applied (A's blocks land where
+    /// σ puts them; ScaLAPACK cannot do this).
+    TransposeRelabel,
     /// copr copy with every package as an MPI message (no shared window).
     CopyMsg,
     /// copr transpose with every package as an MPI message.
@@ -162,6 +166,7 @@ impl Case {
             Case::Memcpy => "memcpy",
             Case::Copy => "copy",
             Case::Transpose => "transpose",
+            Case::TransposeRelabel => "transpose-relabel",
             Case::CopyMsg => "copy-msg",
             Case::TransposeMsg => "transpose-msg",
             Case::Batch3 => "batch",
@@ -178,6 +183,7 @@ impl Case {
             Case::Memcpy => "local memcpy of the same bytes (reference)",
             Case::Copy => "copr copy (pdgemr2d's job)",
             Case::Transpose => "copr transpose (pdtran's job)",
+            Case::TransposeRelabel => "copr transpose with relabeling (σ applied)",
             Case::CopyMsg => "copr copy, messages only (no shared window)",
             Case::TransposeMsg => "copr transpose, messages only (no shared window)",
             Case::Batch3 => "copr copy, 3 matrices in one batch",
@@ -196,6 +202,12 @@ const PAIRS: &[(Case, Case, &str)] = &[
     (Case::Gemr2d, Case::Copy, "copr copy vs pdgemr2d"),
     #[cfg(feature = "scalapack")]
     (Case::Tran, Case::Transpose, "copr transpose vs pdtran"),
+    #[cfg(feature = "scalapack")]
+    (
+        Case::Tran,
+        Case::TransposeRelabel,
+        "copr transpose with relabeling vs pdtran",
+    ),
     (Case::Single3, Case::Batch3, "batch of 3 vs 3 single calls"),
     (
         Case::CopyMsg,
@@ -235,6 +247,7 @@ fn main() {
         Case::Memcpy,
         Case::Copy,
         Case::Transpose,
+        Case::TransposeRelabel,
         Case::CopyMsg,
         Case::TransposeMsg,
         Case::Batch3,
@@ -251,7 +264,7 @@ fn main() {
     if me == 0 {
         println!(
             "\n{p} ranks ({pr} x {pc} grid), {threads} rayon thread(s) per rank, {} repetitions, \
-             32 x 32 -> 128 x 128 blocks, relabeling off\n",
+             32 x 32 -> 128 x 128 blocks, relabeling off unless stated\n",
             a.reps
         );
         println!("| N | case | min [ms] | median [ms] |");
@@ -259,6 +272,7 @@ fn main() {
     }
     let mut phases: Vec<(String, [f64; 6])> = Vec::new();
     let mut paired: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
 
     for &n in &a.sizes {
         let src: Layout = BlockCyclic::new(BlockCyclicSpec::new(n, n, 32, 32, pr, pc))
@@ -290,6 +304,20 @@ fn main() {
         let plan_tran = max_over_ranks(&world, t0.elapsed().as_secs_f64());
         let mut batch = ReshufflePlan::new(&mut t, vec![single(Op::Identity); 3]).expect("plan");
         let mut one = ReshufflePlan::new(&mut t, vec![single(Op::Identity)]).expect("plan");
+        let mut tran_relabel = ReshufflePlan::new(
+            &mut t,
+            vec![Transform::new(src.clone(), dst.clone(), Op::Transpose)],
+        )
+        .expect("plan");
+        let relabeled = tran_relabel.target(0).clone();
+        outs[0].resize(outs[0].len().max(relabeled.local_len(me)), 0.0);
+        notes.push(format!(
+            "N = {n}: the transpose moves {} elements across ranks without relabeling, {} \
+             with the planner's σ = {:?}",
+            tran_relabel.remote_before(0),
+            tran_relabel.remote_after(0),
+            tran_relabel.sigma(0).forward()
+        ));
         let mut copy_msg = ReshufflePlan::new(&mut tm, vec![single(Op::Identity)]).expect("plan");
         let mut tran_msg = ReshufflePlan::new(&mut tm, vec![single(Op::Transpose)]).expect("plan");
         #[cfg(feature = "scalapack")]
@@ -310,10 +338,15 @@ fn main() {
                 let t0 = Instant::now();
                 match case {
                     Case::Memcpy => scratch.copy_from_slice(&b),
-                    Case::Copy | Case::Transpose | Case::CopyMsg | Case::TransposeMsg => {
+                    Case::Copy
+                    | Case::Transpose
+                    | Case::TransposeRelabel
+                    | Case::CopyMsg
+                    | Case::TransposeMsg => {
                         let (plan, tr) = match case {
                             Case::Copy => (&mut copy, &mut t),
                             Case::Transpose => (&mut tran, &mut t),
+                            Case::TransposeRelabel => (&mut tran_relabel, &mut t),
                             Case::CopyMsg => (&mut copy_msg, &mut tm),
                             _ => (&mut tran_msg, &mut tm),
                         };
@@ -355,6 +388,7 @@ fn main() {
                         #[cfg(feature = "scalapack")]
                         Case::Tran => wrong(&dst, me, n, &outs[0], true),
                         Case::Transpose | Case::TransposeMsg => wrong(&dst, me, n, &outs[0], true),
+                        Case::TransposeRelabel => wrong(&relabeled, me, n, &outs[0], true),
                         _ => wrong(&dst, me, n, &outs[0], false),
                     };
                     let w = sum_over_ranks(&world, w);
@@ -420,6 +454,12 @@ fn main() {
         ));
     }
 
+    if me == 0 {
+        println!();
+        for line in &notes {
+            println!("{line}");
+        }
+    }
     if me == 0 && !paired.is_empty() {
         println!("\nPaired speed-ups (per repetition, both cases in the same round):\n");
         println!("| N | comparison | median | range | faster in |");
