@@ -102,6 +102,20 @@ fn main() {
             t.node_ranks()
         )));
     }
+    // A released window comes back, as large as needed, with correct results.
+    t.release_window();
+    let c = large_case(p, 301, 257, Op::Transpose, true);
+    record(run_batch::<f64>(
+        &mut t,
+        &c,
+        2,
+        "large f64 after releasing the window",
+    ));
+    if t.node_ranks() > 1 && t.window_bytes() == 0 {
+        record(Err(format!(
+            "rank {me}: the window did not come back after release_window"
+        )));
+    }
     // The same large cases with every package as an MPI message.
     let mut m = MpiTransport::new(world.duplicate()).messages_only();
     for r in transport_variant::<f64>(

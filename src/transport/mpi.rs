@@ -272,6 +272,15 @@ impl MpiTransport {
         self.window.as_ref().map_or(0, |w| w.cap)
     }
 
+    /// Frees the shared window (collective: every rank calls it at the same point).
+    /// It is set up again, as large as needed, by the next round that wants it: the
+    /// window only grows otherwise, to the largest node-local volume of any round.
+    pub fn release_window(&mut self) {
+        if let Some(w) = self.window.take() {
+            w.free();
+        }
+    }
+
     /// The wrapped communicator.
     pub fn communicator(&self) -> &SimpleCommunicator {
         &self.comm
