@@ -165,6 +165,22 @@ impl Window {
     }
 }
 
+/// The packages' parts of a round buffer (ranges ordered and disjoint, as
+/// [`check_round`] ensures).
+fn package_slices<'b>(buf: &'b mut [u8], pkgs: &[Package]) -> Vec<&'b mut [u8]> {
+    let mut out = Vec::with_capacity(pkgs.len());
+    let mut rest = buf;
+    let mut pos = 0;
+    for p in pkgs {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(p.range.start - pos);
+        let (part, tail) = tail.split_at_mut(p.range.len());
+        rest = tail;
+        pos = p.range.end;
+        out.push(part);
+    }
+    out
+}
+
 /// Turns an MPI return code into an error.
 fn check(code: i32, what: &str) -> Result<()> {
     if code == 0 {
@@ -385,17 +401,7 @@ impl Transport for MpiTransport {
             .chain([u64::from(need > cap), limit as u64])
             .collect();
         let mut all = vec![0u64; words * size];
-        let mut parts: Vec<&mut [u8]> = Vec::with_capacity(sends.len());
-        let mut rest: &mut [u8] = send_buf;
-        let mut pos = 0;
-        for p in sends {
-            let tail = std::mem::take(&mut rest);
-            let (_, tail) = tail.split_at_mut(p.range.start - pos);
-            let (part, tail) = tail.split_at_mut(p.range.len());
-            rest = tail;
-            pos = p.range.end;
-            parts.push(part);
-        }
+        let mut parts = package_slices(send_buf, sends);
         mpi::request::scope(|scope| {
             let mut gather = Some(comm.immediate_all_gather_into(scope, &mine[..], &mut all[..]));
             for (k, p) in sends.iter().enumerate() {
@@ -466,14 +472,11 @@ impl Transport for MpiTransport {
             // other parts of a large package are posted once the first has arrived.
             let mut later: Vec<Vec<&mut [u8]>> = Vec::with_capacity(recvs.len());
             let mut starts: Vec<*const u8> = Vec::with_capacity(recvs.len());
-            let mut rest: &mut [u8] = recv_buf;
-            let mut pos = 0;
-            for (k, p) in recvs.iter().enumerate() {
-                let tail = std::mem::take(&mut rest);
-                let (_, tail) = tail.split_at_mut(p.range.start - pos);
-                let (mine, tail) = tail.split_at_mut(p.range.len());
-                rest = tail;
-                pos = p.range.end;
+            for ((k, p), mine) in recvs
+                .iter()
+                .enumerate()
+                .zip(package_slices(recv_buf, recvs))
+            {
                 let (ptr, len) = (mine.as_mut_ptr(), mine.len());
                 starts.push(ptr.cast_const());
                 let mut parts: Vec<&mut [u8]> = (0..n_parts(len))
