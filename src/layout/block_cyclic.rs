@@ -150,23 +150,16 @@ impl BlockCyclic {
         ] {
             check_positive(f, v)?;
         }
-        if spec.rsrc >= spec.nprow {
-            return Err(Error::Layout {
-                field: "rsrc",
-                detail: format!(
-                    "{} is outside the process rows 0..{}",
-                    spec.rsrc, spec.nprow
-                ),
-            });
-        }
-        if spec.csrc >= spec.npcol {
-            return Err(Error::Layout {
-                field: "csrc",
-                detail: format!(
-                    "{} is outside the process columns 0..{}",
-                    spec.csrc, spec.npcol
-                ),
-            });
+        for (field, src, procs, what) in [
+            ("rsrc", spec.rsrc, spec.nprow, "rows"),
+            ("csrc", spec.csrc, spec.npcol, "columns"),
+        ] {
+            if src >= procs {
+                return Err(Error::Layout {
+                    field,
+                    detail: format!("{src} is outside the process {what} 0..{procs}"),
+                });
+            }
         }
         let grid = spec.nprow.checked_mul(spec.npcol).ok_or(Error::Layout {
             field: "nprow, npcol",
