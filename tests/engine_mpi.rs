@@ -11,9 +11,10 @@
 mod common;
 mod engine_cases;
 
-use copr::layout::Op;
+use copr::engine::{Relabeling, Transform};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Op};
 use copr::transport::{MpiTransport, Transport};
-use engine_cases::{error_cases, large_case, run_batch, run_random};
+use engine_cases::{error_cases, large_case, large_grid, run_batch, run_random, PairCase};
 use mpi::topology::Communicator;
 use mpi::Threading;
 use num_complex::{Complex32, Complex64};
@@ -115,6 +116,54 @@ fn main() {
         record(Err(format!(
             "rank {me}: the window did not come back after release_window"
         )));
+    }
+    // A fresh transport puts node-local packages through the window from the first
+    // round on: first only rank 0 sends (only its segment grows), then every rank
+    // sends and rank 0's packages fit its segment, so it packs them before the others
+    // grow the window and carries them over into the grown one.
+    {
+        let n = 1024;
+        let (pr, pc) = large_grid(p);
+        let from_rank_0 = PairCase {
+            transform: Transform::new(
+                BlockCyclic::new(BlockCyclicSpec::new(n, n, 32, 32, 1, 1))
+                    .unwrap()
+                    .into(),
+                BlockCyclic::new(BlockCyclicSpec::new(n, n, 13, 11, pr, pc))
+                    .unwrap()
+                    .into(),
+                Op::Identity,
+            )
+            .with_relabeling(Relabeling::Off),
+            alpha: 1,
+            beta: 0,
+        };
+        let rounds = [
+            ("growth: rank 0 sends", vec![from_rank_0]),
+            ("growth: all send", large_case(p, n, n, Op::Identity, false)),
+        ];
+        let mut fresh = MpiTransport::new(world.duplicate());
+        let mut control = MpiTransport::new(world.duplicate()).messages_only();
+        for (tag, c) in &rounds {
+            record(run_batch::<f64>(&mut fresh, c, 1, tag));
+            record(run_batch::<f64>(
+                &mut control,
+                c,
+                1,
+                &format!("{tag}, messages only"),
+            ));
+        }
+        if fresh.node_ranks() > 1 && fresh.node_message_bytes() != 0 {
+            record(Err(format!(
+                "rank {me}: {} bytes of node-local packages went as messages, not through the window",
+                fresh.node_message_bytes()
+            )));
+        }
+        if control.node_ranks() > 1 && control.node_message_bytes() == 0 {
+            record(Err(format!(
+                "rank {me}: messages only, yet no node-local bytes were counted"
+            )));
+        }
     }
     // The same large cases with every package as an MPI message.
     let mut m = MpiTransport::new(world.duplicate()).messages_only();

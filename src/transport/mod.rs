@@ -112,7 +112,7 @@ pub struct Round<'a> {
 /// What a rank does with the packages of a round.
 pub trait RoundHandler {
     /// Fills outgoing package `k` (`out.len()` is its length); called once per package,
-    /// in order, before the package is sent — possibly before the verdict, so it must
+    /// before the package is sent — possibly before the verdict, so it must
     /// only read what this rank has checked locally (if it has found a problem, it may
     /// leave `out` as it is: the verdict will stop the round).
     fn pack(&mut self, k: usize, out: &mut [u8]);

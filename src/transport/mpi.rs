@@ -36,14 +36,18 @@ const SHARED_ALIGN: usize = 4096;
 /// pair. Between ranks on the **same node** (the shared-memory domain of
 /// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`), packages of 16 KiB and more are
 /// written by the sender straight into a node-shared window
-/// (`MPI_Win_allocate_shared`) and the message is a 16-byte descriptor: the receiver
+/// (`MPI_Win_allocate_shared`) and the message is a 24-byte descriptor: the receiver
 /// hands the bytes to the handler *in place*, from the sender's memory, and then
 /// acknowledges them so that the sender may reuse its window. Every remote byte is
 /// then written once (packing) and read once (unpacking), instead of being copied a
-/// third time by MPI. The window sizes itself: a round whose node-local packages do
-/// not fit sends them as messages, and then the node's ranks grow their segments
-/// together at the end of that round (the flag travels with the round's check words,
-/// so all agree without an extra collective); later rounds use the window.
+/// third time by MPI. The window sizes itself: when a rank's node-local packages do
+/// not fit in its segment, it says so with the round's check words, and once those
+/// are in, the node's ranks grow the window together before that rank packs (all see
+/// the same flags, so all agree without an extra collective); a rank that had already
+/// packed into its old segment carries the bytes over. So node-local packages never
+/// fall back to messages, not even in the first round, and the engine's send and
+/// receive buffers are never written for them (zeroed allocations that are never
+/// written take no memory).
 /// [`MpiTransport::messages_only`] turns the window off.
 ///
 /// Incoming packages are handed to the handler in completion order (`MPI_Testany`
@@ -73,6 +77,8 @@ pub struct MpiTransport {
     message_limit: usize,
     /// The node-shared window, once reserved.
     window: Option<Window>,
+    /// Bytes sent as MPI messages to ranks that share the window group.
+    node_message_bytes: u64,
 }
 
 /// A node-shared window: this rank's segment and the addresses of every node rank's.
@@ -258,6 +264,7 @@ impl MpiTransport {
             shared: true,
             message_limit: i32::MAX as usize,
             window: None,
+            node_message_bytes: 0,
         }
     }
 
@@ -286,6 +293,13 @@ impl MpiTransport {
     /// one).
     pub fn window_bytes(&self) -> usize {
         self.window.as_ref().map_or(0, |w| w.cap)
+    }
+
+    /// Bytes of the packages this rank has sent as MPI messages, not through the
+    /// shared window, to ranks of its node (or group), since it was created: those
+    /// below 16 KiB, or all of them with [`MpiTransport::messages_only`].
+    pub fn node_message_bytes(&self) -> u64 {
+        self.node_message_bytes
     }
 
     /// Frees the shared window (collective: every rank calls it at the same point).
@@ -373,13 +387,13 @@ impl Transport for MpiTransport {
     fn exchange(&mut self, round: Round<'_>, handler: &mut dyn RoundHandler) -> Result<()> {
         let (rank, size) = (self.rank(), self.size());
         check_round(&round, rank, size)?;
-        // Outgoing packages go through the window if they all fit; if not, they travel
-        // as messages this time and the window grows after the round.
-        let (mut offsets, need) = self.window_plan(round.sends);
+        // Node-local packages go through the window. If they do not fit in this rank's
+        // segment, they are packed only once the node has grown the window (right
+        // after the check words are in); otherwise they are packed while the words
+        // travel.
+        let (offsets, need) = self.window_plan(round.sends);
         let cap = self.window_bytes();
-        if need > cap {
-            offsets.iter_mut().for_each(|o| *o = None);
-        }
+        let short = need > cap;
         let Round {
             send_buf,
             sends,
@@ -388,44 +402,44 @@ impl Transport for MpiTransport {
             check,
             checked,
         } = round;
-        let comm = &self.comm;
-        let window = self.window.as_ref();
 
-        // 1. Gather the check words (plus this transport's "grow the window" flag)
-        //    while packing; nothing leaves before the verdict.
+        // 1. Gather the check words (plus this rank's "my segment is too small" flag
+        //    and message limit) while packing; nothing leaves before the verdict.
         let words = check.len() + 2;
         let limit = self.message_limit;
         let mine: Vec<u64> = check
             .iter()
             .copied()
-            .chain([u64::from(need > cap), limit as u64])
+            .chain([u64::from(short), limit as u64])
             .collect();
         let mut all = vec![0u64; words * size];
         let mut parts = package_slices(send_buf, sends);
-        mpi::request::scope(|scope| {
-            let mut gather = Some(comm.immediate_all_gather_into(scope, &mine[..], &mut all[..]));
-            for (k, p) in sends.iter().enumerate() {
-                match (offsets[k], window) {
-                    (Some(off), Some(w)) => {
-                        // SAFETY: `off + len <= cap` (window_plan), the segment is this
-                        // rank's, and no peer reads it before our descriptor arrives.
-                        let out = unsafe {
-                            std::slice::from_raw_parts_mut(w.base.add(off), p.range.len())
-                        };
-                        handler.pack(k, out);
+        {
+            let (comm, window) = (&self.comm, self.window.as_ref());
+            mpi::request::scope(|scope| {
+                let mut gather =
+                    Some(comm.immediate_all_gather_into(scope, &mine[..], &mut all[..]));
+                for (k, p) in sends.iter().enumerate() {
+                    match (offsets[k], window) {
+                        (Some(off), Some(w)) if !short => {
+                            // SAFETY: `off + len <= need <= cap` (window_plan), the
+                            // segment is this rank's, and no peer reads it before our
+                            // descriptor arrives.
+                            let out = unsafe {
+                                std::slice::from_raw_parts_mut(w.base.add(off), p.range.len())
+                            };
+                            handler.pack(k, out);
+                        }
+                        (Some(_), _) => {} // packed into the grown window below
+                        (None, _) => handler.pack(k, &mut *parts[k]),
                     }
-                    _ => handler.pack(k, &mut *parts[k]),
+                    // Let the gather progress between packages.
+                    gather = gather.and_then(|g| g.test().err());
                 }
-                // Let the gather progress between packages.
-                gather = gather.and_then(|g| g.test().err());
-            }
-            if let Some(g) = gather {
-                g.wait();
-            }
-        });
-        if let Some(w) = window {
-            // Our packages are written before any descriptor leaves.
-            w.sync();
+                if let Some(g) = gather {
+                    g.wait();
+                }
+            });
         }
         for (r, words_r) in all.chunks_exact(words).enumerate() {
             checked[r * check.len()..][..check.len()].copy_from_slice(&words_r[..check.len()]);
@@ -443,10 +457,50 @@ impl Transport for MpiTransport {
                 limit0
             )));
         }
+        // Every rank saw the same flags: if a segment of this node is too small, the
+        // node's ranks grow the window together (collective over the node; no peer
+        // reads the old one any more: the last round waited for every
+        // acknowledgement). A rank that has already packed into its old segment
+        // carries those bytes over.
         let grow = all
             .chunks_exact(words)
             .enumerate()
             .any(|(r, w)| self.node_rank[r].is_some() && w[check.len()] != 0);
+        if grow {
+            let new = Window::allocate(&self.node, need.max(cap))?;
+            if let Some(old) = self.window.take() {
+                if !short && need > 0 {
+                    // SAFETY: both segments are this rank's and hold at least `need`
+                    // bytes; they are distinct allocations.
+                    unsafe { std::ptr::copy_nonoverlapping(old.base, new.base, need) };
+                }
+                old.free();
+            }
+            self.window = Some(new);
+        }
+        if short {
+            let w = self.window.as_ref().expect("the window was just grown");
+            for (k, p) in sends.iter().enumerate() {
+                if let Some(off) = offsets[k] {
+                    // SAFETY: as above; the grown segment holds `need` bytes.
+                    let out =
+                        unsafe { std::slice::from_raw_parts_mut(w.base.add(off), p.range.len()) };
+                    handler.pack(k, out);
+                }
+            }
+        }
+        self.node_message_bytes += sends
+            .iter()
+            .zip(&offsets)
+            .filter(|(p, o)| o.is_none() && self.node_rank[p.peer].is_some())
+            .map(|(p, _)| p.range.len() as u64)
+            .sum::<u64>();
+        let comm = &self.comm;
+        let window = self.window.as_ref();
+        if let Some(w) = window {
+            // Our packages are written before any descriptor leaves.
+            w.sync();
+        }
 
         // 2. The round proper.
         let descriptors: Vec<u8> = sends
@@ -618,15 +672,6 @@ impl Transport for MpiTransport {
                 kinds.push(Req::Send);
             }
         });
-        if grow {
-            // Every rank saw the same flags: the node's ranks grow their windows
-            // together (after all acknowledgements, so nobody reads the old one).
-            let bytes = need.max(cap);
-            if let Some(w) = self.window.take() {
-                w.free();
-            }
-            self.window = Some(Window::allocate(&self.node, bytes)?);
-        }
         match failure {
             Some(msg) => Err(Error::Transport(msg)),
             None => Ok(()),

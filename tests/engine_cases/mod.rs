@@ -410,18 +410,24 @@ pub(crate) fn run_random(
     }
 }
 
-/// A larger block-cyclic case (exercises the parallel packing and region splitting and
-/// the tiled transpose): `m × n`, 8×8 → 13×11 blocks, different grids.
-pub(crate) fn large_case(size: usize, m: usize, n: usize, op: Op, relabel: bool) -> Vec<PairCase> {
-    let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
+/// The squarest `pr × pc` grid of `size` ranks (`pr ≤ pc`).
+pub(crate) fn large_grid(size: usize) -> (usize, usize) {
     let p = size.max(1);
     let pr = (1..=p)
         .rev()
         .find(|d| p % d == 0 && d * d <= p)
         .unwrap_or(1);
-    let mut s = BlockCyclicSpec::new(sm, sn, 8, 8, pr, p / pr);
+    (pr, p / pr)
+}
+
+/// A larger block-cyclic case (exercises the parallel packing and region splitting and
+/// the tiled transpose): `m × n`, 8×8 → 13×11 blocks, different grids.
+pub(crate) fn large_case(size: usize, m: usize, n: usize, op: Op, relabel: bool) -> Vec<PairCase> {
+    let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
+    let (pr, pc) = large_grid(size);
+    let mut s = BlockCyclicSpec::new(sm, sn, 8, 8, pr, pc);
     s.local_order = Order::RowMajor;
-    let mut d = BlockCyclicSpec::new(m, n, 13, 11, p / pr, pr);
+    let mut d = BlockCyclicSpec::new(m, n, 13, 11, pc, pr);
     d.grid_order = Order::ColMajor;
     let relabeling = if relabel {
         Relabeling::Optimal
