@@ -88,6 +88,44 @@ fn max_over_ranks(world: &SimpleCommunicator, x: f64) -> f64 {
     m
 }
 
+/// Sum over ranks of a float.
+fn fsum_over_ranks(world: &SimpleCommunicator, x: f64) -> f64 {
+    let mut s = 0.0;
+    world.all_reduce_into(&x, &mut s, SystemOperation::sum());
+    s
+}
+
+/// CPU time this process has used so far, all threads, in seconds.
+fn cpu_seconds() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    /// Linux's `CLOCK_PROCESS_CPUTIME_ID`.
+    const PROCESS_CPUTIME: i32 = 2;
+    let mut t = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    let r = unsafe { clock_gettime(PROCESS_CPUTIME, &mut t) };
+    assert_eq!(r, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
+    t.sec as f64 + t.nsec as f64 * 1e-9
+}
+
+/// This process's peak resident memory (`VmHWM`), in MiB (0 where unknown).
+fn peak_resident_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
 /// Sum over ranks.
 fn sum_over_ranks(world: &SimpleCommunicator, x: u64) -> u64 {
     let mut s = 0;
@@ -243,6 +281,12 @@ fn main() {
     #[cfg(feature = "scalapack")]
     let grid = scalapack::Grid::new(pr, pc);
     let threads = rayon::current_num_threads();
+    // The cores the ranks share: each rank's share of its node's cores, summed.
+    let cores = fsum_over_ranks(
+        &world,
+        std::thread::available_parallelism().map_or(1.0, |c| c.get() as f64)
+            / t.node_ranks() as f64,
+    );
     let cases = [
         Case::Memcpy,
         Case::Copy,
@@ -267,8 +311,8 @@ fn main() {
              32 x 32 -> 128 x 128 blocks, relabeling off unless stated\n",
             a.reps
         );
-        println!("| N | case | min [ms] | median [ms] |");
-        println!("|---:|---|---:|---:|");
+        println!("| N | case | min [ms] | median [ms] | CPU busy |");
+        println!("|---:|---|---:|---:|---:|");
     }
     let mut phases: Vec<(String, [f64; 6])> = Vec::new();
     let mut paired: Vec<String> = Vec::new();
@@ -329,6 +373,11 @@ fn main() {
         assert!(b.len() >= grid.local_len(&da) && outs[0].len() >= grid.local_len(&dc));
 
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        // The untimed warm-up's times: the first call pays the first-touch page faults
+        // and sizes copr's buffers and shared window.
+        let mut first: Vec<String> = Vec::new();
+        // Per repetition: the CPU time of all ranks over the cores they share.
+        let mut busy: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
         for rep in 0..=a.reps {
             for (ci, &case) in cases.iter().enumerate() {
                 for o in outs.iter_mut() {
@@ -336,6 +385,7 @@ fn main() {
                 }
                 world.barrier();
                 let t0 = Instant::now();
+                let c0 = cpu_seconds();
                 match case {
                     Case::Memcpy => scratch.copy_from_slice(&b),
                     Case::Copy
@@ -373,9 +423,14 @@ fn main() {
                     #[cfg(feature = "scalapack")]
                     Case::Tran => grid.run(Routine::Tran, n, &b, &da, &mut outs[0], &dc),
                 }
-                let took = max_over_ranks(&world, t0.elapsed().as_secs_f64());
+                let mine = t0.elapsed().as_secs_f64();
+                let cpu = fsum_over_ranks(&world, cpu_seconds() - c0);
+                let took = max_over_ranks(&world, mine);
                 if rep > 0 {
                     times[ci].push(took);
+                    busy[ci].push(cpu / (took * cores));
+                } else {
+                    first.push(format!("{} {:.1} ms", case.key(), took * 1e3));
                 }
                 if rep == 0 || rep == a.reps {
                     // The serial reference, element by element, on the warm-up and the
@@ -396,6 +451,12 @@ fn main() {
                 }
             }
         }
+        notes.push(format!(
+            "N = {n}: first (warm-up) repetition: {}; peak resident memory of the \
+             largest rank so far: {:.0} MiB",
+            first.join(", "),
+            max_over_ranks(&world, peak_resident_mib())
+        ));
         // Paired speed-ups: both cases of a pair ran in the same round of every
         // repetition, so a change in machine load hits both alike.
         for (slow, fast, what) in PAIRS {
@@ -418,22 +479,24 @@ fn main() {
         }
         for (ci, &case) in cases.iter().enumerate() {
             let (mn, md) = min_median(std::mem::take(&mut times[ci]));
+            let (_, cpu) = min_median(std::mem::take(&mut busy[ci]));
             if me == 0 {
                 println!(
-                    "| {n} | {} | {:.3} | {:.3} |",
+                    "| {n} | {} | {:.3} | {:.3} | {:.0} % |",
                     case.name(),
                     mn * 1e3,
-                    md * 1e3
+                    md * 1e3,
+                    cpu * 100.0
                 );
             }
         }
         if me == 0 {
             println!(
-                "| {n} | copr planning, copy (once per plan) | {:.3} | |",
+                "| {n} | copr planning, copy (once per plan) | {:.3} | | |",
                 plan_copy * 1e3
             );
             println!(
-                "| {n} | copr planning, transpose (once per plan) | {:.3} | |",
+                "| {n} | copr planning, transpose (once per plan) | {:.3} | | |",
                 plan_tran * 1e3
             );
         }
