@@ -11,8 +11,10 @@
 //! there and on the last repetition element by element against the serial reference
 //! (B(i, j) = i·N + j); it is timed `--reps` times (default 5) after the warm-up. A repetition's time is the slowest rank's, from
 //! a barrier to the end of the call; min and median are printed as a Markdown table by
-//! rank 0, then paired speed-ups (the ratio of two cases within each repetition) and
-//! copr's time per phase.
+//! rank 0 with the median CPU busy share (CPU time of all ranks, all threads, over the
+//! cores they share times the repetition's time; waiting ranks that poll count as
+//! busy), then the warm-up's times and the peak resident memory, paired speed-ups (the
+//! ratio of two cases within each repetition) and copr's time per phase.
 //!
 //! ```text
 //! cargo bench --features mpi,scalapack --bench mpi_driver --no-run   # prints the path
