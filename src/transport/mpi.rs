@@ -156,6 +156,19 @@ impl Window {
     }
 
     /// Orders this rank's earlier writes before later reads (a memory barrier).
+    /// This rank's segment bytes `off .. off + len`, to pack into.
+    ///
+    /// # Safety
+    /// `off + len` must not exceed the segment, and no peer may read that range until
+    /// this rank's descriptor for it arrives (nor may this slice outlive the window).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn part_mut(&self, off: usize, len: usize) -> &mut [u8] {
+        debug_assert!(off + len <= self.cap);
+        // SAFETY: inside the segment (the caller's contract), which nothing else
+        // accesses meanwhile.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(off), len) }
+    }
+
     fn sync(&self) {
         // SAFETY: the window is valid and in a passive epoch (lock_all).
         unsafe { ffi::MPI_Win_sync(self.win) };
@@ -422,13 +435,9 @@ impl Transport for MpiTransport {
                 for (k, p) in sends.iter().enumerate() {
                     match (offsets[k], window) {
                         (Some(off), Some(w)) if !short => {
-                            // SAFETY: `off + len <= need <= cap` (window_plan), the
-                            // segment is this rank's, and no peer reads it before our
-                            // descriptor arrives.
-                            let out = unsafe {
-                                std::slice::from_raw_parts_mut(w.base.add(off), p.range.len())
-                            };
-                            handler.pack(k, out);
+                            // SAFETY: `off + len <= need <= cap` (window_plan), and no
+                            // peer reads it before our descriptor arrives.
+                            handler.pack(k, unsafe { w.part_mut(off, p.range.len()) });
                         }
                         (Some(_), _) => {} // packed into the grown window below
                         (None, _) => handler.pack(k, &mut *parts[k]),
@@ -483,9 +492,7 @@ impl Transport for MpiTransport {
             for (k, p) in sends.iter().enumerate() {
                 if let Some(off) = offsets[k] {
                     // SAFETY: as above; the grown segment holds `need` bytes.
-                    let out =
-                        unsafe { std::slice::from_raw_parts_mut(w.base.add(off), p.range.len()) };
-                    handler.pack(k, out);
+                    handler.pack(k, unsafe { w.part_mut(off, p.range.len()) });
                 }
             }
         }
