@@ -13,7 +13,8 @@
 //! a barrier to the end of the call; min and median are printed as a Markdown table by
 //! rank 0 with the median CPU busy share (CPU time of all ranks, all threads, over the
 //! cores they share times the repetition's time; waiting ranks that poll count as
-//! busy), then the warm-up's times and the peak resident memory, paired speed-ups (the
+//! busy, and so do idle threads still spinning, which puts short cases above 100 %),
+//! then the warm-up's times and the peak resident memory, paired speed-ups (the
 //! ratio of two cases within each repetition) and copr's time per phase.
 //!
 //! ```text
@@ -30,7 +31,7 @@ use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
 use copr::transport::MpiTransport;
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::CommunicatorCollectives;
+use mpi::traits::{CommunicatorCollectives, Equivalence};
 #[cfg(feature = "scalapack")]
 use scalapack::Routine;
 
@@ -90,13 +91,6 @@ fn max_over_ranks(world: &SimpleCommunicator, x: f64) -> f64 {
     m
 }
 
-/// Sum over ranks of a float.
-fn fsum_over_ranks(world: &SimpleCommunicator, x: f64) -> f64 {
-    let mut s = 0.0;
-    world.all_reduce_into(&x, &mut s, SystemOperation::sum());
-    s
-}
-
 /// CPU time this process has used so far, all threads, in seconds.
 fn cpu_seconds() -> f64 {
     #[repr(C)]
@@ -129,8 +123,8 @@ fn peak_resident_mib() -> f64 {
 }
 
 /// Sum over ranks.
-fn sum_over_ranks(world: &SimpleCommunicator, x: u64) -> u64 {
-    let mut s = 0;
+fn sum_over_ranks<T: Equivalence + Default>(world: &SimpleCommunicator, x: T) -> T {
+    let mut s = T::default();
     world.all_reduce_into(&x, &mut s, SystemOperation::sum());
     s
 }
@@ -284,7 +278,7 @@ fn main() {
     let grid = scalapack::Grid::new(pr, pc);
     let threads = rayon::current_num_threads();
     // The cores the ranks share: each rank's share of its node's cores, summed.
-    let cores = fsum_over_ranks(
+    let cores = sum_over_ranks(
         &world,
         std::thread::available_parallelism().map_or(1.0, |c| c.get() as f64)
             / t.node_ranks() as f64,
@@ -426,7 +420,7 @@ fn main() {
                     Case::Tran => grid.run(Routine::Tran, n, &b, &da, &mut outs[0], &dc),
                 }
                 let mine = t0.elapsed().as_secs_f64();
-                let cpu = fsum_over_ranks(&world, cpu_seconds() - c0);
+                let cpu = sum_over_ranks(&world, cpu_seconds() - c0);
                 let took = max_over_ranks(&world, mine);
                 if rep > 0 {
                     times[ci].push(took);
