@@ -31,6 +31,104 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Summarise a topology or cost-model configuration: levels, ranks per node, costs.
     Topo(TopoArgs),
+    /// Map a process grid or communication graph onto a machine: every strategy's
+    /// hop-bytes, dilation and link loads side by side, and the chosen mapping as
+    /// rankfile, MPICH_RANK_ORDER, SLURM_HOSTFILE, SMPI hostfile, JSON and SVG.
+    Map(Box<MapArgs>),
+}
+
+/// Arguments of `copr map`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("pattern").required(true).args(["grid", "graph", "plan"])))]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["machine", "torus", "network", "flat"])))]
+pub struct MapArgs {
+    /// A Cartesian process grid, e.g. `32x32` or `16x16x4` (rank order of MPI_Cart_create).
+    #[arg(long, value_name = "DIMS")]
+    pub grid: Option<String>,
+    /// Grid without wraparound (default: periodic in every dimension).
+    #[arg(long, requires = "grid")]
+    pub open: bool,
+    /// Grid: bytes per message along each dimension (one value for all, or one per
+    /// dimension: `--bytes 1048576,3145728` makes messages along dimension 1 — within
+    /// a row — 3x those along dimension 0).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1048576",
+        requires = "grid"
+    )]
+    pub bytes: Vec<u64>,
+    /// A communication graph: edge list (`src dst bytes` per line) or TOML/JSON.
+    #[arg(long, value_name = "FILE")]
+    pub graph: Option<PathBuf>,
+    /// The traffic of a copr plan file (after its relabeling).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// A machine file (`[torus]`, `[network]` or `[flat]`, `ranks_per_node`, `nodes`).
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<PathBuf>,
+    /// A whole torus, e.g. `8x8x8`.
+    #[arg(long, value_name = "DIMS")]
+    pub torus: Option<String>,
+    /// Torus: the job's nodes, one `name x y z` line each (as `xtdb2proc` lists them).
+    #[arg(long, value_name = "FILE", requires = "torus")]
+    pub alloc: Option<PathBuf>,
+    /// Torus: link bandwidth per dimension, bytes/s (e.g. `6.5e9,5e9,6.5e9`).
+    #[arg(long, value_delimiter = ',', requires = "torus")]
+    pub link_bandwidth: Option<Vec<f64>>,
+    /// A network graph file (fat tree, dragonfly, …): all its hosts are the job's nodes.
+    #[arg(long, value_name = "FILE")]
+    pub network: Option<PathBuf>,
+    /// That many nodes with no network model.
+    #[arg(long, value_name = "NODES")]
+    pub flat: Option<usize>,
+    /// Ranks per node (with --torus, --network, --flat).
+    #[arg(long, default_value_t = 1)]
+    pub ranks_per_node: usize,
+    /// Node names for the exports, in machine order (Slurm list, e.g. `nid[00012-00019,00033]`).
+    #[arg(long, value_name = "LIST")]
+    pub nodes: Option<String>,
+    /// Strategies to compare.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "packed,round-robin,folded,tiles,hilbert,cp2k,bisection,optimised"
+    )]
+    pub strategies: Vec<crate::mapping::Strategy>,
+    /// The mapping to export (default: the optimiser's if it ran, else the least hop-bytes).
+    #[arg(long, value_enum)]
+    pub export: Option<crate::mapping::Strategy>,
+    /// Optimiser seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Optimiser time budget, seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub budget: f64,
+    /// Write an Open MPI rankfile.
+    #[arg(long, value_name = "FILE")]
+    pub rankfile: Option<PathBuf>,
+    /// Write an MPICH/Cray MPICH_RANK_ORDER file (MPICH_RANK_REORDER_METHOD=3).
+    #[arg(long, value_name = "FILE")]
+    pub mpich_rank_order: Option<PathBuf>,
+    /// Write a SLURM_HOSTFILE (srun --distribution=arbitrary).
+    #[arg(long, value_name = "FILE")]
+    pub slurm_hostfile: Option<PathBuf>,
+    /// Write a SimGrid SMPI hostfile (line i: host of rank i).
+    #[arg(long, value_name = "FILE")]
+    pub smpi_hostfile: Option<PathBuf>,
+    /// Write the SimGrid platform of the machine.
+    #[arg(long, value_name = "FILE")]
+    pub smpi_platform: Option<PathBuf>,
+    /// Write the exported mapping as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub mapping_json: Option<PathBuf>,
+    /// Draw the mapping (grid coloured by node) and the link loads as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Print the comparison as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `copr topo`.
@@ -166,7 +264,153 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Plan(a) => plan(a),
         Command::Sweep(a) => sweep(a),
         Command::Topo(a) => topo(a),
+        Command::Map(a) => map(*a),
     }
+}
+
+fn dims_arg(flag: &str, s: &str) -> Result<Vec<usize>> {
+    s.split(['x', 'X', ','])
+        .map(|d| {
+            d.trim().parse::<usize>().map_err(|_| {
+                crate::Error::Mismatch(format!("--{flag} {s}: expected extents like 32x32"))
+            })
+        })
+        .collect()
+}
+
+fn map(a: MapArgs) -> Result<()> {
+    use crate::mapping::{self, export, GridSpec, MapMachine, Pattern};
+    let pattern = if let Some(g) = &a.grid {
+        let dims = dims_arg("grid", g)?;
+        let n = dims.len();
+        let bytes = match a.bytes.len() {
+            1 => vec![a.bytes[0]; n],
+            _ => a.bytes.clone(),
+        };
+        Pattern::grid(&GridSpec::new(dims, vec![!a.open; n], bytes)?)?
+    } else if let Some(f) = &a.graph {
+        Pattern::from_file(f)?
+    } else {
+        let f = a.plan.as_ref().expect("clap requires a pattern");
+        let spec = PlanSpec::from_file(f)?;
+        let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(f))?;
+        let v = plan.volumes().relabeled(plan.sigma());
+        Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
+    };
+    let mut machine = if let Some(f) = &a.machine {
+        MapMachine::from_file(f)?
+    } else if let Some(t) = &a.torus {
+        let dims: Vec<u32> = dims_arg("torus", t)?
+            .into_iter()
+            .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
+            .collect();
+        mapping::torus_machine(
+            dims,
+            a.link_bandwidth.clone(),
+            a.alloc.as_deref(),
+            a.ranks_per_node,
+        )?
+    } else if let Some(f) = &a.network {
+        let net = copr_topology::Network::from_file(f)?;
+        MapMachine::network(net, None, Default::default(), a.ranks_per_node)?
+    } else {
+        MapMachine::flat(a.flat.expect("clap requires a machine"), a.ranks_per_node)?
+    };
+    if let Some(list) = &a.nodes {
+        let names = mapping::expand_nodelist(list)
+            .map_err(|e| crate::Error::Mismatch(format!("--nodes: {e}")))?;
+        machine.set_node_names(names)?;
+    }
+    let opts = mapping::Options {
+        seed: a.seed,
+        budget: std::time::Duration::from_secs_f64(a.budget.clamp(0.0, 1e6)),
+    };
+    let bar = (!a.json && std::io::stderr().is_terminal() && pattern.tasks() >= 4096).then(|| {
+        let b = indicatif::ProgressBar::new(a.strategies.len() as u64 + 1);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .expect("valid template"),
+        );
+        b
+    });
+    let cmp = mapping::compare(&pattern, &machine, &a.strategies, &opts, |name| {
+        if let Some(b) = &bar {
+            b.set_message(name.to_string());
+            b.inc(1);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let chosen = match a.export {
+        Some(s) => cmp.row(s.name()).ok_or_else(|| {
+            crate::Error::Mismatch(format!(
+                "--export {}: that strategy did not run or does not apply here",
+                s.name()
+            ))
+        })?,
+        None => cmp.row("optimised").unwrap_or_else(|| {
+            cmp.rows
+                .iter()
+                .min_by_key(|r| r.metrics.hop_bytes)
+                .expect("compare returns rows")
+        }),
+    };
+    let write = |path: &PathBuf, text: String| -> Result<()> {
+        std::fs::write(path, text).map_err(|source| crate::Error::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+    let mut written = Vec::new();
+    if let Some(p) = &a.rankfile {
+        write(p, export::rankfile(&machine, &chosen.map))?;
+        written.push(format!("rankfile {}", p.display()));
+    }
+    if let Some(p) = &a.mpich_rank_order {
+        write(p, export::mpich_rank_order(&chosen.map))?;
+        written.push(format!("MPICH_RANK_ORDER {}", p.display()));
+    }
+    if let Some(p) = &a.slurm_hostfile {
+        write(
+            p,
+            export::hostfile(&export::node_names(&machine), &machine, &chosen.map),
+        )?;
+        written.push(format!("SLURM_HOSTFILE {}", p.display()));
+    }
+    if let Some(p) = &a.smpi_hostfile {
+        let names = mapping::simgrid::smpi_host_names(&machine);
+        write(p, export::hostfile(&names, &machine, &chosen.map))?;
+        written.push(format!("SMPI hostfile {}", p.display()));
+    }
+    if let Some(p) = &a.smpi_platform {
+        write(p, mapping::simgrid::platform_xml(&machine)?)?;
+        written.push(format!("SimGrid platform {}", p.display()));
+    }
+    if let Some(p) = &a.mapping_json {
+        let j = export::to_json(&chosen.strategy, &machine, &chosen.map);
+        write(
+            p,
+            serde_json::to_string_pretty(&j).expect("mappings serialise") + "\n",
+        )?;
+        written.push(format!("JSON {}", p.display()));
+    }
+    if let Some(p) = &a.svg {
+        crate::plot::mapping_svg(&pattern, &machine, chosen, p)?;
+        written.push(format!("picture {}", p.display()));
+    }
+    if a.json {
+        let mut j = serde_json::to_value(&cmp).expect("reports serialise");
+        j["exported"] = chosen.strategy.clone().into();
+        println!("{j}");
+    } else {
+        print!("{}", mapping::table(&cmp));
+        println!("exported: {}", chosen.strategy);
+        for w in written {
+            println!("wrote {w}");
+        }
+    }
+    Ok(())
 }
 
 fn plan(a: PlanArgs) -> Result<()> {

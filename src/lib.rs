@@ -11,6 +11,7 @@ pub mod sparse;
 pub use error::{Error, Result};
 pub mod cli;
 pub mod layout;
+pub mod mapping;
 pub mod plan;
 pub mod plot;
 pub mod sweep;

@@ -210,3 +210,229 @@ pub fn cost_heatmap(machine: &copr_topology::Machine, bytes: u64, path: &Path) -
     heat_panel(&root, cells, &t, vmax, &panel, &err)?;
     root.present().map_err(|e| err(e.to_string()))
 }
+
+/// A distinct colour for node `k` (golden-angle hues, two lightness levels).
+fn node_color(k: usize) -> RGBColor {
+    let h = (k as f64 * 137.507_764) % 360.0;
+    let l = if k % 2 == 0 { 0.62 } else { 0.45 };
+    let (s, c) = (0.65, (1.0 - (2.0 * l - 1.0f64).abs()) * 0.65);
+    let _ = s;
+    let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+    let (r, g, b) = match (h / 60.0) as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = l - c / 2.0;
+    let u = |v: f64| (255.0 * (v + m)).clamp(0.0, 255.0) as u8;
+    RGBColor(u(r), u(g), u(b))
+}
+
+/// White (no load) to dark red (the largest load).
+fn load_color(v: f64) -> RGBColor {
+    let v = v.clamp(0.0, 1.0);
+    RGBColor(
+        (255.0 - 90.0 * v) as u8,
+        (255.0 * (1.0 - v)) as u8,
+        (255.0 * (1.0 - v)) as u8,
+    )
+}
+
+/// Draws a mapping: on the left the process grid (2-D grids; a 3-D grid's first
+/// slice; a graph's tasks in rank order) with each task coloured by its node and
+/// node borders drawn black; on the right the load of every network link, one panel
+/// per torus dimension (routers laid out `x + X·z` across, `y` down; each cell the
+/// larger of the link's two directions), white to dark red up to the largest load.
+///
+/// # Errors
+/// [`Error::Plot`] if the file cannot be written.
+pub fn mapping_svg(
+    p: &crate::mapping::Pattern,
+    m: &crate::mapping::MapMachine,
+    row: &crate::mapping::Row,
+    path: &Path,
+) -> Result<()> {
+    use crate::mapping::NetKind;
+    let err = plot_err(path);
+    let e = |x: DrawingAreaErrorKind<std::io::Error>| err(x.to_string());
+    let (w, h) = (1200i32, 620i32);
+    let root = SVGBackend::new(path, (w as u32, h as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(e)?;
+    let title = format!(
+        "{}: {} tasks, hop-bytes {:.3} MB (bound {:.3}), max link {:.3} MB",
+        row.strategy,
+        p.tasks(),
+        row.metrics.hop_bytes as f64 / 1e6,
+        row.metrics.hop_bytes_bound as f64 / 1e6,
+        row.metrics.max_link_bytes as f64 / 1e6
+    );
+    root.draw(&Text::new(title, (10, 8), ("sans-serif", 18)))
+        .map_err(e)?;
+    let rpn = m.ranks_per_node();
+    let node_of = |t: usize| row.map.apply(t) / rpn;
+    // left: the grid
+    type CellFn = Box<dyn Fn(usize, usize) -> Option<usize>>;
+    let (rows, cols, task_at): (usize, usize, CellFn) = match p.grid_spec() {
+        Some(g) if g.dims.len() >= 2 => {
+            let (r, c) = (g.dims[0], g.dims[1]);
+            let g = g.clone();
+            (
+                r,
+                c,
+                Box::new(move |i, j| {
+                    let mut c = vec![0; g.dims.len()];
+                    c[0] = i;
+                    c[1] = j;
+                    Some(g.task(&c))
+                }),
+            )
+        }
+        _ => {
+            let n = p.tasks();
+            let c = (n as f64).sqrt().ceil().max(1.0) as usize;
+            (
+                n.div_ceil(c),
+                c,
+                Box::new(move |i, j| Some(i * c + j).filter(|&t| t < n)),
+            )
+        }
+    };
+    let side = 560i32;
+    let cell = (side as f64 / rows.max(cols) as f64).max(0.05);
+    let (ox, oy) = (20i32, 40i32);
+    let px = |v: usize| (v as f64 * cell) as i32;
+    for i in 0..rows {
+        for j in 0..cols {
+            if let Some(t) = task_at(i, j) {
+                root.draw(&Rectangle::new(
+                    [(ox + px(j), oy + px(i)), (ox + px(j + 1), oy + px(i + 1))],
+                    node_color(node_of(t)).filled(),
+                ))
+                .map_err(e)?;
+            }
+        }
+    }
+    if cell >= 3.0 {
+        for i in 0..rows {
+            for j in 0..cols {
+                let Some(t) = task_at(i, j) else { continue };
+                if j + 1 < cols && task_at(i, j + 1).is_some_and(|u| node_of(u) != node_of(t)) {
+                    root.draw(&PathElement::new(
+                        vec![
+                            (ox + px(j + 1), oy + px(i)),
+                            (ox + px(j + 1), oy + px(i + 1)),
+                        ],
+                        BLACK.stroke_width(1),
+                    ))
+                    .map_err(e)?;
+                }
+                if i + 1 < rows && task_at(i + 1, j).is_some_and(|u| node_of(u) != node_of(t)) {
+                    root.draw(&PathElement::new(
+                        vec![
+                            (ox + px(j), oy + px(i + 1)),
+                            (ox + px(j + 1), oy + px(i + 1)),
+                        ],
+                        BLACK.stroke_width(1),
+                    ))
+                    .map_err(e)?;
+                }
+            }
+        }
+    }
+    root.draw(&Text::new(
+        "tasks coloured by node (black: node borders)",
+        (ox, oy + side + 8),
+        ("sans-serif", 14),
+    ))
+    .map_err(e)?;
+    // right: link loads
+    let map_nodes: Vec<u32> = (0..p.tasks()).map(|t| node_of(t) as u32).collect();
+    let mut load = vec![0u128; m.num_links()];
+    for edge in p.edges() {
+        let (a, b) = (
+            map_nodes[edge.src as usize] as usize,
+            map_nodes[edge.dst as usize] as usize,
+        );
+        m.for_route(a, b, |l| load[l] += u128::from(edge.bytes));
+    }
+    let lmax = load.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let (px0, py0) = (620i32, 40i32);
+    let panels: Vec<(String, usize, usize, Vec<f64>)> = match m.kind() {
+        NetKind::Torus(t) if t.ndims() <= 3 => {
+            let d3: Vec<usize> = (0..3)
+                .map(|d| t.dims().get(d).map_or(1, |&x| x as usize))
+                .collect();
+            let (across, down) = (d3[0] * d3[2], d3[1]);
+            (0..t.ndims())
+                .map(|d| {
+                    let mut v = vec![0.0; across * down];
+                    for r in 0..t.num_coords() {
+                        let c = t.coords_of_index(r);
+                        let (x, y, z) = (
+                            c[0] as usize,
+                            c.get(1).map_or(0, |&v| v as usize),
+                            c.get(2).map_or(0, |&v| v as usize),
+                        );
+                        let n = t.ndims();
+                        let l = load[r * 2 * n + 2 * d].max(load[r * 2 * n + 2 * d + 1]);
+                        v[y * across + x + d3[0] * z] = l as f64;
+                    }
+                    (format!("{} links", ["x", "y", "z"][d]), across, down, v)
+                })
+                .collect()
+        }
+        _ => {
+            let n = load.len().max(1);
+            let c = (n as f64).sqrt().ceil() as usize;
+            let mut v = vec![0.0; c * n.div_ceil(c)];
+            for (k, &l) in load.iter().enumerate() {
+                v[k] = l as f64;
+            }
+            vec![("network links (by index)".into(), c, n.div_ceil(c), v)]
+        }
+    };
+    let ph = (side - 40 * panels.len() as i32) / panels.len().max(1) as i32;
+    for (k, (name, across, down, v)) in panels.iter().enumerate() {
+        let y0 = py0 + k as i32 * (ph + 40);
+        let c = (560.0 / *across as f64)
+            .min(ph as f64 / *down as f64)
+            .max(0.05);
+        root.draw(&Text::new(
+            format!("{name}: load per router (darker = more)"),
+            (px0, y0),
+            ("sans-serif", 14),
+        ))
+        .map_err(e)?;
+        for y in 0..*down {
+            for x in 0..*across {
+                let val = v[y * across + x] / lmax;
+                let (a, b) = ((x as f64 * c) as i32, (y as f64 * c) as i32);
+                let (a1, b1) = (((x + 1) as f64 * c) as i32, ((y + 1) as f64 * c) as i32);
+                root.draw(&Rectangle::new(
+                    [(px0 + a, y0 + 18 + b), (px0 + a1, y0 + 18 + b1)],
+                    load_color(val).filled(),
+                ))
+                .map_err(e)?;
+            }
+        }
+    }
+    // colour scale
+    let sy = h - 30;
+    for i in 0..200 {
+        root.draw(&Rectangle::new(
+            [(px0 + 2 * i, sy), (px0 + 2 * i + 2, sy + 12)],
+            load_color(f64::from(i) / 199.0).filled(),
+        ))
+        .map_err(e)?;
+    }
+    root.draw(&Text::new(
+        format!("0 … {:.3} MB per round", lmax / 1e6),
+        (px0 + 410, sy - 2),
+        ("sans-serif", 14),
+    ))
+    .map_err(e)?;
+    root.present().map_err(e)
+}
