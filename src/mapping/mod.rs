@@ -42,10 +42,10 @@ pub use crate::lap::Perm;
 
 mod curve;
 pub mod export;
-#[cfg(feature = "mpi")]
-pub mod mpi;
 mod machine;
 mod metrics;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod optimise;
 mod pattern;
 mod report;

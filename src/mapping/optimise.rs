@@ -96,14 +96,20 @@ pub fn optimise(
         let shapes = tile_shapes(g, k);
         let least = shapes.iter().map(|t| tile_boundary(g, t)).min();
         let m1 = m.clone().with_ranks_per_node(1)?;
-        for t in shapes
+        let mut near: Vec<&Vec<usize>> = shapes
             .iter()
             .filter(|t| least.is_some_and(|l| tile_boundary(g, t) * 2 <= l * 3))
-        {
+            .collect();
+        near.sort_by_key(|t| tile_boundary(g, t));
+        near.truncate(3);
+        // every placement of every tile grid, ranked on the tile grid itself (its
+        // inter-tile traffic is the inter-node traffic of the expanded mapping)
+        let mut placed: Vec<(f64, f64, String, Vec<usize>, Perm)> = Vec::new();
+        for t in near {
             let q = tile_grid(g, t)?;
             let qp = Pattern::grid(&q)?;
             let mut placements: Vec<(String, Perm)> = Vec::new();
-            for (name, place) in embeddings(&q, &m1) {
+            for (name, place) in embeddings(&q, &qp, &m1, 6) {
                 placements.push((format!("tiles {t:?}, embedding {name}"), place));
             }
             for s in [Strategy::Hilbert, Strategy::Cp2k, Strategy::Bisection] {
@@ -111,15 +117,44 @@ pub fn optimise(
                     placements.push((format!("tiles {t:?}, {}", s.name()), place));
                 }
             }
-            for (name, mut place) in placements {
-                if Instant::now() < deadline {
-                    refine(&qp, &m1, &mut place, &mut rng, deadline);
+            let mut ranked: Vec<(f64, String, Perm)> = placements
+                .into_iter()
+                .map(|(n, pl)| (strategy::weighted_hop_bytes(&qp, &m1, &pl), n, pl))
+                .collect();
+            ranked.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
+            // refine the two best placements of this tile shape
+            for (i, (w, name, place)) in ranked.into_iter().enumerate() {
+                let mut place = place;
+                let mut name = name;
+                let mut w = w;
+                if i < 2
+                    && Instant::now() < deadline
+                    && refine(&qp, &m1, &mut place, &mut rng, deadline, 20)
+                {
+                    name.push_str(", refined");
+                    w = strategy::weighted_hop_bytes(&qp, &m1, &place);
                 }
-                cands.push(score(
-                    expand_tiles(g, t, &place, k),
-                    format!("{name}, refined"),
-                ));
+                let lt = evaluate(&qp, &m1, &place).max_link_time;
+                placed.push((w, lt, name, t.clone(), place));
             }
+        }
+        // expand the best four by weighted hop-bytes and the best two by link time
+        let mut keep: Vec<usize> = (0..placed.len()).collect();
+        keep.sort_by(|&a, &b| placed[a].0.partial_cmp(&placed[b].0).expect("finite"));
+        let mut chosen: Vec<usize> = keep.iter().copied().take(4).collect();
+        keep.sort_by(|&a, &b| {
+            (placed[a].1, placed[a].0)
+                .partial_cmp(&(placed[b].1, placed[b].0))
+                .expect("finite")
+        });
+        for &i in keep.iter().take(2) {
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        for i in chosen {
+            let (_, _, name, t, place) = &placed[i];
+            cands.push(score(expand_tiles(g, t, place, k), name.clone()));
         }
         if shapes.is_empty() {
             let t = best_tile(g, k);
@@ -130,18 +165,25 @@ pub fn optimise(
             ));
         }
     }
-    // refine the best few candidates (and starts) at the task level
+    // refine the best candidates (and starts) at the task level, unless one already
+    // meets the lower bound
     let mut pool: Vec<Scored> = starts.to_vec();
     pool.extend(cands);
     let mut by_hb: Vec<usize> = (0..pool.len()).collect();
     by_hb.sort_by_key(|&i| (pool[i].metrics.hop_bytes, i));
+    let at_bound = pool
+        .iter()
+        .any(|s| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound);
     let mut refined = Vec::new();
-    for &i in by_hb.iter().take(3) {
+    // large patterns: one candidate, one pass (the mapping of 10⁵ tasks stays
+    // well under a second)
+    let (few, passes) = if p.tasks() > 16_384 { (1, 1) } else { (3, 20) };
+    for &i in by_hb.iter().take(if at_bound { 0 } else { few }) {
         if Instant::now() >= deadline {
             break;
         }
         let mut map = pool[i].map.clone();
-        if refine(p, m, &mut map, &mut rng, deadline) {
+        if refine(p, m, &mut map, &mut rng, deadline, passes) {
             refined.push(score(map, format!("{} + swaps", pool[i].origin)));
         }
     }
@@ -224,10 +266,80 @@ fn expand_tiles(g: &GridSpec, t: &[usize], place: &Perm, k: usize) -> Perm {
     strategy::perm(fwd)
 }
 
-/// Product embeddings of a grid (one task per node) into a whole torus: see the
-/// module docs. Returns `(description, placement)` pairs; empty when the machine is
-/// not a whole torus with one node per coordinate or sizes do not factor.
-fn embeddings(q: &GridSpec, m1: &MapMachine) -> Vec<(String, Perm)> {
+/// One factor of a torus dimension in a product embedding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Factor {
+    /// Torus dimension.
+    dim: usize,
+    /// Number of positions.
+    size: usize,
+    /// How the digit becomes a coordinate.
+    kind: Part,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Part {
+    /// The whole ring: coordinate = digit.
+    Whole,
+    /// The high digit of a block split: coordinate += digit · `0`.
+    Hi(usize),
+    /// The low digit of a block split: coordinate += digit.
+    Lo,
+    /// The two halves of a 4-ring in Gray order: (hi, lo) → 0, 1, 3, 2 … see below.
+    GrayHi,
+    /// See [`Part::GrayHi`].
+    GrayLo,
+}
+
+/// The ways to cut a torus dimension of extent `e` into factors.
+fn dim_options(d: usize, e: usize) -> Vec<Vec<Factor>> {
+    let mut v = vec![vec![Factor {
+        dim: d,
+        size: e,
+        kind: Part::Whole,
+    }]];
+    if e == 4 {
+        v.push(vec![
+            Factor {
+                dim: d,
+                size: 2,
+                kind: Part::GrayHi,
+            },
+            Factor {
+                dim: d,
+                size: 2,
+                kind: Part::GrayLo,
+            },
+        ]);
+    }
+    for a in 2..e {
+        if e % a == 0 {
+            v.push(vec![
+                Factor {
+                    dim: d,
+                    size: a,
+                    kind: Part::Hi(e / a),
+                },
+                Factor {
+                    dim: d,
+                    size: e / a,
+                    kind: Part::Lo,
+                },
+            ]);
+        }
+    }
+    v
+}
+
+/// Product embeddings of a grid (one task per node) into a whole torus (module
+/// docs): every way to cut the torus dimensions into factors (whole rings, block
+/// splits `coordinate = hi·b + lo`, the Gray split of a 4-ring), to assign the
+/// factors to grid dimensions whose extents they multiply to, and to order them
+/// (boustrophedon, outer first). Returns the `keep` best by bandwidth-weighted
+/// hop-bytes and the `keep / 2` best by largest link time, as `(description,
+/// placement)`; empty when the machine is not a whole torus with one node per
+/// coordinate.
+fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(String, Perm)> {
     let NetKind::Torus(t) = m1.kind() else {
         return Vec::new();
     };
@@ -244,109 +356,253 @@ fn embeddings(q: &GridSpec, m1: &MapMachine) -> Vec<(String, Perm)> {
     let tdims = t.dims();
     let nt = tdims.len();
     let ng = q.dims.len();
-    // factor: (torus dim, size, part) part: 0 whole, 1 high bit, 2 low bit of a 4-ring
-    let mut out = Vec::new();
-    let splittable: Vec<usize> = (0..nt).filter(|&d| tdims[d] == 4).collect();
-    for mask in 0..(1usize << splittable.len()) {
-        let mut factors: Vec<(usize, usize, u8)> = Vec::new();
-        for (d, &e) in tdims.iter().enumerate() {
-            let split = splittable
-                .iter()
-                .position(|&s| s == d)
-                .is_some_and(|i| mask >> i & 1 == 1);
-            if split {
-                factors.push((d, 2, 1));
-                factors.push((d, 2, 2));
-            } else if e > 1 {
-                factors.push((d, e as usize, 0));
-            }
-        }
+    let options: Vec<Vec<Vec<Factor>>> = tdims
+        .iter()
+        .enumerate()
+        .filter(|&(_, &e)| e > 1)
+        .map(|(d, &e)| dim_options(d, e as usize))
+        .collect();
+    let w = dir_weights(m1);
+    let cells = q.tasks();
+    let mut found: Vec<(f64, Vec<Vec<Factor>>)> = Vec::new();
+    let mut memo: std::collections::HashMap<(Vec<Factor>, usize), f64> = Default::default();
+    let mut choice = vec![0usize; options.len()];
+    let mut budget = 20_000usize;
+    'outer: loop {
+        let factors: Vec<Factor> = options
+            .iter()
+            .zip(&choice)
+            .flat_map(|(o, &c)| o[c].iter().copied())
+            .collect();
         let nf = factors.len();
-        if nf > 8 {
-            continue;
-        }
-        // assign each factor to a grid dimension
-        let mut assign = vec![0usize; nf];
-        loop {
-            let mut prod = vec![1usize; ng];
-            for (f, &a) in factors.iter().zip(&assign) {
-                prod[a] *= f.1;
-            }
-            if prod == q.dims {
-                for orders in factor_orders(&assign, ng) {
-                    let groups: Vec<Vec<(usize, usize, u8)>> = orders
-                        .iter()
-                        .map(|o| o.iter().map(|&i| factors[i]).collect())
-                        .collect();
-                    let mut fwd = vec![0usize; q.tasks()];
-                    let mut coord = vec![0u32; nt];
-                    for (task, slot) in fwd.iter_mut().enumerate() {
-                        let c = q.coords(task);
-                        coord.iter_mut().for_each(|x| *x = 0);
-                        for (i, grp) in groups.iter().enumerate() {
-                            let sizes: Vec<usize> = grp.iter().map(|f| f.1).collect();
-                            let digits = snake(c[i], &sizes);
-                            for (f, dg) in grp.iter().zip(digits) {
-                                match f.2 {
-                                    0 => coord[f.0] = dg as u32,
-                                    1 => coord[f.0] += 2 * dg as u32,
-                                    _ => coord[f.0] += dg as u32,
-                                }
-                            }
-                        }
-                        // (hi, lo) of a split 4-ring to its Gray position
-                        for (d, x) in coord.iter_mut().enumerate() {
-                            if mask != 0 && tdims[d] == 4 && is_split(&groups, d) {
-                                let (hi, lo) = (*x / 2, *x % 2);
-                                *x = if hi == 0 { lo } else { 3 - lo };
-                            }
-                        }
-                        *slot = node_at[t.coord_index(&coord)];
-                    }
-                    if let Ok(p) = Perm::from_forward(fwd) {
-                        let desc: Vec<String> = groups
-                            .iter()
-                            .map(|g| {
-                                g.iter()
-                                    .map(|f| match f.2 {
-                                        0 => format!("{}", dim(f.0)),
-                                        1 => format!("{}hi", dim(f.0)),
-                                        _ => format!("{}lo", dim(f.0)),
-                                    })
-                                    .collect::<Vec<_>>()
-                                    .join("·")
-                            })
-                            .collect();
-                        out.push((desc.join(" | "), p));
-                    }
-                    if out.len() >= 64 {
-                        return out;
-                    }
-                }
-            }
-            // next assignment (odometer)
-            let mut i = 0;
+        if nf <= 8 {
+            let mut assign = vec![0usize; nf];
             loop {
-                if i == nf {
+                budget = budget.saturating_sub(1);
+                if budget == 0 {
+                    break 'outer;
+                }
+                let mut prod = vec![1usize; ng];
+                for (f, &a) in factors.iter().zip(&assign) {
+                    prod[a] *= f.size;
+                }
+                if prod == q.dims {
+                    for orders in factor_orders(&assign, ng) {
+                        let groups: Vec<Vec<Factor>> = orders
+                            .iter()
+                            .map(|o| o.iter().map(|&i| factors[i]).collect())
+                            .collect();
+                        // separable: each grid dimension's steps move only its own
+                        // factors
+                        let whb: f64 = groups
+                            .iter()
+                            .enumerate()
+                            .map(|(i, g)| {
+                                2.0 * q.bytes[i] as f64
+                                    * (cells / q.dims[i]) as f64
+                                    * *memo.entry((g.clone(), i)).or_insert_with(|| {
+                                        line_cost(g, q.dims[i], q.periodic[i], tdims, &w)
+                                    })
+                            })
+                            .sum();
+                        found.push((whb, groups));
+                        if found.len() > 4096 {
+                            found.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
+                            found.truncate(4 * keep);
+                        }
+                    }
+                }
+                if !odometer(&mut assign, ng) {
                     break;
                 }
-                assign[i] += 1;
-                if assign[i] < ng {
-                    break;
-                }
-                assign[i] = 0;
-                i += 1;
             }
-            if i == nf {
+        }
+        let mut i = 0;
+        loop {
+            if i == choice.len() {
+                break 'outer;
+            }
+            choice[i] += 1;
+            if choice[i] < options[i].len() {
                 break;
             }
+            choice[i] = 0;
+            i += 1;
+        }
+    }
+    found.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
+    found.truncate(4 * keep);
+    let mut scored: Vec<(f64, f64, String, Perm)> = found
+        .into_iter()
+        .map(|(whb, groups)| {
+            let map = place(q, &groups, nt, tdims, t, &node_at);
+            let lt = evaluate(qp, m1, &map).max_link_time;
+            (whb, lt, describe(&groups), map)
+        })
+        .collect();
+    let mut out: Vec<(String, Perm)> = Vec::new();
+    for f in scored.iter().take(keep) {
+        out.push((f.2.clone(), f.3.clone()));
+    }
+    scored.sort_by(|a, b| (a.1, a.0).partial_cmp(&(b.1, b.0)).expect("finite"));
+    for f in scored.iter().take(keep / 2) {
+        if !out.iter().any(|o| o.1 == f.3) {
+            out.push((f.2.clone(), f.3.clone()));
         }
     }
     out
 }
 
-fn is_split(groups: &[Vec<(usize, usize, u8)>], d: usize) -> bool {
-    groups.iter().flatten().any(|f| f.0 == d && f.2 != 0)
+/// Weight of a hop in each torus dimension: fastest bandwidth / its bandwidth.
+fn dir_weights(m: &MapMachine) -> Vec<f64> {
+    match m.kind() {
+        NetKind::Torus(t) => {
+            let bw = &t.params().link_bandwidth;
+            let best = bw.iter().cloned().fold(0.0, f64::max);
+            bw.iter().map(|b| best / b).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Weighted torus distance summed over the steps `x → x+1` of one grid line whose
+/// dimension is walked through the factors `g` (and `G−1 → 0` when periodic).
+fn line_cost(g: &[Factor], extent: usize, periodic: bool, tdims: &[u32], w: &[f64]) -> f64 {
+    let sizes: Vec<usize> = g.iter().map(|f| f.size).collect();
+    let coords = |x: usize| -> Vec<(usize, i64)> {
+        // per factor: its torus dimension and its contribution (Gray halves as bits)
+        let dg = snake(x, &sizes);
+        g.iter()
+            .zip(dg)
+            .map(|(f, d)| {
+                let d = d as i64;
+                let v = match f.kind {
+                    Part::Hi(b) => d * b as i64,
+                    _ => d,
+                };
+                (f.dim, v)
+            })
+            .collect()
+    };
+    let step = |a: usize, b: usize| -> f64 {
+        let (ca, cb) = (coords(a), coords(b));
+        let mut dims: Vec<usize> = g.iter().map(|f| f.dim).collect();
+        dims.sort_unstable();
+        dims.dedup();
+        let mut cost = 0.0;
+        for &d in &dims {
+            let e = i64::from(tdims[d]);
+            let gray_hi = g.iter().any(|f| f.dim == d && f.kind == Part::GrayHi);
+            let gray_lo = g.iter().any(|f| f.dim == d && f.kind == Part::GrayLo);
+            let sum = |c: &[(usize, i64)]| -> i64 {
+                c.iter()
+                    .zip(g)
+                    .filter(|((dd, _), _)| *dd == d)
+                    .map(|((_, v), f)| if f.kind == Part::GrayHi { 2 * v } else { *v })
+                    .sum()
+            };
+            let (va, vb) = (sum(&ca), sum(&cb));
+            let dist = if gray_hi && gray_lo {
+                let pos = |v: i64| if v / 2 == 0 { v % 2 } else { 3 - v % 2 };
+                let x = (pos(va) - pos(vb)).rem_euclid(e);
+                x.min(e - x)
+            } else if gray_hi || gray_lo {
+                // one Gray half here, the other elsewhere: any change is one hop
+                i64::from(va != vb)
+            } else {
+                let x = (va - vb).rem_euclid(e);
+                x.min(e - x)
+            };
+            cost += dist as f64 * w[d];
+        }
+        cost
+    };
+    let mut c: f64 = (0..extent.saturating_sub(1)).map(|x| step(x, x + 1)).sum();
+    if periodic && extent > 1 {
+        c += step(extent - 1, 0);
+    }
+    c
+}
+
+/// Advances an assignment of factors to grid dimensions; `false` after the last.
+fn odometer(assign: &mut [usize], ng: usize) -> bool {
+    for a in assign.iter_mut() {
+        *a += 1;
+        if *a < ng {
+            return true;
+        }
+        *a = 0;
+    }
+    false
+}
+
+/// The placement given by factor groups (one group per grid dimension).
+fn place(
+    q: &GridSpec,
+    groups: &[Vec<Factor>],
+    nt: usize,
+    tdims: &[u32],
+    t: &copr_topology::Torus,
+    node_at: &[usize],
+) -> Perm {
+    let mut fwd = vec![0usize; q.tasks()];
+    let mut coord = vec![0u32; nt];
+    let mut gray = vec![false; nt];
+    let sizes: Vec<Vec<usize>> = groups
+        .iter()
+        .map(|g| g.iter().map(|f| f.size).collect())
+        .collect();
+    for (task, slot) in fwd.iter_mut().enumerate() {
+        let c = q.coords(task);
+        coord.iter_mut().for_each(|x| *x = 0);
+        gray.iter_mut().for_each(|x| *x = false);
+        for (i, grp) in groups.iter().enumerate() {
+            for (f, dg) in grp.iter().zip(snake(c[i], &sizes[i])) {
+                let dg = dg as u32;
+                match f.kind {
+                    Part::Whole | Part::Lo => coord[f.dim] += dg,
+                    Part::Hi(b) => coord[f.dim] += dg * b as u32,
+                    Part::GrayHi => {
+                        coord[f.dim] += 2 * dg;
+                        gray[f.dim] = true;
+                    }
+                    Part::GrayLo => {
+                        coord[f.dim] += dg;
+                        gray[f.dim] = true;
+                    }
+                }
+            }
+        }
+        for d in 0..nt {
+            // (hi, lo) on a 4-ring: (0,0) 0, (0,1) 1, (1,1) 2, (1,0) 3 — one bit
+            // changes per hop, wraparound included
+            if gray[d] && tdims[d] == 4 {
+                let (hi, lo) = (coord[d] / 2, coord[d] % 2);
+                coord[d] = if hi == 0 { lo } else { 3 - lo };
+            }
+        }
+        *slot = node_at[t.coord_index(&coord)];
+    }
+    strategy::perm(fwd)
+}
+
+fn describe(groups: &[Vec<Factor>]) -> String {
+    groups
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|f| match f.kind {
+                    Part::Whole => format!("{}", dim(f.dim)),
+                    Part::Hi(_) => format!("{}/{}", dim(f.dim), f.size),
+                    Part::Lo => format!("{}%{}", dim(f.dim), f.size),
+                    Part::GrayHi => format!("{}hi", dim(f.dim)),
+                    Part::GrayLo => format!("{}lo", dim(f.dim)),
+                })
+                .collect::<Vec<_>>()
+                .join("·")
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 fn dim(d: usize) -> char {
@@ -400,13 +656,15 @@ fn snake(x: usize, sizes: &[usize]) -> Vec<usize> {
 ///
 /// # Complexity
 /// Per pass `O(p·deg·(deg + c)·n)` for `c` candidate partners per neighbour node and
-/// `n` torus dimensions; passes stop when one gains less than 0.01 % or at `deadline`.
+/// `n` torus dimensions; at most `max_passes` passes, stopping early when one gains
+/// less than 0.01 % or at `deadline`.
 pub fn refine(
     p: &Pattern,
     m: &MapMachine,
     map: &mut Perm,
     rng: &mut SplitMix,
     deadline: Instant,
+    max_passes: usize,
 ) -> bool {
     let n = p.tasks();
     let rpn = m.ranks_per_node();
@@ -432,7 +690,7 @@ pub fn refine(
     let mut changed = false;
     let mut targets: Vec<usize> = Vec::new();
     let mut current = total;
-    for _pass in 0..50 {
+    for _pass in 0..max_passes {
         rng.shuffle(&mut order);
         let mut gain = 0.0;
         for (i, &u) in order.iter().enumerate() {
@@ -600,6 +858,62 @@ mod tests {
     use copr_topology::{Torus, TorusParams};
 
     #[test]
+    fn separable_score_equals_placed_hop_bytes() {
+        // 16 x 8 grid (open along 1) on a 4 x 4 x 8 torus with unequal bandwidths
+        let mut params = TorusParams::new(vec![4, 4, 8]);
+        params.link_bandwidth = vec![2.0, 1.0, 3.0];
+        let m = MapMachine::torus(Torus::full(params).unwrap(), 1).unwrap();
+        let q = GridSpec::new(vec![16, 8], vec![true, false], vec![3, 5]).unwrap();
+        let qp = Pattern::grid(&q).unwrap();
+        let NetKind::Torus(t) = m.kind() else {
+            unreachable!()
+        };
+        let node_at: Vec<usize> = (0..t.num_coords()).collect();
+        let w = dir_weights(&m);
+        let f = |dim, size, kind| Factor { dim, size, kind };
+        let cases = vec![
+            vec![
+                vec![
+                    f(0, 2, Part::GrayHi),
+                    f(1, 4, Part::Whole),
+                    f(0, 2, Part::GrayLo),
+                ],
+                vec![f(2, 8, Part::Whole)],
+            ],
+            vec![
+                vec![
+                    f(2, 2, Part::Hi(4)),
+                    f(0, 4, Part::Whole),
+                    f(1, 2, Part::Hi(2)),
+                ],
+                vec![f(2, 4, Part::Lo), f(1, 2, Part::Lo)],
+            ],
+            vec![
+                vec![f(2, 4, Part::Hi(2)), f(0, 4, Part::Whole)],
+                vec![f(1, 4, Part::Whole), f(2, 2, Part::Lo)],
+            ],
+        ];
+        for groups in cases {
+            let map = place(&q, &groups, 3, t.dims(), t, &node_at);
+            let direct = strategy::weighted_hop_bytes(&qp, &m, &map);
+            let sep: f64 = groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| {
+                    2.0 * q.bytes[i] as f64
+                        * (128 / q.dims[i]) as f64
+                        * line_cost(g, q.dims[i], q.periodic[i], t.dims(), &w)
+                })
+                .sum();
+            assert!(
+                (direct - sep).abs() < 1e-9 * direct,
+                "{} {direct} {sep}",
+                describe(&groups)
+            );
+        }
+    }
+
+    #[test]
     fn snake_steps_by_one() {
         let sizes = [3, 4, 2];
         let mut prev = snake(0, &sizes);
@@ -617,7 +931,7 @@ mod tests {
             MapMachine::torus(Torus::full(TorusParams::new(vec![4, 4, 4])).unwrap(), 1).unwrap();
         let q = GridSpec::new(vec![8, 8], vec![true, true], vec![1, 1]).unwrap();
         let p = Pattern::grid(&q).unwrap();
-        let best = embeddings(&q, &m)
+        let best = embeddings(&q, &p, &m, 6)
             .into_iter()
             .map(|(_, e)| evaluate(&p, &m, &e))
             .min_by_key(|x| x.hop_bytes)

@@ -239,18 +239,20 @@ pub(crate) fn weighted_hop_bytes(p: &Pattern, m: &MapMachine, map: &Perm) -> f64
     let bw = &t.params().link_bandwidth;
     let best = bw.iter().cloned().fold(0.0, f64::max);
     let w: Vec<f64> = bw.iter().map(|b| best / b).collect();
+    let dims = t.dims();
     let rpn = m.ranks_per_node();
+    let fwd = map.forward();
     p.edges()
         .iter()
         .map(|e| {
-            let a = map.apply(e.src as usize) / rpn;
-            let b = map.apply(e.dst as usize) / rpn;
-            let h = t.hops_per_dim(t.coords(a), t.coords(b));
-            e.bytes as f64
-                * h.iter()
-                    .zip(&w)
-                    .map(|(&h, w)| f64::from(h) * w)
-                    .sum::<f64>()
+            let a = t.coords(fwd[e.src as usize] / rpn);
+            let b = t.coords(fwd[e.dst as usize] / rpn);
+            let mut h = 0.0;
+            for d in 0..a.len() {
+                let x = a[d].abs_diff(b[d]);
+                h += f64::from(x.min(dims[d] - x)) * w[d];
+            }
+            e.bytes as f64 * h
         })
         .sum()
 }
@@ -370,9 +372,13 @@ fn split_nodes(m: &MapMachine, mut nodes: Vec<usize>) -> Vec<usize> {
                 start = next;
             }
         }
-        nodes.sort_by_key(|&k| {
+        nodes.sort_unstable_by_key(|&k| {
             let c = t.coords(k);
-            let rest: Vec<u32> = (0..n).filter(|&x| x != d).map(|x| c[x]).collect();
+            // coordinate along d from the gap, then the others (x fastest)
+            let rest = (0..n)
+                .rev()
+                .filter(|&x| x != d)
+                .fold(0usize, |acc, x| acc * t.dims()[x] as usize + c[x] as usize);
             ((c[d] + e - start) % e, rest, k)
         });
     }
@@ -384,18 +390,18 @@ fn split_grid(g: &GridSpec, mut tasks: Vec<usize>) -> Vec<usize> {
     let n = g.dims.len();
     let mut lo = vec![usize::MAX; n];
     let mut hi = vec![0usize; n];
+    let strides: Vec<usize> = (0..n).map(|d| g.dims[d + 1..].iter().product()).collect();
     for &t in &tasks {
-        for (d, c) in g.coords(t).into_iter().enumerate() {
+        for d in 0..n {
+            let c = (t / strides[d]) % g.dims[d];
             lo[d] = lo[d].min(c);
             hi[d] = hi[d].max(c);
         }
     }
     let d = (0..n).max_by_key(|&d| (hi[d] - lo[d], n - d)).unwrap_or(0);
-    tasks.sort_by_key(|&t| {
-        let c = g.coords(t);
-        let rest: Vec<usize> = (0..n).filter(|&x| x != d).map(|x| c[x]).collect();
-        (c[d], rest)
-    });
+    // coordinate along d, then the task index (row-major order of the others)
+    let stride = strides[d];
+    tasks.sort_unstable_by_key(|&t| ((t / stride) % g.dims[d], t));
     tasks
 }
 

@@ -1,0 +1,363 @@
+//! Applying a mapping inside a running MPI job (feature `mpi`): a reordered
+//! communicator, a Cartesian communicator whose grid positions follow the mapping, and
+//! the machine built from where the ranks run.
+//!
+//! ```text
+//! placement (discover_nodes | placement file)  -> machine_from_placement
+//!   -> (MapMachine, slot_of_rank)               -> baseline / optimise -> map (task -> slot)
+//!   -> map_to_ranks(map, slot_of_rank)          (task -> rank of comm)
+//!   -> cart_create(comm, dims, periods, ·)      (or reorder for a plain communicator)
+//! ```
+//!
+//! Open MPI never reorders ranks itself (`reorder = 1` returns the identity), so the
+//! mapping is applied with `MPI_Comm_split` (one color, key = new rank) and the
+//! Cartesian communicator is created from the split one with `reorder = 0`.
+//!
+//! Every function here is collective over its communicator unless it says otherwise.
+//! Their argument checks are agreed on before anything else happens: when the
+//! arguments are wrong on any rank, every rank returns the same error, and none waits
+//! forever in a later call.
+
+use std::path::Path;
+
+use copr_topology::Placement;
+use mpi::topology::{CartesianCommunicator, Color, Communicator, SimpleCommunicator};
+use mpi::traits::{CommunicatorCollectives, Root};
+
+use super::{MapMachine, Perm};
+use crate::error::{Error, Result};
+use crate::layout::fnv1a;
+
+/// Longest processor name exchanged by [`discover_nodes`].
+const NAME_BYTES: usize = 256;
+
+/// A fingerprint of a mapping and the grid it is applied to.
+fn fingerprint(map: &Perm, dims: &[i32], periods: &[bool]) -> u64 {
+    let mut bytes = Vec::with_capacity(8 * (map.len() + dims.len() + 2) + periods.len());
+    bytes.extend((map.len() as u64).to_le_bytes());
+    for &s in map.forward() {
+        bytes.extend((s as u64).to_le_bytes());
+    }
+    bytes.extend((dims.len() as u64).to_le_bytes());
+    for &d in dims {
+        bytes.extend(d.to_le_bytes());
+    }
+    bytes.extend(periods.iter().map(|&b| u8::from(b)));
+    fnv1a(&bytes)
+}
+
+/// Collective check of the arguments: every rank contributes the length of its mapping
+/// and the fingerprint of all its arguments, and every rank reaches the same verdict
+/// from the same gathered table.
+fn agree<C: Communicator>(comm: &C, len: usize, fp: u64) -> Result<()> {
+    let p = comm.size() as usize;
+    let mine = [len as u64, fp];
+    let mut all = vec![0u64; 2 * p];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    if let Some((r, c)) = all.chunks(2).enumerate().find(|(_, c)| c[0] != p as u64) {
+        return Err(Error::Mismatch(format!(
+            "rank {r} passed a mapping of {} tasks but the communicator has {p} ranks",
+            c[0]
+        )));
+    }
+    let expected = all[1];
+    if let Some((rank, c)) = all.chunks(2).enumerate().find(|(_, c)| c[1] != expected) {
+        return Err(Error::Inconsistent {
+            what: "mapping or grid",
+            rank,
+            found: c[1],
+            expected,
+        });
+    }
+    Ok(())
+}
+
+/// The split of `comm` in which rank `s` gets rank `map.inverse()[s]` (arguments
+/// already agreed on).
+fn split<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
+    let key = map.inverse()[comm.rank() as usize] as i32;
+    comm.split_by_color_with_key(Color::with_value(0), key)
+        .ok_or_else(|| Error::Mismatch("MPI_Comm_split returned no communicator".into()))
+}
+
+/// Collective: a communicator with the processes of `comm` renumbered by the mapping
+/// `map` (task → rank of `comm`): the process with rank `s` in `comm` gets rank
+/// `map.inverse()[s]`, i.e. task `t` runs on the process of rank `map.apply(t)`.
+///
+/// When the job was launched packed, ranks of `comm` are slots and a mapping from
+/// [`super::baseline`] or [`super::optimise`] can be passed as is; otherwise convert it
+/// with [`map_to_ranks`].
+///
+/// # Errors
+/// [`Error::Mismatch`] if some rank's `map` does not have `comm.size()` tasks (naming the
+/// lowest such rank), [`Error::Inconsistent`] if the ranks passed different mappings;
+/// the same error on every rank.
+pub fn reorder<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
+    agree(comm, map.len(), fingerprint(map, &[], &[]))?;
+    split(comm, map)
+}
+
+/// Checks a grid description against the communicator size.
+fn check_grid(dims: &[i32], periods: &[bool], size: i32) -> Result<()> {
+    if dims.is_empty() || dims.len() != periods.len() {
+        return Err(Error::Mismatch(format!(
+            "Cartesian grid: {} dims and {} periods; both need the same length >= 1",
+            dims.len(),
+            periods.len()
+        )));
+    }
+    if let Some((k, d)) = dims.iter().enumerate().find(|(_, &d)| d < 1) {
+        return Err(Error::Mismatch(format!(
+            "Cartesian grid: dims[{k}] = {d}; extents must be >= 1"
+        )));
+    }
+    let product = dims
+        .iter()
+        .try_fold(1i64, |acc, &d| acc.checked_mul(i64::from(d)));
+    if product != Some(i64::from(size)) {
+        return Err(Error::Mismatch(format!(
+            "Cartesian grid {dims:?} has {} positions but the communicator has {size} ranks",
+            product.map_or_else(|| "too many".to_string(), |n| n.to_string())
+        )));
+    }
+    Ok(())
+}
+
+/// Collective: the Cartesian communicator an application creates instead of calling
+/// `MPI_Cart_create`, with the grid positions placed by `map` (task → rank of `comm`;
+/// task `t` is the grid position `MPI_Cart_create` gives rank `t`, row-major, last
+/// dimension fastest, as in [`super::GridSpec::coords`]).
+///
+/// `comm` is first reordered with [`reorder`], then the grid is created with
+/// `reorder = false`, so the process with rank `s` in `comm` holds rank
+/// `map.inverse()[s]` of the grid and its coordinates. Neighbours are found with the
+/// usual `MPI_Cart_shift` on the result.
+///
+/// # Errors
+/// As [`reorder`] (the grid's `dims` and `periods` are part of what must be equal on
+/// every rank), and [`Error::Mismatch`] if `dims` and `periods` differ in length or are
+/// empty, an extent is below 1, or `Π dims != comm.size()`; the same error on every
+/// rank.
+pub fn cart_create<C: Communicator>(
+    comm: &C,
+    dims: &[i32],
+    periods: &[bool],
+    map: &Perm,
+) -> Result<CartesianCommunicator> {
+    agree(comm, map.len(), fingerprint(map, dims, periods))?;
+    // the arguments are equal on every rank now, so every rank reaches the same verdict
+    check_grid(dims, periods, comm.size())?;
+    let reordered = split(comm, map)?;
+    reordered
+        .create_cartesian_communicator(dims, periods, false)
+        .ok_or_else(|| Error::Mismatch("MPI_Cart_create returned no communicator".into()))
+}
+
+/// Collective: the mapping of the root rank, on every rank — for mappings computed on
+/// one rank only (the optimiser stops on a time budget, so ranks computing it
+/// independently may disagree). Pass `Some(map)` on `root`; the argument is ignored on
+/// the other ranks.
+///
+/// # Errors
+/// [`Error::Mismatch`] on every rank if `root` passes `None`, or `root` is not a rank of
+/// `comm` (then nothing is sent).
+pub fn broadcast_map<C: Communicator>(comm: &C, root: i32, map: Option<&Perm>) -> Result<Perm> {
+    if !(0..comm.size()).contains(&root) {
+        return Err(Error::Mismatch(format!(
+            "broadcast_map: root {root} is not a rank of a communicator of {} ranks",
+            comm.size()
+        )));
+    }
+    let proc = comm.process_at_rank(root);
+    let mut len = match map {
+        Some(m) if comm.rank() == root => m.len() as u64,
+        _ => u64::MAX,
+    };
+    proc.broadcast_into(&mut len);
+    if len == u64::MAX {
+        return Err(Error::Mismatch(format!(
+            "broadcast_map: the root (rank {root}) passed no mapping"
+        )));
+    }
+    let mut fwd: Vec<u64> = match map {
+        Some(m) if comm.rank() == root => m.forward().iter().map(|&s| s as u64).collect(),
+        _ => vec![0; len as usize],
+    };
+    proc.broadcast_into(&mut fwd[..]);
+    Perm::from_forward(fwd.into_iter().map(|s| s as usize).collect())
+}
+
+/// Collective: the node every rank of `comm` runs on, by rank, from
+/// `MPI_Get_processor_name` (names longer than 256 bytes are truncated). Turn it into a
+/// placement with `Placement::from_pairs(nodes.iter().map(|n| (n.as_str(), None)))`.
+///
+/// Unlike [`crate::gain::mpi::discover_placement`] it does not read the CPU binding,
+/// so it cannot fail on one rank only.
+///
+/// # Errors
+/// None at present; the `Result` leaves room for checks.
+pub fn discover_nodes<C: Communicator>(comm: &C) -> Result<Vec<String>> {
+    let name = mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into());
+    let mut mine = [0u8; NAME_BYTES];
+    let bytes = name.as_bytes();
+    let len = bytes.len().min(NAME_BYTES);
+    mine[..len].copy_from_slice(&bytes[..len]);
+    let p = comm.size() as usize;
+    let mut all = vec![0u8; p * NAME_BYTES];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    Ok(all
+        .chunks(NAME_BYTES)
+        .map(|c| {
+            let end = c.iter().position(|&b| b == 0).unwrap_or(NAME_BYTES);
+            String::from_utf8_lossy(&c[..end]).into_owned()
+        })
+        .collect())
+}
+
+/// The machine a placement describes and where each rank sits on it (not collective).
+///
+/// Returns `(machine, slot_of_rank)`:
+/// - `machine` is [`MapMachine::flat`]`(nodes, k)` with the placement's node names, nodes
+///   numbered in order of first appearance in rank order (so node 0 holds rank 0), and
+///   `k` ranks on every node;
+/// - `slot_of_rank.apply(r)` is the slot of rank `r`: `node·k + i` where `i` counts the
+///   ranks of lower number on the same node (PUs in the placement are not used). It is
+///   the identity exactly when the ranks were placed packed (ranks `0..k` on the first
+///   node, and so on).
+///
+/// ```
+/// use copr::mapping::mpi::machine_from_placement;
+/// use copr_topology::Placement;
+/// // round-robin over two nodes
+/// let pl = Placement::parse("0 a\n1 b\n2 a\n3 b\n", None).unwrap();
+/// let (m, slot) = machine_from_placement(&pl).unwrap();
+/// assert_eq!((m.nodes(), m.ranks_per_node(), m.node_name(1)), (2, 2, "b"));
+/// assert_eq!(slot.forward(), [0, 2, 1, 3]);
+/// ```
+///
+/// # Errors
+/// [`Error::Mismatch`] if the nodes hold different numbers of ranks (naming two of
+/// them), or a node name is not usable in launcher files (whitespace).
+pub fn machine_from_placement(placement: &Placement) -> Result<(MapMachine, Perm)> {
+    let counts = placement.ranks_per_node();
+    let k = counts.first().copied().unwrap_or(0);
+    if let Some((n, &c)) = counts.iter().enumerate().find(|(_, &c)| c != k) {
+        return Err(Error::Mismatch(format!(
+            "placement: node `{}` runs {k} ranks but node `{}` runs {c}; mapping needs the same number of ranks on every node",
+            placement.node_name(0),
+            placement.node_name(n)
+        )));
+    }
+    let mut machine = MapMachine::flat(placement.num_nodes(), k)?;
+    machine.set_node_names(placement.node_names().to_vec())?;
+    let mut next = vec![0usize; placement.num_nodes()];
+    let fwd = (0..placement.ranks())
+        .map(|r| {
+            let n = placement.node_of(r);
+            next[n] += 1;
+            n * k + next[n] - 1
+        })
+        .collect();
+    Ok((machine, Perm::from_forward(fwd)?))
+}
+
+/// Collective: [`machine_from_placement`] of the placement file `file` (`rank node
+/// [pu]` per line, to emulate nodes or describe a launcher's placement), or of the
+/// nodes [`discover_nodes`] finds when `file` is `None`.
+///
+/// # Errors
+/// The file's errors ([`Error::Topology`]), [`Error::Mismatch`] if it places a number
+/// of ranks other than `comm.size()`, and the errors of [`machine_from_placement`].
+/// If any rank fails, every rank fails (the others with an error naming the lowest
+/// failing rank).
+pub fn discover_machine<C: Communicator>(
+    comm: &C,
+    file: Option<&Path>,
+) -> Result<(MapMachine, Perm)> {
+    let local = match file {
+        Some(f) => Placement::from_file(f).map_err(Error::from),
+        None => discover_nodes(comm)
+            .map(|nodes| Placement::from_pairs(nodes.iter().map(|n| (n.as_str(), None)))),
+    }
+    .and_then(|pl| {
+        let p = comm.size() as usize;
+        if pl.ranks() != p {
+            return Err(Error::Mismatch(format!(
+                "{}: {} ranks are placed but the communicator has {p}",
+                pl.description(),
+                pl.ranks()
+            )));
+        }
+        machine_from_placement(&pl)
+    });
+    let p = comm.size() as usize;
+    let mut failed = vec![0u8; p];
+    comm.all_gather_into(&u8::from(local.is_err()), &mut failed[..]);
+    match local {
+        Err(e) => Err(e),
+        Ok(_) if failed.iter().any(|&f| f != 0) => {
+            let r = failed.iter().position(|&f| f != 0).expect("some rank failed");
+            Err(Error::Mismatch(format!(
+                "rank {r} could not build the machine from its placement"
+            )))
+        }
+        ok => ok,
+    }
+}
+
+/// The mapping `map` (task → slot) as task → rank of the communicator, for ranks that
+/// sit on the slots `slot_of_rank` (rank → slot, as [`machine_from_placement`] returns
+/// it): task `t` goes to the rank on slot `map.apply(t)`. Pass the result to
+/// [`reorder`] or [`cart_create`]. Not collective.
+///
+/// # Errors
+/// [`Error::Mismatch`] if the lengths differ.
+pub fn map_to_ranks(map: &Perm, slot_of_rank: &Perm) -> Result<Perm> {
+    if map.len() != slot_of_rank.len() {
+        return Err(Error::Mismatch(format!(
+            "a mapping of {} tasks for {} placed ranks",
+            map.len(),
+            slot_of_rank.len()
+        )));
+    }
+    Ok(map.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_to_machine() {
+        let pl = Placement::parse("0 x\n1 x\n2 y\n3 y\n", None).unwrap();
+        let (m, slot) = machine_from_placement(&pl).unwrap();
+        assert_eq!((m.nodes(), m.ranks_per_node()), (2, 2));
+        assert!(slot.is_identity());
+        let pl = Placement::parse("0 x\n1 y\n2 y\n", None).unwrap();
+        let e = machine_from_placement(&pl).unwrap_err().to_string();
+        assert!(e.contains("node `x` runs 1 ranks but node `y` runs 2"), "{e}");
+    }
+
+    #[test]
+    fn ranks_of_a_mapping() {
+        // rank r on slot slot[r]; task t on slot map[t]
+        let slot = Perm::from_forward(vec![0, 2, 1, 3]).unwrap();
+        let map = Perm::from_forward(vec![3, 1, 0, 2]).unwrap();
+        let ranks = map_to_ranks(&map, &slot).unwrap();
+        for t in 0..4 {
+            assert_eq!(slot.apply(ranks.apply(t)), map.apply(t));
+        }
+        assert!(map_to_ranks(&map, &Perm::identity(3)).is_err());
+    }
+
+    #[test]
+    fn grid_checks() {
+        assert!(check_grid(&[2, 3], &[true, false], 6).is_ok());
+        assert!(check_grid(&[2, 3], &[true], 6).is_err());
+        assert!(check_grid(&[], &[], 1).is_err());
+        assert!(check_grid(&[2, 0], &[true, true], 0).is_err());
+        assert!(check_grid(&[i32::MAX, i32::MAX, 4], &[true; 3], 8).is_err());
+        let e = check_grid(&[2, 2], &[true, true], 8).unwrap_err().to_string();
+        assert!(e.contains("has 4 positions but the communicator has 8"), "{e}");
+    }
+}
