@@ -1,0 +1,256 @@
+/* Replays a communication graph: every round, each rank posts an MPI_Irecv
+ * for every edge into it and an MPI_Isend for every edge out of it, then
+ * MPI_Waitall.
+ *
+ *   replay FILE ITERATIONS
+ *
+ * FILE is an edge list, one edge per line: `SRC DST BYTES` (ranks in
+ * 0..size-1, BYTES in 0..INT_MAX, whitespace-separated); `#` starts a comment
+ * (whole line or trailing), blank lines are ignored. Several edges between the
+ * same pair are several messages; self-edges are messages to oneself.
+ *
+ * After a barrier the ITERATIONS rounds are timed with MPI_Wtime (simulated
+ * time under SimGrid SMPI); rank 0 prints the maximum over ranks as
+ *
+ *   replay_time_s <seconds>
+ *
+ * Rank 0 reads the file and scatters each rank's edges. Bad arguments or a bad
+ * file: a message on stderr (with the line number) and exit status 2.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static void fail(int rank, const char *msg, const char *arg)
+{
+    if (rank == 0) {
+        fprintf(stderr, "replay: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+        fprintf(stderr, "usage: replay FILE ITERATIONS  (FILE lines: SRC DST BYTES)\n");
+    }
+    MPI_Finalize();
+    exit(2);
+}
+
+typedef struct {
+    int src, dst, bytes;
+} edge_t;
+
+/* Reads the edge list on rank 0. Returns the number of edges (>= 0) and sets
+ * *out, or -1 after printing an error. */
+static long read_edges(const char *path, int size, edge_t **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "replay: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    long n = 0, cap = 1024, lineno = 0;
+    edge_t *e = malloc(sizeof(edge_t) * (size_t)cap);
+    char line[4096];
+    while (e && fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {
+            fprintf(stderr, "replay: %s:%ld: line too long\n", path, lineno);
+            free(e);
+            fclose(f);
+            return -1;
+        }
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *fld[4];
+        int nf = 0;
+        for (char *tok = strtok(line, " \t\r\n,"); tok; tok = strtok(NULL, " \t\r\n,")) {
+            if (nf < 4)
+                fld[nf] = tok;
+            nf++;
+        }
+        if (nf == 0)
+            continue;
+        long s, d, b;
+        if (nf != 3) {
+            fprintf(stderr, "replay: %s:%ld: expected `SRC DST BYTES`, found %d fields\n", path,
+                    lineno, nf);
+            free(e);
+            fclose(f);
+            return -1;
+        }
+        if (!parse_long(fld[0], 0, size - 1, &s) || !parse_long(fld[1], 0, size - 1, &d)) {
+            fprintf(stderr,
+                    "replay: %s:%ld: SRC and DST must be ranks in 0..%d, found `%s %s`\n",
+                    path, lineno, size - 1, fld[0], fld[1]);
+            free(e);
+            fclose(f);
+            return -1;
+        }
+        if (!parse_long(fld[2], 0, INT_MAX, &b)) {
+            fprintf(stderr, "replay: %s:%ld: BYTES must be an integer in 0..%d, found `%s`\n",
+                    path, lineno, INT_MAX, fld[2]);
+            free(e);
+            fclose(f);
+            return -1;
+        }
+        if (n == cap) {
+            cap *= 2;
+            edge_t *g = realloc(e, sizeof(edge_t) * (size_t)cap);
+            if (!g) {
+                free(e);
+                e = NULL;
+                break;
+            }
+            e = g;
+        }
+        e[n].src = (int)s;
+        e[n].dst = (int)d;
+        e[n].bytes = (int)b;
+        n++;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (!e || err) {
+        fprintf(stderr, "replay: %s: %s\n", path, e ? "read error" : "out of memory");
+        free(e);
+        return -1;
+    }
+    *out = e;
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    if (argc != 3)
+        fail(rank, "expected 2 arguments", NULL);
+    long iters;
+    if (!parse_long(argv[2], 0, 100000000, &iters))
+        fail(rank, "ITERATIONS must be an integer in 0..1e8", argv[2]);
+
+    /* Rank 0 reads; every rank gets its records (peer, bytes, 0 = in / 1 = out)
+     * in file order, which keeps duplicate edges matched in order. */
+    int ok = 1;
+    int *counts = NULL, *displs = NULL, *recs = NULL;
+    if (rank == 0) {
+        edge_t *e = NULL;
+        long n = read_edges(argv[1], size, &e);
+        ok = n >= 0;
+        if (ok && 2 * n > INT_MAX / 3) {
+            fprintf(stderr, "replay: %s: too many edges (%ld)\n", argv[1], n);
+            ok = 0;
+        }
+        if (ok) {
+            counts = calloc((size_t)size, sizeof(int));
+            displs = calloc((size_t)size, sizeof(int));
+            recs = malloc(sizeof(int) * (size_t)(6 * n + 1));
+            int *fill = calloc((size_t)size, sizeof(int));
+            if (!counts || !displs || !recs || !fill) {
+                fprintf(stderr, "replay: out of memory\n");
+                ok = 0;
+            } else {
+                for (long k = 0; k < n; k++) {
+                    counts[e[k].dst] += 3;
+                    counts[e[k].src] += 3;
+                }
+                for (int r = 1; r < size; r++)
+                    displs[r] = displs[r - 1] + counts[r - 1];
+                for (long k = 0; k < n; k++) {
+                    int *a = recs + displs[e[k].dst] + fill[e[k].dst];
+                    a[0] = e[k].src, a[1] = e[k].bytes, a[2] = 0;
+                    fill[e[k].dst] += 3;
+                    int *b = recs + displs[e[k].src] + fill[e[k].src];
+                    b[0] = e[k].dst, b[1] = e[k].bytes, b[2] = 1;
+                    fill[e[k].src] += 3;
+                }
+            }
+            free(fill);
+        }
+        free(e);
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok) {
+        MPI_Finalize();
+        exit(2);
+    }
+    int mine = 0;
+    MPI_Scatter(counts, 1, MPI_INT, &mine, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int *my = malloc(sizeof(int) * (size_t)(mine + 1));
+    if (!my)
+        fail(rank, "out of memory", NULL);
+    MPI_Scatterv(recs, counts, displs, MPI_INT, my, mine, MPI_INT, 0, MPI_COMM_WORLD);
+    free(counts);
+    free(displs);
+    free(recs);
+
+    int nrec = mine / 3;
+    long long need = 0, smax = 1;
+    for (int k = 0; k < nrec; k++) {
+        if (my[3 * k + 2] == 0)
+            need += my[3 * k + 1];
+        else if (my[3 * k + 1] > smax)
+            smax = my[3 * k + 1];
+    }
+    /* The same buffer size on every rank (shared under SMPI). */
+    long long total = need + smax, gtotal = 0;
+    MPI_Allreduce(&total, &gtotal, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+#ifdef SMPI_SHARED_MALLOC
+    char *mem = SMPI_SHARED_MALLOC((size_t)gtotal);
+#else
+    char *mem = malloc((size_t)gtotal);
+#endif
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(nrec + 1));
+    if (!mem || !req)
+        fail(rank, "out of memory", NULL);
+    char *sbuf = mem + need;
+    memset(sbuf, 1, (size_t)smax);
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long it = 0; it < iters; it++) {
+        long long off = 0;
+        int n = 0;
+        for (int k = 0; k < nrec; k++)
+            if (my[3 * k + 2] == 0) {
+                MPI_Irecv(mem + off, my[3 * k + 1], MPI_BYTE, my[3 * k], 0, MPI_COMM_WORLD,
+                          &req[n++]);
+                off += my[3 * k + 1];
+            }
+        for (int k = 0; k < nrec; k++)
+            if (my[3 * k + 2] == 1)
+                MPI_Isend(sbuf, my[3 * k + 1], MPI_BYTE, my[3 * k], 0, MPI_COMM_WORLD, &req[n++]);
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    }
+    double local = MPI_Wtime() - t0, worst = 0.0;
+    MPI_Reduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("replay_time_s %.9e\n", worst);
+        fflush(stdout);
+    }
+
+#ifdef SMPI_SHARED_MALLOC
+    SMPI_SHARED_FREE(mem);
+#else
+    free(mem);
+#endif
+    free(req);
+    free(my);
+    MPI_Finalize();
+    return 0;
+}
