@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use copr_topology::{BandwidthModel, Network, Torus, TorusConfig};
-use petgraph::graph::EdgeIndex;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
@@ -46,7 +45,7 @@ const MAX_TORUS_DIMS: usize = 8;
 
 /// Networks described by graphs are routed through a table of all node pairs; larger
 /// ones are refused.
-pub const MAX_GRAPH_NODES: usize = 4096;
+pub const MAX_GRAPH_NODES: usize = 1024;
 
 /// A job's machine for mapping: its nodes (names for launcher files), ranks per node,
 /// and the network with routing (dimension-order on a torus, shortest paths on a
@@ -180,22 +179,32 @@ impl MapMachine {
                 format!("{}->{}", g[a].name, g[b].name)
             })
             .collect();
+        check_slots(n as u128, ranks_per_node)?;
+        // one shortest-path tree per source host (the same paths as `Network::path`)
         let mut routes = vec![Vec::new(); n * n];
         for a in 0..n {
+            let (costs, pred) = net.shortest_paths(net.host_vertex(hosts[a]), model);
             for b in 0..n {
                 if a == b {
                     continue;
                 }
-                let path: Vec<EdgeIndex> =
-                    net.path(hosts[a], hosts[b], model).ok_or_else(|| {
-                        Error::Mismatch(format!(
-                            "network {}: no path from host {} to host {}",
-                            net.name(),
-                            net.host_name(hosts[a]),
-                            net.host_name(hosts[b])
-                        ))
-                    })?;
-                routes[a * n + b] = path.iter().map(|e| e.index() as u32).collect();
+                let target = net.host_vertex(hosts[b]);
+                if costs[target.index()].is_none() {
+                    return Err(Error::Mismatch(format!(
+                        "network {}: no path from host {} to host {}",
+                        net.name(),
+                        net.host_name(hosts[a]),
+                        net.host_name(hosts[b])
+                    )));
+                }
+                let mut path: Vec<u32> = Vec::new();
+                let mut v = target;
+                while let Some(e) = pred[v.index()] {
+                    path.push(e.index() as u32);
+                    v = g.edge_endpoints(e).map_or(v, |(s, _)| s);
+                }
+                path.reverse();
+                routes[a * n + b] = path;
             }
         }
         let names = hosts
@@ -228,6 +237,7 @@ impl MapMachine {
         if nodes == 0 {
             return Err(Error::Mismatch("flat machine: nodes must be >= 1".into()));
         }
+        check_slots(nodes as u128, ranks_per_node)?;
         let names = (0..nodes).map(|k| format!("node{k}")).collect();
         Self::checked(
             ranks_per_node,
@@ -238,20 +248,7 @@ impl MapMachine {
     }
 
     fn checked(rpn: usize, names: Vec<String>, net: Net, description: String) -> Result<Self> {
-        if rpn == 0 {
-            return Err(Error::Mismatch("ranks_per_node must be >= 1, got 0".into()));
-        }
-        if names
-            .len()
-            .checked_mul(rpn)
-            .is_none_or(|s| s > super::MAX_TASKS)
-        {
-            return Err(Error::Mismatch(format!(
-                "{} nodes x {rpn} ranks per node: more than {} slots",
-                names.len(),
-                super::MAX_TASKS
-            )));
-        }
+        check_slots(names.len() as u128, rpn)?;
         Ok(Self {
             rpn,
             names,
@@ -307,7 +304,11 @@ impl MapMachine {
             let params = tc.params();
             let torus = match &tc.coords {
                 Some(c) => Torus::from_coords_file(params, &base.join(c))?,
-                None => Torus::full(params)?,
+                None => {
+                    let n = params.dims.iter().fold(1u128, |a, &d| a * u128::from(d));
+                    check_slots(n, doc.ranks_per_node).map_err(|e| e.in_file(path))?;
+                    Torus::full(params)?
+                }
             };
             Self::torus(torus, doc.ranks_per_node).map_err(|e| e.in_file(path))?
         } else if let Some(nd) = &doc.network {
@@ -539,6 +540,22 @@ impl MapMachine {
             Net::Flat => f(a),
         }
     }
+}
+
+/// Refuses machines of more than [`super::MAX_TASKS`] slots (before anything of that
+/// size is allocated).
+pub(crate) fn check_slots(nodes: u128, rpn: usize) -> Result<()> {
+    if rpn == 0 {
+        return Err(Error::Mismatch("ranks_per_node must be >= 1, got 0".into()));
+    }
+    let slots = nodes.saturating_mul(rpn as u128);
+    if slots > super::MAX_TASKS as u128 {
+        return Err(Error::Mismatch(format!(
+            "{nodes} nodes x {rpn} ranks per node = {slots} slots; at most {} are supported",
+            super::MAX_TASKS
+        )));
+    }
+    Ok(())
 }
 
 /// Dimension-order route on a torus without allocating (same links as

@@ -78,7 +78,11 @@ pub fn torus_machine(
     }
     let torus = match alloc {
         Some(f) => copr_topology::Torus::from_coords_file(params, f)?,
-        None => copr_topology::Torus::full(params)?,
+        None => {
+            let n = params.dims.iter().fold(1u128, |a, &d| a * u128::from(d));
+            machine::check_slots(n, ranks_per_node)?;
+            copr_topology::Torus::full(params)?
+        }
     };
     MapMachine::torus(torus, ranks_per_node)
 }

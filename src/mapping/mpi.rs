@@ -75,7 +75,7 @@ fn agree<C: Communicator>(comm: &C, len: usize, fp: u64) -> Result<()> {
 /// The split of `comm` in which rank `s` gets rank `map.inverse()[s]` (arguments
 /// already agreed on).
 fn split<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
-    let key = map.inverse()[comm.rank() as usize] as i32;
+    let key = map.forward()[comm.rank() as usize] as i32;
     comm.split_by_color_with_key(Color::with_value(0), key)
         .ok_or_else(|| Error::Mismatch("MPI_Comm_split returned no communicator".into()))
 }
@@ -296,7 +296,10 @@ pub fn discover_machine<C: Communicator>(
     match local {
         Err(e) => Err(e),
         Ok(_) if failed.iter().any(|&f| f != 0) => {
-            let r = failed.iter().position(|&f| f != 0).expect("some rank failed");
+            let r = failed
+                .iter()
+                .position(|&f| f != 0)
+                .expect("some rank failed");
             Err(Error::Mismatch(format!(
                 "rank {r} could not build the machine from its placement"
             )))
@@ -320,7 +323,7 @@ pub fn map_to_ranks(map: &Perm, slot_of_rank: &Perm) -> Result<Perm> {
             slot_of_rank.len()
         )));
     }
-    Ok(map.clone())
+    Ok(slot_of_rank.inverted().compose(map))
 }
 
 #[cfg(test)]
@@ -335,7 +338,10 @@ mod tests {
         assert!(slot.is_identity());
         let pl = Placement::parse("0 x\n1 y\n2 y\n", None).unwrap();
         let e = machine_from_placement(&pl).unwrap_err().to_string();
-        assert!(e.contains("node `x` runs 1 ranks but node `y` runs 2"), "{e}");
+        assert!(
+            e.contains("node `x` runs 1 ranks but node `y` runs 2"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -357,7 +363,12 @@ mod tests {
         assert!(check_grid(&[], &[], 1).is_err());
         assert!(check_grid(&[2, 0], &[true, true], 0).is_err());
         assert!(check_grid(&[i32::MAX, i32::MAX, 4], &[true; 3], 8).is_err());
-        let e = check_grid(&[2, 2], &[true, true], 8).unwrap_err().to_string();
-        assert!(e.contains("has 4 positions but the communicator has 8"), "{e}");
+        let e = check_grid(&[2, 2], &[true, true], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("has 4 positions but the communicator has 8"),
+            "{e}"
+        );
     }
 }
