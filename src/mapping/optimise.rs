@@ -798,11 +798,10 @@ fn balance(
 ) -> bool {
     let n = p.tasks();
     let rpn = m.ranks_per_node();
-    if m.nodes() < 2 || n < 2 || n > 1 << 14 {
+    if m.nodes() < 2 || !(2..=1 << 14).contains(&n) {
         return false;
     }
     let inv = m.link_inv_bandwidths();
-    let (off, adj) = p.undirected();
     // directed messages per task, both ways, for load updates
     let mut inc: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); n];
     for e in p.edges() {
@@ -831,7 +830,6 @@ fn balance(
         )
     };
     let (mut pen, _) = penalty(hb, &load);
-    let _ = (&off, &adj);
     let mut moved: Vec<(u32, u32, u64)> = Vec::new();
     for tries in 0..40 * n {
         if pen <= 1e-12 {
