@@ -311,3 +311,216 @@ fn this_node_via_hwloc_or_a_clear_error_without_it() {
         assert!(stderr.contains("hwloc"), "{stderr}");
     }
 }
+
+#[test]
+fn map_compares_every_strategy_and_exports_the_chosen_mapping() {
+    let (rf, mro, sh, hf, js, svg, pf) = (
+        tmp("rankfile"),
+        tmp("order"),
+        tmp("slurm"),
+        tmp("smpi"),
+        tmp("map.json"),
+        tmp("map.svg"),
+        tmp("platform.xml"),
+    );
+    let s = |p: &std::path::PathBuf| p.to_str().unwrap().to_string();
+    let out = copr(&[
+        "map",
+        "--grid",
+        "32x32",
+        "--machine",
+        "data/machines/torus-4x4x4.toml",
+        "--rankfile",
+        &s(&rf),
+        "--mpich-rank-order",
+        &s(&mro),
+        "--slurm-hostfile",
+        &s(&sh),
+        "--smpi-hostfile",
+        &s(&hf),
+        "--mapping-json",
+        &s(&js),
+        "--svg",
+        &s(&svg),
+        "--smpi-platform",
+        &s(&pf),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for s in [
+        "packed",
+        "round-robin",
+        "folded",
+        "tiles",
+        "hilbert",
+        "cp2k",
+        "bisection",
+        "optimised",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(s)),
+            "{s} missing:\n{text}"
+        );
+    }
+    // the optimiser reaches the bound here: 64 tiles x 16 boundary messages of 1 MiB
+    let j: copr::mapping::export::MappingJson =
+        serde_json::from_str(&std::fs::read_to_string(&js).unwrap()).unwrap();
+    let map = copr::mapping::export::from_json(&j).unwrap();
+    let machine =
+        copr::mapping::MapMachine::from_file(Path::new("data/machines/torus-4x4x4.toml")).unwrap();
+    let p = copr::mapping::Pattern::grid(
+        &copr::mapping::GridSpec::new(vec![32, 32], vec![true, true], vec![1 << 20; 2]).unwrap(),
+    )
+    .unwrap();
+    let m = copr::mapping::evaluate(&p, &machine, &map);
+    assert_eq!(m.hop_bytes, 64 * 16 * (1 << 20));
+    assert_eq!(j.node_of_rank[5], machine.node_name(map.apply(5) / 16));
+    assert!(j.node_of_rank.iter().all(|n| n.starts_with("nid000")));
+    // every file says the same mapping
+    use copr::mapping::export;
+    let read = |p: &std::path::PathBuf| std::fs::read_to_string(p).unwrap();
+    assert_eq!(export::parse_rankfile(&read(&rf), &machine).unwrap(), map);
+    assert_eq!(
+        export::parse_mpich_rank_order(&read(&mro), 1024).unwrap(),
+        map
+    );
+    let names = export::node_names(&machine);
+    let nodes: Vec<usize> = (0..1024).map(|r| map.apply(r) / 16).collect();
+    assert_eq!(export::parse_hostfile(&read(&sh), &names).unwrap(), nodes);
+    let hosts = copr::mapping::simgrid::smpi_host_names(&machine);
+    assert_eq!(export::parse_hostfile(&read(&hf), &hosts).unwrap(), nodes);
+    assert!(read(&svg).contains("<svg") && read(&pf).contains("TORUS"));
+    // --json: one object with every row
+    let out = copr(&[
+        "map",
+        "--grid",
+        "8x8",
+        "--torus",
+        "4x4",
+        "--ranks-per-node",
+        "4",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["rows"].as_array().unwrap().len(), 8);
+    assert_eq!(j["tasks"], 64);
+}
+
+#[test]
+fn map_bad_input_is_one_line_exit_2() {
+    let g = tmp("bad.txt");
+    std::fs::write(&g, "0 1 5\n1 zero 3\n").unwrap();
+    let m = tmp("bad-machine.toml");
+    std::fs::write(&m, "ranks_per_node = 2\n[torus]\ndims = [4, 0]\n").unwrap();
+    let m2 = tmp("bad-machine2.toml");
+    std::fs::write(&m2, "ranks_per_node = 2\n[torus]\ndims = [4]\nbogus = 1\n").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["map", "--graph", g.to_str().unwrap(), "--flat", "2"],
+            "line 2",
+        ),
+        (
+            vec!["map", "--grid", "4x4", "--machine", m.to_str().unwrap()],
+            "dims",
+        ),
+        (
+            vec!["map", "--grid", "4x4", "--machine", m2.to_str().unwrap()],
+            "bogus",
+        ),
+        (vec!["map", "--grid", "4x4", "--torus", "4x4x4"], "16 tasks"),
+        (vec!["map", "--grid", "0x4", "--flat", "1"], "extents"),
+        (
+            vec!["map", "--grid", "100000x100000", "--flat", "1"],
+            "at most",
+        ),
+        (
+            vec!["map", "--grid", "4x4", "--torus", "65536x65536x65536"],
+            "at most",
+        ),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "10000000000000",
+                "--ranks-per-node",
+                "1000",
+            ],
+            "at most",
+        ),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "4",
+                "--ranks-per-node",
+                "4",
+                "--nodes",
+                "a[1-3]",
+            ],
+            "3 names",
+        ),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "4",
+                "--ranks-per-node",
+                "4",
+                "--nodes",
+                "a[1-",
+            ],
+            "unclosed",
+        ),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "4",
+                "--ranks-per-node",
+                "4",
+                "--export",
+                "cp2k",
+            ],
+            "cp2k",
+        ),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "4",
+                "--ranks-per-node",
+                "4",
+                "--smpi-platform",
+                "/dev/null",
+            ],
+            "flat",
+        ),
+        (vec!["map", "--grid", "4xx4", "--flat", "4"], "32x32"),
+        (
+            vec!["map", "--grid", "4x4", "--machine", "/nonexistent/m.toml"],
+            "/nonexistent/m.toml",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = copr(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
