@@ -349,7 +349,7 @@ impl MapMachine {
             m.set_node_names(n).map_err(|e| e.in_file(path))?;
         }
         if let Some(d) = doc.description {
-            m.description = format!("{d} ({})", m.description);
+            m.description = format!("{d}: {} nodes x {} ranks", m.nodes(), m.rpn);
         }
         Ok(m)
     }
