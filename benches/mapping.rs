@@ -148,6 +148,12 @@ fn cases(which: &[String]) -> Vec<Case> {
         }
         if want("f") {
             out.push(Case {
+                name: format!("(f) 32x32 on 4x4x4 x 16, X/Z 30% faster, {tag}"),
+                pattern: grid(32, 32, aniso),
+                machine: torus(&[4, 4, 4], Some(vec![6.5e9, 5.0e9, 6.5e9]), 16),
+                target: torus_target(&[4, 4, 4], 16),
+            });
+            out.push(Case {
                 name: format!("(f) 64x128 on 8x8x8 x 16, X/Z 30% faster, {tag}"),
                 pattern: grid(64, 128, aniso),
                 machine: torus(&[8, 8, 8], Some(vec![6.5e9, 5.0e9, 6.5e9]), 16),
