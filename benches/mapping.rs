@@ -215,16 +215,11 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
         let cmp = compare(
             &c.pattern,
             &c.machine,
-            &[
-                Strategy::Packed,
-                Strategy::RoundRobin,
-                Strategy::Folded,
-                Strategy::Tiles,
-                Strategy::Hilbert,
-                Strategy::Cp2k,
-                Strategy::Bisection,
-                Strategy::Optimised,
-            ],
+            &Strategy::BASELINES
+                .iter()
+                .copied()
+                .chain([Strategy::Optimised])
+                .collect::<Vec<_>>(),
             &Options::default(),
             |_| {},
         )

@@ -33,25 +33,11 @@
 /* Message tags: the direction the data travels. */
 enum { TAG_RIGHT = 11, TAG_LEFT = 12, TAG_UP = 13, TAG_DOWN = 14 };
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
+#include "args.h"
 
 static void fail(int rank, const char *msg, const char *arg)
 {
-    if (rank == 0) {
-        fprintf(stderr, "cannon: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-        fprintf(stderr, "usage: cannon ROWS COLS BYTES_ROW BYTES_COL ITERATIONS [shift|four]\n");
-    }
-    MPI_Finalize();
-    exit(2);
+    fail_usage("cannon", "cannon ROWS COLS BYTES_ROW BYTES_COL ITERATIONS [shift|four]", rank, msg, arg);
 }
 
 int main(int argc, char **argv)

@@ -21,25 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
+#include "args.h"
 
 static void usage_exit(int rank, const char *msg, const char *arg)
 {
-    if (rank == 0) {
-        fprintf(stderr, "pingpong: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-        fprintf(stderr, "usage: pingpong [-b BYTES] [-n REPS] [RANK ...]\n");
-    }
-    MPI_Finalize();
-    exit(2);
+    fail_usage("pingpong", "pingpong [-b BYTES] [-n REPS] [RANK ...]", rank, msg, arg);
 }
 
 static double exchange(int rank, int partner, char *buf, int bytes, int reps)

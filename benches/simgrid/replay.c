@@ -24,25 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
+#include "args.h"
 
 static void fail(int rank, const char *msg, const char *arg)
 {
-    if (rank == 0) {
-        fprintf(stderr, "replay: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-        fprintf(stderr, "usage: replay FILE ITERATIONS  (FILE lines: SRC DST BYTES)\n");
-    }
-    MPI_Finalize();
-    exit(2);
+    fail_usage("replay", "replay FILE ITERATIONS  (FILE lines: SRC DST BYTES)", rank, msg, arg);
 }
 
 typedef struct {

@@ -323,25 +323,12 @@ mod tests {
         let p = Pattern::grid(&g).unwrap();
         let m = torus(vec![4], 2);
         let mut best = u128::MAX;
-        let mut perm: Vec<usize> = (0..8).collect();
-        permute(&mut perm, 0, &mut |f| {
-            let r = evaluate(&p, &m, &Perm::from_forward(f.to_vec()).unwrap());
+        for f in crate::mapping::strategy::dim_orders(8) {
+            let r = evaluate(&p, &m, &Perm::from_forward(f).unwrap());
             assert!(r.hop_bytes >= r.hop_bytes_bound);
             best = best.min(r.hop_bytes);
-        });
+        }
         let b = hop_bytes_bound(&p, &m);
         assert!(best >= b && b > 0, "{best} {b}");
-    }
-
-    fn permute(v: &mut [usize], k: usize, f: &mut impl FnMut(&[usize])) {
-        if k == v.len() {
-            f(v);
-            return;
-        }
-        for i in k..v.len() {
-            v.swap(k, i);
-            permute(v, k + 1, f);
-            v.swap(k, i);
-        }
     }
 }

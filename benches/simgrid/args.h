@@ -1,0 +1,35 @@
+/* Argument checks shared by the SimGrid programs: strict integer parsing and a
+ * one-line error (from rank 0) with the program's usage, exit status 2. */
+#ifndef COPR_SIMGRID_ARGS_H
+#define COPR_SIMGRID_ARGS_H
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Parses all of s as a base-10 integer in [lo, hi]; 1 on success. */
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* Prints "PROG: MSG[: ARG]" and "usage: USAGE" from rank 0, finalizes, exits 2. */
+static void fail_usage(const char *prog, const char *usage, int rank, const char *msg,
+                       const char *arg)
+{
+    if (rank == 0) {
+        fprintf(stderr, "%s: %s%s%s\n", prog, msg, arg ? ": " : "", arg ? arg : "");
+        fprintf(stderr, "usage: %s\n", usage);
+    }
+    MPI_Finalize();
+    exit(2);
+}
+
+#endif
