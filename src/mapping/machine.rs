@@ -20,7 +20,7 @@ pub enum NetKind<'a> {
     /// A network graph; machine node `k` is network host `hosts[k]`.
     Graph(&'a Network, &'a [usize]),
     /// No network model: every pair of nodes is one hop apart over the sender's own
-    /// injection link.
+    /// injection link (at `copr_topology::DEFAULT_LINK_BANDWIDTH`, 5 GB/s).
     Flat,
 }
 
@@ -486,7 +486,7 @@ impl MapMachine {
             Net::Flat => LinkInfo {
                 name: format!("{} injection", self.names[l]),
                 class: "inj".into(),
-                inv_bandwidth: 1.0,
+                inv_bandwidth: 1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH,
             },
         }
     }
@@ -520,7 +520,7 @@ impl MapMachine {
                 (0..t.num_links()).map(|l| per[(l % (2 * n)) / 2]).collect()
             }
             Net::Graph { edge_inv_bw, .. } => edge_inv_bw.clone(),
-            Net::Flat => vec![1.0; self.names.len()],
+            Net::Flat => vec![1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH; self.names.len()],
         }
     }
 

@@ -75,7 +75,7 @@ fn agree<C: Communicator>(comm: &C, len: usize, fp: u64) -> Result<()> {
 /// The split of `comm` in which rank `s` gets rank `map.inverse()[s]` (arguments
 /// already agreed on).
 fn split<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
-    let key = map.forward()[comm.rank() as usize] as i32;
+    let key = map.inverse()[comm.rank() as usize] as i32;
     comm.split_by_color_with_key(Color::with_value(0), key)
         .ok_or_else(|| Error::Mismatch("MPI_Comm_split returned no communicator".into()))
 }
