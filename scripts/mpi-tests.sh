@@ -11,9 +11,13 @@ cd "$(dirname "$0")/.."
 
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 
-# Path of the executable cargo builds for one target (cargo prints it as JSON).
+# Path of the executable cargo builds for the target named $1 (cargo prints it as
+# JSON; other targets it builds on the way, such as the copr binary, are skipped).
 executable() {
+    local name=$1
+    shift
     cargo "$@" --message-format=json \
+        | grep "\"target\":{[^}]*\"name\":\"$name\"" \
         | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' \
         | tail -n 1
 }
@@ -22,17 +26,23 @@ executable() {
 # build is shared.
 BUILD=(--release --all-features)
 echo "== building (${BUILD[*]})"
-engine_mpi=$(executable test "${BUILD[@]}" --test engine_mpi --no-run)
-reshuffle=$(executable build "${BUILD[@]}" --example reshuffle)
-gain_mpi=$(executable build "${BUILD[@]}" --example gain_mpi)
-driver=$(executable test "${BUILD[@]}" --bench mpi_driver --no-run)
-for f in "$engine_mpi" "$reshuffle" "$gain_mpi" "$driver"; do
+engine_mpi=$(executable engine_mpi test "${BUILD[@]}" --test engine_mpi --no-run)
+map_mpi=$(executable map_mpi test "${BUILD[@]}" --test map_mpi --no-run)
+reshuffle=$(executable reshuffle build "${BUILD[@]}" --example reshuffle)
+gain_mpi=$(executable gain_mpi build "${BUILD[@]}" --example gain_mpi)
+driver=$(executable mpi_driver test "${BUILD[@]}" --bench mpi_driver --no-run)
+for f in "$engine_mpi" "$map_mpi" "$reshuffle" "$gain_mpi" "$driver"; do
     [[ -x "$f" ]] || { echo "missing executable: '$f'" >&2; exit 1; }
 done
 
 for n in 1 2 3 4 7; do
     echo "== engine_mpi on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$engine_mpi"
+done
+
+for n in 1 3 4 8; do
+    echo "== map_mpi (mappings applied with cart_create / reorder, emulated nodes) on $n ranks"
+    "${MPIRUN[@]}" -n "$n" "$map_mpi"
 done
 
 for n in 4 7; do
