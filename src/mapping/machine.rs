@@ -393,6 +393,59 @@ impl MapMachine {
         Ok(())
     }
 
+    /// The slot of every rank of a job whose rank `r` runs on the node named
+    /// `node_of_rank[r]` (names as in this machine: e.g. the host names a job finds at
+    /// run time, matched against a torus machine file's `nodes`); the `i`-th rank on a
+    /// node takes core `i`. A mapping (task → slot) becomes task → rank with
+    /// `mapping::mpi::map_to_ranks(map, &slots)` (feature `mpi`).
+    ///
+    /// ```
+    /// use copr::mapping::MapMachine;
+    /// let mut m = MapMachine::flat(2, 2).unwrap();
+    /// m.set_node_names(vec!["a".into(), "b".into()]).unwrap();
+    /// // the launcher placed ranks round-robin
+    /// let slots = m.slots_of(&["a", "b", "a", "b"]).unwrap();
+    /// assert_eq!(slots.forward(), [0, 2, 1, 3]);
+    /// assert!(m.slots_of(&["a", "a", "a", "b"]).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for a name the machine does not have, or a node that runs
+    /// other than `ranks_per_node` ranks.
+    pub fn slots_of<S: AsRef<str>>(&self, node_of_rank: &[S]) -> Result<crate::lap::Perm> {
+        let index: std::collections::HashMap<&str, usize> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.as_str(), k))
+            .collect();
+        let mut next = vec![0usize; self.names.len()];
+        let mut fwd = Vec::with_capacity(node_of_rank.len());
+        for (r, name) in node_of_rank.iter().enumerate() {
+            let name = name.as_ref();
+            let k = *index.get(name).ok_or_else(|| {
+                Error::Mismatch(format!(
+                    "rank {r} runs on `{name}`, which is not a node of the machine"
+                ))
+            })?;
+            if next[k] == self.rpn {
+                return Err(Error::Mismatch(format!(
+                    "node `{name}` runs more than {} ranks (rank {r} is one too many)",
+                    self.rpn
+                )));
+            }
+            fwd.push(k * self.rpn + next[k]);
+            next[k] += 1;
+        }
+        if let Some(k) = next.iter().position(|&c| c != self.rpn) {
+            return Err(Error::Mismatch(format!(
+                "node `{}` runs {} ranks; the machine has {} per node",
+                self.names[k], next[k], self.rpn
+            )));
+        }
+        crate::lap::Perm::from_forward(fwd)
+    }
+
     /// Number of nodes.
     pub fn nodes(&self) -> usize {
         self.names.len()

@@ -72,8 +72,10 @@ pub struct Metrics {
 /// let packed = evaluate(&p, &m, &Perm::identity(4));
 /// assert_eq!(packed.hop_bytes, 80);
 /// assert_eq!(packed.max_link_bytes, 10);
+/// // tasks 0..4 on nodes 0, 2, 1, 3: the pairs 0-1 and 2-3 are 2 hops apart, 1-2 and
+/// // 3-0 one hop; 10 bytes each way
 /// let crossed = evaluate(&p, &m, &Perm::from_forward(vec![0, 2, 1, 3]).unwrap());
-/// assert_eq!(crossed.hop_bytes, 8 * 10 * 2); // every message now travels 2 hops
+/// assert_eq!(crossed.hop_bytes, 2 * 10 * (2 + 1 + 2 + 1));
 /// ```
 pub fn evaluate(p: &Pattern, m: &MapMachine, mapping: &Perm) -> Metrics {
     assert_eq!(mapping.len(), p.tasks(), "mapping covers every task");
