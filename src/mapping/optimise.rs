@@ -716,6 +716,7 @@ pub fn refine(
     let mut changed = false;
     let mut targets: Vec<usize> = Vec::new();
     let mut current = total;
+    let small_graph = !matches!(m.kind(), NetKind::Torus(_)) && m.nodes() <= 64;
     for _pass in 0..max_passes {
         rng.shuffle(&mut order);
         let mut gain = 0.0;
@@ -731,7 +732,11 @@ pub fn refine(
                     targets.push(b);
                 }
             }
-            if rpn == 1 {
+            if rpn == 1 && small_graph {
+                // few nodes off a torus: every node is a candidate
+                targets.clear();
+                targets.extend((0..m.nodes()).filter(|&x| x != a));
+            } else if rpn == 1 {
                 let base = targets.len();
                 for j in 0..base {
                     dist.neighbours(targets[j], |x| {
