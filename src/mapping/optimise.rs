@@ -392,6 +392,11 @@ fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(
     let cells = q.tasks();
     let mut found: Vec<(f64, Vec<Vec<Factor>>)> = Vec::new();
     let mut memo: std::collections::HashMap<(Vec<Factor>, usize), f64> = Default::default();
+    // the best of each assignment of torus dimensions to grid dimensions, so that
+    // link loads are compared across assignments, not only among near-ties in
+    // weighted hop-bytes
+    let mut by_sig: std::collections::BTreeMap<Vec<Vec<usize>>, (f64, Vec<Vec<Factor>>)> =
+        Default::default();
     let mut choice = vec![0usize; options.len()];
     let mut budget = 20_000usize;
     'outer: loop {
@@ -431,6 +436,22 @@ fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(
                                     })
                             })
                             .sum();
+                        // which torus dimensions serve which grid dimension
+                        let sig: Vec<Vec<usize>> = groups
+                            .iter()
+                            .map(|g| {
+                                let mut d: Vec<usize> = g.iter().map(|f| f.dim).collect();
+                                d.sort_unstable();
+                                d.dedup();
+                                d
+                            })
+                            .collect();
+                        if by_sig
+                            .get(&sig)
+                            .is_none_or(|b: &(f64, Vec<Vec<Factor>>)| whb < b.0)
+                        {
+                            by_sig.insert(sig, (whb, groups.clone()));
+                        }
                         found.push((whb, groups));
                         if found.len() > 4096 {
                             found.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
@@ -458,6 +479,11 @@ fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(
     }
     found.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
     found.truncate(4 * keep);
+    for (_, v) in by_sig {
+        if !found.iter().any(|f| f.1 == v.1) {
+            found.push(v);
+        }
+    }
     let mut scored: Vec<(f64, f64, String, Perm)> = found
         .into_iter()
         .map(|(whb, groups)| {
