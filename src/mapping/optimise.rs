@@ -317,6 +317,9 @@ enum Part {
     GrayLo,
 }
 
+/// An embedding (factor groups, one per grid dimension) and its weighted hop-bytes.
+type ScoredEmbedding = (f64, Vec<Vec<Factor>>);
+
 /// The ways to cut a torus dimension of extent `e` into factors.
 fn dim_options(d: usize, e: usize) -> Vec<Vec<Factor>> {
     let mut v = vec![vec![Factor {
@@ -395,7 +398,7 @@ fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(
     // the best of each assignment of torus dimensions to grid dimensions, so that
     // link loads are compared across assignments, not only among near-ties in
     // weighted hop-bytes
-    let mut by_sig: std::collections::BTreeMap<Vec<Vec<usize>>, (f64, Vec<Vec<Factor>>)> =
+    let mut by_sig: std::collections::BTreeMap<Vec<Vec<usize>>, ScoredEmbedding> =
         Default::default();
     let mut choice = vec![0usize; options.len()];
     let mut budget = 20_000usize;
