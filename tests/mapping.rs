@@ -10,7 +10,6 @@ use copr::mapping::{
 };
 use copr_topology::{BandwidthModel, Network, Torus, TorusParams};
 use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest, ProptestConfig};
-use proptest::strategy::Strategy as _;
 
 fn torus(dims: Vec<u32>, rpn: usize) -> MapMachine {
     MapMachine::torus(Torus::full(TorusParams::new(dims)).unwrap(), rpn).unwrap()
