@@ -321,9 +321,15 @@ fn map(a: MapArgs) -> Result<()> {
             .map_err(|e| crate::Error::Mismatch(format!("--nodes: {e}")))?;
         machine.set_node_names(names)?;
     }
+    if !(a.budget.is_finite() && a.budget >= 0.0) {
+        return Err(crate::Error::Mismatch(format!(
+            "--budget {}: seconds must be a finite number >= 0",
+            a.budget
+        )));
+    }
     let opts = mapping::Options {
         seed: a.seed,
-        budget: std::time::Duration::from_secs_f64(a.budget.clamp(0.0, 1e6)),
+        budget: std::time::Duration::from_secs_f64(a.budget.min(1e6)),
     };
     let bar = (!a.json && std::io::stderr().is_terminal() && pattern.tasks() >= 4096).then(|| {
         let b = indicatif::ProgressBar::new(a.strategies.len() as u64 + 1);

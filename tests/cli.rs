@@ -409,6 +409,34 @@ fn map_compares_every_strategy_and_exports_the_chosen_mapping() {
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["rows"].as_array().unwrap().len(), 8);
     assert_eq!(j["tasks"], 64);
+    // a reshuffle's traffic: the plan's 8 ranks on four nodes of two
+    let out = copr(&[
+        "map",
+        "--plan",
+        "data/plans/scalapack-32-to-128.toml",
+        "--flat",
+        "4",
+        "--ranks-per-node",
+        "2",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let spec = PlanSpec::from_file(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("data/plans/scalapack-32-to-128.toml"),
+    )
+    .unwrap();
+    let plan = Plan::from_spec(&spec).unwrap();
+    let v = plan.volumes().relabeled(plan.sigma());
+    let remote = (v.total() - v.local()) as u128 * spec.element_size as u128;
+    assert_eq!(
+        j["rows"][0]["metrics"]["total_bytes"].as_u64().unwrap() as u128,
+        remote
+    );
 }
 
 #[test]
@@ -511,6 +539,46 @@ fn map_bad_input_is_one_line_exit_2() {
             "flat",
         ),
         (vec!["map", "--grid", "4xx4", "--flat", "4"], "32x32"),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "4",
+                "--ranks-per-node",
+                "4",
+                "--budget",
+                "NaN",
+            ],
+            "budget",
+        ),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "4",
+                "--ranks-per-node",
+                "4",
+                "--bytes",
+                "1,2,3",
+            ],
+            "bytes",
+        ),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--torus",
+                "4x4",
+                "--link-bandwidth",
+                "1e9,-1",
+            ],
+            "link_bandwidth",
+        ),
         (
             vec!["map", "--grid", "4x4", "--machine", "/nonexistent/m.toml"],
             "/nonexistent/m.toml",
