@@ -85,6 +85,11 @@ pub struct MapArgs {
     /// Ranks per node (with --torus, --network, --flat).
     #[arg(long, default_value_t = 1)]
     pub ranks_per_node: usize,
+    /// The inside of a node in hwloc's synthetic syntax, e.g. `pack:2 core:8` (as many
+    /// PUs as ranks per node): intra-node bytes are reported by the level two cores
+    /// share, and the optimiser arranges tasks on cores.
+    #[arg(long, value_name = "SHAPE")]
+    pub node_shape: Option<String>,
     /// Node names for the exports, in machine order (Slurm list, e.g. `nid[00012-00019,00033]`).
     #[arg(long, value_name = "LIST")]
     pub nodes: Option<String>,
@@ -316,6 +321,11 @@ fn map(a: MapArgs) -> Result<()> {
     } else {
         MapMachine::flat(a.flat.expect("clap requires a machine"), a.ranks_per_node)?
     };
+    if let Some(shape) = &a.node_shape {
+        let tree =
+            copr_topology::NodeTree::from_shape(shape, &copr_topology::LevelCosts::default())?;
+        machine = machine.with_node_tree(tree)?;
+    }
     if let Some(list) = &a.nodes {
         let names = mapping::expand_nodelist(list)
             .map_err(|e| crate::Error::Mismatch(format!("--nodes: {e}")))?;

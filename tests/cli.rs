@@ -440,6 +440,35 @@ fn map_compares_every_strategy_and_exports_the_chosen_mapping() {
 }
 
 #[test]
+fn map_reports_bytes_inside_nodes_by_level() {
+    let out = copr(&[
+        "map",
+        "--grid",
+        "64x128",
+        "--machine",
+        "data/machines/xe6-8x8x8.toml",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for row in j["rows"].as_array().unwrap() {
+        let levels = row["metrics"]["intra_levels"].as_array().unwrap();
+        let names: Vec<&str> = levels
+            .iter()
+            .map(|l| l["level"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["numa", "package", "machine"], "{}", row["strategy"]);
+        // every intra-node byte is at exactly one level
+        let sum: u64 = levels.iter().map(|l| l["bytes"].as_u64().unwrap()).sum();
+        assert_eq!(sum, row["metrics"]["intra_node_bytes"].as_u64().unwrap());
+    }
+}
+
+#[test]
 fn map_bad_input_is_one_line_exit_2() {
     let g = tmp("bad.txt");
     std::fs::write(&g, "0 1 5\n1 zero 3\n").unwrap();
@@ -539,6 +568,34 @@ fn map_bad_input_is_one_line_exit_2() {
             "flat",
         ),
         (vec!["map", "--grid", "4xx4", "--flat", "4"], "32x32"),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "4",
+                "--ranks-per-node",
+                "4",
+                "--node-shape",
+                "pack:2 core:4",
+            ],
+            "8 PUs",
+        ),
+        (
+            vec![
+                "map",
+                "--grid",
+                "4x4",
+                "--flat",
+                "4",
+                "--ranks-per-node",
+                "4",
+                "--node-shape",
+                "bogus:2",
+            ],
+            "bogus",
+        ),
         (
             vec![
                 "map",

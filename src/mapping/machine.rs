@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use copr_topology::{BandwidthModel, Network, Torus, TorusConfig};
+use copr_topology::{
+    BandwidthModel, IntraConfig, IntraNode, Network, NodeTree, TopologyConfig, Torus, TorusConfig,
+};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
@@ -65,6 +67,8 @@ pub struct MapMachine {
     names: Vec<String>,
     net: Net,
     description: String,
+    /// The inside of every node: core `c` of a node is PU `c` of this tree.
+    tree: Option<NodeTree>,
 }
 
 /// A directed network link and its load-relevant properties.
@@ -95,6 +99,10 @@ struct MachineDoc {
     network: Option<NetworkDoc>,
     #[serde(default)]
     flat: Option<FlatDoc>,
+    /// The inside of a node (as in topology configs: `kind = "tree"` with a shape,
+    /// or an hwloc kind); its PUs are the node's cores.
+    #[serde(default)]
+    intra: Option<IntraConfig>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -254,6 +262,7 @@ impl MapMachine {
             names,
             net,
             description,
+            tree: None,
         })
     }
 
@@ -348,19 +357,56 @@ impl MapMachine {
         if let Some(n) = names {
             m.set_node_names(n).map_err(|e| e.in_file(path))?;
         }
+        if let Some(intra) = &doc.intra {
+            let cfg = TopologyConfig {
+                intra: Some(intra.clone()),
+                ..Default::default()
+            };
+            match cfg.build_intra(base)? {
+                Some(IntraNode::Tree(t)) => m = m.with_node_tree(t).map_err(|e| e.in_file(path))?,
+                _ => {
+                    return Err(parse(
+                        "intra: mapping needs a tree (kind = \"tree\" or an hwloc kind)".into(),
+                    ))
+                }
+            }
+        }
         if let Some(d) = doc.description {
             m.description = format!("{d}: {} nodes x {} ranks", m.nodes(), m.rpn);
         }
         Ok(m)
     }
 
-    /// The same nodes and network with `k` slots per node.
+    /// The same nodes and network with `k` slots per node (and no node tree).
     ///
     /// # Errors
     /// [`Error::Mismatch`] for `k == 0` or too many slots.
     pub fn with_ranks_per_node(self, k: usize) -> Result<Self> {
         let description = self.description.clone();
         Self::checked(k, self.names, self.net, description)
+    }
+
+    /// The same machine with `tree` inside every node: core `c` of a node is PU `c` of
+    /// the tree, and metrics report intra-node bytes by the level the two cores share.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if the tree's PU count differs from the ranks per node.
+    pub fn with_node_tree(mut self, tree: NodeTree) -> Result<Self> {
+        if tree.num_pus() != self.rpn {
+            return Err(Error::Mismatch(format!(
+                "intra: the node tree has {} PUs but a node runs {} ranks",
+                tree.num_pus(),
+                self.rpn
+            )));
+        }
+        self.description = format!("{}; nodes: {}", self.description, tree.description());
+        self.tree = Some(tree);
+        Ok(self)
+    }
+
+    /// The tree inside every node, if one was given.
+    pub fn node_tree(&self) -> Option<&NodeTree> {
+        self.tree.as_ref()
     }
 
     /// Renames the nodes (for launcher files), in machine order.

@@ -18,6 +18,15 @@ pub struct ClassLoad {
     pub mean_bytes: f64,
 }
 
+/// Bytes between two cores of one node, by the level of the node tree they share.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelBytes {
+    /// The shared level (`core`, `l3`, `package`, `machine`, …).
+    pub level: String,
+    /// Bytes per round.
+    pub bytes: u128,
+}
+
 /// The metrics of one mapping (all per communication round).
 ///
 /// * hop-bytes `HB = Σ_messages bytes·hops(node(src), node(dst))`;
@@ -51,6 +60,9 @@ pub struct Metrics {
     pub hop_bytes_bound: u128,
     /// Lower bound on the largest link load for any mapping.
     pub max_link_bound: u128,
+    /// With a node tree ([`MapMachine::node_tree`]): the intra-node bytes by the level
+    /// the two cores share, nearest first; empty otherwise.
+    pub intra_levels: Vec<LevelBytes>,
 }
 
 /// Computes every metric of `mapping` (task `t` runs on slot `mapping.apply(t)`).
@@ -86,10 +98,39 @@ pub fn evaluate(p: &Pattern, m: &MapMachine, mapping: &Perm) -> Metrics {
             m.node_of_slot(s) as u32
         })
         .collect();
-    evaluate_nodes(p, m, &node)
+    let mut r = evaluate_nodes(p, m, &node);
+    if let Some(tree) = m.node_tree() {
+        let rpn = m.ranks_per_node();
+        // two tasks never share a PU: the nearest level two cores can share is above it
+        let levels: Vec<copr_topology::Level> = tree
+            .levels_present()
+            .iter()
+            .copied()
+            .filter(|&l| l != copr_topology::Level::Pu)
+            .collect();
+        let mut by = vec![0u128; levels.len()];
+        for e in p.edges() {
+            let (a, b) = (mapping.apply(e.src as usize), mapping.apply(e.dst as usize));
+            if a / rpn == b / rpn {
+                let l = tree.level(a % rpn, b % rpn);
+                if let Some(i) = levels.iter().position(|&x| x == l) {
+                    by[i] += u128::from(e.bytes);
+                }
+            }
+        }
+        r.intra_levels = levels
+            .iter()
+            .zip(by)
+            .map(|(l, bytes)| LevelBytes {
+                level: l.to_string(),
+                bytes,
+            })
+            .collect();
+    }
+    r
 }
 
-/// [`evaluate`] from the node of each task.
+/// [`evaluate`] from the node of each task (no intra-node levels: cores unknown).
 pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
     let mut load = vec![0u128; m.num_links()];
     let (mut hb, mut intra, mut total) = (0u128, 0u128, 0u128);
@@ -154,6 +195,7 @@ pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
             .collect(),
         hop_bytes_bound: hb_bound,
         max_link_bound: hb_bound.div_ceil(links),
+        intra_levels: Vec::new(),
     }
 }
 

@@ -54,7 +54,7 @@ mod strategy;
 
 pub use curve::{bits_for, hilbert_index, hilbert_order};
 pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
-pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, Metrics};
+pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
 pub use optimise::{optimise, refine, Optimised, Options, Scored, SplitMix};
 pub use pattern::{pair_bytes, Edge, GridSpec, Pattern, MAX_TASKS};
 pub use report::{compare, table, Comparison, Row};

@@ -164,6 +164,15 @@ pub fn table(c: &Comparison) -> String {
             s.push_str(&format!(" {:>8}", format!("{k} MB")));
         }
     }
+    // with a node tree: intra-node bytes between cores that share only the widest level
+    let far = c
+        .rows
+        .first()
+        .and_then(|r| r.metrics.intra_levels.last())
+        .map(|l| l.level.clone());
+    if let Some(l) = &far {
+        s.push_str(&format!(" {:>12}", format!("in-node:{l} MB")));
+    }
     s.push('\n');
     let mb = |x: u128| x as f64 / 1e6;
     for r in &c.rows {
@@ -188,6 +197,10 @@ pub fn table(c: &Comparison) -> String {
             for k in &m.classes {
                 s.push_str(&format!(" {:>8.3}", mb(k.max_bytes)));
             }
+        }
+        if far.is_some() {
+            let b = m.intra_levels.last().map_or(0, |l| l.bytes);
+            s.push_str(&format!(" {:>12.3}", mb(b)));
         }
         s.push('\n');
     }
