@@ -223,12 +223,7 @@ int main(int argc, char **argv)
                 MPI_Isend(sbuf, my[3 * k + 1], MPI_BYTE, my[3 * k], 0, MPI_COMM_WORLD, &req[n++]);
         MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
     }
-    double local = MPI_Wtime() - t0, worst = 0.0;
-    MPI_Reduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        printf("replay_time_s %.9e\n", worst);
-        fflush(stdout);
-    }
+    report_max_time("replay_time_s", t0, rank);
 
 #ifdef SMPI_SHARED_MALLOC
     SMPI_SHARED_FREE(mem);
