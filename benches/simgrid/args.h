@@ -33,7 +33,7 @@ static void fail_usage(const char *prog, const char *usage, int rank, const char
 }
 
 /* Prints "KEY <seconds>" on rank 0: the largest time since t0 over all ranks. */
-static void report_max_time(const char *key, double t0, int rank)
+static inline void report_max_time(const char *key, double t0, int rank)
 {
     double local = MPI_Wtime() - t0, worst = 0.0;
     MPI_Reduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
