@@ -630,7 +630,10 @@ impl MapMachine {
             return;
         }
         match &self.net {
-            Net::Torus(t) => torus_route(t, a, b, &mut f),
+            Net::Torus(t) => {
+                let n = t.ndims();
+                t.for_each_route_link(a, b, |l| f(l.id(n)));
+            }
             Net::Graph { routes, .. } => {
                 for &e in &routes[a * self.names.len() + b] {
                     f(e as usize);
@@ -655,42 +658,6 @@ pub(crate) fn check_slots(nodes: u128, rpn: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Dimension-order route on a torus without allocating (same links as
-/// `Torus::route`).
-fn torus_route(t: &Torus, a: usize, b: usize, f: &mut impl FnMut(usize)) {
-    let n = t.ndims();
-    let dims = t.dims();
-    let (ca, cb) = (t.coords(a), t.coords(b));
-    let mut buf = [0u32; MAX_TORUS_DIMS];
-    let cur = &mut buf[..n];
-    cur.copy_from_slice(ca);
-    // linear index and strides, x fastest
-    let mut stride = [1usize; MAX_TORUS_DIMS];
-    for d in 1..n {
-        stride[d] = stride[d - 1] * dims[d - 1] as usize;
-    }
-    let mut idx: usize = (0..n).map(|d| cur[d] as usize * stride[d]).sum();
-    for d in 0..n {
-        let e = dims[d];
-        let fwd = (cb[d] + e - cur[d]) % e;
-        if fwd == 0 {
-            continue;
-        }
-        let positive = 2 * fwd <= e;
-        let steps = if positive { fwd } else { e - fwd };
-        for _ in 0..steps {
-            f(idx * 2 * n + 2 * d + usize::from(!positive));
-            let old = cur[d];
-            cur[d] = if positive {
-                (old + 1) % e
-            } else {
-                (old + e - 1) % e
-            };
-            idx = idx + cur[d] as usize * stride[d] - old as usize * stride[d];
-        }
-    }
 }
 
 fn dim_name(d: usize) -> String {

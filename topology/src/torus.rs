@@ -552,31 +552,43 @@ impl Torus {
     /// # Complexity
     /// `O(n + hops)`.
     pub fn route(&self, i: usize, j: usize) -> Vec<TorusLink> {
-        let mut cur: Vec<u32> = self.coords(i).to_vec();
-        let dst = self.coords(j);
         let mut out = Vec::new();
-        for d in 0..self.ndims() {
-            let e = self.params.dims[d];
-            let fwd = (dst[d] + e - cur[d]) % e;
-            if fwd == 0 {
-                continue;
-            }
-            let positive = 2 * fwd <= e;
-            let steps = if positive { fwd } else { e - fwd };
-            for _ in 0..steps {
-                out.push(TorusLink {
-                    from: self.coord_index(&cur),
-                    dim: d,
-                    positive,
-                });
-                cur[d] = if positive {
-                    (cur[d] + 1) % e
-                } else {
-                    (cur[d] + e - 1) % e
-                };
-            }
-        }
+        self.for_each_route_link(i, j, |l| out.push(l));
         out
+    }
+
+    /// Calls `f` for each link of [`Torus::route`]`(i, j)`, in order, without
+    /// allocating (for per-link load loops).
+    ///
+    /// # Complexity
+    /// `O(n + hops)`.
+    pub fn for_each_route_link(&self, i: usize, j: usize, mut f: impl FnMut(TorusLink)) {
+        let (a, b) = (self.coords(i), self.coords(j));
+        let mut from = self.coord_index(a);
+        let mut stride = 1usize;
+        for (d, &e) in self.params.dims.iter().enumerate() {
+            let fwd = (b[d] + e - a[d]) % e;
+            if fwd != 0 {
+                let positive = 2 * fwd <= e;
+                let steps = if positive { fwd } else { e - fwd };
+                let mut c = a[d];
+                for _ in 0..steps {
+                    f(TorusLink {
+                        from,
+                        dim: d,
+                        positive,
+                    });
+                    let next = if positive {
+                        (c + 1) % e
+                    } else {
+                        (c + e - 1) % e
+                    };
+                    from = from + next as usize * stride - c as usize * stride;
+                    c = next;
+                }
+            }
+            stride *= e as usize;
+        }
     }
 
     /// A one-line description (dimensions, nodes, source, bandwidths).
