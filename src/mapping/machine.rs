@@ -610,6 +610,19 @@ impl MapMachine {
         }
     }
 
+    /// On a torus, the weight of one hop in each dimension: the fastest link
+    /// bandwidth divided by that dimension's (1 for the fastest); empty otherwise.
+    pub fn hop_weights(&self) -> Vec<f64> {
+        match &self.net {
+            Net::Torus(t) => {
+                let bw = &t.params().link_bandwidth;
+                let best = bw.iter().cloned().fold(0.0, f64::max);
+                bw.iter().map(|b| best / b).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// Inverse bandwidth of every link (seconds per byte).
     pub fn link_inv_bandwidths(&self) -> Vec<f64> {
         match &self.net {

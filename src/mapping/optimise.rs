@@ -539,7 +539,7 @@ fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(
         .filter(|&(_, &e)| e > 1)
         .map(|(d, &e)| dim_options(d, e as usize))
         .collect();
-    let w = dir_weights(m1);
+    let w = m1.hop_weights();
     let cells = q.tasks();
     let mut found: Vec<(f64, Vec<Vec<Factor>>)> = Vec::new();
     let mut memo: std::collections::HashMap<(Vec<Factor>, usize), f64> = Default::default();
@@ -654,18 +654,6 @@ fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(
         }
     }
     out
-}
-
-/// Weight of a hop in each torus dimension: fastest bandwidth / its bandwidth.
-fn dir_weights(m: &MapMachine) -> Vec<f64> {
-    match m.kind() {
-        NetKind::Torus(t) => {
-            let bw = &t.params().link_bandwidth;
-            let best = bw.iter().cloned().fold(0.0, f64::max);
-            bw.iter().map(|b| best / b).collect()
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// Weighted torus distance summed over the steps `x → x+1` of one grid line whose
@@ -1199,14 +1187,7 @@ struct Dist<'a> {
 
 impl<'a> Dist<'a> {
     fn new(m: &'a MapMachine) -> Self {
-        let w = match m.kind() {
-            NetKind::Torus(t) => {
-                let bw = &t.params().link_bandwidth;
-                let best = bw.iter().cloned().fold(0.0, f64::max);
-                bw.iter().map(|b| best / b).collect()
-            }
-            _ => Vec::new(),
-        };
+        let w = m.hop_weights();
         let node_at = match m.kind() {
             NetKind::Torus(t) if t.num_nodes() == t.num_coords() => {
                 let mut v = vec![usize::MAX; t.num_coords()];
@@ -1281,7 +1262,7 @@ mod tests {
             unreachable!()
         };
         let node_at: Vec<usize> = (0..t.num_coords()).collect();
-        let w = dir_weights(&m);
+        let w = m.hop_weights();
         let f = |dim, size, kind| Factor { dim, size, kind };
         let cases = vec![
             vec![

@@ -236,9 +236,7 @@ pub(crate) fn weighted_hop_bytes(p: &Pattern, m: &MapMachine, map: &Perm) -> f64
     let NetKind::Torus(t) = m.kind() else {
         return super::metrics::evaluate(p, m, map).hop_bytes as f64;
     };
-    let bw = &t.params().link_bandwidth;
-    let best = bw.iter().cloned().fold(0.0, f64::max);
-    let w: Vec<f64> = bw.iter().map(|b| best / b).collect();
+    let w = m.hop_weights();
     let dims = t.dims();
     let rpn = m.ranks_per_node();
     let fwd = map.forward();
