@@ -17,6 +17,10 @@ pub enum Error {
     /// Source and target (or any two things that must agree) do not match.
     #[error("mismatch: {0}")]
     Mismatch(String),
+    /// A relabeling that would misplace data already in the target (see
+    /// [`crate::engine::Relabeling`]).
+    #[error("relabeling: {0}")]
+    Relabeling(String),
     /// A permutation or assignment input is malformed.
     #[error("assignment: {0}")]
     Assignment(String),

@@ -3,10 +3,10 @@
 mod common;
 mod engine_cases;
 
-use copr::engine::{Job, Relabeling, ReshufflePlan, Transform};
+use copr::engine::{Job, Relabeling, ReshufflePlan, TargetContents, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, GridLayout, Layout, Op, Order, RankStorage};
 use copr::transport::{run_in_process, Transport};
-use engine_cases::{error_cases, large_case, run_batch, run_random};
+use engine_cases::{error_cases, large_case, run_batch, run_random, scalapack_cases};
 use num_complex::Complex64;
 use proptest::prelude::*;
 
@@ -84,6 +84,13 @@ fn large_block_cyclic_cases_use_the_parallel_paths() {
 fn collective_errors_are_the_same_on_every_rank_and_write_nothing() {
     for ranks in 1..=5 {
         all_ok(run_in_process(ranks, |t| error_cases(t)).unwrap());
+    }
+}
+
+#[test]
+fn scalapack_semantics_per_rank_lld_and_safe_relabeling() {
+    for ranks in 1..=5 {
+        all_ok(run_in_process(ranks, |t| scalapack_cases(t)).unwrap());
     }
 }
 
@@ -205,7 +212,8 @@ fn the_planners_sigma_is_applied() {
     let plan = Plan::new(src, dst, Op::ConjTranspose, Solver::Sparse).unwrap();
     let expect = plan.relabeled_target().unwrap();
     let cases = vec![engine_cases::PairCase {
-        transform: Transform::from(&plan),
+        // A is filled in the relabeled layout (β ≠ 0 reads it there): declared so.
+        transform: Transform::from(&plan).with_contents(TargetContents::Relabeled),
         alpha: 3,
         beta: 2,
     }];

@@ -5,10 +5,10 @@ use std::time::Instant;
 
 use super::element::Element;
 use super::kernel::{apply, pack, with_combine, Bytes, Combine, Move, PackRun, Slice, Src, Update};
-use super::plan::{batch_fingerprint, Schedule, Transform, Work};
+use super::plan::{batch_fingerprint, Relabeling, Schedule, TargetContents, Transform, Work};
 use crate::error::{Error, Result};
 use crate::lap::Perm;
-use crate::layout::{Layout, Op};
+use crate::layout::{Layout, Op, Order};
 use crate::transport::{Package, Round, RoundHandler, Transport};
 
 /// The buffers and scalars of one transform: `A ← α·op(B) + β·A`, with B's local part
@@ -58,7 +58,7 @@ pub struct ExecStats {
 }
 
 /// Words every rank contributes to the check before an execution.
-const CHECK_WORDS: usize = 9;
+const CHECK_WORDS: usize = 10;
 
 /// A reusable plan for a batch of transforms `A_k ← α_k·op_k(B_k) + β_k·A_k`.
 ///
@@ -191,25 +191,53 @@ impl ReshufflePlan {
     ///
     /// # Complexity
     /// O(pieces this rank sends, receives or copies · log) plus the volume computation
-    /// and the exact assignment for every relabeled transform; one `all_gather` of one
-    /// word.
+    /// and the exact assignment for every relabeled transform; one `all_gather` of six
+    /// words.
+    ///
+    /// Ranks may pass block-cyclic layouts that differ only in `lld` (each rank's own
+    /// descriptor): the batch is compared without it, and each rank's `lld` is checked
+    /// against its own local matrix in the same gather.
     ///
     /// # Errors
     /// The same error on every rank: [`Error::Inconsistent`] if the ranks passed
-    /// different batches; [`Error::Mismatch`] if a layout needs more ranks than the
-    /// communicator has, op(B) and A differ in shape, or a given σ has the wrong
-    /// length; [`Error::Transport`] if the transport fails.
+    /// different batches; [`Error::Layout`] (field `lld`, naming the rank) if a rank's
+    /// leading dimension is smaller than its local matrix; [`Error::Mismatch`] if a
+    /// layout needs more ranks than the communicator has, op(B) and A differ in shape,
+    /// or a given σ has the wrong length; [`Error::Relabeling`] if a given σ ≠ identity
+    /// would relabel a target submatrix whose contents are as given (see
+    /// [`super::Relabeling`]); [`Error::Transport`] if the transport fails.
     pub fn new(transport: &mut dyn Transport, batch: Vec<Transform>) -> Result<Self> {
         let (rank, size) = (transport.rank(), transport.size());
         let fp = batch_fingerprint(&batch, size);
-        let mut all = vec![0u64; size];
-        transport.all_gather(&[fp], &mut all)?;
-        if let Some(r) = all.iter().position(|&x| x != all[0]) {
+        let mine = [&[fp][..], &storage_words(&batch, rank)].concat();
+        let mut all = vec![0u64; size * mine.len()];
+        transport.all_gather(&mine, &mut all)?;
+        let rows: Vec<&[u64]> = all.chunks_exact(mine.len()).collect();
+        if let Some(r) = rows.iter().position(|x| x[0] != rows[0][0]) {
             return Err(Error::Inconsistent {
                 what: "batch of transforms (layouts, operations, relabelings)",
                 rank: r,
-                found: all[r],
-                expected: all[0],
+                found: rows[r][0],
+                expected: rows[0][0],
+            });
+        }
+        if let Some(r) = rows.iter().position(|x| x[1] != 0) {
+            let x = rows[r];
+            return Err(Error::Layout {
+                field: "lld",
+                detail: format!(
+                    "rank {r}, transform {}, {}: leading dimension {} is smaller than that \
+                     rank's {} local {}; no plan was made",
+                    x[1] - 1,
+                    if x[2] == 1 {
+                        "source (B)"
+                    } else {
+                        "target (A)"
+                    },
+                    x[3],
+                    x[4],
+                    if x[5] == 1 { "rows" } else { "columns" },
+                ),
             });
         }
         let schedule = Schedule::build(batch, rank, size, fp)?;
@@ -332,13 +360,15 @@ impl ReshufflePlan {
     /// every rank returns the same error and no user buffer is written.
     ///
     /// # Complexity
-    /// One gather of 9 words per rank and one communication round with at most one
+    /// One gather of 10 words per rank and one communication round with at most one
     /// message per peer; O(elements moved) work, in parallel.
     ///
     /// # Errors
     /// The same error on every rank: [`Error::Inconsistent`] if ranks run different
     /// plans or pass a different element type or scalars; [`Error::Mismatch`] if the
-    /// number of jobs differs from the batch; [`Error::BufferSize`] if a buffer is
+    /// number of jobs differs from the batch; [`Error::Relabeling`] if β ≠ 0 for a
+    /// relabeled target whose contents are [`TargetContents::AsGiven`](super::TargetContents)
+    /// (see [`Relabeling`](super::Relabeling)); [`Error::BufferSize`] if a buffer is
     /// shorter than its layout needs on this rank; [`Error::Transport`] if a package
     /// exceeds the transport's message limit or the transport fails.
     pub fn execute<T: Element>(
@@ -364,8 +394,9 @@ impl ReshufflePlan {
             schedule: s,
             jobs,
             par: transport.threads() > 1,
-            // A short buffer on this rank: pack nothing (the verdict stops the round).
-            pack: mine[3] == s.pairs.len() as u64 && mine[5] == 0,
+            // A short buffer on this rank or a β the plan cannot honour: pack nothing
+            // (the verdict stops the round).
+            pack: mine[3] == s.pairs.len() as u64 && mine[5] == 0 && mine[9] == 0,
             max_message: transport.max_message_bytes(),
             stats: ExecStats::default(),
         };
@@ -404,6 +435,12 @@ impl ReshufflePlan {
                 }
             }
         }
+        // 1 + the first transform whose β reads A where a relabeled plan cannot.
+        let beta_on_relabeled = jobs
+            .iter()
+            .zip(&s.pairs)
+            .position(|(j, p)| p.needs_zero_beta && j.beta != T::zero())
+            .map_or(0, |k| k as u64 + 1);
         let max_package = self
             .buffers
             .sends
@@ -422,8 +459,35 @@ impl ReshufflePlan {
             bad[2],
             bad[3],
             max_package as u64,
+            beta_on_relabeled,
         ]
     }
+}
+
+/// This rank's storage check before planning, as words every rank can judge:
+/// `[1 + transform, operand (1 = source, 2 = target), lld, local extent, 1 if rows]`
+/// of the first layout whose `lld` is too small for this rank, or zeros.
+fn storage_words(batch: &[Transform], rank: usize) -> [u64; 5] {
+    for (k, t) in batch.iter().enumerate() {
+        for (operand, l) in [(1, &t.source), (2, &t.target)] {
+            if let (Layout::BlockCyclic(bc), Err(_)) = (l, l.check_storage(rank)) {
+                let spec = bc.spec();
+                let (prow, pcol) = bc.grid_position(rank).unwrap_or((0, 0));
+                let (extent, rows) = match spec.local_order {
+                    Order::ColMajor => (bc.local_rows(prow), 1),
+                    Order::RowMajor => (bc.local_cols(pcol), 0),
+                };
+                return [
+                    k as u64 + 1,
+                    operand,
+                    spec.lld.unwrap_or(0) as u64,
+                    extent as u64,
+                    rows,
+                ];
+            }
+        }
+    }
+    [0; 5]
 }
 
 /// The common verdict of all ranks on the gathered check words.
@@ -454,6 +518,16 @@ fn verdict(all: &[u64], n_pairs: usize, max_message: usize) -> Result<()> {
             expected: rows[0][2],
         });
     }
+    // Equal scalars and plans on all ranks: rank 0's word stands for all.
+    if rows[0][9] != 0 {
+        return Err(Error::Relabeling(format!(
+            "transform {}: β ≠ 0 reads A's existing values, which are stored in the target \
+             layout as given, but the plan relabeled the target (σ ≠ identity) and would read \
+             them from the relabeled layout; plan with Relabeling::Off, or declare \
+             TargetContents::Relabeled if A is stored in the relabeled layout; no data was moved",
+            rows[0][9] - 1
+        )));
+    }
     if let Some(r) = rows.iter().position(|x| x[5] != 0) {
         let x = rows[r];
         return Err(Error::BufferSize {
@@ -482,14 +556,25 @@ fn verdict(all: &[u64], n_pairs: usize, max_message: usize) -> Result<()> {
 ///
 /// With relabeling on, the A buffers must already have the sizes of the relabeled
 /// layouts; use [`ReshufflePlan`] to learn them first, and to execute repeatedly.
+/// A transform with β ≠ 0, [`Relabeling::Optimal`] and A's contents
+/// [`TargetContents::AsGiven`] is planned without relabeling: A's existing values are
+/// where the given layout says, and only the identity reads them there.
 ///
 /// # Errors
 /// As [`ReshufflePlan::new`] and [`ReshufflePlan::execute`].
 pub fn reshuffle<T: Element>(
     transport: &mut dyn Transport,
-    batch: Vec<Transform>,
+    mut batch: Vec<Transform>,
     jobs: &mut [Job<'_, T>],
 ) -> Result<Vec<Layout>> {
+    for (t, j) in batch.iter_mut().zip(jobs.iter()) {
+        if t.relabeling == Relabeling::Optimal
+            && t.contents == TargetContents::AsGiven
+            && j.beta != T::zero()
+        {
+            t.relabeling = Relabeling::Off;
+        }
+    }
     let mut plan = ReshufflePlan::new(transport, batch)?;
     plan.execute(transport, jobs)?;
     Ok(plan.targets())

@@ -58,4 +58,4 @@ mod plan;
 
 pub use element::{Element, ElementKind};
 pub use exec::{reshuffle, ExecStats, Job, ReshufflePlan};
-pub use plan::{Relabeling, Transform};
+pub use plan::{Relabeling, TargetContents, Transform};

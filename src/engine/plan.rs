@@ -11,17 +11,51 @@ use crate::layout::{check_shapes, fnv1a, Layout, LocalBlock, Op, OpView, Order};
 use crate::volume::Volumes;
 
 /// How the target of a transform is relabeled before the data moves.
+///
+/// # Relabeling and the data already in A
+/// Relabeling renames the owners of the **whole** target grid: process `σ(t)` stores
+/// what label `t` stored, in the relabeled layout ([`super::ReshufflePlan::target`]).
+/// That is sound only where A's existing contents do not matter, or are already stored
+/// in the relabeled layout. What the engine does, by [`TargetContents`]:
+///
+/// | | β = 0, whole-matrix target | β ≠ 0 | target submatrix |
+/// |---|---|---|---|
+/// | [`TargetContents::AsGiven`] (default) | relabeled | error at execute if σ ≠ id | `Optimal`: σ = identity; `Given(σ ≠ id)`: error at planning |
+/// | [`TargetContents::Relabeled`] | relabeled | relabeled | relabeled |
+///
+/// With β ≠ 0, A's old values live where the original target layout put them, but a
+/// relabeled plan would read them where the relabeled layout puts them; with a target
+/// submatrix, the elements of A outside it (which ScaLAPACK leaves in place) would
+/// belong to other processes. So ScaLAPACK-style calls (β ≠ 0, or a submatrix of an
+/// existing A) get ScaLAPACK's results with the default or a clear
+/// [`Error::Relabeling`](crate::Error::Relabeling), never misplaced data.
+/// [`reshuffle`](super::reshuffle), which sees β before planning, plans transforms with
+/// β ≠ 0 and [`TargetContents::AsGiven`] without relabeling.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Relabeling {
     /// Keep the target layout as given.
     Off,
     /// The relabeling σ that minimises the remote volume exactly
-    /// (`sparse_max(Vᵀ)`, see [`crate::lap`]); the identity when σ saves nothing.
+    /// (`sparse_max(Vᵀ)`, see [`crate::lap`]); the identity when σ saves nothing, and
+    /// for a target submatrix whose contents are [`TargetContents::AsGiven`].
     #[default]
     Optimal,
     /// A relabeling computed elsewhere (e.g. by a planner with a cost model): target
     /// label `t` is taken by process `σ(t)`.
     Given(Perm),
+}
+
+/// Where A's existing contents are, for a relabeled target (see [`Relabeling`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TargetContents {
+    /// A's contents, where they matter (β ≠ 0, or the part of A outside a target
+    /// submatrix), are stored in the target layout as given: the engine relabels only
+    /// where that cannot misplace them.
+    #[default]
+    AsGiven,
+    /// A is already stored in the relabeled layout ([`super::ReshufflePlan::target`]),
+    /// e.g. filled after planning: any β and any submatrix may be relabeled.
+    Relabeled,
 }
 
 /// One transform of a batch: `A ← α·op(B) + β·A` with B distributed as `source` and A
@@ -36,6 +70,8 @@ pub struct Transform {
     pub op: Op,
     /// Whether and how the target's owners are relabeled.
     pub relabeling: Relabeling,
+    /// Where A's existing contents are stored, if they matter.
+    pub contents: TargetContents,
 }
 
 impl Transform {
@@ -46,12 +82,19 @@ impl Transform {
             target,
             op,
             relabeling: Relabeling::Optimal,
+            contents: TargetContents::AsGiven,
         }
     }
 
     /// The same transform with another relabeling choice.
     pub fn with_relabeling(mut self, relabeling: Relabeling) -> Self {
         self.relabeling = relabeling;
+        self
+    }
+
+    /// The same transform with A's existing contents declared stored as `contents`.
+    pub fn with_contents(mut self, contents: TargetContents) -> Self {
+        self.contents = contents;
         self
     }
 }
@@ -78,6 +121,7 @@ impl From<&crate::plan::Plan> for Transform {
             target: p.target().clone(),
             op: p.op(),
             relabeling: Relabeling::Given(p.sigma().clone()),
+            contents: TargetContents::AsGiven,
         }
     }
 }
@@ -89,6 +133,9 @@ pub(crate) struct PairPlan {
     pub(crate) target: Layout,
     pub(crate) op: Op,
     pub(crate) sigma: Perm,
+    /// A's existing contents are in the layout as given while σ ≠ identity: β must be
+    /// 0 at execute.
+    pub(crate) needs_zero_beta: bool,
     pub(crate) remote_before: u64,
     pub(crate) remote_after: u64,
     /// Elements this rank's B and A buffers must hold.
@@ -161,6 +208,10 @@ pub(crate) fn batch_fingerprint(batch: &[Transform], size: usize) -> u64 {
                 words.extend(p.forward().iter().map(|&x| x as u64));
             }
         }
+        words.push(match t.contents {
+            TargetContents::AsGiven => 20,
+            TargetContents::Relabeled => 21,
+        });
     }
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     fnv1a(&bytes)
@@ -446,8 +497,11 @@ fn plan_pair(k: usize, t: Transform, size: usize) -> Result<PairPlan> {
         .map_err(|e| Error::Mismatch(format!("transform {k}: {e}")))?;
     let v = Volumes::compute(&t.source, &t.target, t.op)?;
     let q = v.ranks();
+    // A's contents outside a target submatrix stay where the given layout puts them.
+    let keep_outside = t.contents == TargetContents::AsGiven && !t.target.is_whole();
     let sigma = match t.relabeling {
         Relabeling::Off => Perm::identity(q),
+        Relabeling::Optimal if keep_outside => Perm::identity(q),
         Relabeling::Optimal => {
             let s = sparse_max(&v.matrix().transpose())?;
             if v.remote_after(&s) < v.remote() {
@@ -462,6 +516,13 @@ fn plan_pair(k: usize, t: Transform, size: usize) -> Result<PairPlan> {
                     "transform {k}: relabeling of {} ranks for a target on {} ranks in a communicator of {size}",
                     s.len(),
                     t.target.ranks()
+                )));
+            }
+            if keep_outside && !s.is_identity() {
+                return Err(Error::Relabeling(format!(
+                    "transform {k}: the target is a submatrix of A, and relabeling would give \
+                     the elements of A outside it other owners; plan with Relabeling::Off, or \
+                     declare TargetContents::Relabeled if A is stored in the relabeled layout"
                 )));
             }
             s
@@ -480,6 +541,7 @@ fn plan_pair(k: usize, t: Transform, size: usize) -> Result<PairPlan> {
         source: t.source,
         target,
         op: t.op,
+        needs_zero_beta: t.contents == TargetContents::AsGiven && !sigma.is_identity(),
         sigma,
         remote_before: v.remote(),
         remote_after,

@@ -57,8 +57,16 @@ pub struct BlockCyclicSpec {
     /// Local storage order of each rank's local matrix (ScaLAPACK: column-major).
     #[serde(default = "col_major")]
     pub local_order: Order,
-    /// Local leading dimension used by every rank (default: each rank's own local
-    /// row count, or column count for row-major local storage).
+    /// Local leading dimension (ScaLAPACK's LLD), default: each rank's own local row
+    /// count (column count for row-major local storage).
+    ///
+    /// As in ScaLAPACK, it is a property of the rank that stores its local matrix with
+    /// it: every rank may build the layout from its own descriptor with its own LLD
+    /// (the global layout is the same; only local storage differs, and the engine's
+    /// collective checks compare the former). It must be at least the local extent of
+    /// the rank using it ([`BlockCyclic::check_storage`]; the engine checks it on every
+    /// rank before planning). For another rank whose local extent is larger, the layout
+    /// describes that rank's storage with its own extent as leading dimension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lld: Option<usize>,
     /// Explicit rank of every grid position, indexed by the position's number in
@@ -137,8 +145,9 @@ impl BlockCyclic {
     ///
     /// # Errors
     /// [`Error::Layout`] naming the field: zero sizes, `rsrc`/`csrc` outside the grid,
-    /// a submatrix outside the matrix, a grid larger than `ranks`, or `lld` smaller than
-    /// some rank's local rows (columns for row-major local storage).
+    /// a submatrix outside the matrix, a grid larger than `ranks`, or `lld = 0` (whether
+    /// `lld` fits a rank's local matrix is that rank's check:
+    /// [`BlockCyclic::check_storage`]).
     pub fn new(spec: BlockCyclicSpec) -> Result<Self> {
         for (f, v) in [
             ("m", spec.m),
@@ -232,41 +241,48 @@ impl BlockCyclic {
             ranks,
             pos_of_rank,
         };
-        if let Some(lld) = l.spec.lld {
-            let need = (0..l.spec.nprow.max(l.spec.npcol))
-                .map(|k| match l.spec.local_order {
-                    Order::ColMajor if k < l.spec.nprow => l.local_rows(k),
-                    Order::RowMajor if k < l.spec.npcol => l.local_cols(k),
-                    _ => 0,
-                })
-                .max()
-                .unwrap_or(0);
-            if lld < need.max(1) {
-                return Err(Error::Layout {
-                    field: "lld",
-                    detail: format!(
-                        "leading dimension {lld} is smaller than {need}, the largest local extent"
-                    ),
-                });
-            }
+        if l.spec.lld == Some(0) {
+            return Err(Error::Layout {
+                field: "lld",
+                detail: "must be positive, got 0".into(),
+            });
         }
         Ok(l)
     }
 
     /// Builds a layout from a ScaLAPACK array descriptor
-    /// `DESC = [DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD]` and the BLACS grid shape and
-    /// order (the context itself is not interpreted).
+    /// `DESC = [DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD]` (C `int[9]` as `[i32; 9]`,
+    /// or `[i64; 9]`) and the BLACS grid shape and order (the context itself is not
+    /// interpreted).
+    ///
+    /// LLD is the calling rank's own (see [`BlockCyclicSpec::lld`]): ranks may pass
+    /// their own descriptors with different LLDs, and each is checked against that
+    /// rank's local rows when it plans.
     ///
     /// # Errors
     /// [`Error::Layout`] if DTYPE is not 1 (dense), a field is negative, or the checks
     /// of [`BlockCyclic::new`] fail.
-    pub fn from_descriptor(
-        desc: [i64; 9],
+    ///
+    /// # Example
+    /// ```
+    /// use copr::layout::{BlockCyclic, Order};
+    /// // 10 x 29 blocks of 1 x 1 on a 3 x 1 grid: LLD = NUMROC(10, 1, prow, 0, 3).
+    /// let lld = [4, 3, 3];
+    /// for (rank, &l) in lld.iter().enumerate() {
+    ///     let desc: [i32; 9] = [1, 0, 10, 29, 1, 1, 0, 0, l];
+    ///     let layout = BlockCyclic::from_descriptor(desc, 3, 1, Order::ColMajor).unwrap();
+    ///     layout.check_storage(rank).unwrap();
+    ///     assert_eq!(layout.local_len(rank), l as usize * 29);
+    /// }
+    /// ```
+    pub fn from_descriptor<I: Copy + Into<i64>>(
+        desc: [I; 9],
         nprow: usize,
         npcol: usize,
         grid_order: Order,
     ) -> Result<Self> {
         const NAMES: [&str; 9] = ["DTYPE", "CTXT", "M", "N", "MB", "NB", "RSRC", "CSRC", "LLD"];
+        let desc: [i64; 9] = desc.map(Into::into);
         if desc[0] != 1 {
             return Err(Error::Layout {
                 field: "DTYPE",
@@ -362,10 +378,12 @@ impl BlockCyclic {
     }
 
     /// The same layout with every rank `r` replaced by `map[r]`, in a communicator of
-    /// `ranks` ranks (`map` must be injective on the grid's ranks).
+    /// `ranks` ranks (`map` must be injective on the grid's ranks). A relabeled layout
+    /// describes new local matrices: their leading dimensions are the default ones.
     pub(crate) fn relabeled(&self, map: &[usize], ranks: usize) -> Result<Self> {
         let grid = self.spec.nprow * self.spec.npcol;
         let mut spec = self.spec.clone();
+        spec.lld = None;
         spec.rank_map = Some(
             (0..grid)
                 .map(|k| {
@@ -472,12 +490,45 @@ impl BlockCyclic {
         )
     }
 
-    /// Leading dimension of `rank`'s local matrix.
+    /// The local extent along the leading dimension at grid position (prow, pcol):
+    /// local rows for column-major storage, local columns for row-major.
+    fn local_extent(&self, prow: usize, pcol: usize) -> usize {
+        match self.spec.local_order {
+            Order::ColMajor => self.local_rows(prow),
+            Order::RowMajor => self.local_cols(pcol),
+        }
+    }
+
+    /// Leading dimension of the local matrix at grid position (prow, pcol): `lld`
+    /// where it fits (see [`BlockCyclicSpec::lld`]), else the local extent.
     fn lld_of(&self, prow: usize, pcol: usize) -> usize {
-        self.spec.lld.unwrap_or(match self.spec.local_order {
-            Order::ColMajor => self.local_rows(prow).max(1),
-            Order::RowMajor => self.local_cols(pcol).max(1),
-        })
+        let own = self.local_extent(prow, pcol).max(1);
+        self.spec.lld.map_or(own, |l| l.max(own))
+    }
+
+    /// Checks that `lld` fits `rank`'s local matrix (ScaLAPACK's
+    /// `LLD ≥ max(1, LOCr(M))` on the process that owns the descriptor).
+    ///
+    /// # Errors
+    /// [`Error::Layout`] naming `lld`, the rank and its local extent.
+    pub fn check_storage(&self, rank: usize) -> Result<()> {
+        let (Some(lld), Some((pr, pc))) = (self.spec.lld, self.grid_position(rank)) else {
+            return Ok(());
+        };
+        let need = self.local_extent(pr, pc);
+        if lld < need {
+            let what = match self.spec.local_order {
+                Order::ColMajor => "rows",
+                Order::RowMajor => "columns",
+            };
+            return Err(Error::Layout {
+                field: "lld",
+                detail: format!(
+                    "leading dimension {lld} on rank {rank} is smaller than its {need} local {what}"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Number of elements `rank`'s local buffer must hold (its part of the whole
@@ -608,8 +659,35 @@ mod tests {
             BlockCyclic::from_descriptor([1, 0, 10, 10, 2, -2, 0, 0, 10], 1, 1, Order::RowMajor)
                 .unwrap_err();
         assert!(e.to_string().contains("NB"), "{e}");
-        let e = BlockCyclic::from_descriptor([1, 0, 10, 10, 2, 2, 0, 0, 3], 2, 1, Order::RowMajor)
+        // LLD 3 is too small for process row 0's 6 rows, and is enough for nobody else:
+        // the layout is valid, rank 0's storage is not.
+        let l = BlockCyclic::from_descriptor([1, 0, 10, 10, 2, 2, 0, 0, 3], 2, 1, Order::RowMajor)
+            .unwrap();
+        let e = l.check_storage(0).unwrap_err().to_string();
+        assert!(
+            e.contains("lld") && e.contains("rank 0") && e.contains(" 6 "),
+            "{e}"
+        );
+        let e = BlockCyclic::from_descriptor([1, 0, 10, 10, 2, 2, 0, 0, 0], 2, 1, Order::RowMajor)
             .unwrap_err();
         assert!(e.to_string().contains("lld"), "{e}");
+    }
+
+    #[test]
+    fn per_rank_lld_is_used_where_it_fits() {
+        // 10 rows in blocks of 2 on 2 process rows: 6 and 4 local rows, 5 columns.
+        let desc = |lld: i32| [1, 0, 10, 5, 2, 5, 0, 0, lld];
+        let tight1 = BlockCyclic::from_descriptor(desc(4), 2, 1, Order::RowMajor).unwrap();
+        tight1.check_storage(1).unwrap();
+        assert!(tight1.check_storage(0).is_err());
+        assert_eq!(tight1.local_len(1), 4 * 4 + 4);
+        assert_eq!(tight1.local_blocks(1)[0].ld, 4);
+        // rank 0's storage, seen from rank 1's descriptor: its own extent
+        assert_eq!(tight1.local_blocks(0)[0].ld, 6);
+        let padded = BlockCyclic::from_descriptor(desc(9), 2, 1, Order::RowMajor).unwrap();
+        assert_eq!(padded.local_len(1), 9 * 4 + 4);
+        assert_eq!(padded.local_blocks(0)[0].ld, 9);
+        let relabeled = padded.relabeled(&[1, 0], 2).unwrap();
+        assert_eq!(relabeled.spec().lld, None);
     }
 }

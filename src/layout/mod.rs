@@ -251,7 +251,8 @@ impl Layout {
 
     /// The layout after relabeling with σ: whatever target label `t` owned now belongs
     /// to process `σ(t)`. σ may be longer than `ranks()` (a communicator larger than
-    /// the layout's); the result lives in a communicator of `σ.len()` ranks.
+    /// the layout's); the result lives in a communicator of `σ.len()` ranks. It
+    /// describes new local matrices: a block-cyclic `lld` is reset to its default.
     ///
     /// # Errors
     /// [`Error::Mismatch`] if σ is shorter than the layout's communicator.
@@ -313,11 +314,42 @@ impl Layout {
         }
     }
 
-    /// A stable 64-bit fingerprint of the layout (FNV-1a over its JSON form), equal on
-    /// every rank that holds an equal layout.
+    /// A stable 64-bit fingerprint of the global layout (FNV-1a over its JSON form),
+    /// equal on every rank that holds an equal layout. A block-cyclic layout's `lld`
+    /// is the calling rank's own local storage, not part of the global layout, and is
+    /// left out: ranks passing their own descriptors get the same fingerprint.
     pub fn fingerprint(&self) -> u64 {
-        let json = serde_json::to_vec(self).expect("layouts always serialise");
-        fnv1a(&json)
+        let json = match self {
+            Layout::BlockCyclic(l) if l.spec().lld.is_some() => {
+                let mut spec = l.spec().clone();
+                spec.lld = None;
+                serde_json::to_vec(&spec)
+            }
+            _ => serde_json::to_vec(self),
+        };
+        fnv1a(&json.expect("layouts always serialise"))
+    }
+
+    /// Checks that this rank's local storage as described fits its local matrix (a
+    /// block-cyclic `lld` at least its local extent; see
+    /// [`BlockCyclic::check_storage`]).
+    ///
+    /// # Errors
+    /// [`Error::Layout`] naming the field, the rank and the sizes.
+    pub fn check_storage(&self, rank: usize) -> Result<()> {
+        match self {
+            Layout::BlockCyclic(l) => l.check_storage(rank),
+            Layout::Grid(_) => Ok(()),
+        }
+    }
+
+    /// Whether the layout describes the whole global matrix (not a submatrix of it):
+    /// then its local buffers hold nothing the layout does not describe.
+    pub fn is_whole(&self) -> bool {
+        match self {
+            Layout::BlockCyclic(l) => l.rows() == l.spec().m && l.cols() == l.spec().n,
+            Layout::Grid(_) => true,
+        }
     }
 }
 

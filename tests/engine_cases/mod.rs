@@ -4,7 +4,8 @@
 //! element.
 #![allow(dead_code)]
 
-use copr::engine::{Element, Job, Relabeling, ReshufflePlan, Transform};
+use copr::engine::{reshuffle, Element, Job, Relabeling, ReshufflePlan, TargetContents, Transform};
+use copr::lap::Perm;
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
 use copr::transport::Transport;
 use num_complex::{Complex32, Complex64};
@@ -156,8 +157,11 @@ pub(crate) fn random_batch(
             } else {
                 Relabeling::Off
             };
+            // A is filled in the plan's (relabeled) target layout: declared so.
             PairCase {
-                transform: Transform::new(source, target, op).with_relabeling(relabeling),
+                transform: Transform::new(source, target, op)
+                    .with_relabeling(relabeling)
+                    .with_contents(TargetContents::Relabeled),
                 alpha: rng.random_range(0..5),
                 beta: rng.random_range(0..5),
             }
@@ -440,7 +444,8 @@ pub(crate) fn large_case(size: usize, m: usize, n: usize, op: Op, relabel: bool)
             BlockCyclic::new(d).unwrap().into(),
             op,
         )
-        .with_relabeling(relabeling),
+        .with_relabeling(relabeling)
+        .with_contents(TargetContents::Relabeled),
         alpha: 4,
         beta: 3,
     }]
@@ -627,6 +632,263 @@ pub(crate) fn error_cases(t: &mut dyn Transport) -> Result<(), String> {
         } else if let Err(e) = verify("large packages", plan.target(0), me, &a, x) {
             fails.push(e);
         }
+    }
+    if fails.is_empty() {
+        Ok(())
+    } else {
+        Err(fails.join("\n"))
+    }
+}
+
+/// A block-cyclic layout from this rank's own ScaLAPACK descriptor
+/// `[1, 0, m, n, mb, nb, 0, 0, lld]` (C `int`s) on a column-major BLACS grid.
+fn from_descriptor(m: i32, n: i32, mb: i32, nb: i32, grid: (usize, usize), lld: i32) -> Layout {
+    BlockCyclic::from_descriptor(
+        [1, 0, m, n, mb, nb, 0, 0, lld],
+        grid.0,
+        grid.1,
+        Order::ColMajor,
+    )
+    .expect("valid descriptor")
+    .into()
+}
+
+/// ScaLAPACK's `NUMROC(n, nb, iproc, 0, nprocs)`, written out independently.
+fn numroc(n: usize, nb: usize, iproc: usize, nprocs: usize) -> usize {
+    (0..n).filter(|g| (g / nb) % nprocs == iproc).count()
+}
+
+/// Plans and executes one transform with α = 2 and `beta` on data filled in the plan's
+/// layouts, and checks A element by element (padding and cells outside the target
+/// submatrix must keep their sentinel).
+fn run_one(
+    t: &mut dyn Transport,
+    transform: Transform,
+    beta: f64,
+    what: &str,
+    fails: &mut Vec<String>,
+) {
+    let me = t.rank();
+    let op = transform.op;
+    let mut plan = match ReshufflePlan::new(t, vec![transform]) {
+        Ok(p) => p,
+        Err(e) => return fails.push(format!("{what}: plan: {e}")),
+    };
+    let b = local_source::<f64>(plan.source(0), me, 11);
+    let mut a = local_target::<f64>(plan.target(0), me, 12, beta == 0.0);
+    if let Err(e) = plan.execute(
+        t,
+        &mut [Job {
+            alpha: 2.0,
+            beta,
+            source: &b,
+            target: &mut a,
+        }],
+    ) {
+        return fails.push(format!("{what}: execute: {e}"));
+    }
+    let x = Expect {
+        op,
+        alpha: 2.0,
+        beta,
+        bsalt: 11,
+        asalt: 12,
+    };
+    if let Err(e) = verify(what, plan.target(0), me, &a, x) {
+        fails.push(e);
+    }
+}
+
+/// ScaLAPACK semantics: layouts from per-rank descriptors with each rank's own LLD
+/// (tight and padded), the same error everywhere when one rank's LLD is too small, and
+/// relabeling that never misplaces data already in A (β ≠ 0, target submatrices).
+pub(crate) fn scalapack_cases(t: &mut dyn Transport) -> Result<(), String> {
+    let (me, p) = (t.rank(), t.size());
+    let mut fails = Vec::new();
+    // 1. B: 37 x 23 in 3 x 2 blocks on a p x 1 grid with the tight LLD of this rank;
+    //    A: the same matrix (or its transpose) in 5 x 4 blocks on 1 x p, and a 23 x 37
+    //    one on p x 1 with LLD padded by a different amount on every rank.
+    let tight = numroc(37, 3, me, p).max(1) as i32;
+    let src = from_descriptor(37, 23, 3, 2, (p, 1), tight);
+    let padded = numroc(23, 5, me, p).max(1) as i32 + 1 + me as i32;
+    let dst_t = from_descriptor(23, 37, 5, 4, (p, 1), padded);
+    let dst_n = from_descriptor(37, 23, 5, 4, (1, p), 37 + 2 * me as i32);
+    for (op, dst, name) in [
+        (Op::Identity, &dst_n, "copy"),
+        (Op::Transpose, &dst_t, "transpose"),
+    ] {
+        for (relabeling, beta) in [
+            (Relabeling::Off, 0.5),
+            (Relabeling::Off, 0.0),
+            (Relabeling::Optimal, 0.0),
+        ] {
+            let tr =
+                Transform::new(src.clone(), dst.clone(), op).with_relabeling(relabeling.clone());
+            run_one(
+                t,
+                tr,
+                beta,
+                &format!("per-rank LLD {name} {relabeling:?} β = {beta}"),
+                &mut fails,
+            );
+        }
+    }
+
+    // 2. The last rank's LLD is one short of its local rows: the same error everywhere.
+    let culprit = p - 1;
+    let short = if me == culprit {
+        numroc(23, 5, me, p) as i32 - 1
+    } else {
+        padded
+    };
+    let bad = from_descriptor(23, 37, 5, 4, (p, 1), short.max(1));
+    let r =
+        ReshufflePlan::new(t, vec![Transform::new(src.clone(), bad, Op::Transpose)]).map(|_| ());
+    if numroc(23, 5, culprit, p) > 1 {
+        let needle = format!("rank {culprit}, transform 0, target (A): leading dimension");
+        same_error_everywhere(t, r, &needle, "one rank's LLD too small", &mut fails);
+    } else if let Err(e) = r {
+        fails.push(format!("LLD 1 is enough for one local row: {e}"));
+    }
+
+    // 3. β ≠ 0 with a relabeled target whose contents are as given: the documented
+    //    error everywhere, A untouched. Target: B's grid with every rank moved by one,
+    //    so the optimal σ is not the identity on more than one rank.
+    let grid = BlockCyclicSpec::new(30, 20, 4, 5, p, 1);
+    let b_layout: Layout = BlockCyclic::new(grid.clone()).unwrap().into();
+    let mut moved = grid;
+    moved.rank_map = Some((0..p).map(|r| (r + 1) % p).collect());
+    let a_layout: Layout = BlockCyclic::new(moved).unwrap().into();
+    let tr = Transform::new(b_layout.clone(), a_layout.clone(), Op::Identity);
+    match ReshufflePlan::new(t, vec![tr.clone()]) {
+        Err(e) => fails.push(format!("β ≠ 0, relabeled: plan: {e}")),
+        Ok(mut plan) => {
+            if plan.sigma(0).is_identity() != (p == 1) {
+                fails.push(format!("β ≠ 0, relabeled: σ = {:?}", plan.sigma(0)));
+            }
+            let b = local_source::<f64>(&b_layout, me, 13);
+            let mut a = local_target::<f64>(plan.target(0), me, 14, false);
+            let before = a.clone();
+            let r = plan.execute(
+                t,
+                &mut [Job {
+                    alpha: 1.0,
+                    beta: 1.0,
+                    source: &b,
+                    target: &mut a,
+                }],
+            );
+            if p > 1 {
+                same_error_everywhere(
+                    t,
+                    r,
+                    "β ≠ 0 reads A's existing values",
+                    "β ≠ 0, relabeled",
+                    &mut fails,
+                );
+                if a != before {
+                    fails.push(format!(
+                        "β ≠ 0, relabeled: rank {me} wrote into A after the error"
+                    ));
+                }
+            } else if let Err(e) = r {
+                fails.push(format!("β ≠ 0 on one rank: {e}"));
+            }
+        }
+    }
+    //    The one-call `reshuffle` sees β and plans without relabeling: ScaLAPACK's result
+    //    in the layout as given.
+    let b = local_source::<f64>(&b_layout, me, 15);
+    let mut a = local_target::<f64>(&a_layout, me, 16, false);
+    let job = Job {
+        alpha: 2.0,
+        beta: -1.0,
+        source: &b,
+        target: &mut a,
+    };
+    match reshuffle(t, vec![tr.clone()], &mut [job]) {
+        Err(e) => fails.push(format!("reshuffle with β ≠ 0: {e}")),
+        Ok(targets) => {
+            if targets[0] != a_layout {
+                fails.push("reshuffle with β ≠ 0 relabeled the target".into());
+            }
+            let x = Expect {
+                op: Op::Identity,
+                alpha: 2.0,
+                beta: -1.0,
+                bsalt: 15,
+                asalt: 16,
+            };
+            if let Err(e) = verify("reshuffle with β ≠ 0", &a_layout, me, &a, x) {
+                fails.push(e);
+            }
+        }
+    }
+    //    Declared stored in the relabeled layout: relabeled, and β ≠ 0 is honoured.
+    let declared = tr.clone().with_contents(TargetContents::Relabeled);
+    run_one(
+        t,
+        declared,
+        0.75,
+        "β ≠ 0, contents declared relabeled",
+        &mut fails,
+    );
+
+    // 4. A target submatrix (rows 3.., columns 2..) of an existing A: the default plans
+    //    σ = identity (the cells outside keep their owners and values); a given σ ≠ id
+    //    is refused everywhere; declared relabeled contents are relabeled.
+    let sub = |l: &Layout| -> Layout {
+        let Layout::BlockCyclic(bc) = l else {
+            unreachable!()
+        };
+        let s = copr::layout::Submatrix {
+            ia: 3,
+            ja: 2,
+            m: 27,
+            n: 18,
+        };
+        bc.with_submatrix(s).unwrap().into()
+    };
+    let b_sub = sub(&b_layout);
+    let a_sub = sub(&a_layout);
+    let tr = Transform::new(b_sub.clone(), a_sub.clone(), Op::Identity);
+    match ReshufflePlan::new(t, vec![tr.clone()]) {
+        Ok(plan) if !plan.sigma(0).is_identity() => {
+            fails.push(format!("submatrix target: σ = {:?}", plan.sigma(0)));
+        }
+        Ok(_) => {}
+        Err(e) => fails.push(format!("submatrix target: {e}")),
+    }
+    for beta in [0.0, 1.5] {
+        run_one(
+            t,
+            tr.clone(),
+            beta,
+            &format!("submatrix target, β = {beta}"),
+            &mut fails,
+        );
+    }
+    if p > 1 {
+        let shift = Perm::from_forward((0..p).map(|r| (r + p - 1) % p).collect()).unwrap();
+        let given = tr.clone().with_relabeling(Relabeling::Given(shift.clone()));
+        let r = ReshufflePlan::new(t, vec![given]).map(|_| ());
+        same_error_everywhere(
+            t,
+            r,
+            "the target is a submatrix of A",
+            "given σ, submatrix",
+            &mut fails,
+        );
+        let declared = tr
+            .with_relabeling(Relabeling::Given(shift))
+            .with_contents(TargetContents::Relabeled);
+        run_one(
+            t,
+            declared,
+            1.5,
+            "submatrix, contents declared relabeled",
+            &mut fails,
+        );
     }
     if fails.is_empty() {
         Ok(())
