@@ -6,7 +6,7 @@ mod engine_cases;
 use copr::engine::{Job, Relabeling, ReshufflePlan, TargetContents, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, GridLayout, Layout, Op, Order, RankStorage};
 use copr::transport::{run_in_process, Transport};
-use engine_cases::{error_cases, large_case, run_batch, run_random, scalapack_cases};
+use engine_cases::{cache_cases, error_cases, large_case, run_batch, run_random, scalapack_cases};
 use num_complex::Complex64;
 use proptest::prelude::*;
 
@@ -91,6 +91,13 @@ fn collective_errors_are_the_same_on_every_rank_and_write_nothing() {
 fn scalapack_semantics_per_rank_lld_and_safe_relabeling() {
     for ranks in 1..=5 {
         all_ok(run_in_process(ranks, |t| scalapack_cases(t)).unwrap());
+    }
+}
+
+#[test]
+fn the_plan_cache_reuses_and_invalidates_plans() {
+    for ranks in 1..=4 {
+        all_ok(run_in_process(ranks, |t| cache_cases(t)).unwrap());
     }
 }
 

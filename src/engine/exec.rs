@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use super::element::Element;
 use super::kernel::{apply, pack, with_combine, Bytes, Combine, Move, PackRun, Slice, Src, Update};
-use super::plan::{batch_fingerprint, Relabeling, Schedule, TargetContents, Transform, Work};
+use super::plan::{
+    batch_fingerprint, PlanStats, Relabeling, Schedule, TargetContents, Transform, Work,
+};
 use crate::error::{Error, Result};
 use crate::lap::Perm;
 use crate::layout::{Layout, Op, Order};
@@ -63,9 +65,11 @@ const CHECK_WORDS: usize = 10;
 /// A reusable plan for a batch of transforms `A_k ← α_k·op_k(B_k) + β_k·A_k`.
 ///
 /// Built once (collectively), executed any number of times: the packages, the
-/// relabeling σ of every transform and the buffer sizes are computed at construction;
-/// the send and receive buffers are allocated at the first execution and reused, so
-/// repeated executions do no planning and no allocation of data buffers.
+/// relabeling σ of every transform and the buffer sizes are computed at construction.
+/// Package storage is not owned by a plan: an execution borrows a send and a receive
+/// buffer from a pool of its thread and returns them, so repeated executions, and a new
+/// plan whose packages fit what earlier plans used, do no planning work and no
+/// allocation or first touch of data buffers ([`release_buffers`] frees the pool).
 ///
 /// Every execution moves the whole batch in **one** communication round with exactly
 /// one message per peer: the blocks of all transforms that go to the same peer are
@@ -124,13 +128,74 @@ struct Buffers {
     elem_bytes: usize,
     sends: Vec<Package>,
     recvs: Vec<Package>,
-    /// Storage of outgoing packages, in 8-byte words so that every package (starting
-    /// on a 64-byte boundary) is aligned for every element type.
-    send_buf: Vec<u64>,
-    /// Storage of incoming packages, likewise.
-    recv_buf: Vec<u64>,
+    /// Words of storage the outgoing packages need (8-byte words, so that every
+    /// package, starting on a 64-byte boundary, is aligned for every element type);
+    /// the storage itself is this thread's [`POOL`].
+    send_words: usize,
+    /// Words the incoming packages need, likewise.
+    recv_words: usize,
     /// The gathered check words of all ranks.
     check: Vec<u64>,
+}
+
+thread_local! {
+    /// Package storage shared by every plan executed on this thread: an execution
+    /// borrows a send and a receive buffer and returns them, so a new plan whose
+    /// packages fit what earlier plans used pays no allocation and no page faults.
+    /// Holds at most [`POOL_KEEP`] buffers; [`release_buffers`] empties it.
+    static POOL: std::cell::RefCell<Vec<Vec<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Buffers the pool keeps (one send and one receive buffer).
+const POOL_KEEP: usize = 2;
+
+/// A buffer of at least `words` words from this thread's pool: the smallest that fits,
+/// else a new one (replacing the pool's largest, which is too small).
+fn take_buffer(words: usize) -> Vec<u64> {
+    POOL.with(|p| {
+        let mut pool = p.borrow_mut();
+        let fits = (0..pool.len())
+            .filter(|&i| pool[i].len() >= words)
+            .min_by_key(|&i| pool[i].len());
+        if let Some(i) = fits {
+            return pool.swap_remove(i);
+        }
+        if let Some(i) = (0..pool.len()).max_by_key(|&i| pool[i].len()) {
+            pool.swap_remove(i);
+        }
+        vec![0; words]
+    })
+}
+
+/// Returns a buffer to this thread's pool, which keeps the largest [`POOL_KEEP`].
+fn give_back(buf: Vec<u64>) {
+    if buf.is_empty() {
+        return;
+    }
+    POOL.with(|p| {
+        let mut pool = p.borrow_mut();
+        pool.push(buf);
+        if pool.len() > POOL_KEEP {
+            if let Some(i) = (0..pool.len()).min_by_key(|&i| pool[i].len()) {
+                pool.swap_remove(i);
+            }
+        }
+    });
+}
+
+/// Frees the package storage that executions on this thread keep for the next plan
+/// (see [`ReshufflePlan::execute`]); returns the bytes released.
+pub fn release_buffers() -> usize {
+    POOL.with(|p| {
+        let freed: usize = p.borrow().iter().map(|b| 8 * b.len()).sum();
+        p.borrow_mut().clear();
+        freed
+    })
+}
+
+/// Bytes of package storage this thread's pool holds now.
+pub fn pooled_bytes() -> usize {
+    POOL.with(|p| p.borrow().iter().map(|b| 8 * b.len()).sum())
 }
 
 /// The bytes of a buffer of words.
@@ -172,12 +237,8 @@ impl Buffers {
                 elem_bytes,
                 &mut self.recvs,
             );
-            if self.send_buf.len() < ns.div_ceil(8) {
-                self.send_buf = vec![0; ns.div_ceil(8)];
-            }
-            if self.recv_buf.len() < nr.div_ceil(8) {
-                self.recv_buf = vec![0; nr.div_ceil(8)];
-            }
+            self.send_words = ns.div_ceil(8);
+            self.recv_words = nr.div_ceil(8);
         }
     }
 }
@@ -207,6 +268,7 @@ impl ReshufflePlan {
     /// would relabel a target submatrix whose contents are as given (see
     /// [`super::Relabeling`]); [`Error::Transport`] if the transport fails.
     pub fn new(transport: &mut dyn Transport, batch: Vec<Transform>) -> Result<Self> {
+        let t0 = Instant::now();
         let (rank, size) = (transport.rank(), transport.size());
         let fp = batch_fingerprint(&batch, size);
         let mine = [&[fp][..], &storage_words(&batch, rank)].concat();
@@ -240,7 +302,10 @@ impl ReshufflePlan {
                 ),
             });
         }
-        let schedule = Schedule::build(batch, rank, size, fp)?;
+        let check = t0.elapsed().as_secs_f64();
+        let mut schedule = Schedule::build(batch, rank, size, fp)?;
+        schedule.stats.check = check;
+        schedule.stats.total = t0.elapsed().as_secs_f64();
         Ok(Self {
             schedule,
             buffers: Buffers::default(),
@@ -341,14 +406,53 @@ impl ReshufflePlan {
         )
     }
 
+    /// The fingerprint of the batch all ranks agreed on when planning.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.schedule.fingerprint
+    }
+
+    /// Bytes this plan holds on this rank (its schedule: package descriptors, moves,
+    /// layouts; not the package storage, which the thread's pool holds).
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        let s = &self.schedule;
+        let work = |w: &Work| {
+            size_of_val(w.moves.as_slice())
+                + size_of_val(w.groups.as_slice())
+                + size_of_val(w.pair_groups.as_slice())
+        };
+        std::mem::size_of::<Self>()
+            + s.sends
+                .iter()
+                .map(|x| size_of_val(x.runs.as_slice()))
+                .sum::<usize>()
+            + size_of_val(s.sends.as_slice())
+            + s.recvs.iter().map(|r| work(&r.work)).sum::<usize>()
+            + size_of_val(s.recvs.as_slice())
+            + work(&s.local)
+            + s.pairs
+                .iter()
+                .map(|p| size_of_val(p.regions.as_slice()) + size_of_val(p.sigma.forward()))
+                .sum::<usize>()
+            + size_of_val(self.buffers.sends.as_slice())
+            + size_of_val(self.buffers.recvs.as_slice())
+            + size_of_val(self.buffers.check.as_slice())
+    }
+
+    /// Where the time of building this plan went on this rank.
+    pub fn plan_stats(&self) -> PlanStats {
+        self.schedule.stats
+    }
+
     /// Where the time of the last execution went on this rank.
     pub fn last_stats(&self) -> ExecStats {
         self.stats
     }
 
-    /// Bytes currently held in the reusable send and receive buffers.
+    /// Bytes of send and receive storage an execution of this plan uses (borrowed from
+    /// the thread's pool, see [`ReshufflePlan::execute`]).
     pub fn buffer_bytes(&self) -> usize {
-        8 * (self.buffers.send_buf.len() + self.buffers.recv_buf.len())
+        8 * (self.buffers.send_words + self.buffers.recv_words)
     }
 
     /// Executes the batch: `A_k ← α_k·op_k(B_k) + β_k·A_k` for every job `k`
@@ -382,10 +486,12 @@ impl ReshufflePlan {
         let mine = self.check_words(jobs);
         let b = &mut self.buffers;
         b.check.resize(CHECK_WORDS * s.size, 0);
+        let mut send_buf = take_buffer(b.send_words);
+        let mut recv_buf = take_buffer(b.recv_words);
         let round = Round {
-            send_buf: words_as_bytes(&mut b.send_buf),
+            send_buf: words_as_bytes(&mut send_buf[..b.send_words]),
             sends: &b.sends,
-            recv_buf: words_as_bytes(&mut b.recv_buf),
+            recv_buf: words_as_bytes(&mut recv_buf[..b.recv_words]),
             recvs: &b.recvs,
             check: &mine,
             checked: &mut b.check,
@@ -404,6 +510,8 @@ impl ReshufflePlan {
         handler.stats.check = before_round;
         let t1 = Instant::now();
         let r = transport.exchange(round, &mut handler);
+        give_back(send_buf);
+        give_back(recv_buf);
         let mut st = handler.stats;
         let round_time = t1.elapsed().as_secs_f64();
         let judging = st.check - before_round;

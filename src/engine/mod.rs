@@ -51,11 +51,13 @@
 //! assert_eq!(out[1], vec![4.0; 4]);
 //! ```
 
+mod cache;
 mod element;
 mod exec;
 pub(crate) mod kernel;
 mod plan;
 
+pub use cache::PlanCache;
 pub use element::{Element, ElementKind};
-pub use exec::{reshuffle, ExecStats, Job, ReshufflePlan};
-pub use plan::{Relabeling, TargetContents, Transform};
+pub use exec::{pooled_bytes, release_buffers, reshuffle, ExecStats, Job, ReshufflePlan};
+pub use plan::{PlanStats, Relabeling, TargetContents, Transform};

@@ -174,6 +174,23 @@ pub(crate) struct RecvPlan {
     pub(crate) work: Work,
 }
 
+/// Where the time of building a [`super::ReshufflePlan`] went on this rank (seconds).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PlanStats {
+    /// The collective check before planning (fingerprint, storage check, gather).
+    pub check: f64,
+    /// Volumes, the relabeling σ (exact assignment) and the relabeled layouts.
+    pub relabel: f64,
+    /// Cutting this rank's blocks into the pieces it sends, receives and keeps.
+    pub enumerate: f64,
+    /// Cutting A's local buffer into regions for parallel writes.
+    pub regions: f64,
+    /// Ordering the pieces into packages and grouping the moves.
+    pub packages: f64,
+    /// The whole construction.
+    pub total: f64,
+}
+
 /// Everything an execution needs, independent of the element type.
 #[derive(Debug, Clone)]
 pub(crate) struct Schedule {
@@ -183,6 +200,7 @@ pub(crate) struct Schedule {
     pub(crate) sends: Vec<SendPlan>,
     pub(crate) recvs: Vec<RecvPlan>,
     pub(crate) local: Work,
+    pub(crate) stats: PlanStats,
 }
 
 /// Largest number of elements one packing or moving task handles serially.
@@ -270,6 +288,7 @@ fn storage_order(layout: &Layout, rank: usize) -> Order {
 
 /// A piece that lands in this rank's A: target rectangle (absolute target
 /// coordinates), the target block it is in, and where its source elements are.
+#[derive(Clone, Copy)]
 struct DstPiece {
     pair: u32,
     block: usize,
@@ -284,6 +303,7 @@ struct DstPiece {
 
 /// A piece leaving this rank: packed densely as `outer` lines of `inner` elements,
 /// element `i` of line `o` taken from B at `src + o·ld + i·step`.
+#[derive(Clone, Copy)]
 struct SrcPiece {
     key: PieceKey,
     peer: usize,
@@ -295,10 +315,31 @@ struct SrcPiece {
 }
 
 /// Regions of A's local buffer and, for every local block, the region of each of its
-/// lines (columns for column-major blocks, rows for row-major).
+/// lines (columns for column-major blocks, rows for row-major) as runs: `(first line,
+/// region)`, increasing, the first starting at line 0.
 struct Regions {
     ranges: Vec<Range<usize>>,
-    line_region: Vec<Vec<u32>>,
+    line_runs: Vec<Vec<(usize, u32)>>,
+}
+
+impl Regions {
+    /// The region of line `l` of block `b`.
+    #[cfg(test)]
+    fn region_of(&self, b: usize, l: usize) -> u32 {
+        let runs = &self.line_runs[b];
+        runs[runs.partition_point(|r| r.0 <= l) - 1].1
+    }
+}
+
+/// Runs of equal regions in a block's per-line region list.
+fn runs_of(lines: &[u32]) -> Vec<(usize, u32)> {
+    let mut runs = vec![(0, lines.first().copied().unwrap_or(0))];
+    for (l, &r) in lines.iter().enumerate().skip(1) {
+        if r != lines[l - 1] {
+            runs.push((l, r));
+        }
+    }
+    runs
 }
 
 /// Cuts A's local buffer into disjoint ranges, each made of whole lines of blocks, so
@@ -308,6 +349,14 @@ struct Regions {
 /// a column-major block-cyclic matrix) fall into the same region; consecutive groups
 /// are joined until a region holds at least `min_len` elements.
 fn regions(blocks: &[LocalBlock], min_len: usize) -> Regions {
+    regions_by_window(blocks, min_len).unwrap_or_else(|| regions_by_sorting(blocks, min_len))
+}
+
+/// [`regions`] for any blocks: all lines sorted by start.
+///
+/// # Complexity
+/// O(lines · log lines).
+fn regions_by_sorting(blocks: &[LocalBlock], min_len: usize) -> Regions {
     let mut lines: Vec<(usize, usize, u32, u32)> = Vec::new();
     for (b, blk) in blocks.iter().enumerate() {
         let (inner, outer) = match blk.order {
@@ -348,8 +397,84 @@ fn regions(blocks: &[LocalBlock], min_len: usize) -> Regions {
     }
     Regions {
         ranges,
-        line_region,
+        line_runs: line_region.iter().map(|v| runs_of(v)).collect(),
     }
+}
+
+/// The lines (columns for column-major blocks, rows for row-major) and line length of
+/// a block.
+fn lines_of(blk: &LocalBlock) -> (usize, usize) {
+    match blk.order {
+        Order::ColMajor => (blk.cols.len(), blk.rows.len()),
+        Order::RowMajor => (blk.rows.len(), blk.cols.len()),
+    }
+}
+
+/// [`regions`] without sorting lines, for the common case of one local matrix: every
+/// block has the same storage order and leading dimension `ld`, and each of its lines
+/// lies inside one window `[base + w·ld, base + (w + 1)·ld)` (block-cyclic local
+/// matrices, padded or not). A region is then a run of whole windows, at least
+/// `min_len` elements long, shrunk to the lines it holds. `None` if the blocks are not
+/// of that form.
+///
+/// # Complexity
+/// O(blocks + lines), no sorting.
+fn regions_by_window(blocks: &[LocalBlock], min_len: usize) -> Option<Regions> {
+    let first = blocks.first()?;
+    let (order, ld) = (first.order, first.ld);
+    let base = blocks.iter().map(|b| b.offset).min()?;
+    if ld == 0 {
+        return None;
+    }
+    let mut windows = 0;
+    for b in blocks {
+        let (outer, inner) = lines_of(b);
+        let rel = b.offset - base;
+        if b.order != order || b.ld != ld || rel % ld + inner > ld {
+            return None;
+        }
+        if outer > 0 && inner > 0 {
+            windows = windows.max(rel / ld + outer);
+        }
+    }
+    let per = min_len.div_ceil(ld).max(1);
+    let n = windows.div_ceil(per);
+    let (mut lo, mut hi) = (vec![usize::MAX; n], vec![0usize; n]);
+    for b in blocks {
+        let (outer, inner) = lines_of(b);
+        if outer == 0 || inner == 0 {
+            continue;
+        }
+        let rel = b.offset - base;
+        let (w0, w1) = (rel / ld, rel / ld + outer - 1);
+        for r in w0 / per..=w1 / per {
+            let (a, z) = (w0.max(r * per), w1.min(r * per + per - 1));
+            lo[r] = lo[r].min(base + a * ld + rel % ld);
+            hi[r] = hi[r].max(base + z * ld + rel % ld + inner);
+        }
+    }
+    let mut id = vec![0u32; n];
+    let mut ranges = Vec::new();
+    for r in 0..n {
+        if lo[r] < hi[r] {
+            id[r] = ranges.len() as u32;
+            ranges.push(lo[r]..hi[r]);
+        }
+    }
+    let line_runs = blocks
+        .iter()
+        .map(|b| {
+            let (outer, inner) = lines_of(b);
+            if outer == 0 || inner == 0 {
+                return vec![(0, 0)];
+            }
+            let (w0, w1) = ((b.offset - base) / ld, (b.offset - base) / ld + outer - 1);
+            (w0 / per..=w1 / per)
+                .map(|r| (w0.max(r * per) - w0, id[r]))
+                .collect()
+        })
+        .collect();
+    Some(Regions { ranges, line_runs })
 }
 
 impl Schedule {
@@ -360,10 +485,18 @@ impl Schedule {
         size: usize,
         fingerprint: u64,
     ) -> Result<Self> {
+        let mut stats = PlanStats::default();
+        let mut clock = std::time::Instant::now();
+        let mut lap = |slot: &mut f64| {
+            let now = std::time::Instant::now();
+            *slot += (now - clock).as_secs_f64();
+            clock = now;
+        };
         let mut pairs = Vec::with_capacity(batch.len());
         for (k, t) in batch.into_iter().enumerate() {
             pairs.push(plan_pair(k, t, size)?);
         }
+        lap(&mut stats.relabel);
         let mut src_pieces: Vec<SrcPiece> = Vec::new();
         let mut recv_pieces: Vec<(usize, PieceKey, DstPiece)> = Vec::new();
         let mut local_pieces: Vec<DstPiece> = Vec::new();
@@ -385,6 +518,7 @@ impl Schedule {
             );
             tblocks.push(blocks);
         }
+        lap(&mut stats.enumerate);
         let mut regs = Vec::with_capacity(pairs.len());
         for (p, blocks) in pairs.iter_mut().zip(&tblocks) {
             // Transposes walk their regions in squares (see `piece_key`); wider regions
@@ -394,9 +528,10 @@ impl Schedule {
             p.regions = r.ranges.clone();
             regs.push(r);
         }
+        lap(&mut stats.regions);
 
         // Outgoing packages: pieces in canonical order, packed densely.
-        src_pieces.sort_unstable_by_key(|p| (p.peer, p.key));
+        let src_pieces = sort_by_peer(src_pieces, size, |p| p.peer, |p| p.key);
         let mut sends: Vec<SendPlan> = Vec::new();
         for p in &src_pieces {
             if sends.last().is_none_or(|s| s.peer != p.peer) {
@@ -429,7 +564,7 @@ impl Schedule {
         }
 
         // Incoming packages: the same canonical order on the receiving side.
-        recv_pieces.sort_unstable_by_key(|p| (p.0, p.1));
+        let recv_pieces = sort_by_peer(recv_pieces, size, |p| p.0, |p| p.1);
         let mut recvs: Vec<RecvPlan> = Vec::new();
         let mut buckets: Vec<Vec<(u32, u32, Move)>> = Vec::new();
         for (peer, _, mut piece) in recv_pieces {
@@ -472,6 +607,7 @@ impl Schedule {
             );
         }
         let local = group(local, pairs.len());
+        lap(&mut stats.packages);
         Ok(Self {
             size,
             fingerprint,
@@ -479,6 +615,7 @@ impl Schedule {
             sends,
             recvs,
             local,
+            stats,
         })
     }
 }
@@ -594,115 +731,339 @@ fn enumerate_pair(
     for (b, blk) in tblocks.iter().enumerate() {
         tblock_at.insert((blk.rows.start, blk.cols.start), b);
     }
-    // Sending side: my source blocks cut by the target's intervals.
-    for blk in blocks_of(&p.source, rank) {
-        let (rr, cc) = if tr {
-            (blk.cols.clone(), blk.rows.clone())
+    // Sending side: my source blocks cut by the target's intervals (in op(B)
+    // coordinates), visited so that straight packages come out in their canonical order.
+    let sblocks = blocks_of(&p.source, rank);
+    let view_of = |b: &LocalBlock| {
+        if tr {
+            (b.cols.clone(), b.rows.clone())
         } else {
-            (blk.rows.clone(), blk.cols.clone())
-        };
-        let (b_rs, b_cs) = strides(blk.order, blk.ld);
-        for &(r0, r1, rc) in overlapping(&t_rows, &rr) {
-            let (i0, i1) = (r0.max(rr.start), r1.min(rr.end));
-            for &(c0, c1, ccl) in overlapping(&t_cols, &cc) {
-                let (j0, j1) = (c0.max(cc.start), c1.min(cc.end));
-                let owner = p.target.owner_by_class(rc, ccl);
-                // The piece in B coordinates.
-                let (bi, bj, b_rows, b_cols) = if tr {
-                    (j0, i0, j1 - j0, i1 - i0)
-                } else {
-                    (i0, j0, i1 - i0, j1 - j0)
-                };
-                let src = blk.index(bi - blk.rows.start, bj - blk.cols.start);
-                if owner == rank {
-                    let block = tblock_at[&(r0, c0)];
-                    let (s_rs, s_cs) = if tr { (b_cs, b_rs) } else { (b_rs, b_cs) };
-                    local.push(DstPiece {
-                        pair: k,
-                        block,
-                        r0: i0,
-                        c0: j0,
-                        rows: i1 - i0,
-                        cols: j1 - j0,
-                        src,
-                        s_rs,
-                        s_cs,
-                    });
-                } else {
-                    // Straight pieces travel in B's storage order (packing copies whole
-                    // runs); transposed ones already in the receiver's A order, so that
-                    // the receiver copies whole runs and the transposition happens
-                    // while packing, into the small dense package piece.
-                    let (ld, step, inner, outer) = if !tr {
-                        match blk.order {
-                            Order::ColMajor => (blk.ld, 1, b_rows, b_cols),
-                            Order::RowMajor => (blk.ld, 1, b_cols, b_rows),
-                        }
-                    } else {
-                        // Target element (i, j) of the piece is B(j, i).
-                        let (rows, cols) = (i1 - i0, j1 - j0);
-                        match storage_order(&p.target, owner) {
-                            Order::ColMajor => (b_rs, b_cs, rows, cols),
-                            Order::RowMajor => (b_cs, b_rs, cols, rows),
-                        }
-                    };
-                    sends.push(SrcPiece {
-                        key: piece_key(k, tr, i0, j0, r0, c0),
-                        peer: owner,
-                        src,
-                        ld,
-                        step,
-                        inner,
-                        outer,
-                    });
-                }
-            }
+            (b.rows.clone(), b.cols.clone())
         }
+    };
+    let mut emit = |bi: usize,
+                    &(r0, r1, rc): &(usize, usize, usize),
+                    &(c0, c1, ccl): &(usize, usize, usize)| {
+        let blk = &sblocks[bi];
+        let (rr, cc) = view_of(blk);
+        let (b_rs, b_cs) = strides(blk.order, blk.ld);
+        let (i0, i1) = (r0.max(rr.start), r1.min(rr.end));
+        let (j0, j1) = (c0.max(cc.start), c1.min(cc.end));
+        let owner = p.target.owner_by_class(rc, ccl);
+        // The piece in B coordinates.
+        let (bi, bj, b_rows, b_cols) = if tr {
+            (j0, i0, j1 - j0, i1 - i0)
+        } else {
+            (i0, j0, i1 - i0, j1 - j0)
+        };
+        let src = blk.index(bi - blk.rows.start, bj - blk.cols.start);
+        if owner == rank {
+            let block = tblock_at[&(r0, c0)];
+            let (s_rs, s_cs) = if tr { (b_cs, b_rs) } else { (b_rs, b_cs) };
+            local.push(DstPiece {
+                pair: k,
+                block,
+                r0: i0,
+                c0: j0,
+                rows: i1 - i0,
+                cols: j1 - j0,
+                src,
+                s_rs,
+                s_cs,
+            });
+        } else {
+            // Straight pieces travel in B's storage order (packing copies whole
+            // runs); transposed ones already in the receiver's A order, so that
+            // the receiver copies whole runs and the transposition happens
+            // while packing, into the small dense package piece.
+            let (ld, step, inner, outer) = if !tr {
+                match blk.order {
+                    Order::ColMajor => (blk.ld, 1, b_rows, b_cols),
+                    Order::RowMajor => (blk.ld, 1, b_cols, b_rows),
+                }
+            } else {
+                // Target element (i, j) of the piece is B(j, i).
+                let (rows, cols) = (i1 - i0, j1 - j0);
+                match storage_order(&p.target, owner) {
+                    Order::ColMajor => (b_rs, b_cs, rows, cols),
+                    Order::RowMajor => (b_cs, b_rs, cols, rows),
+                }
+            };
+            sends.push(SrcPiece {
+                key: piece_key(k, tr, i0, j0, r0, c0),
+                peer: owner,
+                src,
+                ld,
+                step,
+                inner,
+                outer,
+            });
+        }
+    };
+    match product_axes(&sblocks, &view_of) {
+        Some(axes) if tr => visit_by_target_squares(&axes, &t_rows, &t_cols, &mut emit),
+        _ => visit_by_columns(&sblocks, view_of, &t_rows, &t_cols, &mut emit),
     }
-    // Receiving side: my target blocks cut by op(source)'s intervals.
+    // Receiving side: my target blocks cut by op(source)'s intervals, visited in the
+    // packages' canonical order: straight ones column interval by column interval
+    // across a block column, transposed ones block by block in `piece_key`'s order.
     let v_rows = intervals(&view.row_axis());
     let v_cols = intervals(&view.col_axis());
-    for (b, blk) in tblocks.iter().enumerate() {
-        for &(r0, r1, rc) in overlapping(&v_rows, &blk.rows) {
-            let (i0, i1) = (r0.max(blk.rows.start), r1.min(blk.rows.end));
-            for &(c0, c1, ccl) in overlapping(&v_cols, &blk.cols) {
-                let owner = view.owner(rc, ccl);
-                if owner == rank {
-                    continue;
+    let mut visit = |b: usize,
+                     &(r0, r1, rc): &(usize, usize, usize),
+                     &(c0, c1, ccl): &(usize, usize, usize)| {
+        let blk = &tblocks[b];
+        let (i0, i1) = (r0.max(blk.rows.start), r1.min(blk.rows.end));
+        let owner = view.owner(rc, ccl);
+        if owner == rank {
+            return;
+        }
+        let (j0, j1) = (c0.max(blk.cols.start), c1.min(blk.cols.end));
+        let (rows, cols) = (i1 - i0, j1 - j0);
+        // The package holds the piece densely: straight pieces in the
+        // sender's storage order, transposed ones in this rank's A order.
+        let (s_rs, s_cs) = if tr {
+            match storage_order(&p.target, rank) {
+                Order::ColMajor => (1, rows),
+                Order::RowMajor => (cols, 1),
+            }
+        } else {
+            match storage_order(&p.source, owner) {
+                Order::ColMajor => (1, rows),
+                Order::RowMajor => (cols, 1),
+            }
+        };
+        recvs.push((
+            owner,
+            piece_key(k, tr, i0, j0, blk.rows.start, blk.cols.start),
+            DstPiece {
+                pair: k,
+                block: b,
+                r0: i0,
+                c0: j0,
+                rows,
+                cols,
+                src: 0,
+                s_rs,
+                s_cs,
+            },
+        ));
+    };
+    if tr {
+        let mut order: Vec<usize> = (0..tblocks.len()).collect();
+        order.sort_unstable_by_key(|&b| {
+            let (r0, c0) = (tblocks[b].rows.start, tblocks[b].cols.start);
+            piece_key(k, true, r0, c0, r0, c0)
+        });
+        for b in order {
+            let blk = &tblocks[b];
+            for c in overlapping(&v_cols, &blk.cols) {
+                for r in overlapping(&v_rows, &blk.rows) {
+                    visit(b, r, c);
                 }
-                let (j0, j1) = (c0.max(blk.cols.start), c1.min(blk.cols.end));
-                let (rows, cols) = (i1 - i0, j1 - j0);
-                // The package holds the piece densely: straight pieces in the
-                // sender's storage order, transposed ones in this rank's A order.
-                let (s_rs, s_cs) = if tr {
-                    match storage_order(&p.target, rank) {
-                        Order::ColMajor => (1, rows),
-                        Order::RowMajor => (cols, 1),
-                    }
-                } else {
-                    match storage_order(&p.source, owner) {
-                        Order::ColMajor => (1, rows),
-                        Order::RowMajor => (cols, 1),
-                    }
-                };
-                recvs.push((
-                    owner,
-                    piece_key(k, tr, i0, j0, blk.rows.start, blk.cols.start),
-                    DstPiece {
-                        pair: k,
-                        block: b,
-                        r0: i0,
-                        c0: j0,
-                        rows,
-                        cols,
-                        src: 0,
-                        s_rs,
-                        s_cs,
-                    },
-                ));
             }
         }
+    } else {
+        let dims = |b: &LocalBlock| (b.rows.clone(), b.cols.clone());
+        visit_by_columns(tblocks, dims, &v_rows, &v_cols, visit);
     }
+}
+
+/// Visits the pieces of `blocks` cut by the intervals `rows` × `cols` (`dims` gives a
+/// block's row and column ranges in those coordinates) as `f(block, row interval,
+/// column interval)`: block column by block column, inside one column interval by
+/// column interval, inside blocks by first row and rows by row interval. The pieces
+/// of any one peer then come in the order of their (first column, first row), the
+/// canonical order of straight packages ([`piece_key`]).
+///
+/// # Complexity
+/// O(blocks + pieces) for blocks given as a product of row and column ranges, rows
+/// outer (a block-cyclic local matrix); O(blocks · log blocks + pieces) otherwise.
+fn visit_by_columns<B>(
+    blocks: &[B],
+    dims: impl Fn(&B) -> (Range<usize>, Range<usize>),
+    rows: &[(usize, usize, usize)],
+    cols: &[(usize, usize, usize)],
+    mut f: impl FnMut(usize, &(usize, usize, usize), &(usize, usize, usize)),
+) {
+    // (block, start of its column group) in visiting order.
+    let order: Vec<(usize, usize)> = product_by_columns(blocks, &dims).unwrap_or_else(|| {
+        let mut o: Vec<(usize, usize, usize, usize)> = blocks
+            .iter()
+            .enumerate()
+            .map(|(b, x)| {
+                let (r, c) = dims(x);
+                (c.start, c.end, r.start, b)
+            })
+            .collect();
+        o.sort_unstable();
+        let mut g = 0;
+        o.iter()
+            .enumerate()
+            .map(|(k, x)| {
+                if (x.0, x.1) != (o[g].0, o[g].1) {
+                    g = k;
+                }
+                (x.3, g)
+            })
+            .collect()
+    });
+    let mut g = 0;
+    while g < order.len() {
+        let e = g + order[g..].partition_point(|x| x.1 == g);
+        for c in overlapping(cols, &dims(&blocks[order[g].0]).1) {
+            for &(b, _) in &order[g..e] {
+                for r in overlapping(rows, &dims(&blocks[b]).0) {
+                    f(b, r, c);
+                }
+            }
+        }
+        g = e;
+    }
+}
+
+/// Blocks that form a product of row ranges × column ranges (in some coordinates):
+/// the ranges, increasing, and the block at each (row, column) position.
+struct ProductAxes {
+    rows: Vec<Range<usize>>,
+    cols: Vec<Range<usize>>,
+    /// `block[a · cols.len() + c]`: the block at row range `a`, column range `c`.
+    block: Vec<usize>,
+}
+
+/// The blocks as a product of increasing row ranges and increasing column ranges
+/// (`dims` gives a block's ranges), given in either nesting (rows or columns outer);
+/// `None` for any other arrangement.
+///
+/// # Complexity
+/// O(blocks).
+fn product_axes<B>(
+    blocks: &[B],
+    dims: &impl Fn(&B) -> (Range<usize>, Range<usize>),
+) -> Option<ProductAxes> {
+    if let Some(order) = product_by_columns(blocks, dims) {
+        // rows outer: `order` lists blocks column by column
+        let nr = order.iter().take_while(|x| x.1 == 0).count();
+        let nc = blocks.len() / nr;
+        let rows = (0..nr).map(|a| dims(&blocks[a * nc]).0).collect();
+        let cols = (0..nc).map(|c| dims(&blocks[c]).1).collect();
+        return Some(ProductAxes {
+            rows,
+            cols,
+            block: (0..blocks.len()).collect(),
+        });
+    }
+    let swapped = |b: &B| {
+        let (r, c) = dims(b);
+        (c, r)
+    };
+    let order = product_by_columns(blocks, &swapped)?;
+    // columns outer: block at (row a, column c) is c·nr + a
+    let nc = order.iter().take_while(|x| x.1 == 0).count();
+    let nr = blocks.len() / nc;
+    let rows: Vec<Range<usize>> = (0..nr).map(|a| dims(&blocks[a]).0).collect();
+    let cols = (0..nc).map(|c| dims(&blocks[c * nr]).1).collect();
+    let block = (0..nr)
+        .flat_map(|a| (0..nc).map(move |c| c * nr + a))
+        .collect();
+    Some(ProductAxes { rows, cols, block })
+}
+
+/// Visits the pieces of product-arranged blocks cut by the target intervals `rows` ×
+/// `cols` in the canonical order of transposed packages ([`piece_key`]): by squares
+/// of [`SUPER`] target elements, target block by target block column-major, inside a
+/// block by (first column, first row). Only target intervals that meet the blocks are
+/// visited.
+///
+/// # Complexity
+/// O(pieces + blocks' ranges · log intervals).
+fn visit_by_target_squares(
+    axes: &ProductAxes,
+    rows: &[(usize, usize, usize)],
+    cols: &[(usize, usize, usize)],
+    f: &mut impl FnMut(usize, &(usize, usize, usize), &(usize, usize, usize)),
+) {
+    // The target intervals that meet the ranges, with the ranges each one meets.
+    let meet = |iv: &[(usize, usize, usize)], ranges: &[Range<usize>]| {
+        let mut out: Vec<(usize, Range<usize>)> = Vec::new();
+        for (a, r) in ranges.iter().enumerate() {
+            let first = iv.partition_point(|x| x.1 <= r.start);
+            for (t, x) in iv.iter().enumerate().skip(first) {
+                if x.0 >= r.end {
+                    break;
+                }
+                match out.last_mut() {
+                    Some((lt, span)) if *lt == t => span.end = a + 1,
+                    _ => out.push((t, a..a + 1)),
+                }
+            }
+        }
+        // ranges are increasing, so each interval's meeting ranges are consecutive,
+        // but intervals arrive in the order of the ranges: sort by interval
+        out.sort_unstable_by_key(|x| x.0);
+        out.dedup_by(|b, a| {
+            if a.0 == b.0 {
+                a.1.start = a.1.start.min(b.1.start);
+                a.1.end = a.1.end.max(b.1.end);
+                true
+            } else {
+                false
+            }
+        });
+        out
+    };
+    let tr = meet(rows, &axes.rows);
+    let tc = meet(cols, &axes.cols);
+    let nc = axes.cols.len();
+    let square = |iv: &[(usize, usize, usize)], x: &(usize, Range<usize>)| iv[x.0].0 / SUPER;
+    let mut c = 0;
+    while c < tc.len() {
+        let ce = c + tc[c..].partition_point(|x| square(cols, x) == square(cols, &tc[c]));
+        let mut r = 0;
+        while r < tr.len() {
+            let re = r + tr[r..].partition_point(|x| square(rows, x) == square(rows, &tr[r]));
+            for (ct, cspan) in &tc[c..ce] {
+                for (rt, rspan) in &tr[r..re] {
+                    for cc in cspan.clone() {
+                        for ra in rspan.clone() {
+                            f(axes.block[ra * nc + cc], &rows[*rt], &cols[*ct]);
+                        }
+                    }
+                }
+            }
+            r = re;
+        }
+        c = ce;
+    }
+}
+
+/// The column-major visiting order of blocks that form a product of increasing row
+/// ranges (outer) and increasing column ranges (inner), as `(block, start of its
+/// column group)`; `None` for any other arrangement.
+fn product_by_columns<B>(
+    blocks: &[B],
+    dims: &impl Fn(&B) -> (Range<usize>, Range<usize>),
+) -> Option<Vec<(usize, usize)>> {
+    let first = dims(blocks.first()?).0;
+    let nc = blocks.iter().take_while(|b| dims(b).0 == first).count();
+    let nr = blocks.len() / nc;
+    if nr * nc != blocks.len() {
+        return None;
+    }
+    for (b, x) in blocks.iter().enumerate() {
+        let (r, c) = dims(x);
+        let (row_head, col_head) = (dims(&blocks[b - b % nc]).0, dims(&blocks[b % nc]).1);
+        let increasing = (b % nc == 0 || dims(&blocks[b - 1]).1.end <= c.start)
+            && (b < nc || dims(&blocks[b - nc]).0.end <= r.start);
+        if r != row_head || c != col_head || !increasing {
+            return None;
+        }
+    }
+    Some(
+        (0..nc)
+            .flat_map(|c| (0..nr).map(move |r| (r * nc + c, c * nr)))
+            .collect(),
+    )
 }
 
 /// Splits a piece into moves that each stay inside one region of A (and are at most
@@ -721,15 +1082,17 @@ fn split_piece(
         Order::ColMajor => (bj, p.cols, p.rows),
         Order::RowMajor => (bi, p.rows, p.cols),
     };
-    let lr = &regs.line_region[p.block];
+    let runs = &regs.line_runs[p.block];
+    let mut j = runs.partition_point(|r| r.0 <= l0) - 1;
     let step = (CHUNK / inner.max(1)).max(1);
     let mut a = 0;
     while a < nl {
-        let reg = lr[l0 + a];
-        let mut b = a + 1;
-        while b < nl && b - a < step && lr[l0 + b] == reg {
-            b += 1;
+        while j + 1 < runs.len() && runs[j + 1].0 <= l0 + a {
+            j += 1;
         }
+        let reg = runs[j].1;
+        let run_end = runs.get(j + 1).map_or(usize::MAX, |r| r.0);
+        let b = nl.min(a + step).min(run_end - l0);
         let (di, dj, rows, cols) = match blk.order {
             Order::ColMajor => (0, a, p.rows, b - a),
             Order::RowMajor => (a, 0, b - a, p.cols),
@@ -753,9 +1116,60 @@ fn split_piece(
     }
 }
 
-/// Groups moves by (pair, region), keeping the order within a group.
-fn group(mut tagged: Vec<(u32, u32, Move)>, n_pairs: usize) -> Work {
-    tagged.sort_by_key(|t| (t.0, t.1));
+/// `items` ordered by peer, then by `key` (a stable counting sort by peer, then a
+/// stable sort per peer, which is linear on the long sorted runs the enumeration
+/// produces).
+///
+/// # Complexity
+/// O(n + peers) plus the per-peer sorts, O(n · log runs).
+fn sort_by_peer<T: Copy, K: Ord>(
+    items: Vec<T>,
+    peers: usize,
+    peer: impl Fn(&T) -> usize,
+    key: impl Fn(&T) -> K,
+) -> Vec<T> {
+    let Some(&first) = items.first() else {
+        return items;
+    };
+    let mut start = vec![0usize; peers + 1];
+    for x in &items {
+        start[peer(x) + 1] += 1;
+    }
+    for k in 0..peers {
+        start[k + 1] += start[k];
+    }
+    let mut out = vec![first; items.len()];
+    let mut next = start.clone();
+    for x in items {
+        let k = peer(&x);
+        out[next[k]] = x;
+        next[k] += 1;
+    }
+    for k in 0..peers {
+        let part = &mut out[start[k]..start[k + 1]];
+        if !part.is_sorted_by_key(&key) {
+            part.sort_by_key(&key);
+        }
+    }
+    out
+}
+
+/// Groups moves by (pair, region), keeping the order within a group (a stable
+/// counting sort: O(moves + regions)).
+fn group(tagged: Vec<(u32, u32, Move)>, n_pairs: usize) -> Work {
+    let mut base = vec![0usize; n_pairs + 1];
+    for t in &tagged {
+        base[t.0 as usize + 1] = base[t.0 as usize + 1].max(t.1 as usize + 1);
+    }
+    for k in 0..n_pairs {
+        base[k + 1] += base[k];
+    }
+    let tagged = sort_by_peer(
+        tagged,
+        base[n_pairs],
+        |t| base[t.0 as usize] + t.1 as usize,
+        |_| (),
+    );
     let mut w = Work {
         moves: Vec::with_capacity(tagged.len()),
         groups: Vec::new(),
@@ -780,4 +1194,92 @@ fn group(mut tagged: Vec<(u32, u32, Move)>, n_pairs: usize) -> Work {
         }
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{BlockCyclic, BlockCyclicSpec};
+
+    /// Regions are disjoint, increasing, made of whole lines (every line of every block
+    /// inside the region it is assigned to), and not many more than the span over
+    /// `min_len`.
+    fn check(blocks: &[LocalBlock], r: &Regions, min_len: usize) {
+        for w in r.ranges.windows(2) {
+            assert!(w[0].end <= w[1].start, "{:?}", r.ranges);
+        }
+        assert!(r.ranges.iter().all(|g| g.start < g.end));
+        // Runs of lines join until a region reaches `min_len`: at most one region per
+        // `min_len` elements of the span, plus one.
+        if let (Some(f), Some(l)) = (r.ranges.first(), r.ranges.last()) {
+            assert!(
+                r.ranges.len() <= (l.end - f.start) / min_len + 2,
+                "{:?}",
+                r.ranges
+            );
+        }
+        for (b, blk) in blocks.iter().enumerate() {
+            let (outer, inner) = lines_of(blk);
+            assert_eq!(r.line_runs[b][0].0, 0);
+            for l in 0..outer {
+                if inner == 0 {
+                    continue;
+                }
+                let s = blk.offset + l * blk.ld;
+                let g = &r.ranges[r.region_of(b, l) as usize];
+                assert!(
+                    g.start <= s && s + inner <= g.end,
+                    "line {s}+{inner} outside {g:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn both_region_builders_give_valid_regions() {
+        let mut fast = 0;
+        for (m, n, mb, nb, pr, pc) in [
+            (37, 23, 3, 2, 2, 3),
+            (100, 80, 32, 7, 3, 2),
+            (9, 9, 9, 9, 1, 1),
+        ] {
+            for order in [Order::ColMajor, Order::RowMajor] {
+                for lld in [None, Some(120)] {
+                    let mut spec = BlockCyclicSpec::new(m, n, mb, nb, pr, pc);
+                    spec.local_order = order;
+                    spec.lld = lld;
+                    let l = BlockCyclic::new(spec).unwrap();
+                    for rank in 0..pr * pc {
+                        let blocks = l.local_blocks(rank);
+                        for min_len in [1, 50, 1000, 1 << 20] {
+                            check(&blocks, &regions_by_sorting(&blocks, min_len), min_len);
+                            let r = regions_by_window(&blocks, min_len).expect("one local matrix");
+                            check(&blocks, &r, min_len);
+                            fast += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(fast > 0);
+        // Blocks with different leading dimensions take the sorting path.
+        let blocks = vec![
+            LocalBlock {
+                rows: 0..4,
+                cols: 0..3,
+                offset: 0,
+                ld: 4,
+                order: Order::ColMajor,
+            },
+            LocalBlock {
+                rows: 4..6,
+                cols: 0..3,
+                offset: 12,
+                ld: 2,
+                order: Order::ColMajor,
+            },
+        ];
+        assert!(regions_by_window(&blocks, 1).is_none());
+        check(&blocks, &regions(&blocks, 1), 1);
+    }
 }

@@ -4,7 +4,9 @@
 //! element.
 #![allow(dead_code)]
 
-use copr::engine::{reshuffle, Element, Job, Relabeling, ReshufflePlan, TargetContents, Transform};
+use copr::engine::{
+    reshuffle, Element, Job, PlanCache, Relabeling, ReshufflePlan, TargetContents, Transform,
+};
 use copr::lap::Perm;
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
 use copr::transport::Transport;
@@ -889,6 +891,165 @@ pub(crate) fn scalapack_cases(t: &mut dyn Transport) -> Result<(), String> {
             "submatrix, contents declared relabeled",
             &mut fails,
         );
+    }
+    if fails.is_empty() {
+        Ok(())
+    } else {
+        Err(fails.join("\n"))
+    }
+}
+
+/// Executes `batch` (one transform) through `cache` with α = 1, β = 0 and element type
+/// `T`, and checks A element by element.
+fn cached_once<T: TestElem>(
+    t: &mut dyn Transport,
+    cache: &mut PlanCache,
+    tr: &Transform,
+    salt: u64,
+    what: &str,
+    fails: &mut Vec<String>,
+) {
+    let me = t.rank();
+    let b = local_source::<T>(&tr.source, me, salt);
+    let mut a = local_target::<T>(&tr.target, me, 0, true);
+    let job = Job {
+        alpha: T::one(),
+        beta: T::zero(),
+        source: &b,
+        target: &mut a,
+    };
+    if let Err(e) = cache.execute(t, std::slice::from_ref(tr), &mut [job]) {
+        return fails.push(format!("{what}: {e}"));
+    }
+    let x = Expect {
+        op: tr.op,
+        alpha: T::one(),
+        beta: T::zero(),
+        bsalt: salt,
+        asalt: 0,
+    };
+    if let Err(e) = verify(what, &tr.target, me, &a, x) {
+        fails.push(e);
+    }
+}
+
+/// The plan cache: repeated calls reuse the plan; a different layout, local storage,
+/// op or element type plans anew; the cache stays within its limits; a rank that
+/// cleared its cache makes every rank plan again (no rank waits for another).
+pub(crate) fn cache_cases(t: &mut dyn Transport) -> Result<(), String> {
+    let (me, p) = (t.rank(), t.size());
+    let mut fails = Vec::new();
+    let layout = |mb: usize, pr: usize, pc: usize, lld: Option<usize>| -> Layout {
+        let mut s = BlockCyclicSpec::new(33, 21, mb, 4, pr, pc);
+        s.lld = lld;
+        BlockCyclic::new(s).unwrap().into()
+    };
+    let base = Transform::new(layout(3, p, 1, None), layout(5, 1, p, None), Op::Identity)
+        .with_relabeling(Relabeling::Off);
+    let mut cache = PlanCache::new(8, 1 << 30);
+    let mut expect = (0u64, 0u64);
+    let mut step = |cache: &PlanCache, hit: bool, what: &str, fails: &mut Vec<String>| {
+        if hit {
+            expect.0 += 1;
+        } else {
+            expect.1 += 1;
+        }
+        if (cache.hits(), cache.misses()) != expect {
+            fails.push(format!(
+                "{what}: rank {me}: hits/misses {:?}, expected {expect:?}",
+                (cache.hits(), cache.misses())
+            ));
+        }
+    };
+    for rep in 0..3 {
+        cached_once::<f64>(t, &mut cache, &base, rep, "repeated", &mut fails);
+        step(&cache, rep > 0, "repeated", &mut fails);
+    }
+    let variants: Vec<(&str, Transform)> = vec![
+        (
+            "source blocks",
+            Transform {
+                source: layout(2, p, 1, None),
+                ..base.clone()
+            },
+        ),
+        (
+            "target storage (lld)",
+            Transform {
+                target: layout(5, 1, p, Some(40)),
+                ..base.clone()
+            },
+        ),
+        (
+            "op",
+            Transform::new(
+                BlockCyclic::new(BlockCyclicSpec::new(21, 33, 3, 4, p, 1))
+                    .unwrap()
+                    .into(),
+                layout(5, 1, p, None),
+                Op::Transpose,
+            )
+            .with_relabeling(Relabeling::Off),
+        ),
+    ];
+    for (what, v) in &variants {
+        cached_once::<f64>(t, &mut cache, v, 7, what, &mut fails);
+        step(&cache, false, what, &mut fails);
+    }
+    cached_once::<f32>(t, &mut cache, &base, 8, "element type", &mut fails);
+    step(&cache, false, "element type", &mut fails);
+    cached_once::<f64>(t, &mut cache, &base, 9, "original again", &mut fails);
+    step(&cache, true, "original again", &mut fails);
+    if cache.len() != 5 {
+        fails.push(format!("rank {me}: {} plans kept, expected 5", cache.len()));
+    }
+    // A rank that cleared its cache: every rank plans again.
+    if me == p - 1 {
+        cache.clear();
+    }
+    cached_once::<f64>(
+        t,
+        &mut cache,
+        &base,
+        10,
+        "after one rank cleared",
+        &mut fails,
+    );
+    step(&cache, false, "after one rank cleared", &mut fails);
+    cached_once::<f64>(t, &mut cache, &base, 11, "kept again", &mut fails);
+    step(&cache, true, "kept again", &mut fails);
+
+    // Limits: two plans at most; by bytes, only the plan being executed.
+    let mut small = PlanCache::new(2, 1 << 30);
+    for (k, (_, v)) in variants.iter().enumerate() {
+        cached_once::<f64>(t, &mut small, v, k as u64, "two plans", &mut fails);
+    }
+    cached_once::<f64>(
+        t,
+        &mut small,
+        &variants[0].1,
+        3,
+        "two plans, evicted",
+        &mut fails,
+    );
+    if (small.len(), small.hits(), small.misses()) != (2, 0, 4) {
+        fails.push(format!(
+            "two plans: rank {me}: kept {}, hits {}, misses {}",
+            small.len(),
+            small.hits(),
+            small.misses()
+        ));
+    }
+    let mut tiny = PlanCache::new(8, 1);
+    for (k, (_, v)) in variants.iter().enumerate() {
+        cached_once::<f64>(t, &mut tiny, v, k as u64, "one byte", &mut fails);
+    }
+    if tiny.len() != 1 || tiny.bytes() == 0 {
+        fails.push(format!(
+            "one byte: rank {me}: kept {} plans, {} bytes",
+            tiny.len(),
+            tiny.bytes()
+        ));
     }
     if fails.is_empty() {
         Ok(())
