@@ -26,7 +26,7 @@
 
 use std::time::Instant;
 
-use copr::engine::{ExecStats, Job, Relabeling, ReshufflePlan, Transform};
+use copr::engine::{ExecStats, Job, PlanCache, PlanStats, Relabeling, ReshufflePlan, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
 use copr::transport::MpiTransport;
 use mpi::collective::SystemOperation;
@@ -71,7 +71,8 @@ fn args() -> Args {
             other => panic!(
                 "unknown argument {other}; use --sizes N,N --reps R \
                  [--cases memcpy,copy,transpose,transpose-relabel,copy-msg,transpose-msg,\
-                 batch,single,gemr2d,tran]"
+                 batch,single,copy-replan,transpose-replan,copy-cached,transpose-cached,\
+                 copy-replan-msg,transpose-replan-msg,gemr2d,tran]"
             ),
         }
     }
@@ -158,6 +159,32 @@ fn wrong(l: &Layout, rank: usize, n: usize, a: &[f64], transposed: bool) -> u64 
     w
 }
 
+/// A table row: median over the repetitions of the slowest rank's planning phases.
+fn plan_breakdown(
+    world: &SimpleCommunicator,
+    n: usize,
+    case: Case,
+    stats: &[PlanStats],
+) -> Option<String> {
+    if stats.is_empty() {
+        return None;
+    }
+    let phase = |f: fn(&PlanStats) -> f64| {
+        let v: Vec<f64> = stats.iter().map(|s| max_over_ranks(world, f(s))).collect();
+        min_median(v).1 * 1e3
+    };
+    Some(format!(
+        "| {n} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+        case.name(),
+        phase(|s| s.check),
+        phase(|s| s.relabel),
+        phase(|s| s.enumerate),
+        phase(|s| s.regions),
+        phase(|s| s.packages),
+        phase(|s| s.total),
+    ))
+}
+
 /// The slowest rank's phase times of a plan's last execution.
 fn breakdown(world: &SimpleCommunicator, case: String, s: ExecStats) -> (String, [f64; 6]) {
     let v = [s.check, s.pack, s.local, s.unpack, s.wait, s.total].map(|x| max_over_ranks(world, x));
@@ -185,6 +212,19 @@ enum Case {
     Batch3,
     /// copr, the same three copies as three calls.
     Single3,
+    /// copr copy planned inside the timed call (a new `ReshufflePlan` every call, as
+    /// ScaLAPACK and COSTA plan inside every call).
+    CopyReplan,
+    /// copr transpose planned inside the timed call.
+    TransposeReplan,
+    /// copr copy through a `PlanCache` (the plan found by the cache every call).
+    CopyCached,
+    /// copr transpose through a `PlanCache`.
+    TransposeCached,
+    /// copr copy planned inside the call, every package as an MPI message.
+    CopyReplanMsg,
+    /// copr transpose planned inside the call, every package as an MPI message.
+    TransposeReplanMsg,
     /// ScaLAPACK PDGEMR2D.
     #[cfg(feature = "scalapack")]
     Gemr2d,
@@ -205,6 +245,12 @@ impl Case {
             Case::TransposeMsg => "transpose-msg",
             Case::Batch3 => "batch",
             Case::Single3 => "single",
+            Case::CopyReplan => "copy-replan",
+            Case::TransposeReplan => "transpose-replan",
+            Case::CopyCached => "copy-cached",
+            Case::TransposeCached => "transpose-cached",
+            Case::CopyReplanMsg => "copy-replan-msg",
+            Case::TransposeReplanMsg => "transpose-replan-msg",
             #[cfg(feature = "scalapack")]
             Case::Gemr2d => "gemr2d",
             #[cfg(feature = "scalapack")]
@@ -222,6 +268,12 @@ impl Case {
             Case::TransposeMsg => "copr transpose, messages only (no shared window)",
             Case::Batch3 => "copr copy, 3 matrices in one batch",
             Case::Single3 => "copr copy, 3 single calls",
+            Case::CopyReplan => "copr copy, planned in the call",
+            Case::TransposeReplan => "copr transpose, planned in the call",
+            Case::CopyCached => "copr copy, plan cache",
+            Case::TransposeCached => "copr transpose, plan cache",
+            Case::CopyReplanMsg => "copr copy, planned in the call, messages only",
+            Case::TransposeReplanMsg => "copr transpose, planned in the call, messages only",
             #[cfg(feature = "scalapack")]
             Case::Gemr2d => "ScaLAPACK pdgemr2d",
             #[cfg(feature = "scalapack")]
@@ -242,7 +294,39 @@ const PAIRS: &[(Case, Case, &str)] = &[
         Case::TransposeRelabel,
         "copr transpose with relabeling vs pdtran",
     ),
+    #[cfg(feature = "scalapack")]
+    (
+        Case::Gemr2d,
+        Case::CopyReplan,
+        "copr copy planned in the call vs pdgemr2d",
+    ),
+    #[cfg(feature = "scalapack")]
+    (
+        Case::Tran,
+        Case::TransposeReplan,
+        "copr transpose planned in the call vs pdtran",
+    ),
     (Case::Single3, Case::Batch3, "batch of 3 vs 3 single calls"),
+    (
+        Case::CopyCached,
+        Case::Copy,
+        "copy: plan kept vs plan cache (cache overhead)",
+    ),
+    (
+        Case::TransposeCached,
+        Case::Transpose,
+        "transpose: plan kept vs plan cache (cache overhead)",
+    ),
+    (
+        Case::CopyReplan,
+        Case::Copy,
+        "copy: plan kept vs planned in the call",
+    ),
+    (
+        Case::TransposeReplan,
+        Case::Transpose,
+        "transpose: plan kept vs planned in the call",
+    ),
     (
         Case::CopyMsg,
         Case::Copy,
@@ -292,6 +376,12 @@ fn main() {
         Case::TransposeMsg,
         Case::Batch3,
         Case::Single3,
+        Case::CopyReplan,
+        Case::TransposeReplan,
+        Case::CopyCached,
+        Case::TransposeCached,
+        Case::CopyReplanMsg,
+        Case::TransposeReplanMsg,
         #[cfg(feature = "scalapack")]
         Case::Gemr2d,
         #[cfg(feature = "scalapack")]
@@ -311,6 +401,7 @@ fn main() {
         println!("|---:|---|---:|---:|---:|");
     }
     let mut phases: Vec<(String, [f64; 6])> = Vec::new();
+    let mut plan_rows: Vec<String> = Vec::new();
     let mut paired: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
 
@@ -374,6 +465,9 @@ fn main() {
         let mut first: Vec<String> = Vec::new();
         // Per repetition: the CPU time of all ranks over the cores they share.
         let mut busy: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        // Per repetition of the cases that plan inside the call: where planning went.
+        let mut plan_stats: Vec<Vec<PlanStats>> = vec![Vec::new(); cases.len()];
+        let mut cache = PlanCache::new(4, 1 << 30);
         for rep in 0..=a.reps {
             for (ci, &case) in cases.iter().enumerate() {
                 for o in outs.iter_mut() {
@@ -414,6 +508,35 @@ fn main() {
                                 .expect("execute");
                         }
                     }
+                    Case::CopyReplan
+                    | Case::TransposeReplan
+                    | Case::CopyReplanMsg
+                    | Case::TransposeReplanMsg => {
+                        let op = match case {
+                            Case::CopyReplan | Case::CopyReplanMsg => Op::Identity,
+                            _ => Op::Transpose,
+                        };
+                        let tr = match case {
+                            Case::CopyReplan | Case::TransposeReplan => &mut t,
+                            _ => &mut tm,
+                        };
+                        let mut plan = ReshufflePlan::new(tr, vec![single(op)]).expect("plan");
+                        plan.execute(tr, &mut [Job::copy(&b, &mut outs[0])])
+                            .expect("execute");
+                        if rep > 0 {
+                            plan_stats[ci].push(plan.plan_stats());
+                        }
+                    }
+                    Case::CopyCached | Case::TransposeCached => {
+                        let op = if case == Case::CopyCached {
+                            Op::Identity
+                        } else {
+                            Op::Transpose
+                        };
+                        cache
+                            .execute(&mut t, &[single(op)], &mut [Job::copy(&b, &mut outs[0])])
+                            .expect("execute");
+                    }
                     #[cfg(feature = "scalapack")]
                     Case::Gemr2d => grid.run(Routine::Gemr2d, n, &b, &da, &mut outs[0], &dc),
                     #[cfg(feature = "scalapack")]
@@ -438,7 +561,11 @@ fn main() {
                         }
                         #[cfg(feature = "scalapack")]
                         Case::Tran => wrong(&dst, me, n, &outs[0], true),
-                        Case::Transpose | Case::TransposeMsg => wrong(&dst, me, n, &outs[0], true),
+                        Case::Transpose
+                        | Case::TransposeMsg
+                        | Case::TransposeReplan
+                        | Case::TransposeReplanMsg
+                        | Case::TransposeCached => wrong(&dst, me, n, &outs[0], true),
                         Case::TransposeRelabel => wrong(&relabeled, me, n, &outs[0], true),
                         _ => wrong(&dst, me, n, &outs[0], false),
                     };
@@ -496,6 +623,11 @@ fn main() {
                 plan_tran * 1e3
             );
         }
+        for (ci, &case) in cases.iter().enumerate() {
+            if let Some(row) = plan_breakdown(&world, n, case, &plan_stats[ci]) {
+                plan_rows.push(row);
+            }
+        }
         phases.push(breakdown(
             &world,
             format!("copy, N = {n}"),
@@ -511,6 +643,16 @@ fn main() {
             format!("batch of 3, N = {n}"),
             batch.last_stats(),
         ));
+        phases.push(breakdown(
+            &world,
+            format!("copy, messages only, N = {n}"),
+            copy_msg.last_stats(),
+        ));
+        phases.push(breakdown(
+            &world,
+            format!("transpose, messages only, N = {n}"),
+            tran_msg.last_stats(),
+        ));
     }
 
     if me == 0 {
@@ -524,6 +666,17 @@ fn main() {
         println!("| N | comparison | median | range | faster in |");
         println!("|---:|---|---:|---:|---:|");
         for line in &paired {
+            println!("{line}");
+        }
+    }
+    if me == 0 && !plan_rows.is_empty() {
+        println!(
+            "\ncopr planning inside the call, median over the repetitions of the slowest \
+             rank per phase (ms):\n"
+        );
+        println!("| N | case | check | relabel | enumerate | regions | packages | total |");
+        println!("|---:|---|---:|---:|---:|---:|---:|---:|");
+        for line in &plan_rows {
             println!("{line}");
         }
     }

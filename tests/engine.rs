@@ -6,7 +6,10 @@ mod engine_cases;
 use copr::engine::{Job, Relabeling, ReshufflePlan, TargetContents, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, GridLayout, Layout, Op, Order, RankStorage};
 use copr::transport::{run_in_process, Transport};
-use engine_cases::{cache_cases, error_cases, large_case, run_batch, run_random, scalapack_cases};
+use engine_cases::{
+    cache_cases, error_cases, large_case, one_call_error_cases, run_batch, run_random,
+    scalapack_cases,
+};
 use num_complex::Complex64;
 use proptest::prelude::*;
 
@@ -84,6 +87,7 @@ fn large_block_cyclic_cases_use_the_parallel_paths() {
 fn collective_errors_are_the_same_on_every_rank_and_write_nothing() {
     for ranks in 1..=5 {
         all_ok(run_in_process(ranks, |t| error_cases(t)).unwrap());
+        all_ok(run_in_process(ranks, |t| one_call_error_cases(t)).unwrap());
     }
 }
 

@@ -23,10 +23,13 @@ struct Entry {
 ///
 /// [`PlanCache::execute`] looks the batch up by equality of every transform (source and
 /// target layouts with their local storage, op, relabeling, target contents) and the
-/// element type, and checks collectively that every rank found the same plan: one
-/// gather of two words per call. If any rank missed (or kept a different plan), every
-/// rank plans afresh, so a hit never depends on ranks agreeing by luck. Least recently
-/// used plans are dropped beyond `max_plans` or `max_bytes` of plan memory.
+/// element type, on this rank alone: a plan is a function of the batch, the rank and
+/// the communicator size, so a rank that kept it and a rank that plans anew (its cache
+/// was cleared or evicted differently) hold the same plan, and both take part in the
+/// same single collective step, the execution's check, which verifies that all ranks
+/// run the same batch before any data moves. A cached call therefore costs what
+/// [`ReshufflePlan::execute`] costs plus a lookup. Least recently used plans are
+/// dropped beyond `max_plans` or `max_bytes` of plan memory.
 ///
 /// # Example
 /// ```
@@ -101,14 +104,27 @@ impl PlanCache {
                 t.relabeling = Relabeling::Off;
             }
         }
-        let k = self.lookup(transport, batch, T::KIND)?;
-        let e = &mut self.entries[k];
-        e.plan.execute(transport, jobs)?;
-        Ok(&e.plan)
+        let found = self
+            .entries
+            .iter()
+            .position(|e| e.kind == T::KIND && e.batch == batch);
+        if let Some(k) = found {
+            self.hits += 1;
+            let e = self.entries.remove(k);
+            self.entries.push(e);
+            let e = self.entries.last_mut().expect("just pushed");
+            e.plan.execute(transport, jobs)?;
+            return Ok(&e.plan);
+        }
+        self.misses += 1;
+        let plan = ReshufflePlan::plan_and_execute(transport, batch.clone(), jobs)?;
+        self.keep(batch, T::KIND, plan);
+        Ok(&self.entries.last().expect("just kept").plan)
     }
 
-    /// The plan for `batch` and element type `kind` (collective): the kept one if every
-    /// rank has it, else a new one (kept).
+    /// The plan for `batch` and element type `kind` (collective: one gather of two
+    /// words, so that the ranks agree whether to plan): the kept one if every rank has
+    /// it, else a new one (kept).
     ///
     /// # Errors
     /// As [`ReshufflePlan::new`]; the same error on every rank.
@@ -151,6 +167,13 @@ impl PlanCache {
             self.entries.remove(k);
         }
         let plan = ReshufflePlan::new(transport, batch.clone())?;
+        self.keep(batch, kind, plan);
+        Ok(self.entries.len() - 1)
+    }
+
+    /// Keeps a new plan as the most recently used, dropping the least recently used
+    /// beyond the limits (never the new plan).
+    fn keep(&mut self, batch: Vec<Transform>, kind: ElementKind, plan: ReshufflePlan) {
         let bytes = plan.memory_bytes();
         self.entries.push(Entry {
             batch,
@@ -158,13 +181,11 @@ impl PlanCache {
             plan,
             bytes,
         });
-        // Drop the least recently used beyond the limits (never the new plan).
         while self.entries.len() > 1
             && (self.entries.len() > self.max_plans || self.bytes() > self.max_bytes)
         {
             self.entries.remove(0);
         }
-        Ok(self.entries.len() - 1)
     }
 
     /// Drops every kept plan (local; no communication).

@@ -60,7 +60,7 @@ pub struct ExecStats {
 }
 
 /// Words every rank contributes to the check before an execution.
-const CHECK_WORDS: usize = 10;
+const CHECK_WORDS: usize = 16;
 
 /// A reusable plan for a batch of transforms `A_k ← α_k·op_k(B_k) + β_k·A_k`.
 ///
@@ -120,7 +120,15 @@ pub struct ReshufflePlan {
     schedule: Schedule,
     buffers: Buffers,
     stats: ExecStats,
+    /// Checks of a plan made without a collective step, judged with the execution's
+    /// check words: this rank's storage words ([`storage_words`]) and 1 if planning
+    /// failed here; zeros for a plan made by [`ReshufflePlan::new`].
+    unchecked: [u64; 6],
 }
+
+/// The verdict's message when some rank could not plan a batch the others could (the
+/// rank that failed reports its own error instead).
+const COULD_NOT_PLAN: &str = "could not plan the batch";
 
 /// Package descriptors and storage for one element size.
 #[derive(Debug, Default)]
@@ -275,32 +283,13 @@ impl ReshufflePlan {
         let mut all = vec![0u64; size * mine.len()];
         transport.all_gather(&mine, &mut all)?;
         let rows: Vec<&[u64]> = all.chunks_exact(mine.len()).collect();
-        if let Some(r) = rows.iter().position(|x| x[0] != rows[0][0]) {
-            return Err(Error::Inconsistent {
-                what: "batch of transforms (layouts, operations, relabelings)",
-                rank: r,
-                found: rows[r][0],
-                expected: rows[0][0],
-            });
-        }
+        same_everywhere(
+            &rows,
+            0,
+            "batch of transforms (layouts, operations, relabelings)",
+        )?;
         if let Some(r) = rows.iter().position(|x| x[1] != 0) {
-            let x = rows[r];
-            return Err(Error::Layout {
-                field: "lld",
-                detail: format!(
-                    "rank {r}, transform {}, {}: leading dimension {} is smaller than that \
-                     rank's {} local {}; no plan was made",
-                    x[1] - 1,
-                    if x[2] == 1 {
-                        "source (B)"
-                    } else {
-                        "target (A)"
-                    },
-                    x[3],
-                    x[4],
-                    if x[5] == 1 { "rows" } else { "columns" },
-                ),
-            });
+            return Err(storage_error(r, &rows[r][1..6]));
         }
         let check = t0.elapsed().as_secs_f64();
         let mut schedule = Schedule::build(batch, rank, size, fp)?;
@@ -310,7 +299,57 @@ impl ReshufflePlan {
             schedule,
             buffers: Buffers::default(),
             stats: ExecStats::default(),
+            unchecked: [0; 6],
         })
+    }
+
+    /// Plans `batch` on this rank alone and executes it (collective) with a single
+    /// gather: the one the execution makes anyway. What [`ReshufflePlan::new`] checks
+    /// collectively (the same batch everywhere, each rank's storage) travels with the
+    /// execution's check words instead, so the same errors reach every rank before any
+    /// data moves. For one-call use ([`reshuffle`], [`super::PlanCache`]).
+    ///
+    /// # Errors
+    /// As [`ReshufflePlan::new`] and [`ReshufflePlan::execute`].
+    pub(crate) fn plan_and_execute<T: Element>(
+        transport: &mut dyn Transport,
+        batch: Vec<Transform>,
+        jobs: &mut [Job<'_, T>],
+    ) -> Result<Self> {
+        let t0 = Instant::now();
+        let (rank, size) = (transport.rank(), transport.size());
+        let fp = batch_fingerprint(&batch, size);
+        let storage = storage_words(&batch, rank);
+        let built = (storage[0] == 0).then(|| Schedule::build(batch, rank, size, fp));
+        let (mut schedule, failed) = match built {
+            Some(Ok(s)) => (s, None),
+            Some(Err(e)) => (Schedule::empty(size, fp), Some(e)),
+            None => (Schedule::empty(size, fp), None),
+        };
+        schedule.stats.total = t0.elapsed().as_secs_f64();
+        let mut unchecked = [0u64; 6];
+        unchecked[..5].copy_from_slice(&storage);
+        unchecked[5] = u64::from(failed.is_some());
+        let clean = unchecked == [0; 6];
+        let mut plan = Self {
+            schedule,
+            buffers: Buffers::default(),
+            stats: ExecStats::default(),
+            unchecked,
+        };
+        let r = if clean {
+            plan.execute(transport, jobs)
+        } else {
+            plan.execute::<T>(transport, &mut [])
+        };
+        plan.unchecked = [0; 6];
+        match (r, failed) {
+            (Ok(()), None) => Ok(plan),
+            // Every rank with this batch failed alike (planning is a function of the
+            // batch the fingerprints agreed on): each reports its own, equal, error.
+            (Err(Error::Mismatch(m)), Some(e)) if m.contains(COULD_NOT_PLAN) => Err(e),
+            (Err(e), _) | (Ok(()), Some(e)) => Err(e),
+        }
     }
 
     /// Number of transforms in the batch.
@@ -464,7 +503,7 @@ impl ReshufflePlan {
     /// every rank returns the same error and no user buffer is written.
     ///
     /// # Complexity
-    /// One gather of 10 words per rank and one communication round with at most one
+    /// One gather of 16 words per rank and one communication round with at most one
     /// message per peer; O(elements moved) work, in parallel.
     ///
     /// # Errors
@@ -568,6 +607,12 @@ impl ReshufflePlan {
             bad[3],
             max_package as u64,
             beta_on_relabeled,
+            self.unchecked[0],
+            self.unchecked[1],
+            self.unchecked[2],
+            self.unchecked[3],
+            self.unchecked[4],
+            self.unchecked[5],
         ]
     }
 }
@@ -598,34 +643,60 @@ fn storage_words(batch: &[Transform], rank: usize) -> [u64; 5] {
     [0; 5]
 }
 
+/// The error for rank `r`'s storage words (see [`storage_words`]).
+fn storage_error(r: usize, x: &[u64]) -> Error {
+    Error::Layout {
+        field: "lld",
+        detail: format!(
+            "rank {r}, transform {}, {}: leading dimension {} is smaller than that rank's {} \
+             local {}; no data was moved",
+            x[0] - 1,
+            if x[1] == 1 {
+                "source (B)"
+            } else {
+                "target (A)"
+            },
+            x[2],
+            x[3],
+            if x[4] == 1 { "rows" } else { "columns" },
+        ),
+    }
+}
+
+/// [`Error::Inconsistent`] naming `what` if some rank's word `w` differs from rank 0's.
+fn same_everywhere(rows: &[&[u64]], w: usize, what: &'static str) -> Result<()> {
+    match rows.iter().position(|x| x[w] != rows[0][w]) {
+        Some(r) => Err(Error::Inconsistent {
+            what,
+            rank: r,
+            found: rows[r][w],
+            expected: rows[0][w],
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The common verdict of all ranks on the gathered check words.
 fn verdict(all: &[u64], n_pairs: usize, max_message: usize) -> Result<()> {
     let rows: Vec<&[u64]> = all.chunks_exact(CHECK_WORDS).collect();
-    let differs = |w: usize| rows.iter().position(|x| x[w] != rows[0][w]);
-    for (w, what) in [(0, "plan"), (1, "element type")] {
-        if let Some(r) = differs(w) {
-            return Err(Error::Inconsistent {
-                what,
-                rank: r,
-                found: rows[r][w],
-                expected: rows[0][w],
-            });
-        }
+    same_everywhere(&rows, 0, "plan")?;
+    // A plan made without a collective step: each rank's storage, then its planning.
+    if let Some(r) = rows.iter().position(|x| x[10] != 0) {
+        return Err(storage_error(r, &rows[r][10..15]));
     }
+    if let Some(r) = rows.iter().position(|x| x[15] != 0) {
+        return Err(Error::Mismatch(format!(
+            "rank {r} {COULD_NOT_PLAN} the other ranks planned; no data was moved"
+        )));
+    }
+    same_everywhere(&rows, 1, "element type")?;
     if let Some(r) = rows.iter().position(|x| x[3] != n_pairs as u64) {
         return Err(Error::Mismatch(format!(
             "rank {r} passed {} jobs for a batch of {n_pairs} transforms; no data was moved",
             rows[r][3]
         )));
     }
-    if let Some(r) = differs(2) {
-        return Err(Error::Inconsistent {
-            what: "scalars α, β",
-            rank: r,
-            found: rows[r][2],
-            expected: rows[0][2],
-        });
-    }
+    same_everywhere(&rows, 2, "scalars α, β")?;
     // Equal scalars and plans on all ranks: rank 0's word stands for all.
     if rows[0][9] != 0 {
         return Err(Error::Relabeling(format!(
@@ -683,9 +754,7 @@ pub fn reshuffle<T: Element>(
             t.relabeling = Relabeling::Off;
         }
     }
-    let mut plan = ReshufflePlan::new(transport, batch)?;
-    plan.execute(transport, jobs)?;
-    Ok(plan.targets())
+    Ok(ReshufflePlan::plan_and_execute(transport, batch, jobs)?.targets())
 }
 
 /// The engine's side of a round.

@@ -478,6 +478,20 @@ fn regions_by_window(blocks: &[LocalBlock], min_len: usize) -> Option<Regions> {
 }
 
 impl Schedule {
+    /// A schedule with nothing to move (a rank that could not plan takes part in the
+    /// collective check with it).
+    pub(crate) fn empty(size: usize, fingerprint: u64) -> Self {
+        Self {
+            size,
+            fingerprint,
+            pairs: Vec::new(),
+            sends: Vec::new(),
+            recvs: Vec::new(),
+            local: Work::default(),
+            stats: PlanStats::default(),
+        }
+    }
+
     /// Plans `batch` for `rank` of `size` ranks (a pure function of its arguments).
     pub(crate) fn build(
         batch: Vec<Transform>,

@@ -691,3 +691,22 @@ mod tests {
         assert_eq!(relabeled.spec().lld, None);
     }
 }
+
+#[cfg(test)]
+mod fingerprint_tests {
+    use super::*;
+    use crate::layout::Layout;
+
+    #[test]
+    fn the_fingerprint_is_the_global_layout_without_local_storage() {
+        let with = |lld: Option<usize>, mb: usize| -> Layout {
+            let mut s = BlockCyclicSpec::new(30, 20, mb, 4, 2, 1);
+            s.lld = lld;
+            BlockCyclic::new(s).unwrap().into()
+        };
+        let none = with(None, 3).fingerprint();
+        assert_eq!(none, with(Some(40), 3).fingerprint());
+        assert_eq!(none, with(Some(15), 3).fingerprint());
+        assert_ne!(none, with(None, 5).fingerprint());
+    }
+}

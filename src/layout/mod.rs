@@ -320,7 +320,7 @@ impl Layout {
     /// left out: ranks passing their own descriptors get the same fingerprint.
     pub fn fingerprint(&self) -> u64 {
         let json = match self {
-            Layout::BlockCyclic(l) if l.spec().lld.is_some() => {
+            Layout::BlockCyclic(l) => {
                 let mut spec = l.spec().clone();
                 spec.lld = None;
                 serde_json::to_vec(&spec)

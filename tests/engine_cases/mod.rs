@@ -935,7 +935,8 @@ fn cached_once<T: TestElem>(
 
 /// The plan cache: repeated calls reuse the plan; a different layout, local storage,
 /// op or element type plans anew; the cache stays within its limits; a rank that
-/// cleared its cache makes every rank plan again (no rank waits for another).
+/// cleared its cache plans alone while the others reuse theirs (no rank waits for
+/// another); `plan` agrees collectively.
 pub(crate) fn cache_cases(t: &mut dyn Transport) -> Result<(), String> {
     let (me, p) = (t.rank(), t.size());
     let mut fails = Vec::new();
@@ -1003,7 +1004,7 @@ pub(crate) fn cache_cases(t: &mut dyn Transport) -> Result<(), String> {
     if cache.len() != 5 {
         fails.push(format!("rank {me}: {} plans kept, expected 5", cache.len()));
     }
-    // A rank that cleared its cache: every rank plans again.
+    // A rank that cleared its cache plans again; the others use theirs; all agree.
     if me == p - 1 {
         cache.clear();
     }
@@ -1015,9 +1016,23 @@ pub(crate) fn cache_cases(t: &mut dyn Transport) -> Result<(), String> {
         "after one rank cleared",
         &mut fails,
     );
-    step(&cache, false, "after one rank cleared", &mut fails);
+    step(&cache, me != p - 1, "after one rank cleared", &mut fails);
     cached_once::<f64>(t, &mut cache, &base, 11, "kept again", &mut fails);
     step(&cache, true, "kept again", &mut fails);
+    // `plan` (no execution): a rank without the plan makes every rank plan.
+    if me == 0 {
+        cache.clear();
+    }
+    match cache.plan(
+        t,
+        std::slice::from_ref(&base),
+        copr::engine::ElementKind::F64,
+    ) {
+        Err(e) => fails.push(format!("plan after rank 0 cleared: {e}")),
+        Ok(plan) if plan.source(0) != &base.source => fails.push("plan: wrong batch".into()),
+        Ok(_) => {}
+    }
+    step(&cache, false, "plan after rank 0 cleared", &mut fails);
 
     // Limits: two plans at most; by bytes, only the plan being executed.
     let mut small = PlanCache::new(2, 1 << 30);
@@ -1051,6 +1066,60 @@ pub(crate) fn cache_cases(t: &mut dyn Transport) -> Result<(), String> {
             tiny.bytes()
         ));
     }
+    if fails.is_empty() {
+        Ok(())
+    } else {
+        Err(fails.join("\n"))
+    }
+}
+
+/// The one-call path ([`reshuffle`], a cache miss), which plans without a collective
+/// step of its own: what [`ReshufflePlan::new`] checks collectively still reaches every
+/// rank as the same error before any data moves, and A stays untouched.
+pub(crate) fn one_call_error_cases(t: &mut dyn Transport) -> Result<(), String> {
+    let (me, p) = (t.rank(), t.size());
+    let culprit = p - 1;
+    let mut fails = Vec::new();
+    let bc = |mb: usize, pr: usize, pc: usize, lld: Option<usize>| -> Layout {
+        let mut s = BlockCyclicSpec::new(30, 20, mb, 4, pr, pc);
+        s.lld = lld;
+        BlockCyclic::new(s).unwrap().into()
+    };
+    let src = bc(3, p, 1, None);
+    let b = local_source::<f64>(&src, me, 5);
+    let mut run = |t: &mut dyn Transport, tr: Transform, needle: &str, what: &str| {
+        let target = tr.target.clone();
+        let mut a = local_target::<f64>(&target, me, 0, true);
+        let before = a.clone();
+        let r = reshuffle(t, vec![tr], &mut [Job::copy(&b, &mut a)]).map(|_| ());
+        same_error_everywhere(t, r, needle, what, &mut fails);
+        if a.iter()
+            .zip(&before)
+            .any(|(x, y)| x.to_bits() != y.to_bits())
+        {
+            fails.push(format!("{what}: rank {me} wrote into A"));
+        }
+    };
+    // 1. One rank passes another target layout.
+    if p > 1 {
+        let dst = if me == culprit {
+            bc(4, 1, p, None)
+        } else {
+            bc(5, 1, p, None)
+        };
+        let tr = Transform::new(src.clone(), dst, Op::Identity).with_relabeling(Relabeling::Off);
+        run(t, tr, "passed a different plan", "one call, layouts");
+    }
+    // 2. One rank's LLD is too small for its local rows.
+    let lld = if me == culprit { Some(1) } else { None };
+    let tr = Transform::new(src.clone(), bc(5, p, 1, lld), Op::Identity)
+        .with_relabeling(Relabeling::Off);
+    let needle = format!("rank {culprit}, transform 0, target (A): leading dimension 1");
+    run(t, tr, &needle, "one call, lld");
+    // 3. A plan every rank refuses alike: a given σ of the wrong length.
+    let tr = Transform::new(src.clone(), bc(5, 1, p, None), Op::Identity)
+        .with_relabeling(Relabeling::Given(Perm::identity(p + 1)));
+    run(t, tr, "relabeling of", "one call, σ length");
     if fails.is_empty() {
         Ok(())
     } else {
