@@ -212,8 +212,8 @@ enum Case {
     Batch3,
     /// copr, the same three copies as three calls.
     Single3,
-    /// copr copy planned inside the timed call (a new `ReshufflePlan` every call, as
-    /// ScaLAPACK and COSTA plan inside every call).
+    /// copr copy planned inside the timed call (`ReshufflePlan::plan_and_execute`, a
+    /// new plan every call, as ScaLAPACK and COSTA plan inside every call).
     CopyReplan,
     /// copr transpose planned inside the timed call.
     TransposeReplan,
@@ -520,9 +520,12 @@ fn main() {
                             Case::CopyReplan | Case::TransposeReplan => &mut t,
                             _ => &mut tm,
                         };
-                        let mut plan = ReshufflePlan::new(tr, vec![single(op)]).expect("plan");
-                        plan.execute(tr, &mut [Job::copy(&b, &mut outs[0])])
-                            .expect("execute");
+                        let plan = ReshufflePlan::plan_and_execute(
+                            tr,
+                            vec![single(op)],
+                            &mut [Job::copy(&b, &mut outs[0])],
+                        )
+                        .expect("plan and execute");
                         if rep > 0 {
                             plan_stats[ci].push(plan.plan_stats());
                         }

@@ -292,7 +292,8 @@ impl ReshufflePlan {
             return Err(storage_error(r, &rows[r][1..6]));
         }
         let check = t0.elapsed().as_secs_f64();
-        let mut schedule = Schedule::build(batch, rank, size, fp)?;
+        let parallel = transport.threads() > 1;
+        let mut schedule = Schedule::build(batch, rank, size, fp, parallel)?;
         schedule.stats.check = check;
         schedule.stats.total = t0.elapsed().as_secs_f64();
         Ok(Self {
@@ -307,11 +308,12 @@ impl ReshufflePlan {
     /// gather: the one the execution makes anyway. What [`ReshufflePlan::new`] checks
     /// collectively (the same batch everywhere, each rank's storage) travels with the
     /// execution's check words instead, so the same errors reach every rank before any
-    /// data moves. For one-call use ([`reshuffle`], [`super::PlanCache`]).
+    /// data moves. For one-call use ([`reshuffle`], [`super::PlanCache`]); the plan
+    /// returned can be executed again like any other.
     ///
     /// # Errors
     /// As [`ReshufflePlan::new`] and [`ReshufflePlan::execute`].
-    pub(crate) fn plan_and_execute<T: Element>(
+    pub fn plan_and_execute<T: Element>(
         transport: &mut dyn Transport,
         batch: Vec<Transform>,
         jobs: &mut [Job<'_, T>],
@@ -320,7 +322,8 @@ impl ReshufflePlan {
         let (rank, size) = (transport.rank(), transport.size());
         let fp = batch_fingerprint(&batch, size);
         let storage = storage_words(&batch, rank);
-        let built = (storage[0] == 0).then(|| Schedule::build(batch, rank, size, fp));
+        let parallel = transport.threads() > 1;
+        let built = (storage[0] == 0).then(|| Schedule::build(batch, rank, size, fp, parallel));
         let (mut schedule, failed) = match built {
             Some(Ok(s)) => (s, None),
             Some(Err(e)) => (Schedule::empty(size, fp), Some(e)),

@@ -493,11 +493,14 @@ impl Schedule {
     }
 
     /// Plans `batch` for `rank` of `size` ranks (a pure function of its arguments).
+    /// With `parallel` off (a rank with one core), A's buffer is one region: the moves
+    /// need no grouping for parallel writes.
     pub(crate) fn build(
         batch: Vec<Transform>,
         rank: usize,
         size: usize,
         fingerprint: u64,
+        parallel: bool,
     ) -> Result<Self> {
         let mut stats = PlanStats::default();
         let mut clock = std::time::Instant::now();
@@ -538,7 +541,12 @@ impl Schedule {
             // Transposes walk their regions in squares (see `piece_key`); wider regions
             // let a square span more target columns.
             let parts = if p.op.transposes() { 8 } else { 64 };
-            let r = regions(blocks, CHUNK.max(p.target_len / parts));
+            let min_len = if parallel {
+                CHUNK.max(p.target_len / parts)
+            } else {
+                usize::MAX
+            };
+            let r = regions(blocks, min_len);
             p.regions = r.ranges.clone();
             regs.push(r);
         }
@@ -1178,12 +1186,16 @@ fn group(tagged: Vec<(u32, u32, Move)>, n_pairs: usize) -> Work {
     for k in 0..n_pairs {
         base[k + 1] += base[k];
     }
-    let tagged = sort_by_peer(
-        tagged,
-        base[n_pairs],
-        |t| base[t.0 as usize] + t.1 as usize,
-        |_| (),
-    );
+    let tagged = if tagged.is_sorted_by_key(|t| (t.0, t.1)) {
+        tagged
+    } else {
+        sort_by_peer(
+            tagged,
+            base[n_pairs],
+            |t| base[t.0 as usize] + t.1 as usize,
+            |_| (),
+        )
+    };
     let mut w = Work {
         moves: Vec::with_capacity(tagged.len()),
         groups: Vec::new(),
