@@ -4,7 +4,7 @@
 //! single calls. The cases take turns (one repetition of each, then the next round), so
 //! a change in machine load hits all of them alike.
 //!
-//! Double precision, N × N, 32 × 32 blocks → 128 × 128 blocks on the same grid
+//! Double precision, N × N, 32 × 32 blocks → 128 × 128 blocks (`--blocks 32x32,128x128`) on the same grid
 //! (2 × 2 on 4 ranks, 1 × 2 on 2 ranks, the squarest grid otherwise), BLACS row-major
 //! grid numbering, column-major local storage. Every case runs once untimed (the
 //! warm-up: first-touch page faults, copr's buffers and shared window) and is checked
@@ -35,10 +35,13 @@ use mpi::traits::{CommunicatorCollectives, Equivalence};
 #[cfg(feature = "scalapack")]
 use scalapack::Routine;
 
-/// Command line: `--sizes 4000,10000 --reps 5 [--cases copy,transpose,...]`.
+/// Command line: `--sizes 4000,10000 --reps 5 [--cases copy,transpose,...]
+/// [--blocks 32x32,128x128]`.
 struct Args {
     sizes: Vec<usize>,
     reps: usize,
+    /// Source and target block sizes (rows, columns).
+    blocks: [(usize, usize); 2],
     /// Keys of the cases to run (all when empty), see [`Case::key`].
     cases: Vec<String>,
 }
@@ -47,6 +50,7 @@ fn args() -> Args {
     let mut a = Args {
         sizes: vec![4000, 10000],
         reps: 5,
+        blocks: [(32, 32), (128, 128)],
         cases: Vec::new(),
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
@@ -68,8 +72,23 @@ fn args() -> Args {
                 a.cases = v[k + 1].split(',').map(str::to_string).collect();
                 k += 2;
             }
+            "--blocks" => {
+                let b: Vec<(usize, usize)> = v[k + 1]
+                    .split(',')
+                    .map(|s| {
+                        let (r, c) = s.split_once('x').expect("--blocks takes MBxNB,MBxNB");
+                        (
+                            r.parse().expect("--blocks takes numbers"),
+                            c.parse().expect("--blocks takes numbers"),
+                        )
+                    })
+                    .collect();
+                assert_eq!(b.len(), 2, "--blocks takes source and target: MBxNB,MBxNB");
+                a.blocks = [b[0], b[1]];
+                k += 2;
+            }
             other => panic!(
-                "unknown argument {other}; use --sizes N,N --reps R \
+                "unknown argument {other}; use --sizes N,N --reps R [--blocks MBxNB,MBxNB] \
                  [--cases memcpy,copy,transpose,transpose-relabel,copy-msg,transpose-msg,\
                  batch,single,copy-replan,transpose-replan,copy-cached,transpose-cached,\
                  copy-replan-msg,transpose-replan-msg,gemr2d,tran]"
@@ -394,8 +413,8 @@ fn main() {
     if me == 0 {
         println!(
             "\n{p} ranks ({pr} x {pc} grid), {threads} rayon thread(s) per rank, {} repetitions, \
-             32 x 32 -> 128 x 128 blocks, relabeling off unless stated\n",
-            a.reps
+             {} x {} -> {} x {} blocks, relabeling off unless stated\n",
+            a.reps, a.blocks[0].0, a.blocks[0].1, a.blocks[1].0, a.blocks[1].1
         );
         println!("| N | case | min [ms] | median [ms] | CPU busy |");
         println!("|---:|---|---:|---:|---:|");
@@ -406,10 +425,11 @@ fn main() {
     let mut notes: Vec<String> = Vec::new();
 
     for &n in &a.sizes {
-        let src: Layout = BlockCyclic::new(BlockCyclicSpec::new(n, n, 32, 32, pr, pc))
+        let [(smb, snb), (dmb, dnb)] = a.blocks;
+        let src: Layout = BlockCyclic::new(BlockCyclicSpec::new(n, n, smb, snb, pr, pc))
             .expect("valid layout")
             .into();
-        let dst: Layout = BlockCyclic::new(BlockCyclicSpec::new(n, n, 128, 128, pr, pc))
+        let dst: Layout = BlockCyclic::new(BlockCyclicSpec::new(n, n, dmb, dnb, pr, pc))
             .expect("valid layout")
             .into();
         let mut b = vec![0.0f64; src.local_len(me)];
@@ -453,8 +473,8 @@ fn main() {
         let mut tran_msg = ReshufflePlan::new(&mut tm, vec![single(Op::Transpose)]).expect("plan");
         #[cfg(feature = "scalapack")]
         let (da, dc) = (
-            grid.descriptor(n, n, 32, 32),
-            grid.descriptor(n, n, 128, 128),
+            grid.descriptor(n, n, smb, snb),
+            grid.descriptor(n, n, dmb, dnb),
         );
         #[cfg(feature = "scalapack")]
         assert!(b.len() >= grid.local_len(&da) && outs[0].len() >= grid.local_len(&dc));

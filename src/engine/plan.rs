@@ -314,6 +314,15 @@ struct SrcPiece {
     outer: usize,
 }
 
+/// The pieces of a batch as found on this rank: sent (with their peer), received
+/// (with their peer and package order) and copied locally.
+#[derive(Default)]
+struct Pieces {
+    sends: Vec<SrcPiece>,
+    recvs: Vec<(usize, PieceKey, DstPiece)>,
+    local: Vec<DstPiece>,
+}
+
 /// Regions of A's local buffer and, for every local block, the region of each of its
 /// lines (columns for column-major blocks, rows for row-major) as runs: `(first line,
 /// region)`, increasing, the first starting at line 0.
@@ -514,25 +523,16 @@ impl Schedule {
             pairs.push(plan_pair(k, t, size)?);
         }
         lap(&mut stats.relabel);
-        let mut src_pieces: Vec<SrcPiece> = Vec::new();
-        let mut recv_pieces: Vec<(usize, PieceKey, DstPiece)> = Vec::new();
-        let mut local_pieces: Vec<DstPiece> = Vec::new();
+        let mut pieces = Pieces::default();
         let mut tblocks: Vec<Vec<LocalBlock>> = Vec::with_capacity(pairs.len());
         for p in pairs.iter_mut() {
             p.source_len = len_of(&p.source, rank);
             p.target_len = len_of(&p.target, rank);
         }
         for (k, p) in pairs.iter().enumerate() {
-            let blocks = blocks_of(&p.target, rank);
-            enumerate_pair(
-                k as u32,
-                p,
-                rank,
-                &blocks,
-                &mut src_pieces,
-                &mut recv_pieces,
-                &mut local_pieces,
-            );
+            let (source, target) = (coarse(&p.source), coarse(&p.target));
+            let blocks = blocks_of(&target, rank);
+            enumerate_pair(k as u32, p, (&source, &target), rank, &blocks, &mut pieces);
             tblocks.push(blocks);
         }
         lap(&mut stats.enumerate);
@@ -553,6 +553,11 @@ impl Schedule {
         lap(&mut stats.regions);
 
         // Outgoing packages: pieces in canonical order, packed densely.
+        let Pieces {
+            sends: src_pieces,
+            recvs: recv_pieces,
+            local: mut local_pieces,
+        } = pieces;
         let src_pieces = sort_by_peer(src_pieces, size, |p| p.peer, |p| p.key);
         let mut sends: Vec<SendPlan> = Vec::new();
         for p in &src_pieces {
@@ -735,27 +740,57 @@ fn piece_key(k: u32, transposed: bool, i0: usize, j0: usize, r0: usize, c0: usiz
     }
 }
 
-/// Finds the pieces of pair `k` this rank sends, receives and copies locally.
+/// A layout equivalent to `l` for cutting pieces (the same owner and local position
+/// of every element): a block-cyclic dimension on one process is a single block, since
+/// its blocks all lie on that process, one after the other in local storage. Matrices
+/// with thin blocks on a 1 × Q or P × 1 grid (ScaLAPACK's 1 × 15 blocks on 1 × 3)
+/// are then cut into few large pieces instead of one per block.
+fn coarse(l: &Layout) -> std::borrow::Cow<'_, Layout> {
+    use std::borrow::Cow;
+    if let Layout::BlockCyclic(b) = l {
+        let s = b.spec();
+        if (s.nprow == 1 && s.mb < s.m) || (s.npcol == 1 && s.nb < s.n) {
+            let mut c = s.clone();
+            if s.nprow == 1 {
+                c.mb = s.m;
+            }
+            if s.npcol == 1 {
+                c.nb = s.n;
+            }
+            if let Ok(c) = crate::layout::BlockCyclic::new(c) {
+                return Cow::Owned(c.into());
+            }
+        }
+    }
+    Cow::Borrowed(l)
+}
+
+/// Finds the pieces of pair `k` this rank sends, receives and copies locally, cutting
+/// the (coarsened) `source` and `target` layouts of `p`.
 fn enumerate_pair(
     k: u32,
     p: &PairPlan,
+    (source, target): (&Layout, &Layout),
     rank: usize,
     tblocks: &[LocalBlock],
-    sends: &mut Vec<SrcPiece>,
-    recvs: &mut Vec<(usize, PieceKey, DstPiece)>,
-    local: &mut Vec<DstPiece>,
+    pieces: &mut Pieces,
 ) {
+    let Pieces {
+        sends,
+        recvs,
+        local,
+    } = pieces;
     let tr = p.op.transposes();
-    let view = OpView::new(&p.source, p.op);
-    let t_rows = intervals(&p.target.row_axis());
-    let t_cols = intervals(&p.target.col_axis());
+    let view = OpView::new(source, p.op);
+    let t_rows = intervals(&target.row_axis());
+    let t_cols = intervals(&target.col_axis());
     let mut tblock_at: HashMap<(usize, usize), usize> = HashMap::with_capacity(tblocks.len());
     for (b, blk) in tblocks.iter().enumerate() {
         tblock_at.insert((blk.rows.start, blk.cols.start), b);
     }
     // Sending side: my source blocks cut by the target's intervals (in op(B)
     // coordinates), visited so that straight packages come out in their canonical order.
-    let sblocks = blocks_of(&p.source, rank);
+    let sblocks = blocks_of(source, rank);
     let view_of = |b: &LocalBlock| {
         if tr {
             (b.cols.clone(), b.rows.clone())
@@ -771,7 +806,7 @@ fn enumerate_pair(
         let (b_rs, b_cs) = strides(blk.order, blk.ld);
         let (i0, i1) = (r0.max(rr.start), r1.min(rr.end));
         let (j0, j1) = (c0.max(cc.start), c1.min(cc.end));
-        let owner = p.target.owner_by_class(rc, ccl);
+        let owner = target.owner_by_class(rc, ccl);
         // The piece in B coordinates.
         let (bi, bj, b_rows, b_cols) = if tr {
             (j0, i0, j1 - j0, i1 - i0)
@@ -806,7 +841,7 @@ fn enumerate_pair(
             } else {
                 // Target element (i, j) of the piece is B(j, i).
                 let (rows, cols) = (i1 - i0, j1 - j0);
-                match storage_order(&p.target, owner) {
+                match storage_order(target, owner) {
                     Order::ColMajor => (b_rs, b_cs, rows, cols),
                     Order::RowMajor => (b_cs, b_rs, cols, rows),
                 }
@@ -845,12 +880,12 @@ fn enumerate_pair(
         // The package holds the piece densely: straight pieces in the
         // sender's storage order, transposed ones in this rank's A order.
         let (s_rs, s_cs) = if tr {
-            match storage_order(&p.target, rank) {
+            match storage_order(target, rank) {
                 Order::ColMajor => (1, rows),
                 Order::RowMajor => (cols, 1),
             }
         } else {
-            match storage_order(&p.source, owner) {
+            match storage_order(source, owner) {
                 Order::ColMajor => (1, rows),
                 Order::RowMajor => (cols, 1),
             }
