@@ -186,14 +186,40 @@ pub fn check_bandwidth(v: f64, field: &FieldPath) -> Result<(), Invalid> {
     }
 }
 
-/// Reads a whole file as UTF-8 text.
+/// Largest input file copr reads (configurations, plans, coordinates, graphs):
+/// 256 MiB. Reading stops one byte past it, so `/dev/zero` or a mistaken multi-gigabyte
+/// file fails fast instead of filling memory.
+pub const MAX_FILE_BYTES: u64 = 1 << 28;
+
+/// Reads a whole file of at most [`MAX_FILE_BYTES`] as UTF-8 text.
 ///
 /// # Errors
-/// [`TopologyError::Io`] naming the file if it cannot be read.
+/// [`TopologyError::Io`] naming the file if it cannot be read, is not UTF-8, or is
+/// larger than [`MAX_FILE_BYTES`].
 pub fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
+    use std::io::{Error, ErrorKind, Read};
+    let io = |source| TopologyError::Io {
         path: path.to_path_buf(),
         source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(io(Error::new(
+            ErrorKind::FileTooLarge,
+            format!(
+                "larger than the limit of {MAX_FILE_BYTES} bytes (copr_topology::files::MAX_FILE_BYTES)"
+            ),
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        io(Error::new(
+            ErrorKind::InvalidData,
+            format!("not UTF-8 text ({e})"),
+        ))
     })
 }
 
