@@ -463,3 +463,43 @@ fn map_json_carries_byte_counts_beyond_u64() {
     assert!(text.contains(&format!("\"total_bytes\":{total}")), "{text}");
     assert!(text.contains("\"exported\":\"packed\""), "{text}");
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_a_panic() {
+    // `copr … | head -1`: the pipe is closed before copr writes. If copr happens to
+    // finish first (a loaded machine), it exits 0; try again until the pipe was closed
+    // in time, and never accept a panic.
+    let bin =
+        std::env::var_os("COPR_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_copr").into());
+    for args in [
+        &["plan", "data/plans/paper-b5000.toml"][..],
+        &["sweep", "--json", "--no-svg", "--blocks", "100,1000"][..],
+    ] {
+        let mut closed_in_time = false;
+        for _ in 0..50 {
+            let mut child = Command::new(&bin)
+                .args(args)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            drop(child.stdout.take());
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+            match out.status.code() {
+                Some(141) => {
+                    closed_in_time = true;
+                    break;
+                }
+                Some(0) => {}
+                other => panic!("{args:?}: status {other:?}, stderr {err}"),
+            }
+        }
+        assert!(
+            closed_in_time,
+            "{args:?}: copr always finished before the pipe closed"
+        );
+    }
+}
