@@ -503,3 +503,63 @@ fn a_reader_that_stops_early_is_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn leading_dimensions_that_overflow_a_local_buffer_are_refused() {
+    use copr::layout::{GridLayout, GridSpec, RankStorage};
+    let spec = |ld: usize| GridSpec {
+        row_splits: vec![0, 10, 20],
+        col_splits: vec![0, 10],
+        owners: vec![vec![0], vec![0]],
+        ranks: None,
+        storage: vec![RankStorage {
+            order: copr::layout::Order::ColMajor,
+            ld: Some(ld),
+        }],
+    };
+    // two blocks of 10 columns at ld 16: 2 · 16 · 10 elements
+    assert_eq!(GridLayout::new(spec(16)).unwrap().local_len(0), 320);
+    for ld in [usize::MAX, 1 << 60] {
+        let e = GridLayout::new(spec(ld)).unwrap_err().to_string();
+        assert!(
+            e.contains("storage.ld") && e.contains(&ld.to_string()) && e.contains("MAX_ELEMENTS"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn sweep_block_errors_say_which_side() {
+    let args = |blocks: &'static str, target: &'static str| {
+        copr(&[
+            "sweep",
+            "--m",
+            "100000",
+            "--n",
+            "100000",
+            "--blocks",
+            blocks,
+            "--target-block",
+            target,
+            "--no-svg",
+        ])
+    };
+    refused(&args("0", "100"), &["blocks", "got 0"]);
+    refused(&args("100", "0"), &["target_block", "got 0"]);
+    // 5·10^9 rows in blocks of 1: the source's block size is beyond the limit
+    refused(
+        &copr(&[
+            "sweep",
+            "--m",
+            "5000000000",
+            "--n",
+            "4",
+            "--blocks",
+            "1",
+            "--target-block",
+            "1000000000",
+            "--no-svg",
+        ]),
+        &["blocks", "5000000000", "MAX_AXIS_BLOCKS"],
+    );
+}

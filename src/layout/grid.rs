@@ -247,14 +247,31 @@ impl GridLayout {
             ranks,
             storage,
         };
+        // local buffer lengths of ranks with an explicit leading dimension, which
+        // must stay addressable (the tight default never exceeds the matrix)
+        let mut footprint: std::collections::HashMap<usize, u128> = Default::default();
         for (k, &o) in g.owners.iter().enumerate() {
             let st = g.storage_of(o);
             if let Some(ld) = st.ld {
                 let (i, j) = (k / nbc, k % nbc);
-                let need = match st.order {
-                    Order::ColMajor => g.row_splits[i + 1] - g.row_splits[i],
-                    Order::RowMajor => g.col_splits[j + 1] - g.col_splits[j],
+                let (rows, cols) = (
+                    g.row_splits[i + 1] - g.row_splits[i],
+                    g.col_splits[j + 1] - g.col_splits[j],
+                );
+                let (need, outer) = match st.order {
+                    Order::ColMajor => (rows, cols),
+                    Order::RowMajor => (cols, rows),
                 };
+                let len = footprint.entry(o).or_default();
+                *len += ld as u128 * outer as u128;
+                if *len > u128::from(super::MAX_ELEMENTS) {
+                    return Err(Error::Layout {
+                        field: "storage.ld",
+                        detail: format!(
+                            "leading dimension {ld} makes rank {o}'s local buffer longer than the limit of 2^60 elements (copr::layout::MAX_ELEMENTS)"
+                        ),
+                    });
+                }
                 if ld < need {
                     return Err(Error::Layout {
                         field: "storage.ld",
