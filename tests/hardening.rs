@@ -13,11 +13,16 @@ use std::process::{Command, Output};
 /// Address-space cap for every `copr` run here: 3 GiB.
 const MEMORY_KB: u64 = 3 << 20;
 
+/// The binary under test: this build's, or `COPR_TEST_BIN`.
+fn bin() -> std::ffi::OsString {
+    std::env::var_os("COPR_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_copr").into())
+}
+
 fn copr(args: &[&str]) -> Output {
     Command::new("sh")
         .arg("-c")
         .arg(format!("ulimit -v {MEMORY_KB}; exec \"$0\" \"$@\""))
-        .arg(std::env::var_os("COPR_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_copr").into()))
+        .arg(bin())
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
@@ -271,12 +276,25 @@ fn huge_axes_are_refused_before_allocating() {
 #[test]
 fn unbounded_files_are_refused() {
     for cmd in ["plan", "topo"] {
-        refused(&copr(&[cmd, "/dev/zero"]), &["/dev/zero", "MAX_FILE_BYTES"]);
+        refused(
+            &copr(&[cmd, "/dev/zero"]),
+            &["/dev/zero", "NUL byte at offset 0"],
+        );
     }
     refused(
         &copr(&["plan", "data/plans/paper-b5000.toml", "--cost", "/dev/zero"]),
-        &["/dev/zero", "MAX_FILE_BYTES"],
+        &["/dev/zero", "NUL byte"],
     );
+    // endless text: read up to the size limit, then refused
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {MEMORY_KB}; yes | exec \"$0\" plan /dev/stdin"
+        ))
+        .arg(bin())
+        .output()
+        .unwrap();
+    refused(&out, &["/dev/stdin", "268435456", "MAX_FILE_BYTES"]);
 }
 
 #[test]
@@ -469,8 +487,7 @@ fn a_reader_that_stops_early_is_not_a_panic() {
     // `copr … | head -1`: the pipe is closed before copr writes. If copr happens to
     // finish first (a loaded machine), it exits 0; try again until the pipe was closed
     // in time, and never accept a panic.
-    let bin =
-        std::env::var_os("COPR_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_copr").into());
+    let bin = bin();
     for args in [
         &["plan", "data/plans/paper-b5000.toml"][..],
         &["sweep", "--json", "--no-svg", "--blocks", "100,1000"][..],

@@ -187,26 +187,43 @@ pub fn check_bandwidth(v: f64, field: &FieldPath) -> Result<(), Invalid> {
 }
 
 /// Largest input file copr reads (configurations, plans, coordinates, graphs):
-/// 256 MiB. Reading stops one byte past it, so `/dev/zero` or a mistaken multi-gigabyte
-/// file fails fast instead of filling memory.
+/// 256 MiB. Reading stops one byte past it, so an endless or mistaken multi-gigabyte
+/// input fails fast instead of filling memory.
 pub const MAX_FILE_BYTES: u64 = 1 << 28;
 
-/// Reads a whole file of at most [`MAX_FILE_BYTES`] as UTF-8 text.
+/// Reads a whole file of at most [`MAX_FILE_BYTES`] as UTF-8 text. A NUL byte (never
+/// part of a TOML, JSON or line-based input) stops the reading at once: `/dev/zero` or
+/// a binary file given by mistake is refused after its first 64 KiB.
 ///
 /// # Errors
-/// [`TopologyError::Io`] naming the file if it cannot be read, is not UTF-8, or is
-/// larger than [`MAX_FILE_BYTES`].
+/// [`TopologyError::Io`] naming the file if it cannot be read, holds a NUL byte, is
+/// not UTF-8, or is larger than [`MAX_FILE_BYTES`].
 pub fn read_text(path: &Path) -> Result<String> {
     use std::io::{Error, ErrorKind, Read};
     let io = |source| TopologyError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_FILE_BYTES + 1);
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        };
+        if let Some(k) = chunk[..n].iter().position(|&b| b == 0) {
+            return Err(io(Error::new(
+                ErrorKind::InvalidData,
+                format!("a NUL byte at offset {}: not a text file", bytes.len() + k),
+            )));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(io(Error::new(
             ErrorKind::FileTooLarge,
