@@ -3,8 +3,9 @@
 //! in `data/` go through every command that reads them. Every run must end with exit 0,
 //! or exit 2 and a one-line `copr: error:`; never a panic, a signal, or an allocation
 //! beyond the address-space cap (each run is under `ulimit -v`, so a runaway
-//! allocation aborts the child and fails the case). The parsers also run in-process on
-//! the same mutations, many more of them.
+//! allocation aborts the child and fails the case). In-process, many more mutations
+//! and bytes of noise go through the plan, placement, coordinate, topology and
+//! cost-model parsers and on into the plans, machines and cost setups they describe.
 //!
 //! Seeded: the same cases every run (`FUZZ_SEED` below); proptest shrinks a failure to
 //! a small mutation list.
@@ -340,19 +341,53 @@ fn mutated_input_files_end_in_an_answer_or_one_error_line() {
 #[test]
 fn parsers_never_panic_on_mutated_text() {
     use copr::plan::{Plan, PlanSpec};
-    use copr_topology::{Placement, Torus, TorusParams};
+    use copr_cost_models::CostConfig;
+    use copr_topology::files::{parse_str, Format};
+    use copr_topology::{Placement, TopologyConfig, Torus, TorusParams};
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
     let read = |f: &str| std::fs::read(data.join(f)).unwrap();
     let plans = [read("plans/paper-b5000.toml"), read("plans/submatrix.toml")];
     let placement = read("topology/placement-8.txt");
     let coords = read("topology/torus-4x4x4.coords");
-    let strategy = (0..4usize, proptest::collection::vec(mutation(), 1..5));
+    let topology = read("topology/torus-xe6.toml");
+    let cost = read("cost/two-islands.toml");
+    // mutations of the seeds, or (which = 6) bytes of noise fed to every parser
+    let strategy = (
+        0..7usize,
+        proptest::collection::vec(mutation(), 1..5),
+        proptest::collection::vec(any::<u8>(), 0..512),
+    );
     runner(1500)
-        .run(&strategy, |(which, ms)| {
+        .run(&strategy, |(which, ms, noise)| {
+            let text = |seed: &[u8]| String::from_utf8_lossy(&apply(seed, &ms)).to_string();
             match which {
+                6 => {
+                    let noise = String::from_utf8_lossy(&noise).to_string();
+                    let _ = toml::from_str::<PlanSpec>(&noise);
+                    let _ = serde_json::from_str::<PlanSpec>(&noise);
+                    let _ = Placement::parse(&noise, None);
+                    let _ = Torus::parse_coords(TorusParams::new(vec![4, 4, 4]), &noise, None);
+                    let _ = parse_str::<TopologyConfig>(&noise, Format::Toml, None);
+                    let _ = parse_str::<CostConfig>(&noise, Format::Toml, None);
+                }
+                4 => {
+                    if let Ok(c) = parse_str::<TopologyConfig>(&text(&topology), Format::Toml, None)
+                    {
+                        if let Ok(m) = c.build(&data.join("topology"), Some(64)) {
+                            prop_assert_eq!(m.ranks(), 64);
+                            let _ = m.summary();
+                        }
+                    }
+                }
+                5 => {
+                    if let Ok(c) = parse_str::<CostConfig>(&text(&cost), Format::Toml, None) {
+                        if let Ok(setup) = c.build(&data.join("cost"), Some(16)) {
+                            let _ = setup.model.describe();
+                        }
+                    }
+                }
                 0 | 1 => {
-                    let text = String::from_utf8_lossy(&apply(&plans[which], &ms)).to_string();
-                    if let Ok(spec) = toml::from_str::<PlanSpec>(&text) {
+                    if let Ok(spec) = toml::from_str::<PlanSpec>(&text(&plans[which])) {
                         if let Ok(plan) = Plan::from_spec(&spec) {
                             let r = plan.report(spec.element_size);
                             prop_assert!(r.remote_after <= r.remote_before);
@@ -361,12 +396,11 @@ fn parsers_never_panic_on_mutated_text() {
                     }
                 }
                 2 => {
-                    let text = String::from_utf8_lossy(&apply(&placement, &ms)).to_string();
-                    let _ = Placement::parse(&text, None);
+                    let _ = Placement::parse(&text(&placement), None);
                 }
                 _ => {
-                    let text = String::from_utf8_lossy(&apply(&coords, &ms)).to_string();
-                    let _ = Torus::parse_coords(TorusParams::new(vec![4, 4, 4]), &text, None);
+                    let _ =
+                        Torus::parse_coords(TorusParams::new(vec![4, 4, 4]), &text(&coords), None);
                 }
             }
             Ok(())
