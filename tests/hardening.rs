@@ -294,7 +294,7 @@ fn unbounded_files_are_refused() {
         .arg(bin())
         .output()
         .unwrap();
-    refused(&out, &["/dev/stdin", "268435456", "MAX_FILE_BYTES"]);
+    refused(&out, &["/dev/stdin", "67108864", "MAX_FILE_BYTES"]);
 }
 
 #[test]

@@ -187,9 +187,11 @@ pub fn check_bandwidth(v: f64, field: &FieldPath) -> Result<(), Invalid> {
 }
 
 /// Largest input file copr reads (configurations, plans, coordinates, graphs):
-/// 256 MiB. Reading stops one byte past it, so an endless or mistaken multi-gigabyte
-/// input fails fast instead of filling memory.
-pub const MAX_FILE_BYTES: u64 = 1 << 28;
+/// 64 MiB. Reading stops one byte past it, so an endless or mistaken multi-gigabyte
+/// input fails fast instead of filling memory. Parsed TOML and JSON take many times
+/// their text (a 63 MB plan listing 5600 × 5600 grid owners peaks at 1 GB while it is
+/// parsed), so the limit also bounds what a parse can take.
+pub const MAX_FILE_BYTES: u64 = 1 << 26;
 
 /// Reads a whole file of at most [`MAX_FILE_BYTES`] as UTF-8 text. A NUL byte (never
 /// part of a TOML, JSON or line-based input) stops the reading at once: `/dev/zero` or
