@@ -249,7 +249,8 @@ impl Plan {
     /// Computes the volumes of `A ← op(B)` and σ with `solver`.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if the shapes differ; solver errors from [`relabel`].
+    /// [`Error::Mismatch`] if the shapes differ; [`Error::Limit`] beyond
+    /// [`crate::volume::MAX_OVERLAP_PAIRS`]; solver errors from [`relabel`].
     pub fn new(source: Layout, target: Layout, op: Op, solver: Solver) -> Result<Self> {
         let volumes = Volumes::compute(&source, &target, op)?;
         let t0 = Instant::now();
