@@ -416,9 +416,19 @@ fn map(a: MapArgs) -> Result<()> {
         written.push(format!("picture {}", p.display()));
     }
     if a.json {
-        let mut j = serde_json::to_value(&cmp).expect("reports serialise");
-        j["exported"] = chosen.strategy.clone().into();
-        println!("{j}");
+        // written directly, not through serde_json::Value, which cannot hold the u128
+        // byte counts above u64::MAX
+        #[derive(serde::Serialize)]
+        struct MapJson<'a> {
+            #[serde(flatten)]
+            cmp: &'a mapping::Comparison,
+            exported: &'a str,
+        }
+        let j = MapJson {
+            cmp: &cmp,
+            exported: &chosen.strategy,
+        };
+        println!("{}", serde_json::to_string(&j).expect("reports serialise"));
     } else {
         print!("{}", mapping::table(&cmp));
         println!("exported: {}", chosen.strategy);
@@ -439,6 +449,12 @@ fn plan(a: PlanArgs) -> Result<()> {
     let cost = match &a.cost {
         Some(path) => {
             let setup = copr_cost_models::load_setup(path, Some(report.ranks))?;
+            if let Some((ranks, pus)) = setup.machine.as_ref().and_then(|m| m.oversubscription()) {
+                eprintln!(
+                    "copr: warning: {}: up to {ranks} ranks on a node of {pus} PUs; ranks beyond the PUs share them and are priced as the same PU",
+                    path.display()
+                );
+            }
             Some(
                 plan.cost_report(setup.model.as_ref(), spec.element_size, spec.alpha)
                     .map_err(|e| e.in_file(path))?,

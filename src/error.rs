@@ -14,6 +14,19 @@ pub enum Error {
         /// What is wrong, with the values.
         detail: String,
     },
+    /// A plan's own fields (`element_size`, `alpha`) are meaningless; `field` names the
+    /// field.
+    #[error("invalid plan: {field}: {detail}")]
+    Plan {
+        /// The offending field, e.g. `element_size`.
+        field: &'static str,
+        /// What is wrong, with the value and the accepted range.
+        detail: String,
+    },
+    /// An input exceeds one of copr's documented size limits (checked before
+    /// allocating); the message names the limit and the value.
+    #[error("too large: {0}")]
+    Limit(String),
     /// Source and target (or any two things that must agree) do not match.
     #[error("mismatch: {0}")]
     Mismatch(String),

@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lap::{greedy_swaps, sparse_max};
 use crate::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
 use crate::volume::{reduction_percent, Volumes};
@@ -79,14 +79,28 @@ impl SweepConfig {
     /// Source and target layouts for block size `b`.
     ///
     /// # Errors
-    /// [`crate::Error::Layout`] for zero sizes.
+    /// [`crate::Error::Layout`] for zero sizes or sizes beyond the layout limits; a
+    /// bad block size is reported as field `blocks` (source) or `target_block`.
     pub fn layouts(&self, b: usize) -> Result<(Layout, Layout)> {
         let mut s = BlockCyclicSpec::new(self.m, self.n, b, b, self.nprow, self.npcol);
         s.grid_order = self.source_order;
         let tb = self.target_block;
         let mut t = BlockCyclicSpec::new(self.m, self.n, tb, tb, self.nprow, self.npcol);
         t.grid_order = self.target_order;
-        Ok((BlockCyclic::new(s)?.into(), BlockCyclic::new(t)?.into()))
+        // block-size errors name the sweep's own field, which says the side
+        let named = |field: &'static str| {
+            move |e: Error| match e {
+                Error::Layout {
+                    field: "mb" | "nb",
+                    detail,
+                } => Error::Layout { field, detail },
+                e => e,
+            }
+        };
+        Ok((
+            BlockCyclic::new(s).map_err(named("blocks"))?.into(),
+            BlockCyclic::new(t).map_err(named("target_block"))?.into(),
+        ))
     }
 
     /// Runs the sweep (block sizes in parallel); `progress` is called once per finished

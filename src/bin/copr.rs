@@ -3,9 +3,30 @@
 use clap::Parser;
 
 fn main() {
+    quiet_broken_pipe();
     let cli = copr::cli::Cli::parse();
     if let Err(e) = copr::cli::run(cli) {
         eprintln!("copr: error: {e}");
         std::process::exit(2);
     }
+}
+
+/// A reader that stops early (`copr plan … | head`) closes the pipe; `println!` then
+/// panics with "failed printing to stdout: Broken pipe". Exit quietly instead, with
+/// the status a shell gives a process killed by SIGPIPE (128 + 13), like other
+/// command-line tools; every other panic keeps the default report.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use copr_cost_models::{CostModel, Package};
 
 use crate::error::{Error, Result};
-use crate::lap::{dense_max, sparse_max, Perm};
+use crate::lap::{dense_max, sparse_max, Perm, DENSE_LIMIT};
 use crate::layout::axis::{overlap_stats, PieceStats};
 use crate::layout::{check_shapes, Layout, Op, OpView, Order};
 use crate::sparse::Csr;
@@ -136,9 +136,11 @@ impl Packages {
     /// As [`crate::volume::Volumes::compute`], plus a sort of the nonzeros.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if op(source) and target differ in shape.
+    /// [`Error::Mismatch`] if op(source) and target differ in shape;
+    /// [`Error::Limit`] beyond [`crate::volume::MAX_OVERLAP_PAIRS`].
     pub fn compute(input: &PackageInput<'_>) -> Result<Self> {
         let (r, c) = input.overlaps()?;
+        crate::volume::check_overlap_pairs(r.len(), c.len())?;
         let view = OpView::new(input.source, input.transform.op);
         let mut trip = Vec::with_capacity(r.len() * c.len());
         for (a, b, rs) in &r {
@@ -288,6 +290,17 @@ pub fn gain_matrix(model: &dyn CostModel, packages: &Packages) -> Vec<f64> {
     gain
 }
 
+/// Refuses the p × p gain table beyond [`DENSE_LIMIT`] ranks.
+fn check_dense_limit(p: usize) -> Result<()> {
+    if p > DENSE_LIMIT {
+        return Err(Error::Limit(format!(
+            "this cost model needs the dense p x p gain table, and p = {p} ranks exceeds the limit of {DENSE_LIMIT} (copr::lap::DENSE_LIMIT; the table would take {:.1} GB); only models that price bytes alone avoid it",
+            (p as f64).powi(2) * 8.0 / 1e9
+        )));
+    }
+    Ok(())
+}
+
 /// Checks that `model` prices every rank of the communicator.
 pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
     match model.ranks() {
@@ -303,7 +316,8 @@ pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
 ///
 /// # Errors
 /// [`Error::Mismatch`] if the model's machine has fewer ranks than the packages;
-/// solver errors.
+/// [`Error::Limit`] if the model needs the dense gain table and there are more than
+/// [`DENSE_LIMIT`] ranks; solver errors.
 pub fn relabel(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
     let p = packages.ranks();
     check_model_ranks(model, p)?;
@@ -315,6 +329,7 @@ pub fn relabel(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
             return Ok(Perm::identity(p));
         }
     }
+    check_dense_limit(p)?;
     dense_max(p, &gain_matrix(model, packages))
 }
 
@@ -338,6 +353,7 @@ pub fn distributed_relabel(
 ) -> Result<Vec<RankOutcome>> {
     let p = input.ranks();
     check_model_ranks(model, p)?;
+    check_dense_limit(p)?;
     let rows: Vec<Vec<f64>> = (0..p)
         .into_par_iter()
         .map(|x| {

@@ -30,6 +30,11 @@ mod sparse;
 
 pub use brute::{brute_force_max, BRUTE_FORCE_MAX_N};
 pub use dense::{dense_max, dense_max_with, DenseSolver};
+
+/// Largest assignment for which copr builds a dense p × p table (the dense solver, the
+/// δ table of a general cost model): 8192 ranks, 0.5 GB of `f64`. Beyond it only the
+/// sparse solver runs.
+pub const DENSE_LIMIT: usize = 8192;
 pub use greedy::greedy_swaps;
 pub use perm::Perm;
 pub use sparse::sparse_max;

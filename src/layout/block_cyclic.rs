@@ -3,7 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::axis::Axis;
-use super::{check_positive, GridLayout, LocalBlock, Order, RankStorage};
+use super::{
+    check_axis_blocks, check_elements, check_positive, check_ranks, GridLayout, LocalBlock, Order,
+    RankStorage,
+};
 use crate::error::{Error, Result};
 
 /// A submatrix `A[ia .. ia + m, ja .. ja + n]` (0-based, unlike ScaLAPACK's IA/JA).
@@ -145,9 +148,12 @@ impl BlockCyclic {
     ///
     /// # Errors
     /// [`Error::Layout`] naming the field: zero sizes, `rsrc`/`csrc` outside the grid,
-    /// a submatrix outside the matrix, a grid larger than `ranks`, or `lld = 0` (whether
+    /// a submatrix outside the matrix, a grid larger than `ranks`, `lld = 0` (whether
     /// `lld` fits a rank's local matrix is that rank's check:
-    /// [`BlockCyclic::check_storage`]).
+    /// [`BlockCyclic::check_storage`]); sizes beyond the documented limits
+    /// [`super::MAX_ELEMENTS`] (for `m × n`), [`super::MAX_RANKS`] (for the grid, `ranks`
+    /// and `rank_map`) and [`super::MAX_AXIS_BLOCKS`] (row and column blocks of the
+    /// described submatrix), checked before anything is allocated.
     pub fn new(spec: BlockCyclicSpec) -> Result<Self> {
         for (f, v) in [
             ("m", spec.m),
@@ -159,6 +165,7 @@ impl BlockCyclic {
         ] {
             check_positive(f, v)?;
         }
+        check_elements("m, n", spec.m, spec.n)?;
         for (field, src, procs, what) in [
             ("rsrc", spec.rsrc, spec.nprow, "rows"),
             ("csrc", spec.csrc, spec.npcol, "columns"),
@@ -174,10 +181,18 @@ impl BlockCyclic {
             field: "nprow, npcol",
             detail: "grid size overflows".into(),
         })?;
-        let ranks = spec.ranks.unwrap_or_else(|| match &spec.rank_map {
-            Some(m) => m.iter().copied().max().map_or(grid, |x| (x + 1).max(grid)),
-            None => grid,
-        });
+        // the communicator size, checked before rank_map's inverse table is allocated
+        let (field, ranks) = match (spec.ranks, &spec.rank_map) {
+            (Some(r), _) => ("ranks", r),
+            (None, Some(m)) => (
+                "rank_map",
+                m.iter()
+                    .map(|&x| x.saturating_add(1))
+                    .fold(grid, usize::max),
+            ),
+            (None, None) => ("nprow, npcol", grid),
+        };
+        check_ranks(field, ranks)?;
         if grid > ranks {
             return Err(Error::Layout {
                 field: "ranks",
@@ -208,6 +223,18 @@ impl BlockCyclic {
                     ),
                 });
             }
+        }
+        for (field, start, len, b, what) in [
+            ("mb", sub.ia, sub.m, spec.mb, "rows"),
+            ("nb", sub.ja, sub.n, spec.nb, "columns"),
+        ] {
+            // blocks touched by start..start + len (start + len <= m checked above)
+            let blocks = ((start + len - 1) / b - start / b + 1) as u128;
+            check_axis_blocks(
+                field,
+                &format!("{len} {what} in blocks of {field} = {b}"),
+                blocks,
+            )?;
         }
         let mut pos_of_rank = None;
         if let Some(map) = &spec.rank_map {

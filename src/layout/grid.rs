@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::axis::Axis;
-use super::{check_positive, LocalBlock, Order};
+use super::{
+    check_axis_blocks, check_elements, check_positive, check_ranks, LocalBlock, Order, MAX_RANKS,
+};
 use crate::error::{Error, Result};
 
 /// How one rank stores its local blocks: blocks are packed one after another in
@@ -95,6 +97,11 @@ impl From<GridLayout> for GridSpec {
 }
 
 fn check_splits(field: &'static str, s: &[usize]) -> Result<()> {
+    check_axis_blocks(
+        field,
+        &format!("{} splits", s.len()),
+        s.len().saturating_sub(1) as u128,
+    )?;
     if s.len() < 2 {
         return Err(Error::Layout {
             field,
@@ -129,7 +136,9 @@ impl GridLayout {
     /// # Errors
     /// [`Error::Layout`] naming the field: splits not starting at 0 or not increasing,
     /// an owners matrix of the wrong shape, owners outside `0..ranks`, a storage list of
-    /// the wrong length, or a leading dimension smaller than a block.
+    /// the wrong length, or a leading dimension smaller than a block; sizes beyond the
+    /// documented limits [`super::MAX_AXIS_BLOCKS`] (splits), [`super::MAX_ELEMENTS`]
+    /// (rows × columns) and [`super::MAX_RANKS`] (owners, `ranks`).
     pub fn new(spec: GridSpec) -> Result<Self> {
         check_splits("row_splits", &spec.row_splits)?;
         check_splits("col_splits", &spec.col_splits)?;
@@ -178,6 +187,11 @@ impl GridLayout {
     ) -> Result<Self> {
         check_splits("row_splits", &row_splits)?;
         check_splits("col_splits", &col_splits)?;
+        check_elements(
+            "row_splits, col_splits",
+            *row_splits.last().expect("checked"),
+            *col_splits.last().expect("checked"),
+        )?;
         let (nbr, nbc) = (row_splits.len() - 1, col_splits.len() - 1);
         if owners.len() != nbr * nbc {
             return Err(Error::Layout {
@@ -189,8 +203,23 @@ impl GridLayout {
             });
         }
         let max_owner = owners.iter().copied().max().unwrap_or(0);
+        if max_owner >= MAX_RANKS {
+            let k = owners
+                .iter()
+                .position(|&o| o == max_owner)
+                .expect("the max");
+            return Err(Error::Layout {
+                field: "owners",
+                detail: format!(
+                    "owner {max_owner} of block ({}, {}) is beyond the limit of {MAX_RANKS} ranks (copr::layout::MAX_RANKS)",
+                    k / nbc,
+                    k % nbc
+                ),
+            });
+        }
         let ranks = ranks.unwrap_or(max_owner + 1);
         check_positive("ranks", ranks)?;
+        check_ranks("ranks", ranks)?;
         if let Some(k) = owners.iter().position(|&o| o >= ranks) {
             return Err(Error::Layout {
                 field: "owners",
@@ -218,14 +247,31 @@ impl GridLayout {
             ranks,
             storage,
         };
+        // local buffer lengths of ranks with an explicit leading dimension, which
+        // must stay addressable (the tight default never exceeds the matrix)
+        let mut footprint: std::collections::HashMap<usize, u128> = Default::default();
         for (k, &o) in g.owners.iter().enumerate() {
             let st = g.storage_of(o);
             if let Some(ld) = st.ld {
                 let (i, j) = (k / nbc, k % nbc);
-                let need = match st.order {
-                    Order::ColMajor => g.row_splits[i + 1] - g.row_splits[i],
-                    Order::RowMajor => g.col_splits[j + 1] - g.col_splits[j],
+                let (rows, cols) = (
+                    g.row_splits[i + 1] - g.row_splits[i],
+                    g.col_splits[j + 1] - g.col_splits[j],
+                );
+                let (need, outer) = match st.order {
+                    Order::ColMajor => (rows, cols),
+                    Order::RowMajor => (cols, rows),
                 };
+                let len = footprint.entry(o).or_default();
+                *len += ld as u128 * outer as u128;
+                if *len > u128::from(super::MAX_ELEMENTS) {
+                    return Err(Error::Layout {
+                        field: "storage.ld",
+                        detail: format!(
+                            "leading dimension {ld} makes rank {o}'s local buffer longer than the limit of 2^60 elements (copr::layout::MAX_ELEMENTS)"
+                        ),
+                    });
+                }
                 if ld < need {
                     return Err(Error::Layout {
                         field: "storage.ld",

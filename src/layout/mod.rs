@@ -112,6 +112,63 @@ impl LocalBlock {
     }
 }
 
+/// Largest communicator a layout may live in: 2^24 = 16 777 216 ranks (more than any
+/// machine runs MPI ranks today). Rank counts, owners and `rank_map` entries are
+/// checked against it before anything is allocated, so that memory and time stay
+/// proportional to a real job, not to a number in a file.
+pub const MAX_RANKS: usize = copr_topology::MAX_RANKS;
+
+/// Largest number of elements a layout's (global) matrix may have: 2^60. Every volume,
+/// total and sum of volumes then fits in `u64` (and in the exact solvers' range).
+pub const MAX_ELEMENTS: u64 = 1 << 60;
+
+/// Largest number of blocks along one axis of a layout (row blocks of the described
+/// rows, column blocks of its columns; for grids, `row_splits.len() − 1` and
+/// `col_splits.len() − 1`): 2^22 = 4 194 304. Volumes work per block along each axis,
+/// so `m = 5·10^9` rows in blocks of `mb = 1` is refused instead of allocating
+/// gigabytes.
+pub const MAX_AXIS_BLOCKS: usize = 1 << 22;
+
+/// Checks a communicator size against [`MAX_RANKS`].
+pub(crate) fn check_ranks(field: &'static str, ranks: usize) -> Result<()> {
+    if ranks > MAX_RANKS {
+        return Err(Error::Layout {
+            field,
+            detail: format!(
+                "{ranks} ranks exceed the limit of {MAX_RANKS} (copr::layout::MAX_RANKS)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks `rows × cols` against [`MAX_ELEMENTS`] (in 128-bit arithmetic).
+pub(crate) fn check_elements(field: &'static str, rows: usize, cols: usize) -> Result<()> {
+    let e = rows as u128 * cols as u128;
+    if e > u128::from(MAX_ELEMENTS) {
+        return Err(Error::Layout {
+            field,
+            detail: format!(
+                "a {rows} x {cols} matrix has {e} elements, more than the limit of 2^60 = {MAX_ELEMENTS} (copr::layout::MAX_ELEMENTS)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a number of blocks along one axis against [`MAX_AXIS_BLOCKS`].
+pub(crate) fn check_axis_blocks(field: &'static str, what: &str, blocks: u128) -> Result<()> {
+    if blocks > MAX_AXIS_BLOCKS as u128 {
+        return Err(Error::Layout {
+            field,
+            detail: format!(
+                "{what} make {blocks} blocks along one axis, more than the limit of {MAX_AXIS_BLOCKS} (copr::layout::MAX_AXIS_BLOCKS)"
+            ),
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn check_positive(field: &'static str, v: usize) -> Result<()> {
     if v == 0 {
         return Err(Error::Layout {

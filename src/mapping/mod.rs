@@ -34,10 +34,9 @@
 //! # Ok::<(), copr::Error>(())
 //! ```
 
-use std::io::Read;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 pub use crate::lap::Perm;
 
 mod curve;
@@ -87,25 +86,10 @@ pub fn torus_machine(
     MapMachine::torus(torus, ranks_per_node)
 }
 
-/// Input files are read up to this size.
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+/// Input files are read up to this size (one limit for every file copr reads).
+pub use copr_topology::files::MAX_FILE_BYTES;
 
 /// Reads a text file of at most [`MAX_FILE_BYTES`].
 pub(crate) fn read_text(path: &Path) -> Result<String> {
-    let io = |source| Error::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let f = std::fs::File::open(path).map_err(io)?;
-    let mut text = String::new();
-    f.take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(io)?;
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(Error::Parse {
-            path: path.to_owned(),
-            detail: format!("larger than {MAX_FILE_BYTES} bytes"),
-        });
-    }
-    Ok(text)
+    crate::plan::read_text(path)
 }

@@ -40,7 +40,7 @@ pub enum Solver {
 }
 
 /// Largest communicator for which [`Solver::Dense`] builds the p × p gain table.
-pub const DENSE_LIMIT: usize = 8192;
+pub use crate::lap::DENSE_LIMIT;
 
 /// The locally-free volume gain (COSTA eq. 1, Remark 2), dense and row-major:
 /// `δ(x, y) = V[y][x] − V[x][x]`, the volume saved by letting process `y` take target
@@ -95,6 +95,42 @@ pub fn relabel(v: &Volumes, solver: Solver) -> Result<Perm> {
     }
 }
 
+/// Largest element size a plan accepts, in bytes: 2^20 (1 MiB). Elements are matrix
+/// entries (4 to 32 bytes for real and complex types); larger values are taken for a
+/// typo.
+pub const MAX_ELEMENT_SIZE: usize = 1 << 20;
+
+/// Checks that `element_size` is in `1..=MAX_ELEMENT_SIZE` and that `elements` of it
+/// fit in 64 bits of bytes.
+fn check_element_size(element_size: usize, elements: u64) -> Result<()> {
+    if element_size == 0 || element_size > MAX_ELEMENT_SIZE {
+        return Err(Error::Plan {
+            field: "element_size",
+            detail: format!(
+                "{element_size} bytes per element is outside 1..={MAX_ELEMENT_SIZE} (copr::plan::MAX_ELEMENT_SIZE)"
+            ),
+        });
+    }
+    if elements.checked_mul(element_size as u64).is_none() {
+        return Err(Error::Plan {
+            field: "element_size",
+            detail: format!("{elements} elements of {element_size} bytes exceed 2^64 bytes"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that α is a finite number.
+fn check_alpha(alpha: f64) -> Result<()> {
+    if !alpha.is_finite() {
+        return Err(Error::Plan {
+            field: "alpha",
+            detail: format!("{alpha} is not a finite number"),
+        });
+    }
+    Ok(())
+}
+
 fn default_element_size() -> usize {
     8
 }
@@ -136,6 +172,27 @@ impl PlanSpec {
     pub fn from_file(path: &Path) -> Result<Self> {
         read_config(path)
     }
+
+    /// Checks the plan's own fields: `element_size` in `1..=`[`MAX_ELEMENT_SIZE`] with
+    /// the matrix's bytes within 64 bits, and a finite `alpha`. (The layouts check
+    /// themselves when they are built.)
+    ///
+    /// # Errors
+    /// [`Error::Plan`] naming the field and its value.
+    ///
+    /// # Example
+    /// ```
+    /// use copr::plan::PlanSpec;
+    /// let mut spec = PlanSpec::from_file(std::path::Path::new("data/plans/submatrix.toml")).unwrap();
+    /// assert!(spec.check().is_ok());
+    /// spec.element_size = 0;
+    /// assert!(spec.check().unwrap_err().to_string().contains("element_size"));
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        let elements = self.target.rows() as u64 * self.target.cols() as u64;
+        check_element_size(self.element_size, elements)?;
+        check_alpha(self.alpha)
+    }
 }
 
 /// Reads a TOML (or, by extension, JSON) file into `T`.
@@ -143,10 +200,7 @@ impl PlanSpec {
 /// # Errors
 /// [`Error::Io`] or [`Error::Parse`] naming the file, with the parser's position.
 pub fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = read_text(path)?;
     let parse = |detail: String| Error::Parse {
         path: path.to_owned(),
         detail: detail.trim().replace('\n', " "),
@@ -159,6 +213,14 @@ pub fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     } else {
         toml::from_str(&text).map_err(|e| parse(toml_error(&text, &e)))
     }
+}
+
+/// Reads a text file of at most [`copr_topology::files::MAX_FILE_BYTES`].
+pub(crate) fn read_text(path: &Path) -> Result<String> {
+    copr_topology::files::read_text(path).map_err(|e| match e {
+        copr_topology::TopologyError::Io { path, source } => Error::Io { path, source },
+        e => e.into(),
+    })
 }
 
 fn toml_error(text: &str, e: &toml::de::Error) -> String {
@@ -187,7 +249,8 @@ impl Plan {
     /// Computes the volumes of `A ← op(B)` and σ with `solver`.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if the shapes differ; solver errors from [`relabel`].
+    /// [`Error::Mismatch`] if the shapes differ; [`Error::Limit`] beyond
+    /// [`crate::volume::MAX_OVERLAP_PAIRS`]; solver errors from [`relabel`].
     pub fn new(source: Layout, target: Layout, op: Op, solver: Solver) -> Result<Self> {
         let volumes = Volumes::compute(&source, &target, op)?;
         let t0 = Instant::now();
@@ -207,8 +270,9 @@ impl Plan {
     /// Builds the plan a [`PlanSpec`] describes.
     ///
     /// # Errors
-    /// As [`Plan::new`].
+    /// [`PlanSpec::check`]'s errors, then as [`Plan::new`].
     pub fn from_spec(spec: &PlanSpec) -> Result<Self> {
+        spec.check()?;
         Self::new(
             spec.source.clone(),
             spec.target.clone(),
@@ -265,20 +329,23 @@ impl Plan {
         self.target.relabeled(&self.sigma)
     }
 
-    /// The numbers a report prints, for `element_size` bytes per element.
+    /// The numbers a report prints, for `element_size` bytes per element (byte counts
+    /// saturate at `u64::MAX`: [`PlanSpec::check`] and [`Plan::from_spec`] refuse element
+    /// sizes for which they would).
     pub fn report(&self, element_size: usize) -> PlanReport {
         let remote_before = self.volumes.remote();
         let remote_after = self.remote_after();
         let e = element_size as u64;
+        let bytes = |x: u64| x.saturating_mul(e);
         PlanReport {
             ranks: self.volumes.ranks(),
             element_size,
             total_elements: self.volumes.total(),
-            total_bytes: self.volumes.total() * e,
+            total_bytes: bytes(self.volumes.total()),
             remote_before,
             remote_after,
-            remote_bytes_before: remote_before * e,
-            remote_bytes_after: remote_after * e,
+            remote_bytes_before: bytes(remote_before),
+            remote_bytes_after: bytes(remote_after),
             reduction_percent: reduction_percent(remote_before, remote_after),
             solver: self.solver,
             solver_seconds: self.solve_seconds,
@@ -342,13 +409,18 @@ impl Plan {
     /// ([`crate::gain::relabel`]).
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if the model's machine has fewer ranks than the plan.
+    /// [`Error::Plan`] for an element size or α that [`PlanSpec::check`] refuses;
+    /// [`Error::Mismatch`] if the model's machine has fewer ranks than the plan;
+    /// [`Error::Limit`] if the model needs the dense gain table beyond
+    /// [`DENSE_LIMIT`] ranks.
     pub fn cost_report(
         &self,
         model: &dyn copr_cost_models::CostModel,
         element_size: usize,
         alpha: f64,
     ) -> Result<CostReport> {
+        check_element_size(element_size, self.volumes.total())?;
+        check_alpha(alpha)?;
         use crate::gain::{PackageInput, Packages, Transform};
         let input = PackageInput {
             source: &self.source,

@@ -2,11 +2,28 @@
 
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lap::Perm;
 use crate::layout::axis::overlap_counts;
 use crate::layout::{check_shapes, Layout, Op, OpView};
 use crate::sparse::Csr;
+
+/// Largest number of (row overlap, column overlap) pairs a volume computation visits:
+/// 2^24 = 16 777 216. Each pair is a candidate package `(s, t)`; the COSTA paper's
+/// 102 400-rank case has 1.6 million. Checked before allocating, by
+/// [`Volumes::compute`] and [`crate::gain::Packages::compute`].
+pub const MAX_OVERLAP_PAIRS: usize = 1 << 24;
+
+/// Checks `rows × cols` overlap pairs against [`MAX_OVERLAP_PAIRS`].
+pub(crate) fn check_overlap_pairs(rows: usize, cols: usize) -> Result<()> {
+    let pairs = rows as u128 * cols as u128;
+    if pairs > MAX_OVERLAP_PAIRS as u128 {
+        return Err(Error::Limit(format!(
+            "the layouts overlap in {rows} (row class pairs) x {cols} (column class pairs) = {pairs} pieces to price, more than the limit of {MAX_OVERLAP_PAIRS} (copr::volume::MAX_OVERLAP_PAIRS)"
+        )));
+    }
+    Ok(())
+}
 
 /// The sparse volume matrix `V[s][t]`: number of elements source rank `s` must deliver
 /// to target rank `t` for `A ← op(B)` with B in the source layout and A in the target.
@@ -47,13 +64,15 @@ impl Volumes {
     /// and nnz(R)·nnz(C) is at most the number of overlay cells.
     ///
     /// # Errors
-    /// [`crate::Error::Mismatch`] if op(source) and target differ in shape.
+    /// [`crate::Error::Mismatch`] if op(source) and target differ in shape;
+    /// [`crate::Error::Limit`] beyond [`MAX_OVERLAP_PAIRS`].
     pub fn compute(source: &Layout, target: &Layout, op: Op) -> Result<Self> {
         check_shapes(source, target, op)?;
         let view = OpView::new(source, op);
         let ranks = source.ranks().max(target.ranks());
         let r = overlap_counts(&view.row_axis(), &target.row_axis());
         let c = overlap_counts(&view.col_axis(), &target.col_axis());
+        check_overlap_pairs(r.len(), c.len())?;
         let mut trip = Vec::with_capacity(r.len() * c.len());
         for &(a, b, nr) in &r {
             for &(cc, d, nc) in &c {

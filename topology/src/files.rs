@@ -186,14 +186,59 @@ pub fn check_bandwidth(v: f64, field: &FieldPath) -> Result<(), Invalid> {
     }
 }
 
-/// Reads a whole file as UTF-8 text.
+/// Largest input file copr reads (configurations, plans, coordinates, graphs):
+/// 64 MiB. Reading stops one byte past it, so an endless or mistaken multi-gigabyte
+/// input fails fast instead of filling memory. Parsed TOML and JSON take many times
+/// their text (a 63 MB plan listing 5600 × 5600 grid owners peaks at 1 GB while it is
+/// parsed), so the limit also bounds what a parse can take.
+pub const MAX_FILE_BYTES: u64 = 1 << 26;
+
+/// Reads a whole file of at most [`MAX_FILE_BYTES`] as UTF-8 text. A NUL byte (never
+/// part of a TOML, JSON or line-based input) stops the reading at once: `/dev/zero` or
+/// a binary file given by mistake is refused after its first 64 KiB.
 ///
 /// # Errors
-/// [`TopologyError::Io`] naming the file if it cannot be read.
+/// [`TopologyError::Io`] naming the file if it cannot be read, holds a NUL byte, is
+/// not UTF-8, or is larger than [`MAX_FILE_BYTES`].
 pub fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
+    use std::io::{Error, ErrorKind, Read};
+    let io = |source| TopologyError::Io {
         path: path.to_path_buf(),
         source,
+    };
+    let mut reader = std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_FILE_BYTES + 1);
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        };
+        if let Some(k) = chunk[..n].iter().position(|&b| b == 0) {
+            return Err(io(Error::new(
+                ErrorKind::InvalidData,
+                format!("a NUL byte at offset {}: not a text file", bytes.len() + k),
+            )));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(io(Error::new(
+            ErrorKind::FileTooLarge,
+            format!(
+                "larger than the limit of {MAX_FILE_BYTES} bytes (copr_topology::files::MAX_FILE_BYTES)"
+            ),
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        io(Error::new(
+            ErrorKind::InvalidData,
+            format!("not UTF-8 text ({e})"),
+        ))
     })
 }
 

@@ -26,6 +26,11 @@ impl NodeTree {
     /// [`TopologyError::HwlocDisabled`] without the `hwloc` feature;
     /// [`TopologyError::Hwloc`] naming the description if hwloc rejects it.
     pub fn from_hwloc_synthetic(description: &str, costs: &LevelCosts) -> Result<Self> {
+        // refuse oversized nodes before hwloc builds them (when the description
+        // is in the simple `type:count` form)
+        if let Ok(levels) = crate::tree::parse_levels(description) {
+            crate::tree::check_shape_pus("description", description, &levels)?;
+        }
         imp::synthetic(description, costs)
     }
 

@@ -66,12 +66,12 @@ pub use network::{
     DragonflySpec, FatTreeSpec, LinkDefaults, LinkEntry, Network, NetworkCosts, NetworkDescription,
     PathCost, Vertex, VertexKind,
 };
-pub use placement::Placement;
+pub use placement::{Placement, MAX_RANKS};
 pub use torus::{
     Torus, TorusLink, TorusNode, TorusParams, DEFAULT_BASE_LATENCY, DEFAULT_HOP_LATENCY,
-    DEFAULT_LINK_BANDWIDTH,
+    DEFAULT_LINK_BANDWIDTH, MAX_TORUS_COORDS,
 };
-pub use tree::{Level, LevelCosts, NodeTree, PuAncestry};
+pub use tree::{Level, LevelCosts, NodeTree, PuAncestry, MAX_NODE_PUS};
 
 /// Whether this build has hwloc support (the `hwloc` cargo feature).
 pub const HWLOC_ENABLED: bool = cfg!(feature = "hwloc");

@@ -284,6 +284,7 @@ impl MachineBuilder {
             (Some(p), _) => p,
             (None, Some(rule)) => {
                 let ranks = rule.ranks;
+                Placement::check_ranks(ranks)?;
                 let rpn = rule.ranks_per_node.or_else(|| intra.num_pus()).unwrap_or(1);
                 let nodes = self
                     .nodes
@@ -580,6 +581,37 @@ impl Machine {
         self.placement.ranks_per_node()
     }
 
+    /// PUs per node, if the intra-node source knows them (never for a rank
+    /// matrix).
+    pub fn pus_per_node(&self) -> Option<usize> {
+        match self.explicit {
+            Some(_) => None,
+            None => self.intra.num_pus(),
+        }
+    }
+
+    /// `Some((ranks, pus))` when some node holds more ranks than it has PUs:
+    /// the most ranks on a node and the PUs per node. Ranks placed by a rule
+    /// then share PUs (rank `k` of a node on PU `k mod pus`) and are priced as
+    /// the same PU; a caller should say so.
+    ///
+    /// ```
+    /// use copr_topology::{IntraNode, LevelCosts, Machine, NodeTree, PlacementRule};
+    /// let tree = NodeTree::from_shape("core:4", &LevelCosts::default()).unwrap();
+    /// let m = Machine::builder()
+    ///     .intra(IntraNode::Tree(tree))
+    ///     .rule(PlacementRule::packed(6, Some(6)))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(m.oversubscription(), Some((6, 4)));
+    /// assert!(m.summary().to_string().contains("oversubscribed: up to 6 ranks on a node of 4 PUs"));
+    /// ```
+    pub fn oversubscription(&self) -> Option<(usize, usize)> {
+        let pus = self.pus_per_node()?;
+        let most = self.ranks_per_node().into_iter().max().unwrap_or(0);
+        (most > pus).then_some((most, pus))
+    }
+
     /// `(L(i, j), B(i, j))` for ranks `i` → `j`.
     ///
     /// # Panics
@@ -780,6 +812,7 @@ impl Machine {
             nodes: self.placement.num_nodes(),
             ranks_per_node_min: rpn.iter().copied().min().unwrap_or(0),
             ranks_per_node_max: rpn.iter().copied().max().unwrap_or(0),
+            pus_per_node: self.pus_per_node(),
             intra: match &self.explicit {
                 Some(_) => "-".into(),
                 None => self.intra.description(),
@@ -877,6 +910,11 @@ pub struct TopologySummary {
     pub ranks_per_node_min: usize,
     /// Most ranks on a node.
     pub ranks_per_node_max: usize,
+    /// PUs per node, if the intra-node source knows them; fewer than
+    /// `ranks_per_node_max` means ranks share PUs (see
+    /// [`Machine::oversubscription`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pus_per_node: Option<usize>,
     /// Intra-node source description.
     pub intra: String,
     /// Inter-node source description.
@@ -898,6 +936,13 @@ impl fmt::Display for TopologySummary {
             "ranks: {}   nodes: {}   ranks per node: {}..={}",
             self.ranks, self.nodes, self.ranks_per_node_min, self.ranks_per_node_max
         )?;
+        if let Some(pus) = self.pus_per_node.filter(|&n| self.ranks_per_node_max > n) {
+            writeln!(
+                f,
+                "oversubscribed: up to {} ranks on a node of {pus} PUs; ranks beyond the PUs share them (priced as the same PU)",
+                self.ranks_per_node_max
+            )?;
+        }
         writeln!(f, "placement: {}", self.placement)?;
         writeln!(f, "intra-node: {}", self.intra)?;
         writeln!(f, "inter-node: {}", self.inter)?;

@@ -67,7 +67,14 @@ impl Placement {
             description,
         }
     }
+}
 
+/// Largest number of ranks a placement (and so a machine) may hold:
+/// 2^24 = 16 777 216, the same limit as copr's layouts. Checked before the
+/// placement is allocated.
+pub const MAX_RANKS: usize = 1 << 24;
+
+impl Placement {
     /// All `ranks` on one node called `name`.
     pub fn single_node(ranks: usize, name: &str) -> Self {
         let mut p = Self::from_pairs((0..ranks).map(|_| (name, None)));
@@ -75,10 +82,22 @@ impl Placement {
         p
     }
 
+    /// Refuses more than [`MAX_RANKS`] ranks (field `ranks`).
+    pub(crate) fn check_ranks(ranks: usize) -> Result<()> {
+        if ranks > MAX_RANKS {
+            return Err(inconsistent(
+                "ranks",
+                format!("{ranks} ranks exceed the limit of {MAX_RANKS} (copr_topology::MAX_RANKS)"),
+            ));
+        }
+        Ok(())
+    }
+
     fn check_rule(ranks: usize, ranks_per_node: usize, nodes: &[String]) -> Result<usize> {
         if ranks == 0 {
             return Err(inconsistent("ranks", "the number of ranks must be >= 1"));
         }
+        Self::check_ranks(ranks)?;
         if ranks_per_node == 0 {
             return Err(inconsistent(
                 "ranks_per_node",
@@ -102,8 +121,8 @@ impl Placement {
     /// `nodes`; uses the first `⌈ranks / ranks_per_node⌉` nodes.
     ///
     /// # Errors
-    /// [`TopologyError::Inconsistent`] for zero ranks or ranks per node, or
-    /// too few nodes.
+    /// [`TopologyError::Inconsistent`] for zero ranks or ranks per node, more
+    /// than [`MAX_RANKS`] ranks, or too few nodes.
     pub fn packed(ranks: usize, ranks_per_node: usize, nodes: &[String]) -> Result<Self> {
         let nn = Self::check_rule(ranks, ranks_per_node, nodes)?;
         Ok(Self {
@@ -159,7 +178,9 @@ impl Placement {
     /// listed twice; [`TopologyError::UnplacedRank`] for the first missing
     /// rank; [`TopologyError::Inconsistent`] for an empty file.
     pub fn parse(text: &str, file: Option<&Path>) -> Result<Self> {
-        let mut entries: Vec<Option<(String, Option<usize>)>> = Vec::new();
+        // (rank, node, pu), in file order: memory follows the file, not the
+        // largest rank named in it
+        let mut entries: Vec<(usize, String, Option<usize>)> = Vec::new();
         let mut first_line: HashMap<usize, usize> = HashMap::new();
         for dl in files::data_lines(text) {
             let origin = Origin::maybe_file(file).at_line(dl.line);
@@ -176,12 +197,14 @@ impl Placement {
             }
             let rank: usize =
                 files::parse_field(dl.fields[0], "rank", "a non-negative integer", &origin)?;
-            if rank > 1 << 28 {
+            if rank >= MAX_RANKS {
                 return Err(TopologyError::InvalidValue {
                     origin,
                     field: "rank".into(),
                     value: rank.to_string(),
-                    reason: "ranks beyond 2^28 are not supported".into(),
+                    reason: format!(
+                        "ranks beyond {MAX_RANKS} are not supported (copr_topology::MAX_RANKS)"
+                    ),
                 });
             }
             let pu = dl
@@ -198,10 +221,7 @@ impl Placement {
                 });
             }
             first_line.insert(rank, dl.line);
-            if entries.len() <= rank {
-                entries.resize(rank + 1, None);
-            }
-            entries[rank] = Some((dl.fields[1].to_string(), pu));
+            entries.push((rank, dl.fields[1].to_string(), pu));
         }
         if entries.is_empty() {
             return Err(TopologyError::Inconsistent {
@@ -210,17 +230,18 @@ impl Placement {
                 message: "the placement lists no ranks".into(),
             });
         }
+        entries.sort_unstable_by_key(|e| e.0);
+        let max = entries.last().map_or(0, |e| e.0);
         let mut pairs = Vec::with_capacity(entries.len());
-        let max = entries.len() - 1;
-        for (rank, e) in entries.into_iter().enumerate() {
-            let Some(pair) = e else {
+        for (rank, (r, node, pu)) in entries.into_iter().enumerate() {
+            if r != rank {
                 return Err(TopologyError::UnplacedRank {
                     origin: Origin::maybe_file(file),
                     rank,
                     detail: format!("the placement lists ranks up to {max} but not {rank}"),
                 });
-            };
-            pairs.push(pair);
+            }
+            pairs.push((node, pu));
         }
         let mut p = Self::from_pairs(pairs);
         p.description = format!("{} ranks on {} nodes", p.ranks(), p.num_nodes());

@@ -63,6 +63,12 @@ fn default_hop_latency() -> f64 {
     DEFAULT_HOP_LATENCY
 }
 
+/// Largest torus, in coordinates (routers): 2^18 = 262 144, more than any torus
+/// machine built so far (Fugaku's Tofu-D has 158 976 nodes). A torus is built with
+/// every coordinate (names, coordinates, links), so its size is checked before
+/// anything is allocated.
+pub const MAX_TORUS_COORDS: u64 = 1 << 18;
+
 impl TorusParams {
     /// Parameters with the default latencies and [`DEFAULT_LINK_BANDWIDTH`]
     /// in every dimension.
@@ -81,8 +87,8 @@ impl TorusParams {
     /// Checks the parameters; `at` is their place in a document.
     ///
     /// # Errors
-    /// [`Invalid`] for empty or zero dimensions, a torus of more than 2³¹
-    /// coordinates, a `link_bandwidth` of the wrong length, negative or
+    /// [`Invalid`] for empty or zero dimensions, a torus of more than
+    /// [`MAX_TORUS_COORDS`] coordinates, a `link_bandwidth` of the wrong length, negative or
     /// non-finite latencies and non-positive bandwidths.
     pub fn validate(&self, at: &FieldPath) -> Result<(), Invalid> {
         if self.dims.is_empty() {
@@ -103,11 +109,13 @@ impl TorusParams {
             }
             total = total.saturating_mul(u64::from(e));
         }
-        if total > 1 << 31 {
+        if total > MAX_TORUS_COORDS {
             return Err(Invalid::new(
                 at.key("dims"),
                 format!("{:?}", self.dims),
-                format!("{total} coordinates; at most 2^31 are supported"),
+                format!(
+                    "{total} coordinates; at most 2^18 = {MAX_TORUS_COORDS} are supported (copr_topology::MAX_TORUS_COORDS)"
+                ),
             ));
         }
         check_nonneg(self.base_latency, &at.key("base_latency"))?;

@@ -292,6 +292,11 @@ pub struct PuAncestry {
     pub chain: Vec<(u64, Level)>,
 }
 
+/// Largest node, in PUs: 8192 (the PU × PU table then takes 64 MiB). Checked before
+/// a tree is built from a shape, an hwloc synthetic description or a discovered
+/// machine.
+pub const MAX_NODE_PUS: usize = 8192;
+
 /// The cost between PUs of one node, from the level of their deepest common
 /// ancestor (see [`Level`]); all nodes of a machine share one `NodeTree`.
 ///
@@ -326,9 +331,10 @@ impl NodeTree {
     /// ancestor; a PU with itself is [`Level::Pu`].
     ///
     /// # Errors
-    /// [`TopologyError::Inconsistent`] if there are no PUs, or if a level
-    /// occurs for which neither it nor a farther level has a cost;
-    /// [`TopologyError::InvalidValue`] for a bad cost.
+    /// [`TopologyError::Inconsistent`] if there are no PUs or more than
+    /// [`MAX_NODE_PUS`], or if a level occurs for which neither it nor a
+    /// farther level has a cost; [`TopologyError::InvalidValue`] for a bad
+    /// cost.
     pub fn from_ancestry(
         pus: &[PuAncestry],
         costs: &LevelCosts,
@@ -339,6 +345,14 @@ impl NodeTree {
             return Err(crate::link::inconsistent(
                 "pus",
                 "a node needs at least one PU",
+            ));
+        }
+        if npu > MAX_NODE_PUS {
+            return Err(crate::link::inconsistent(
+                "pus",
+                format!(
+                    "a node of {npu} PUs is larger than the limit of {MAX_NODE_PUS} (copr_topology::MAX_NODE_PUS)"
+                ),
             ));
         }
         costs
@@ -464,6 +478,13 @@ fn classify(a: &PuAncestry, b: &PuAncestry, same: bool) -> Level {
 }
 
 fn parse_shape(shape: &str) -> Result<Vec<(Level, usize)>> {
+    let levels = parse_levels(shape)?;
+    check_shape_pus("shape", shape, &levels)?;
+    Ok(levels)
+}
+
+/// The `type:count` levels of a shape, a final `pu:1` added if missing.
+pub(crate) fn parse_levels(shape: &str) -> Result<Vec<(Level, usize)>> {
     let err = |message: String| TopologyError::Parse {
         origin: Origin::none(),
         field: "shape".into(),
@@ -503,13 +524,25 @@ fn parse_shape(shape: &str) -> Result<Vec<(Level, usize)>> {
     if levels.last().is_none_or(|&(l, _)| l != Level::Pu) {
         levels.push((Level::Pu, 1));
     }
-    let total: usize = levels.iter().map(|&(_, c)| c).product();
-    if total > 1 << 16 {
-        return Err(err(format!(
-            "`{shape}` has {total} PUs; at most 65536 are supported"
-        )));
-    }
     Ok(levels)
+}
+
+/// Refuses a shape of more than [`MAX_NODE_PUS`] PUs, naming `field`.
+pub(crate) fn check_shape_pus(field: &str, shape: &str, levels: &[(Level, usize)]) -> Result<()> {
+    let total = levels
+        .iter()
+        .try_fold(1u128, |t, &(_, c)| t.checked_mul(c as u128));
+    match total {
+        Some(t) if t <= MAX_NODE_PUS as u128 => Ok(()),
+        _ => Err(TopologyError::Parse {
+            origin: Origin::none(),
+            field: field.into(),
+            message: format!(
+                "`{shape}` has {} PUs; at most {MAX_NODE_PUS} are supported (copr_topology::MAX_NODE_PUS)",
+                total.map_or_else(|| "more than 2^128".to_string(), |t| t.to_string())
+            ),
+        }),
+    }
 }
 
 fn build_shape(
