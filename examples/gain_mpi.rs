@@ -9,7 +9,7 @@ mod common;
 
 use std::sync::Arc;
 
-use copr::gain::{self, PackageInput, Packages, Transform};
+use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::dense_max;
 use copr::layout::Op;
 use copr_cost_models::{
@@ -72,7 +72,7 @@ fn main() {
         let input = PackageInput {
             source: &src,
             target: &dst,
-            transform: Transform { op, scale: false },
+            transform: TransformKind { op, scale: false },
             element_size: 8,
         };
         let pk = Packages::compute(&input).unwrap();
@@ -104,7 +104,7 @@ fn main() {
     let input = PackageInput {
         source: &src,
         target: &src,
-        transform: Transform::default(),
+        transform: TransformKind::default(),
         element_size: 8,
     };
     assert!(gain::mpi::relabel(&world, &LocallyFreeVolume, &input).is_err());

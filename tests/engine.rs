@@ -4,7 +4,7 @@ mod common;
 mod engine_cases;
 
 use copr::engine::{Job, Relabeling, ReshufflePlan, Transform};
-use copr::layout::{BlockCyclic, BlockCyclicSpec, GridLayout, Layout, Op, Order, RankStorage};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Op, Order, RankStorage};
 use copr::transport::{run_in_process, Transport};
 use engine_cases::{error_cases, large_case, run_batch, run_random};
 use num_complex::Complex64;
@@ -232,7 +232,7 @@ fn batches_send_one_message_per_peer() {
     let mut s = BlockCyclicSpec::new(32, 32, 3, 5, 4, 1);
     s.local_order = Order::RowMajor;
     let b: Layout = BlockCyclic::new(s).unwrap().into();
-    let g: Layout = GridLayout::from_parts(
+    let g: Layout = Grid::from_parts(
         vec![0, 10, 32],
         vec![0, 7, 20, 32],
         vec![0, 1, 2, 3, 0, 1],

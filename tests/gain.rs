@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::Arc;
 
-use copr::gain::{self, PackageInput, Packages, Transform};
+use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::Perm;
 use copr::layout::Op;
 use copr::volume::Volumes;
@@ -90,7 +90,7 @@ fn random_packages(rng: &mut ChaCha8Rng, max_ranks: usize) -> (Packages, usize) 
     let input = PackageInput {
         source: &src,
         target: &dst,
-        transform: Transform {
+        transform: TransformKind {
             op,
             scale: rng.random_bool(0.5),
         },
@@ -219,7 +219,7 @@ fn distributed_rows_equal_the_serial_table_and_sigma_is_shared() {
         let input = PackageInput {
             source: &src,
             target: &dst,
-            transform: Transform::default(),
+            transform: TransformKind::default(),
             element_size: 8,
         };
         let pk = Packages::compute(&input).unwrap();
@@ -260,7 +260,7 @@ fn packages_agree_with_volumes_and_a_per_piece_reference() {
         let input = PackageInput {
             source: &src,
             target: &dst,
-            transform: Transform { op, scale: true },
+            transform: TransformKind { op, scale: true },
             element_size: es,
         };
         let pk = Packages::compute(&input).unwrap();

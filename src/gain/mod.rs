@@ -32,9 +32,11 @@ use crate::sparse::Csr;
 /// Overlay statistics per (source class, target class) of one axis.
 type ClassPairs = Vec<(u32, u32, PieceStats)>;
 
-/// What transforms the receiver applies, for the packages' transform facts.
+/// What the receiver does to every element of a package (op, and whether α scales),
+/// for the packages' transform facts. Not to be confused with
+/// [`crate::engine::Transform`], one whole layout-to-layout redistribution of the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Transform {
+pub struct TransformKind {
     /// op in A ← α·op(B) + β·A.
     pub op: Op,
     /// α ≠ 1: every element is scaled.
@@ -58,7 +60,7 @@ pub struct PackageInput<'a> {
     /// Layout of A.
     pub target: &'a Layout,
     /// op, and whether α scales.
-    pub transform: Transform,
+    pub transform: TransformKind,
     /// Bytes per element.
     pub element_size: usize,
 }

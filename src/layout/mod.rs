@@ -1,7 +1,11 @@
 //! Layouts: what lives where, before and after a redistribution.
 //!
 //! A [`Layout`] is either a ScaLAPACK-style [`BlockCyclic`] distribution or an arbitrary
-//! [`GridLayout`]. Both are checked at construction and read from TOML or JSON:
+//! [`Grid`] of blocks. Each kind comes as a pair: the fields as written in files
+//! ([`BlockCyclicSpec`], [`GridSpec`]) and the checked layout built from them
+//! ([`BlockCyclic::new`], [`Grid::new`]). Both are read from TOML or JSON, where
+//! `kind = "block-cyclic"` or `kind = "grid"` picks the variant
+//! ([`Layout::BlockCyclic`], [`Layout::Grid`]):
 //!
 //! ```
 //! use copr::layout::Layout;
@@ -29,7 +33,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 pub use block_cyclic::{BlockCyclic, BlockCyclicSpec, Submatrix};
-pub use grid::{GridLayout, GridSpec, RankStorage};
+pub use grid::{Grid, GridSpec, RankStorage};
 
 use crate::error::{Error, Result};
 use crate::lap::Perm;
@@ -131,7 +135,7 @@ pub enum Layout {
     /// ScaLAPACK 2-D block-cyclic.
     BlockCyclic(BlockCyclic),
     /// Arbitrary row/column splits with an owner per block.
-    Grid(GridLayout),
+    Grid(Grid),
 }
 
 impl<'de> Deserialize<'de> for Layout {
@@ -182,8 +186,8 @@ impl From<BlockCyclic> for Layout {
     }
 }
 
-impl From<GridLayout> for Layout {
-    fn from(l: GridLayout) -> Self {
+impl From<Grid> for Layout {
+    fn from(l: Grid) -> Self {
         Layout::Grid(l)
     }
 }
@@ -286,7 +290,7 @@ impl Layout {
                     s.storage
                         .resize(ranks.max(s.storage.len()), RankStorage::default());
                 }
-                Layout::Grid(GridLayout::new(s)?)
+                Layout::Grid(Grid::new(s)?)
             }
         })
     }

@@ -349,11 +349,11 @@ impl Plan {
         element_size: usize,
         alpha: f64,
     ) -> Result<CostReport> {
-        use crate::gain::{PackageInput, Packages, Transform};
+        use crate::gain::{PackageInput, Packages, TransformKind};
         let input = PackageInput {
             source: &self.source,
             target: &self.target,
-            transform: Transform {
+            transform: TransformKind {
                 op: self.op,
                 scale: alpha != 1.0,
             },
