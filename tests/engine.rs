@@ -275,17 +275,26 @@ fn plans_are_reused_without_reallocating() {
 }
 
 #[test]
-fn an_in_process_transport_survives_a_panicking_rank() {
-    let r = std::panic::catch_unwind(|| {
-        run_in_process(3, |t| {
-            if t.rank() == 1 {
-                panic!("rank 1 gives up");
-            }
-            let mut all = vec![0u64; 3];
-            // The other ranks' gather fails instead of waiting forever.
-            t.all_gather(&[1], &mut all).is_ok()
-        })
-        .is_ok()
+fn a_panicking_in_process_rank_is_an_error_for_the_caller() {
+    let r = run_in_process(3, |t| {
+        if t.rank() == 1 {
+            panic!("rank {} gives up", t.rank());
+        }
+        let mut all = vec![0u64; 3];
+        // The other ranks' gather fails instead of waiting forever.
+        t.all_gather(&[1], &mut all).is_err()
     });
-    assert!(r.is_err());
+    let e = r.expect_err("a rank panicked").to_string();
+    assert!(e.contains("rank 1 panicked"), "{e}");
+    assert!(e.contains("rank 1 gives up"), "{e}");
+    // A literal panic message reaches the error too.
+    let e = run_in_process(2, |t| {
+        if t.rank() < 2 {
+            panic!("plain words");
+        }
+        t.rank()
+    })
+    .expect_err("both ranks panicked")
+    .to_string();
+    assert!(e.contains("rank 0 panicked: plain words"), "{e}");
 }
