@@ -73,12 +73,22 @@ pub fn locally_free_gain(v: &Volumes) -> Vec<f64> {
 }
 
 /// Finds σ for the locally-free volume cost: maximises the local volume
-/// `Σ_t V[σ(t)][t]`, i.e. minimises the remote volume.
+/// `Σ_t V[σ(t)][t]`, i.e. minimises the remote volume. A σ that leaves as much remote
+/// as the identity does is returned as the identity.
 ///
 /// # Errors
 /// [`Error::Assignment`] if the solver rejects the input, or [`Solver::Dense`] is asked
 /// for more than [`DENSE_LIMIT`] ranks.
 pub fn relabel(v: &Volumes, solver: Solver) -> Result<Perm> {
+    let sigma = solve(v, solver)?;
+    Ok(if v.remote_after(&sigma) < v.remote() {
+        sigma
+    } else {
+        Perm::identity(v.ranks())
+    })
+}
+
+fn solve(v: &Volumes, solver: Solver) -> Result<Perm> {
     match solver {
         Solver::Sparse => sparse_max(&v.matrix().transpose()),
         Solver::Dense => {
