@@ -6,11 +6,7 @@ use std::process::Command;
 use copr::plan::{Plan, PlanSpec};
 
 fn copr(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_copr"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("copr runs")
+    copr_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {
@@ -114,7 +110,9 @@ fn sweep_options_change_the_experiment() {
     ]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("1000 x 500 matrix, 2 x 3 grids (ColMajor -> ColMajor), target block 50"));
+    assert!(
+        text.contains("1000 x 500 matrix, 2 x 3 grids (col-major -> col-major), target block 50")
+    );
     // equal blocks and equal grid numbering: nothing to gain, nothing to move
     assert!(
         text.lines()
@@ -228,7 +226,7 @@ fn topo_summarises_and_draws() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("ranks: 128") && text.contains("ranks per node: 32..=32"),
+        text.contains("ranks: 128") && text.contains("ranks per node: 32\n"),
         "{text}"
     );
     assert!(text.contains("hop"), "{text}");
@@ -647,5 +645,273 @@ fn map_bad_input_is_one_line_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+fn copr_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_copr"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("copr runs")
+}
+
+/// A fresh empty directory for one test.
+fn empty_dir(name: &str) -> std::path::PathBuf {
+    let d = tmp(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A sweep that takes milliseconds.
+const SMALL_SWEEP: [&str; 13] = [
+    "sweep",
+    "--m",
+    "100",
+    "--n",
+    "100",
+    "--nprow",
+    "2",
+    "--npcol",
+    "2",
+    "--target-block",
+    "10",
+    "--blocks",
+    "5,10",
+];
+
+/// Rust's names for copr's enums, which text output must not show.
+const DEBUG_NAMES: [&str; 9] = [
+    "Sparse",
+    "Dense",
+    "Greedy",
+    "Identity",
+    "RowMajor",
+    "ColMajor",
+    "Bottleneck",
+    "..=",
+    "Some(",
+];
+
+fn assert_no_debug_names(what: &str, text: &str) {
+    for d in DEBUG_NAMES {
+        assert!(!text.contains(d), "{what}: `{d}` in\n{text}");
+    }
+    for noun in ["nodes", "ranks", "hosts"] {
+        assert!(
+            !text.contains(&format!(" 1 {noun}")),
+            "{what}: `1 {noun}` in\n{text}"
+        );
+    }
+}
+
+#[test]
+fn text_output_uses_the_words_files_and_json_use() {
+    for solver in ["sparse", "dense", "greedy", "identity"] {
+        let args = ["plan", "data/plans/paper-b5000.toml", "--solver", solver];
+        let text = String::from_utf8(copr(&args).stdout).unwrap();
+        let json = copr(&[&args[..], &["--json"]].concat());
+        let j: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let word = j["solver"].as_str().unwrap();
+        assert_eq!(word, solver);
+        let line = text.lines().find(|l| l.starts_with("solver")).unwrap();
+        assert_eq!(
+            line.split_whitespace().nth(1),
+            Some(&*format!("{word},")),
+            "{line}"
+        );
+        assert_no_debug_names("plan", &text);
+    }
+    let args = [&SMALL_SWEEP[..], &["--source-order", "col-major"]].concat();
+    let args = [&args[..], &["--target-order", "row-major", "--no-svg"]].concat();
+    let out = copr(&args);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("(col-major -> row-major)"), "{text}");
+    assert_no_debug_names("sweep", &text);
+    for cfg in [
+        "data/cost/torus-3d.toml",
+        "data/cost/single-node.toml",
+        "data/cost/fat-tree.toml",
+        "data/cost/dragonfly.toml",
+        "data/cost/calibrated.json",
+    ] {
+        let out = copr(&["topo", cfg]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        if cfg.contains("single-node") && !out.status.success() {
+            continue; // needs hwloc
+        }
+        assert!(out.status.success(), "{cfg}");
+        assert_no_debug_names(cfg, &text);
+        let j: serde_json::Value =
+            serde_json::from_slice(&copr(&["topo", cfg, "--json"]).stdout).unwrap();
+        let (lo, hi) = (&j["ranks_per_node_min"], &j["ranks_per_node_max"]);
+        let want = if lo == hi {
+            format!("ranks per node: {lo}\n")
+        } else {
+            format!("ranks per node: {lo} to {hi}\n")
+        };
+        assert!(text.contains(&want), "{cfg}: no `{want}` in\n{text}");
+    }
+    let text = String::from_utf8(copr(&["topo", "data/cost/torus-3d.toml"]).stdout).unwrap();
+    assert!(text.contains("bottleneck bandwidth model"), "{text}");
+    for (flat, rpn) in [("1", "4"), ("4", "1")] {
+        let out = copr(&[
+            "map",
+            "--grid",
+            "2x2",
+            "--flat",
+            flat,
+            "--ranks-per-node",
+            rpn,
+        ]);
+        assert!(out.status.success());
+        assert_no_debug_names("map", &String::from_utf8(out.stdout).unwrap());
+    }
+}
+
+/// The `<text>` contents of an SVG that are plain numbers.
+fn svg_numbers(svg: &str) -> Vec<f64> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = t.split('>').nth(1)?.split('<').next()?;
+            body.trim().parse::<f64>().ok()
+        })
+        .collect()
+}
+
+/// A plan between two block-cyclic layouts on an `r x r` grid.
+fn grid_plan(name: &str, r: usize) -> std::path::PathBuf {
+    let path = tmp(name);
+    let side = 10 * r;
+    std::fs::write(
+        &path,
+        format!(
+            "[source]\nkind = \"block-cyclic\"\nm = {side}\nn = {side}\nmb = 3\nnb = 3\nnprow = {r}\nnpcol = {r}\n\
+             [target]\nkind = \"block-cyclic\"\nm = {side}\nn = {side}\nmb = 10\nnb = 10\nnprow = {r}\nnpcol = {r}\ngrid_order = \"col-major\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn heatmaps_say_when_they_are_binned_and_have_a_colour_scale() {
+    for (r, binned) in [(16usize, true), (8, false)] {
+        let p = r * r;
+        let plan = grid_plan(&format!("heat-{r}.toml"), r);
+        let svg = tmp(&format!("heat-{r}.svg"));
+        let out = copr(&[
+            "plan",
+            plan.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&svg).unwrap();
+        let j: serde_json::Value =
+            serde_json::from_slice(&copr(&["plan", plan.to_str().unwrap(), "--json"]).stdout)
+                .unwrap();
+        assert_eq!(j["ranks"], p);
+        // the axes count ranks up to p, not cells
+        let top = svg_numbers(&text).into_iter().fold(0.0, f64::max);
+        assert!(
+            top > 0.8 * p as f64 && top <= p as f64,
+            "{p} ranks, labels up to {top}"
+        );
+        assert_eq!(text.contains("binned"), binned, "{p} ranks");
+        if binned {
+            assert!(
+                text.contains(&format!("cells of {} ranks each", p / 128)),
+                "{p} ranks"
+            );
+        }
+        assert!(text.contains(if binned {
+            "elements per cell"
+        } else {
+            "elements"
+        }));
+        // each panel says how much is remote, as the JSON does
+        let total = j["total_elements"].as_f64().unwrap();
+        for key in ["remote_before", "remote_after"] {
+            let pct = 100.0 * j[key].as_f64().unwrap() / total;
+            assert!(
+                text.contains(&format!("{pct:.2} % remote")),
+                "{key} {pct:.2}"
+            );
+        }
+    }
+    let svg = tmp("topo-heat.svg");
+    let out = copr(&[
+        "topo",
+        "data/cost/torus-3d.toml",
+        "--ranks",
+        "512",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("binned") && text.contains("cells of 4 ranks each"));
+    assert!(text.contains("seconds"));
+    let top = svg_numbers(&text).into_iter().fold(0.0, f64::max);
+    assert!(top > 400.0 && top <= 512.0, "labels up to {top}");
+}
+
+#[test]
+fn sweep_writes_files_only_when_asked_and_refuses_contradictions() {
+    let small = SMALL_SWEEP;
+    // --json prints JSON and writes nothing
+    let dir = empty_dir("sweep-json");
+    let out = copr_in(&dir, &[&small[..], &["--json"]].concat());
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "--json wrote a file"
+    );
+    // the table writes the chart it names
+    let dir = empty_dir("sweep-text");
+    let out = copr_in(&dir, &small);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let named = text
+        .lines()
+        .find_map(|l| l.strip_prefix("chart: "))
+        .unwrap();
+    assert!(dir.join(named).exists(), "{named}");
+    // --no-svg writes nothing
+    let dir = empty_dir("sweep-nosvg");
+    assert!(copr_in(&dir, &[&small[..], &["--no-svg"]].concat())
+        .status
+        .success());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // contradictions and a non-SVG file name are refused, and nothing is written
+    let dir = empty_dir("sweep-bad");
+    for extra in [
+        &["--no-svg", "--svg", "x.svg"][..],
+        &["--svg", "out.png"],
+        &["--json", "--svg", "chart"],
+    ] {
+        let out = copr_in(&dir, &[&small[..], extra].concat());
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    for cmd in [
+        &["plan", "data/plans/paper-b5000.toml", "--svg"][..],
+        &["topo", "data/cost/torus-3d.toml", "--svg"],
+        &["map", "--grid", "2x2", "--flat", "4", "--svg"],
+    ] {
+        let png = tmp("v.png");
+        let out = copr(&[cmd, &[png.to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(".svg"));
+        assert!(!png.exists());
     }
 }

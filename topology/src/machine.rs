@@ -893,10 +893,15 @@ pub struct TopologySummary {
 
 impl fmt::Display for TopologySummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let per_node = if self.ranks_per_node_min == self.ranks_per_node_max {
+            self.ranks_per_node_min.to_string()
+        } else {
+            format!("{} to {}", self.ranks_per_node_min, self.ranks_per_node_max)
+        };
         writeln!(
             f,
-            "ranks: {}   nodes: {}   ranks per node: {}..={}",
-            self.ranks, self.nodes, self.ranks_per_node_min, self.ranks_per_node_max
+            "ranks: {}   nodes: {}   ranks per node: {per_node}",
+            self.ranks, self.nodes
         )?;
         writeln!(f, "placement: {}", self.placement)?;
         writeln!(f, "intra-node: {}", self.intra)?;

@@ -2,9 +2,12 @@
 
 use clap::Parser;
 
+mod cli;
+mod plot;
+
 fn main() {
-    let cli = copr::cli::Cli::parse();
-    if let Err(e) = copr::cli::run(cli) {
+    let cli = cli::Cli::parse();
+    if let Err(e) = cli::run(cli) {
         eprintln!("copr: error: {e}");
         std::process::exit(2);
     }

@@ -4,9 +4,9 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::error::{Error, Result};
-use crate::sweep::SweepRow;
-use crate::volume::Volumes;
+use copr::sweep::SweepRow;
+use copr::volume::Volumes;
+use copr::{Error, Result};
 
 fn plot_err(path: &Path) -> impl Fn(String) -> Error + '_ {
     move |detail| Error::Plot {
@@ -19,7 +19,7 @@ fn plot_err(path: &Path) -> impl Fn(String) -> Error + '_ {
 ///
 /// # Errors
 /// [`Error::Plot`] if the file cannot be written.
-pub fn sweep_chart(rows: &[SweepRow], path: &Path) -> Result<()> {
+pub(crate) fn sweep_chart(rows: &[SweepRow], path: &Path) -> Result<()> {
     let err = plot_err(path);
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
@@ -78,12 +78,39 @@ pub fn sweep_chart(rows: &[SweepRow], path: &Path) -> Result<()> {
     root.present().map_err(|e| err(e.to_string()))
 }
 
-/// Largest heatmap side in cells; larger matrices are summed into tiles.
+/// Largest heatmap side in cells; larger matrices are binned: cell `k` holds the ranks
+/// `r` with `r·cells / p = k` (rounded down).
 const MAX_CELLS: usize = 128;
+
+/// Cells per side for `p` ranks.
+fn cells_for(p: usize) -> usize {
+    p.clamp(1, MAX_CELLS)
+}
+
+/// First rank of bin `k` of `cells` bins over `p` ranks (`k = cells` gives `p`).
+fn bin_start(k: usize, cells: usize, p: usize) -> usize {
+    (k * p).div_ceil(cells)
+}
+
+/// Where a heatmap's `cells × cells` bins come from: one rank per cell, or how many
+/// ranks each cell gathers (`"binned: 128 × 128 cells of 800 ranks each"`).
+fn binning_note(p: usize, cells: usize, how: &str) -> Option<String> {
+    (cells < p).then(|| {
+        let (lo, hi) = (p / cells, p.div_ceil(cells));
+        let each = if lo == hi {
+            format!("{lo}")
+        } else {
+            format!("{lo}–{hi}")
+        };
+        format!(
+            "binned: {cells} × {cells} cells of {each} ranks each, {how} over the ranks of a cell"
+        )
+    })
+}
 
 fn tiles(v: &Volumes) -> (usize, Vec<f64>) {
     let p = v.ranks().max(1);
-    let cells = p.min(MAX_CELLS);
+    let cells = cells_for(p);
     let mut t = vec![0.0; cells * cells];
     for (s, d, x) in v.matrix().iter() {
         t[(s * cells / p) * cells + d * cells / p] += x as f64;
@@ -91,39 +118,51 @@ fn tiles(v: &Volumes) -> (usize, Vec<f64>) {
     (cells, t)
 }
 
-/// Axis titles, caption and colour of one heatmap panel.
+/// Axis titles, caption, colours and colour scale of one heatmap panel.
 struct Panel<'a> {
     caption: String,
     x_desc: &'a str,
     y_desc: &'a str,
-    /// Colour of a cell from its value relative to the panel's maximum (0 ..= 1).
+    /// Colour of a shade `0 ..= 1`.
     color: fn(f64) -> RGBColor,
+    /// Shade of a value relative to the colour scale's maximum, and back.
+    shade: fn(f64) -> f64,
+    value: fn(f64) -> f64,
+    /// Unit of the cell values, for the colour scale.
+    unit: &'a str,
 }
 
-/// Draws `cells × cells` tile values (row-major; row = y) into `area`, scaled by `vmax`;
-/// zero tiles are left blank.
+/// Draws `cells × cells` bin values over `p` ranks (row-major; row = y) into `area`
+/// with a colour scale from 0 to `vmax` below it; zero cells are left blank. The axes
+/// count ranks, so a bin of several ranks spans its rank range.
+#[allow(clippy::too_many_arguments)]
 fn heat_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
+    p: usize,
     cells: usize,
     tiles: &[f64],
     vmax: f64,
     panel: &Panel<'_>,
     err: &dyn Fn(String) -> Error,
 ) -> Result<()> {
-    let mut chart = ChartBuilder::on(area)
-        .caption(&panel.caption, ("sans-serif", 18))
+    let (map_area, scale_area) = area.split_vertically(area.dim_in_pixel().1 as i32 - 60);
+    let mut chart = ChartBuilder::on(&map_area)
+        .caption(&panel.caption, ("sans-serif", 16))
         .margin(10)
         .x_label_area_size(35)
-        .y_label_area_size(45)
-        .build_cartesian_2d(0..cells, 0..cells)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0f64..p as f64, 0f64..p as f64)
         .map_err(|e| err(e.to_string()))?;
     chart
         .configure_mesh()
         .disable_mesh()
         .x_desc(panel.x_desc)
         .y_desc(panel.y_desc)
+        .x_label_formatter(&|x| format!("{}", x.round() as u64))
+        .y_label_formatter(&|y| format!("{}", y.round() as u64))
         .draw()
         .map_err(|e| err(e.to_string()))?;
+    let edge = |k: usize| bin_start(k, cells, p) as f64;
     chart
         .draw_series(
             tiles
@@ -132,58 +171,131 @@ fn heat_panel<DB: DrawingBackend>(
                 .filter(|(_, &x)| x > 0.0)
                 .map(|(k, &x)| {
                     let (y, x0) = (k / cells, k % cells);
-                    Rectangle::new([(x0, y), (x0 + 1, y + 1)], (panel.color)(x / vmax).filled())
+                    Rectangle::new(
+                        [(edge(x0), edge(y)), (edge(x0 + 1), edge(y + 1))],
+                        (panel.color)((panel.shade)(x / vmax)).filled(),
+                    )
                 }),
         )
         .map_err(|e| err(e.to_string()))?;
+    colour_scale(&scale_area, vmax, panel, err)
+}
+
+/// A horizontal colour bar from 0 to `vmax` with values at its ends and middle, and
+/// the unit.
+fn colour_scale<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    vmax: f64,
+    panel: &Panel<'_>,
+    err: &dyn Fn(String) -> Error,
+) -> Result<()> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| err(x.to_string());
+    let (x0, y0, steps) = (65i32, 8i32, 200i32);
+    for i in 0..steps {
+        let shade = f64::from(i) / f64::from(steps - 1);
+        area.draw(&Rectangle::new(
+            [(x0 + 2 * i, y0), (x0 + 2 * i + 2, y0 + 12)],
+            (panel.color)(shade).filled(),
+        ))
+        .map_err(e)?;
+    }
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x0 + 2 * steps, y0 + 12)],
+        BLACK.stroke_width(1),
+    ))
+    .map_err(e)?;
+    let label = |shade: f64| format!("{:.3e}", vmax * (panel.value)(shade));
+    for (shade, x) in [(0.0, x0), (0.5, x0 + steps), (1.0, x0 + 2 * steps)] {
+        area.draw(&Text::new(
+            if shade == 0.0 {
+                "0".to_string()
+            } else {
+                label(shade)
+            },
+            (x - 10, y0 + 16),
+            ("sans-serif", 12),
+        ))
+        .map_err(e)?;
+    }
+    area.draw(&Text::new(
+        panel.unit.to_string(),
+        (x0 + 2 * steps + 45, y0),
+        ("sans-serif", 13),
+    ))
+    .map_err(e)?;
     Ok(())
+}
+
+/// White to blue, on a square-root scale so that small volumes stay visible.
+fn volume_color(shade: f64) -> RGBColor {
+    RGBColor(
+        (255.0 * (1.0 - shade)) as u8,
+        (255.0 * (1.0 - 0.8 * shade)) as u8,
+        255,
+    )
 }
 
 /// Draws two heatmaps side by side: the volume matrix before and after relabeling
 /// (rows = source rank, columns = target rank; darker = more elements; the diagonal is
-/// local traffic).
+/// local traffic), each captioned with its share of remote elements. Above 128 ranks
+/// the cells are bins of several ranks, summed, and the picture says so.
 ///
 /// # Errors
 /// [`Error::Plot`] if the file cannot be written.
-pub fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) -> Result<()> {
+pub(crate) fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) -> Result<()> {
     let err = plot_err(path);
-    let root = SVGBackend::new(path, (1100, 560)).into_drawing_area();
+    let root = SVGBackend::new(path, (1100, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let (left, right) = root.split_horizontally(550);
+    let p = before.ranks().max(1);
     let (cells, tb) = tiles(before);
     let (_, ta) = tiles(after);
     let vmax = tb.iter().chain(&ta).copied().fold(0.0, f64::max).max(1.0);
-    for (area, t, title) in [
-        (left, tb, "before relabeling"),
-        (right, ta, "after relabeling"),
+    let (top, body) = root.split_vertically(26);
+    if let Some(note) = binning_note(p, cells, "summed") {
+        top.draw(&Text::new(note, (10, 6), ("sans-serif", 15)))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    let (left, right) = body.split_horizontally(550);
+    for (area, t, v, title) in [
+        (left, tb, before, "before relabeling"),
+        (right, ta, after, "after relabeling"),
     ] {
+        let remote = if v.total() > 0 {
+            100.0 * v.remote() as f64 / v.total() as f64
+        } else {
+            0.0
+        };
         let panel = Panel {
-            caption: format!("V[source][target], {title}"),
+            caption: format!("V[source][target] {title}: {remote:.2} % remote"),
             x_desc: "target rank",
             y_desc: "source rank",
-            color: |v| {
-                let shade = v.sqrt();
-                RGBColor(
-                    (255.0 * (1.0 - shade)) as u8,
-                    (255.0 * (1.0 - 0.8 * shade)) as u8,
-                    255,
-                )
+            color: volume_color,
+            shade: f64::sqrt,
+            value: |s| s * s,
+            unit: if cells < p {
+                "elements per cell"
+            } else {
+                "elements"
             },
         };
-        heat_panel(&area, cells, &t, vmax, &panel, &err)?;
+        heat_panel(&area, p, cells, &t, vmax, &panel, &err)?;
     }
     root.present().map_err(|e| err(e.to_string()))
 }
 
 /// Draws the rank × rank cost `L(i, j) + B(i, j)·bytes` of a machine as a heatmap
-/// (averaged into at most 128 × 128 tiles).
+/// (above 128 ranks averaged into 128 × 128 bins of ranks, as the picture says).
 ///
 /// # Errors
 /// [`Error::Plot`] if the file cannot be written.
-pub fn cost_heatmap(machine: &copr_topology::Machine, bytes: u64, path: &Path) -> Result<()> {
+pub(crate) fn cost_heatmap(
+    machine: &copr_topology::Machine,
+    bytes: u64,
+    path: &Path,
+) -> Result<()> {
     let err = plot_err(path);
     let p = machine.ranks().max(1);
-    let cells = p.min(MAX_CELLS);
+    let cells = cells_for(p);
     let mut t = vec![0.0; cells * cells];
     let mut n = vec![0u32; cells * cells];
     let mut row = vec![copr_topology::LinkCost::ZERO; machine.ranks()];
@@ -199,15 +311,23 @@ pub fn cost_heatmap(machine: &copr_topology::Machine, bytes: u64, path: &Path) -
         *x /= f64::from((*c).max(1));
     }
     let vmax = t.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-    let root = SVGBackend::new(path, (640, 600)).into_drawing_area();
+    let root = SVGBackend::new(path, (640, 680)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let (top, body) = root.split_vertically(26);
+    if let Some(note) = binning_note(p, cells, "averaged") {
+        top.draw(&Text::new(note, (10, 6), ("sans-serif", 13)))
+            .map_err(|e| err(e.to_string()))?;
+    }
     let panel = Panel {
-        caption: format!("cost of a {bytes} B message (max {vmax:.3e} s)"),
+        caption: format!("time of one {bytes} B message: L(i, j) + B(i, j)·bytes"),
         x_desc: "to rank",
         y_desc: "from rank",
         color: |v| RGBColor(255, (255.0 * (1.0 - v)) as u8, (255.0 * (1.0 - v)) as u8),
+        shade: |v| v,
+        value: |s| s,
+        unit: "seconds",
     };
-    heat_panel(&root, cells, &t, vmax, &panel, &err)?;
+    heat_panel(&body, p, cells, &t, vmax, &panel, &err)?;
     root.present().map_err(|e| err(e.to_string()))
 }
 
@@ -249,13 +369,13 @@ fn load_color(v: f64) -> RGBColor {
 ///
 /// # Errors
 /// [`Error::Plot`] if the file cannot be written.
-pub fn mapping_svg(
-    p: &crate::mapping::Pattern,
-    m: &crate::mapping::MapMachine,
-    row: &crate::mapping::Row,
+pub(crate) fn mapping_svg(
+    p: &copr::mapping::Pattern,
+    m: &copr::mapping::MapMachine,
+    row: &copr::mapping::Row,
     path: &Path,
 ) -> Result<()> {
-    use crate::mapping::NetKind;
+    use copr::mapping::NetKind;
     let err = plot_err(path);
     let e = |x: DrawingAreaErrorKind<std::io::Error>| err(x.to_string());
     let (w, h) = (1200i32, 620i32);
