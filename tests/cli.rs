@@ -915,3 +915,221 @@ fn sweep_writes_files_only_when_asked_and_refuses_contradictions() {
         assert!(!png.exists());
     }
 }
+
+/// A plan file whose `side` layout has `field = value` (both sides valid otherwise).
+fn plan_with(side: &str, field: &str, value: &str) -> String {
+    let layout = |name: &str| {
+        let mut l = format!("[{name}]\nkind = \"block-cyclic\"\nm = 10\nn = 10\n");
+        for (f, v) in [("mb", "2"), ("nb", "2"), ("nprow", "1"), ("npcol", "2")] {
+            let v = if name == side && f == field { value } else { v };
+            l.push_str(&format!("{f} = {v}\n"));
+        }
+        l
+    };
+    format!(
+        "op = \"identity\"\n{}\n{}",
+        layout("source"),
+        layout("target")
+    )
+}
+
+/// The 1-based line of `side`'s `field` in a TOML plan written by [`plan_with`].
+fn line_in(text: &str, side: &str, field: &str) -> usize {
+    let header = text.lines().position(|l| l == format!("[{side}]")).unwrap();
+    header
+        + 1
+        + text
+            .lines()
+            .skip(header)
+            .position(|l| l.starts_with(&format!("{field} =")))
+            .unwrap()
+}
+
+#[test]
+fn layout_errors_name_the_side_and_the_field_line() {
+    for side in ["source", "target"] {
+        for (field, value, needle) in [
+            ("mb", "0", "mb"),
+            ("nb", "\"2\"", "nb"),
+            ("npcol", "-1", "npcol"),
+        ] {
+            let text = plan_with(side, field, value);
+            let path = tmp(&format!("side-{side}-{field}.toml"));
+            std::fs::write(&path, &text).unwrap();
+            let out = copr(&["plan", path.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            let line = line_in(&text, side, field);
+            assert!(
+                err.contains(&format!("line {line}: {side}:")),
+                "{side}.{field}: {err}"
+            );
+            assert!(err.contains(needle), "{err}");
+            // the same file as JSON names the side too
+            let v: toml::Value = toml::from_str(&text).unwrap();
+            let json = tmp(&format!("side-{side}-{field}.json"));
+            std::fs::write(&json, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+            let out = copr(&["plan", json.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains(&format!(": {side}:")) && err.contains(needle),
+                "{err}"
+            );
+            let json_text = std::fs::read_to_string(&json).unwrap();
+            let lines: Vec<&str> = json_text.lines().collect();
+            let open = lines
+                .iter()
+                .position(|l| l.contains(&format!("\"{side}\": {{")))
+                .unwrap();
+            let want = 1
+                + open
+                + lines[open..]
+                    .iter()
+                    .position(|l| l.contains(&format!("\"{field}\": ")))
+                    .unwrap();
+            assert!(err.contains(&format!("line {want}:")), "{err}");
+        }
+    }
+}
+
+#[test]
+fn standard_input_format_flag_and_byte_order_marks() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/plans/paper-b5000.toml"),
+    )
+    .unwrap();
+    let want = copr(&["plan", "data/plans/paper-b5000.toml", "--json"]).stdout;
+    let with_stdin = |args: &[&str], input: &str| {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_copr"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let strip_time = |out: &[u8]| {
+        let mut j: serde_json::Value = serde_json::from_slice(out).unwrap();
+        j["solver_seconds"] = 0.into();
+        j
+    };
+    // `-` reads TOML from standard input
+    let out = with_stdin(&["plan", "-", "--json"], &text);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(strip_time(&out.stdout), strip_time(&want));
+    // --format json: JSON from standard input and from a file of any name
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    let json = serde_json::to_string(&v).unwrap();
+    let out = with_stdin(&["plan", "-", "--format", "json", "--json"], &json);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(strip_time(&out.stdout), strip_time(&want));
+    let odd = tmp("plan.txt");
+    std::fs::write(&odd, &json).unwrap();
+    let out = copr(&["plan", odd.to_str().unwrap(), "--format", "json", "--json"]);
+    assert_eq!(strip_time(&out.stdout), strip_time(&want));
+    // errors from standard input name it `-`
+    let out = with_stdin(&["plan", "-"], "[source\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("copr: error: -: line 1"));
+    // a UTF-8 byte order mark is skipped, in JSON and TOML plans, cost and topology
+    // configs and machine files
+    let bom = |name: &str, body: &str| {
+        let p = tmp(name);
+        std::fs::write(&p, format!("\u{feff}{body}")).unwrap();
+        p
+    };
+    let p = bom("bom.json", &json);
+    let out = copr(&["plan", p.to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(strip_time(&out.stdout), strip_time(&want));
+    let p = bom("bom.toml", &text);
+    assert!(copr(&["plan", p.to_str().unwrap()]).status.success());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cfg = std::fs::read_to_string(dir.join("data/cost/calibrated.json")).unwrap();
+    let cfg = cfg.replace("../topology/", &format!("{}/data/topology/", dir.display()));
+    let p = bom("bom-cost.json", &cfg);
+    let out = copr(&["topo", p.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = std::fs::read_to_string(dir.join("data/machines/torus-4x4x4.toml")).unwrap();
+    let p = bom("bom-machine.toml", &m);
+    let out = copr(&["map", "--grid", "32x32", "--machine", p.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = bom("bom-graph.json", "{\"edges\": [[0, 1, 8], [1, 0, 8]]}");
+    let out = copr(&["map", "--graph", p.to_str().unwrap(), "--flat", "2"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // topo reads standard input too
+    let t = std::fs::read_to_string(dir.join("data/cost/two-islands.toml")).unwrap();
+    let t = t.replace("../topology/", "data/topology/");
+    let out = with_stdin(&["topo", "-"], &t);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_file = copr(&["topo", "data/cost/two-islands.toml"]).stdout;
+    assert_eq!(out.stdout, from_file);
+}
+
+#[test]
+fn plot_errors_say_it_once() {
+    let bad = "/nonexistent-dir/x.svg";
+    for cmd in [
+        &["plan", "data/plans/paper-b5000.toml", "--svg", bad][..],
+        &["topo", "data/cost/two-islands.toml", "--svg", bad],
+        &["sweep", "--blocks", "10", "--svg", bad],
+        &["map", "--grid", "2x2", "--flat", "4", "--svg", bad],
+    ] {
+        let out = copr(cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+        assert!(err.contains(bad) && err.contains("No such file"), "{err}");
+        // the OS's own "(os error 2)" aside
+        let words: Vec<String> = err
+            .split(" (os error")
+            .next()
+            .unwrap()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 2)
+            .map(str::to_lowercase)
+            .collect();
+        for w in &words {
+            let n = words.iter().filter(|x| *x == w).count();
+            let in_path = bad.contains(w.as_str());
+            assert!(n == 1 || in_path, "`{w}` {n} times in {err}");
+        }
+    }
+}

@@ -163,7 +163,8 @@ impl<'de> Deserialize<'de> for Layout {
         ) -> std::result::Result<T, E> {
             serde_path_to_error::deserialize(v).map_err(|e| {
                 let path = e.path().to_string();
-                if path == "." {
+                // "unknown field `x`" names the field already
+                if path == "." || e.inner().to_string().starts_with("unknown field") {
                     E::custom(e.into_inner())
                 } else {
                     E::custom(format!("field `{path}`: {}", e.into_inner()))

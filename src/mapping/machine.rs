@@ -292,14 +292,15 @@ impl MapMachine {
     /// [`Error::Io`], [`Error::Parse`] (naming field and line), or an invalid machine.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = super::read_text(path)?;
+        let text = copr_topology::files::skip_bom(&text);
         let parse = |detail: String| Error::Parse {
             path: path.to_owned(),
             detail,
         };
         let doc: MachineDoc = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str(&text).map_err(|e| parse(e.to_string()))?
+            serde_json::from_str(text).map_err(|e| parse(e.to_string()))?
         } else {
-            toml::from_str(&text).map_err(|e| parse(one_line(&e.to_string())))?
+            toml::from_str(text).map_err(|e| parse(one_line(&e.to_string())))?
         };
         let base = path.parent().unwrap_or(Path::new("."));
         let kinds = [

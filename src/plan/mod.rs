@@ -141,44 +141,180 @@ impl PlanSpec {
     /// Reads a plan file: `.json` as JSON, anything else as TOML.
     ///
     /// # Errors
-    /// [`Error::Io`] if it cannot be read, [`Error::Parse`] with the parser's line,
-    /// column and field if it does not describe valid layouts.
+    /// [`Error::Io`] if it cannot be read, [`Error::Parse`] with the line, the side
+    /// (`source` or `target`) and the field if it does not describe valid layouts.
     pub fn from_file(path: &Path) -> Result<Self> {
         read_config(path)
+    }
+}
+
+/// A configuration file's format: TOML or JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfigFormat {
+    /// TOML.
+    Toml,
+    /// JSON.
+    Json,
+}
+
+impl ConfigFormat {
+    /// The format a file name implies: `.json` is JSON, anything else TOML.
+    pub fn of_path(path: &Path) -> Self {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        {
+            Self::Json
+        } else {
+            Self::Toml
+        }
+    }
+
+    fn files(self) -> copr_topology::files::Format {
+        match self {
+            Self::Toml => copr_topology::files::Format::Toml,
+            Self::Json => copr_topology::files::Format::Json,
+        }
     }
 }
 
 /// Reads a TOML (or, by extension, JSON) file into `T`.
 ///
 /// # Errors
-/// [`Error::Io`] or [`Error::Parse`] naming the file, with the parser's position.
+/// [`Error::Io`] or [`Error::Parse`] naming the file, as [`parse_config`].
 pub fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
         path: path.to_owned(),
         source,
     })?;
-    let parse = |detail: String| Error::Parse {
-        path: path.to_owned(),
-        detail: detail.trim().replace('\n', " "),
+    parse_config(&text, ConfigFormat::of_path(path), path)
+}
+
+/// Parses `text` in `format` into `T`; `name` is the file (or `-` for standard input)
+/// the errors name. A leading UTF-8 byte order mark is skipped.
+///
+/// # Errors
+/// [`Error::Parse`] naming `name`, the line of the offending field and its path, e.g.
+/// `line 7: target: invalid layout: mb: must be positive, got 0` — inside a layout the
+/// line is the field's, not the `[target]` header's.
+///
+/// # Example
+/// ```
+/// use copr::plan::{parse_config, ConfigFormat, PlanSpec};
+/// let text = "[source]\nkind = \"block-cyclic\"\nm = 4\nn = 4\nmb = 2\nnb = 2\nnprow = 1\nnpcol = 1\n\
+///             [target]\nkind = \"block-cyclic\"\nm = 4\nn = 4\nmb = \"2\"\nnb = 2\nnprow = 1\nnpcol = 1\n";
+/// let e = parse_config::<PlanSpec>(text, ConfigFormat::Toml, "plan.toml".as_ref()).unwrap_err();
+/// assert_eq!(
+///     e.to_string(),
+///     "plan.toml: line 13: target: field `mb`: invalid type: string \"2\", expected usize"
+/// );
+/// ```
+pub fn parse_config<T: serde::de::DeserializeOwned>(
+    text: &str,
+    format: ConfigFormat,
+    name: &Path,
+) -> Result<T> {
+    let text = copr_topology::files::skip_bom(text);
+    let parse = |line: Option<usize>, path: &str, message: &str| {
+        let message = message.trim().replace('\n', " ");
+        let at = line.map(|l| format!("line {l}: ")).unwrap_or_default();
+        let field = if path == "." || path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}: ")
+        };
+        Error::Parse {
+            path: name.to_owned(),
+            detail: format!("{at}{field}{message}"),
+        }
     };
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-    {
-        serde_json::from_str(&text).map_err(|e| parse(e.to_string()))
-    } else {
-        toml::from_str(&text).map_err(|e| parse(toml_error(&text, &e)))
+    // The line of the field an error inside `path` is about, if the document has it.
+    let field_line = |path: &str, message: &str| {
+        let mut full = field_path(path);
+        for seg in field_path(inner_field(message)?).0 {
+            full.0.push(seg);
+        }
+        copr_topology::files::locate_line(text, format.files(), &full)
+    };
+    match format {
+        ConfigFormat::Json => {
+            let json_err = |path: &str, inner: serde_json::Error| {
+                let full = inner.to_string();
+                let message = full.rfind(" at line ").map_or(&*full, |k| &full[..k]);
+                let line = field_line(path, message).or((inner.line() > 0).then_some(inner.line()));
+                parse(line, path, message)
+            };
+            let mut de = serde_json::Deserializer::from_str(text);
+            let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+                let inner_is_syntax = e.inner().is_syntax() || e.inner().is_eof();
+                // a syntax error is about the text, not about a field
+                let path = if inner_is_syntax {
+                    ".".to_string()
+                } else {
+                    e.path().to_string()
+                };
+                json_err(&path, e.into_inner())
+            })?;
+            de.end().map_err(|e| json_err(".", e))?;
+            Ok(value)
+        }
+        ConfigFormat::Toml => {
+            let de = toml::Deserializer::parse(text)
+                .map_err(|e| parse(e.span().map(|s| line_of(text, s.start)), ".", e.message()))?;
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner();
+                let line = field_line(&path, inner.message())
+                    .or(inner.span().map(|s| line_of(text, s.start)));
+                parse(line, &path, inner.message())
+            })
+        }
     }
 }
 
-fn toml_error(text: &str, e: &toml::de::Error) -> String {
-    match e.span() {
-        Some(span) => {
-            let line = text[..span.start].matches('\n').count() + 1;
-            format!("line {line}: {}", e.message())
-        }
-        None => e.message().to_string(),
+fn line_of(text: &str, offset: usize) -> usize {
+    copr_topology::files::line_of_offset(text, offset)
+}
+
+/// The field a layout's own error message names: `field `X`: …` (a wrong value),
+/// `invalid layout: X: …` (a failed check) or `unknown field `X`` .
+fn inner_field(message: &str) -> Option<&str> {
+    fn quoted(rest: &str) -> Option<&str> {
+        rest.split('`').next()
     }
+    if let Some(rest) = message.strip_prefix("field `") {
+        return quoted(rest);
+    }
+    if let Some(k) = message.find("unknown field `") {
+        return quoted(&message[k + "unknown field `".len()..]);
+    }
+    let rest = message.strip_prefix("invalid layout: ")?;
+    let field = rest.split(':').next()?;
+    field
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        .then_some(field)
+}
+
+/// `a.b[2].c` as a field path.
+fn field_path(path: &str) -> copr_topology::files::FieldPath {
+    let mut out = copr_topology::files::FieldPath::root();
+    if path == "." {
+        return out;
+    }
+    for part in path.split('.') {
+        let mut pieces = part.split('[');
+        if let Some(key) = pieces.next().filter(|k| !k.is_empty()) {
+            out = out.key(key);
+        }
+        for index in pieces {
+            if let Ok(i) = index.trim_end_matches(']').parse() {
+                out = out.index(i);
+            }
+        }
+    }
+    out
 }
 
 /// Source and target layouts, the volumes between them and the relabeling σ.

@@ -1,13 +1,13 @@
 //! The `copr` command line: argument definitions and the commands, which only parse,
 //! call the library and print.
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
 use copr::layout::Order;
-use copr::plan::{read_config, Plan, PlanSpec, Solver};
+use copr::plan::{parse_config, read_config, ConfigFormat, Plan, PlanSpec, Solver};
 use copr::sweep::{SweepConfig, SweepRow};
 use copr::Result;
 
@@ -139,8 +139,12 @@ pub(crate) struct MapArgs {
 #[derive(Debug, Args)]
 pub(crate) struct TopoArgs {
     /// A topology config (`[intra]`/`[inter]`/`[placement]`) or a cost config
-    /// (`[[terms]]` with a topology).
+    /// (`[[terms]]` with a topology); `-` reads standard input (relative file names in
+    /// it resolve against the current directory).
     pub(crate) file: PathBuf,
+    /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<FormatArg>,
     /// Number of ranks to place (overrides the file's placement rule).
     #[arg(long)]
     pub(crate) ranks: Option<usize>,
@@ -158,8 +162,12 @@ pub(crate) struct TopoArgs {
 /// Arguments of `copr plan`.
 #[derive(Debug, Args)]
 pub(crate) struct PlanArgs {
-    /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`.
+    /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`; `-`
+    /// reads standard input.
     pub(crate) file: PathBuf,
+    /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<FormatArg>,
     /// Override the file's solver.
     #[arg(long, value_enum)]
     pub(crate) solver: Option<SolverArg>,
@@ -173,6 +181,80 @@ pub(crate) struct PlanArgs {
     /// and report its cost before/after.
     #[arg(long, value_name = "FILE")]
     pub(crate) cost: Option<PathBuf>,
+}
+
+/// Input formats on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum FormatArg {
+    /// TOML.
+    Toml,
+    /// JSON.
+    Json,
+}
+
+/// A command's input file: its text (standard input for `-`), its format (`--format`,
+/// else from the extension) and the name errors give it.
+struct Input {
+    text: String,
+    format: ConfigFormat,
+    name: PathBuf,
+}
+
+impl Input {
+    fn read(file: &Path, format: Option<FormatArg>) -> Result<Self> {
+        let text = if file == Path::new("-") {
+            let mut text = String::new();
+            std::io::stdin()
+                .take(copr::mapping::MAX_FILE_BYTES + 1)
+                .read_to_string(&mut text)
+                .map_err(|source| copr::Error::Io {
+                    path: file.to_owned(),
+                    source,
+                })?;
+            if text.len() as u64 > copr::mapping::MAX_FILE_BYTES {
+                return Err(copr::Error::Parse {
+                    path: file.to_owned(),
+                    detail: format!("larger than {} bytes", copr::mapping::MAX_FILE_BYTES),
+                });
+            }
+            text
+        } else {
+            std::fs::read_to_string(file).map_err(|source| copr::Error::Io {
+                path: file.to_owned(),
+                source,
+            })?
+        };
+        let format = match format {
+            Some(FormatArg::Toml) => ConfigFormat::Toml,
+            Some(FormatArg::Json) => ConfigFormat::Json,
+            None => ConfigFormat::of_path(file),
+        };
+        Ok(Self {
+            text,
+            format,
+            name: file.to_owned(),
+        })
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        parse_config(&self.text, self.format, &self.name)
+    }
+
+    /// The directory relative file names in the input resolve against.
+    fn base_dir(&self) -> PathBuf {
+        if self.name == Path::new("-") {
+            PathBuf::from(".")
+        } else {
+            copr_topology::files::base_dir(&self.name)
+        }
+    }
+
+    fn files_format(&self) -> copr_topology::files::Format {
+        match self.format {
+            ConfigFormat::Toml => copr_topology::files::Format::Toml,
+            ConfigFormat::Json => copr_topology::files::Format::Json,
+        }
+    }
 }
 
 /// Solver names on the command line.
@@ -453,7 +535,7 @@ fn map(a: MapArgs) -> Result<()> {
 }
 
 fn plan(a: PlanArgs) -> Result<()> {
-    let mut spec = PlanSpec::from_file(&a.file)?;
+    let mut spec: PlanSpec = Input::read(&a.file, a.format)?.parse()?;
     if let Some(s) = a.solver {
         spec.solver = s.into();
     }
@@ -527,19 +609,38 @@ fn plan(a: PlanArgs) -> Result<()> {
 }
 
 fn topo(a: TopoArgs) -> Result<()> {
-    let value: serde_json::Value = read_config(&a.file)?;
+    let input = Input::read(&a.file, a.format)?;
+    let value: serde_json::Value = input.parse()?;
     let is_cost = value.get("terms").is_some();
-    let machine = if is_cost {
-        let setup = copr_cost_models::load_setup(&a.file, a.ranks)?;
-        setup.machine.ok_or_else(|| copr::Error::InFile {
-            path: a.file.clone(),
-            source: Box::new(copr::Error::Mismatch(
-                "this cost config has no topology to summarise".into(),
-            )),
-        })?
-    } else {
-        std::sync::Arc::new(copr_topology::load_machine(&a.file, a.ranks)?)
+    let in_file = |e: copr::Error| copr::Error::InFile {
+        path: a.file.clone(),
+        source: Box::new(e),
     };
+    let machine = if a.format.is_none() && a.file != Path::new("-") {
+        // from the file, so that errors name it with their lines
+        if is_cost {
+            copr_cost_models::load_setup(&a.file, a.ranks)?.machine
+        } else {
+            Some(std::sync::Arc::new(copr_topology::load_machine(
+                &a.file, a.ranks,
+            )?))
+        }
+    } else if is_cost {
+        copr_cost_models::CostConfig::from_str(&input.text, input.files_format())
+            .and_then(|c| c.build(&input.base_dir(), a.ranks))
+            .map_err(|e| in_file(e.into()))?
+            .machine
+    } else {
+        let machine = copr_topology::TopologyConfig::from_str(&input.text, input.files_format())
+            .and_then(|c| c.build(&input.base_dir(), a.ranks))
+            .map_err(|e| in_file(e.into()))?;
+        Some(std::sync::Arc::new(machine))
+    };
+    let machine = machine.ok_or_else(|| {
+        in_file(copr::Error::Mismatch(
+            "this cost config has no topology to summarise".into(),
+        ))
+    })?;
     let summary = machine.summary();
     if let Some(path) = &a.svg {
         crate::plot::cost_heatmap(&machine, a.bytes, path)?;

@@ -2,11 +2,27 @@
 
 use std::path::Path;
 
+use plotters::drawing::DrawingAreaErrorKind;
 use plotters::prelude::*;
+use plotters_backend::DrawingErrorKind;
 
 use copr::sweep::SweepRow;
 use copr::volume::Volumes;
 use copr::{Error, Result};
+
+/// What went wrong in plotters' words, without its wrapping ("backend error: Drawing
+/// backend error: …"): the I/O error itself when there is one.
+fn detail<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
+    match e {
+        DrawingAreaErrorKind::BackendError(DrawingErrorKind::DrawingError(inner)) => {
+            inner.to_string()
+        }
+        DrawingAreaErrorKind::BackendError(DrawingErrorKind::FontError(inner)) => {
+            format!("font: {inner}")
+        }
+        other => other.to_string(),
+    }
+}
 
 fn plot_err(path: &Path) -> impl Fn(String) -> Error + '_ {
     move |detail| Error::Plot {
@@ -22,7 +38,7 @@ fn plot_err(path: &Path) -> impl Fn(String) -> Error + '_ {
 pub(crate) fn sweep_chart(rows: &[SweepRow], path: &Path) -> Result<()> {
     let err = plot_err(path);
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    root.fill(&WHITE).map_err(|e| err(detail(e)))?;
     let bmax = rows.iter().map(|r| r.block).max().unwrap_or(1).max(2) as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(
@@ -33,13 +49,13 @@ pub(crate) fn sweep_chart(rows: &[SweepRow], path: &Path) -> Result<()> {
         .x_label_area_size(45)
         .y_label_area_size(60)
         .build_cartesian_2d((1f64..bmax * 1.2).log_scale(), 0f64..105f64)
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(detail(e)))?;
     chart
         .configure_mesh()
         .x_desc("source block size b")
         .y_desc("reduction of remote volume (%)")
         .draw()
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(detail(e)))?;
     let exact: Vec<(f64, f64)> = rows
         .iter()
         .map(|r| (r.block as f64, r.reduction_percent))
@@ -50,15 +66,15 @@ pub(crate) fn sweep_chart(rows: &[SweepRow], path: &Path) -> Result<()> {
         .collect();
     chart
         .draw_series(LineSeries::new(exact.clone(), BLUE.stroke_width(2)))
-        .map_err(|e| err(e.to_string()))?
+        .map_err(|e| err(detail(e)))?
         .label("exact (copr)")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
     chart
         .draw_series(exact.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(detail(e)))?;
     chart
         .draw_series(LineSeries::new(greedy.clone(), RED.stroke_width(2)))
-        .map_err(|e| err(e.to_string()))?
+        .map_err(|e| err(detail(e)))?
         .label("greedy swaps (COSTA)")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
     chart
@@ -67,15 +83,15 @@ pub(crate) fn sweep_chart(rows: &[SweepRow], path: &Path) -> Result<()> {
                 .iter()
                 .map(|&p| TriangleMarker::new(p, 4, RED.filled())),
         )
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(detail(e)))?;
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperLeft)
         .draw()
-        .map_err(|e| err(e.to_string()))?;
-    root.present().map_err(|e| err(e.to_string()))
+        .map_err(|e| err(detail(e)))?;
+    root.present().map_err(|e| err(detail(e)))
 }
 
 /// Largest heatmap side in cells; larger matrices are binned: cell `k` holds the ranks
@@ -152,7 +168,7 @@ fn heat_panel<DB: DrawingBackend>(
         .x_label_area_size(35)
         .y_label_area_size(55)
         .build_cartesian_2d(0f64..p as f64, 0f64..p as f64)
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(detail(e)))?;
     chart
         .configure_mesh()
         .disable_mesh()
@@ -161,7 +177,7 @@ fn heat_panel<DB: DrawingBackend>(
         .x_label_formatter(&|x| format!("{}", x.round() as u64))
         .y_label_formatter(&|y| format!("{}", y.round() as u64))
         .draw()
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(detail(e)))?;
     let edge = |k: usize| bin_start(k, cells, p) as f64;
     chart
         .draw_series(
@@ -177,7 +193,7 @@ fn heat_panel<DB: DrawingBackend>(
                     )
                 }),
         )
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(detail(e)))?;
     colour_scale(&scale_area, vmax, panel, err)
 }
 
@@ -189,7 +205,7 @@ fn colour_scale<DB: DrawingBackend>(
     panel: &Panel<'_>,
     err: &dyn Fn(String) -> Error,
 ) -> Result<()> {
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| err(x.to_string());
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| err(detail(x));
     let (x0, y0, steps) = (65i32, 8i32, 200i32);
     for i in 0..steps {
         let shade = f64::from(i) / f64::from(steps - 1);
@@ -245,7 +261,7 @@ fn volume_color(shade: f64) -> RGBColor {
 pub(crate) fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) -> Result<()> {
     let err = plot_err(path);
     let root = SVGBackend::new(path, (1100, 640)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    root.fill(&WHITE).map_err(|e| err(detail(e)))?;
     let p = before.ranks().max(1);
     let (cells, tb) = tiles(before);
     let (_, ta) = tiles(after);
@@ -253,7 +269,7 @@ pub(crate) fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) ->
     let (top, body) = root.split_vertically(26);
     if let Some(note) = binning_note(p, cells, "summed") {
         top.draw(&Text::new(note, (10, 6), ("sans-serif", 15)))
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err(detail(e)))?;
     }
     let (left, right) = body.split_horizontally(550);
     for (area, t, v, title) in [
@@ -280,7 +296,7 @@ pub(crate) fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) ->
         };
         heat_panel(&area, p, cells, &t, vmax, &panel, &err)?;
     }
-    root.present().map_err(|e| err(e.to_string()))
+    root.present().map_err(|e| err(detail(e)))
 }
 
 /// Draws the rank × rank cost `L(i, j) + B(i, j)·bytes` of a machine as a heatmap
@@ -312,11 +328,11 @@ pub(crate) fn cost_heatmap(
     }
     let vmax = t.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let root = SVGBackend::new(path, (640, 680)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    root.fill(&WHITE).map_err(|e| err(detail(e)))?;
     let (top, body) = root.split_vertically(26);
     if let Some(note) = binning_note(p, cells, "averaged") {
         top.draw(&Text::new(note, (10, 6), ("sans-serif", 13)))
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err(detail(e)))?;
     }
     let panel = Panel {
         caption: format!("time of one {bytes} B message: L(i, j) + B(i, j)·bytes"),
@@ -328,7 +344,7 @@ pub(crate) fn cost_heatmap(
         unit: "seconds",
     };
     heat_panel(&body, p, cells, &t, vmax, &panel, &err)?;
-    root.present().map_err(|e| err(e.to_string()))
+    root.present().map_err(|e| err(detail(e)))
 }
 
 /// A distinct colour for node `k` (golden-angle hues, two lightness levels).
@@ -377,7 +393,7 @@ pub(crate) fn mapping_svg(
 ) -> Result<()> {
     use copr::mapping::NetKind;
     let err = plot_err(path);
-    let e = |x: DrawingAreaErrorKind<std::io::Error>| err(x.to_string());
+    let e = |x: DrawingAreaErrorKind<std::io::Error>| err(detail(x));
     let (w, h) = (1200i32, 620i32);
     let root = SVGBackend::new(path, (w as u32, h as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(e)?;
