@@ -744,33 +744,62 @@ impl Machine {
     /// ```
     ///
     /// # Complexity
-    /// `O(p²)` lookups.
+    /// `O(Σ_node r_node² + nodes²)` lookups for `r_node` ranks on a node — pairs of
+    /// nodes, not of ranks, are visited between nodes (102 400 ranks on 3 200 nodes:
+    /// 1.3·10⁷ instead of 10¹⁰); `O(p²)` for an explicit rank × rank matrix.
     pub fn summary(&self) -> TopologySummary {
         let p = self.ranks();
         let mut lat = Stats::new();
         let mut inv = Stats::new();
         let mut classes: Vec<(PairLevel, Stats, Stats)> = Vec::new();
         let mut last = 0usize;
-        for i in 0..p {
-            for j in 0..p {
-                if i == j {
-                    continue;
+        // `weight` ordered rank pairs that all cost what (i, j) costs
+        let mut add = |i: usize, j: usize, weight: u64| {
+            let c = self.link(i, j);
+            let lv = self.pair_level(i, j);
+            lat.add(c.latency, weight);
+            inv.add(c.inv_bandwidth, weight);
+            let k = if classes.get(last).is_some_and(|e| e.0 == lv) {
+                last
+            } else if let Some(k) = classes.iter().position(|e| e.0 == lv) {
+                k
+            } else {
+                classes.push((lv, Stats::new(), Stats::new()));
+                classes.len() - 1
+            };
+            last = k;
+            classes[k].1.add(c.latency, weight);
+            classes[k].2.add(c.inv_bandwidth, weight);
+        };
+        if self.explicit.is_some() {
+            // every pair has its own entry
+            for i in 0..p {
+                for j in (0..p).filter(|&j| j != i) {
+                    add(i, j, 1);
                 }
-                let c = self.link(i, j);
-                let lv = self.pair_level(i, j);
-                lat.add(c.latency);
-                inv.add(c.inv_bandwidth);
-                let k = if classes.get(last).is_some_and(|e| e.0 == lv) {
-                    last
-                } else if let Some(k) = classes.iter().position(|e| e.0 == lv) {
-                    k
-                } else {
-                    classes.push((lv, Stats::new(), Stats::new()));
-                    classes.len() - 1
-                };
-                last = k;
-                classes[k].1.add(c.latency);
-                classes[k].2.add(c.inv_bandwidth);
+            }
+        } else {
+            // Between nodes a pair costs what its two nodes' first ranks cost: each
+            // ordered node pair once, weighted by its rank pairs. Inside a node, every
+            // pair of its ranks (they sit on different PUs).
+            let mut members: Vec<Vec<usize>> = vec![Vec::new(); self.placement.num_nodes()];
+            for (i, &n) in self.rank_node.iter().enumerate() {
+                members[n as usize].push(i);
+            }
+            members.retain(|m| !m.is_empty());
+            for m in &members {
+                for &i in m {
+                    for &j in m.iter().filter(|&&j| j != i) {
+                        add(i, j, 1);
+                    }
+                }
+            }
+            for (a, ma) in members.iter().enumerate() {
+                for (b, mb) in members.iter().enumerate() {
+                    if a != b {
+                        add(ma[0], mb[0], (ma.len() * mb.len()) as u64);
+                    }
+                }
             }
         }
         classes.sort_by_key(|c| c.0);
@@ -822,11 +851,12 @@ impl Stats {
             sum: 0.0,
         }
     }
-    fn add(&mut self, v: f64) {
-        self.count += 1;
+    /// `weight` values `v`.
+    fn add(&mut self, v: f64, weight: u64) {
+        self.count += weight;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        self.sum += v;
+        self.sum += v * weight as f64;
     }
     fn finish(&self) -> MinMaxMean {
         if self.count == 0 {
