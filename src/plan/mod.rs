@@ -527,3 +527,58 @@ impl Plan {
         })
     }
 }
+
+/// Bytes that cross each dimension's links of a torus machine when the plan's packages
+/// travel with relabeling `sigma` (`None`: without relabeling): entry `d` is
+/// `Σ bytes × links of dimension d` over the packages, each routed dimension-order as
+/// [`copr_topology::Torus::route`]; packages inside a node or between nodes on one
+/// router cross no link. `None` if the machine's network is not a torus.
+///
+/// # Complexity
+/// O(nonzero packages × (ranks' hops + dims)).
+///
+/// # Panics
+/// If σ or the machine has fewer ranks than the volumes.
+///
+/// # Example
+/// ```
+/// use copr::plan::torus_link_bytes;
+/// use copr::sparse::Csr;
+/// use copr::volume::Volumes;
+/// use copr_topology::{InterNode, Machine, PlacementRule, Torus, TorusParams};
+/// // a ring of 4 routers, one rank each; rank 0 sends 10 elements to rank 2 (2 hops)
+/// let torus = Torus::full(TorusParams::new(vec![4])).unwrap();
+/// let m = Machine::builder()
+///     .inter(InterNode::Torus(torus))
+///     .rule(PlacementRule::packed(4, Some(1)))
+///     .build()
+///     .unwrap();
+/// let v = Volumes::from_matrix(Csr::from_triplets(4, 4, vec![(0, 2, 10)]));
+/// assert_eq!(torus_link_bytes(&m, &v, None, 8), Some(vec![2 * 10 * 8]));
+/// ```
+pub fn torus_link_bytes(
+    machine: &copr_topology::Machine,
+    volumes: &Volumes,
+    sigma: Option<&Perm>,
+    element_size: usize,
+) -> Option<Vec<u128>> {
+    let Some(copr_topology::InterNode::Torus(torus)) = machine.inter() else {
+        return None;
+    };
+    let names = machine.placement().node_names();
+    let router: Vec<Option<usize>> = (0..volumes.ranks())
+        .map(|r| torus.node_index(&names[machine.node_of(r)]))
+        .collect();
+    let mut out = vec![0u128; torus.ndims()];
+    for (s, t, x) in volumes.matrix().iter() {
+        let d = sigma.map_or(t, |g| g.apply(t));
+        if machine.same_node(s, d) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (router[s], router[d]) {
+            let bytes = u128::from(x) * element_size as u128;
+            torus.for_each_route_link(a, b, |l| out[l.dim] += bytes);
+        }
+    }
+    Some(out)
+}

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use copr::layout::Order;
-use copr::plan::{parse_config, read_config, ConfigFormat, Plan, PlanSpec, Solver};
+use copr::plan::{
+    parse_config, read_config, torus_link_bytes, ConfigFormat, Plan, PlanSpec, Solver,
+};
 use copr::sweep::{SweepConfig, SweepRow};
 use copr::Result;
 
@@ -541,13 +543,27 @@ fn plan(a: PlanArgs) -> Result<()> {
     }
     let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(&a.file))?;
     let report = plan.report(spec.element_size);
+    let mut links = None;
     let cost = match &a.cost {
         Some(path) => {
             let setup = copr_cost_models::load_setup(path, Some(report.ranks))?;
-            Some(
-                plan.cost_report(setup.model.as_ref(), spec.element_size, spec.alpha)
-                    .map_err(|e| e.in_file(path))?,
-            )
+            let c = plan
+                .cost_report(setup.model.as_ref(), spec.element_size, spec.alpha)
+                .map_err(|e| e.in_file(path))?;
+            if let Some(m) = &setup.machine {
+                let cost_sigma = copr::lap::Perm::from_forward(c.sigma.clone())?;
+                let by = |sigma| torus_link_bytes(m, plan.volumes(), sigma, spec.element_size);
+                if let (Some(before), Some(volume), Some(cost)) =
+                    (by(None), by(Some(plan.sigma())), by(Some(&cost_sigma)))
+                {
+                    links = Some(serde_json::json!({
+                        "before": before,
+                        "volume_sigma": volume,
+                        "cost_sigma": cost,
+                    }));
+                }
+            }
+            Some(c)
         }
         None => None,
     };
@@ -559,6 +575,9 @@ fn plan(a: PlanArgs) -> Result<()> {
         let mut j = serde_json::to_value(&report).expect("reports serialise");
         if let Some(c) = &cost {
             j["cost"] = serde_json::to_value(c).expect("reports serialise");
+            if let Some(l) = &links {
+                j["cost"]["torus_link_bytes"] = l.clone();
+            }
         }
         println!("{j}");
         return Ok(());
@@ -601,6 +620,33 @@ fn plan(a: PlanArgs) -> Result<()> {
         );
         println!("cost sigma       {}", sigma_text(&c.sigma));
         println!("cost solver      {:.6} s", c.solver_seconds);
+    }
+    if let Some(l) = &links {
+        let gb = |v: &serde_json::Value| {
+            let v: Vec<String> = v
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| format!("{:.3}", b.as_f64().unwrap_or(0.0) / 1e9))
+                .collect();
+            v.join(" / ")
+        };
+        let dims = l["before"].as_array().map_or(0, Vec::len);
+        let names: Vec<String> = (0..dims)
+            .map(|d| match (dims, d) {
+                (1..=3, 0) => "x".into(),
+                (1..=3, 1) => "y".into(),
+                (1..=3, 2) => "z".into(),
+                _ => format!("d{d}"),
+            })
+            .collect();
+        println!(
+            "torus link GB    bytes × links crossed per dimension ({})",
+            names.join(" / ")
+        );
+        println!("  no relabeling  {}", gb(&l["before"]));
+        println!("  volume sigma   {}", gb(&l["volume_sigma"]));
+        println!("  cost sigma     {}", gb(&l["cost_sigma"]));
     }
     if let Some(path) = &a.svg {
         println!("chart            {}", path.display());
