@@ -1171,6 +1171,23 @@ fn standard_input_format_flag_and_byte_order_marks() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // sweep --config - reads its config from standard input
+    let sweep_cfg = std::fs::read_to_string(dir.join("data/sweep-paper.toml")).unwrap();
+    let rows = |out: &[u8]| {
+        let mut v: serde_json::Value = serde_json::from_slice(out).unwrap();
+        for r in v.as_array_mut().unwrap() {
+            r["seconds"] = 0.into();
+        }
+        v
+    };
+    let out = with_stdin(&["sweep", "--config", "-", "--json"], &sweep_cfg);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = copr(&["sweep", "--config", "data/sweep-paper.toml", "--json"]);
+    assert_eq!(rows(&out.stdout), rows(&file.stdout));
     // topo reads standard input too
     let t = std::fs::read_to_string(dir.join("data/cost/two-islands.toml")).unwrap();
     let t = t.replace("../topology/", "data/topology/");

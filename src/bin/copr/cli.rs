@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use copr::layout::Order;
-use copr::plan::{
-    parse_config, read_config, torus_link_bytes, ConfigFormat, Plan, PlanSpec, Solver,
-};
+use copr::plan::{parse_config, torus_link_bytes, ConfigFormat, Plan, PlanSpec, Solver};
 use copr::sweep::{SweepConfig, SweepRow};
 use copr::Result;
 
@@ -305,7 +303,8 @@ impl From<OrderArg> for Order {
 /// defaults).
 #[derive(Debug, Args)]
 pub(crate) struct SweepArgs {
-    /// Sweep config file (TOML/JSON with the fields of the options below).
+    /// Sweep config file (TOML/JSON with the fields of the options below; `-` reads TOML
+    /// from standard input).
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
     /// Matrix rows.
@@ -729,7 +728,7 @@ fn sigma_text(sigma: &[usize]) -> String {
 fn sweep(a: SweepArgs) -> Result<()> {
     let chart = sweep_chart_path(&a);
     let mut cfg: SweepConfig = match &a.config {
-        Some(p) => read_config(p)?,
+        Some(p) => Input::read(p, None)?.parse()?,
         None => SweepConfig::default(),
     };
     macro_rules! set {
