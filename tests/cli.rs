@@ -850,10 +850,17 @@ fn text_output_uses_the_words_files_and_json_use() {
     }
 }
 
-/// The `<text>` contents of an SVG that are plain numbers.
+/// The `<text>` contents of an SVG that are plain numbers and centred or right-aligned,
+/// as axis tick labels are (the colour scale's labels start at their point).
 fn svg_numbers(svg: &str) -> Vec<f64> {
     svg.split("<text")
         .skip(1)
+        .filter(|t| {
+            !t.split('>')
+                .next()
+                .unwrap_or("")
+                .contains("text-anchor=\"start\"")
+        })
         .filter_map(|t| {
             let body = t.split('>').nth(1)?.split('<').next()?;
             body.trim().parse::<f64>().ok()

@@ -220,7 +220,16 @@ fn colour_scale<DB: DrawingBackend>(
         BLACK.stroke_width(1),
     ))
     .map_err(e)?;
-    let label = |shade: f64| format!("{:.3e}", vmax * (panel.value)(shade));
+    let label = |shade: f64| {
+        let v = vmax * (panel.value)(shade);
+        if v.fract() == 0.0 && v < 1e9 {
+            format!("{v}")
+        } else if (1e-2..1e5).contains(&v) {
+            format!("{v:.3}")
+        } else {
+            format!("{v:.3e}")
+        }
+    };
     for (shade, x) in [(0.0, x0), (0.5, x0 + steps), (1.0, x0 + 2 * steps)] {
         area.draw(&Text::new(
             if shade == 0.0 {
@@ -234,8 +243,8 @@ fn colour_scale<DB: DrawingBackend>(
         .map_err(e)?;
     }
     area.draw(&Text::new(
-        panel.unit.to_string(),
-        (x0 + 2 * steps + 45, y0),
+        format!("colour scale: {}", panel.unit),
+        (x0, y0 + 32),
         ("sans-serif", 13),
     ))
     .map_err(e)?;
