@@ -748,6 +748,13 @@ impl Machine {
     /// nodes, not of ranks, are visited between nodes (102 400 ranks on 3 200 nodes:
     /// 1.3·10⁷ instead of 10¹⁰); `O(p²)` for an explicit rank × rank matrix.
     pub fn summary(&self) -> TopologySummary {
+        self.summary_with_progress(&mut |_, _| {})
+    }
+
+    /// [`Machine::summary`], calling `progress(done, total)` as it goes (`total` is the
+    /// number of link lookups, `done` those made so far; a few hundred calls at most),
+    /// for a progress bar on large machines.
+    pub fn summary_with_progress(&self, progress: &mut dyn FnMut(u64, u64)) -> TopologySummary {
         let p = self.ranks();
         let mut lat = Stats::new();
         let mut inv = Stats::new();
@@ -771,12 +778,22 @@ impl Machine {
             classes[k].1.add(c.latency, weight);
             classes[k].2.add(c.inv_bandwidth, weight);
         };
+        // report after each row of about total/256 lookups
+        let mut report = |done: u64, total: u64, last: &mut u64| {
+            if done == total || done >= *last + total.div_ceil(256) {
+                *last = done;
+                progress(done, total);
+            }
+        };
+        let mut last = 0u64;
         if self.explicit.is_some() {
             // every pair has its own entry
+            let total = (p * p) as u64;
             for i in 0..p {
                 for j in (0..p).filter(|&j| j != i) {
                     add(i, j, 1);
                 }
+                report(((i + 1) * p) as u64, total, &mut last);
             }
         } else {
             // Between nodes a pair costs what its two nodes' first ranks cost: each
@@ -787,6 +804,8 @@ impl Machine {
                 members[n as usize].push(i);
             }
             members.retain(|m| !m.is_empty());
+            let inside: u64 = members.iter().map(|m| (m.len() * m.len()) as u64).sum();
+            let total = inside + (members.len() * members.len()) as u64;
             for m in &members {
                 for &i in m {
                     for &j in m.iter().filter(|&&j| j != i) {
@@ -794,12 +813,14 @@ impl Machine {
                     }
                 }
             }
+            report(inside, total, &mut last);
             for (a, ma) in members.iter().enumerate() {
                 for (b, mb) in members.iter().enumerate() {
                     if a != b {
                         add(ma[0], mb[0], (ma.len() * mb.len()) as u64);
                     }
                 }
+                report(inside + ((a + 1) * members.len()) as u64, total, &mut last);
             }
         }
         classes.sort_by_key(|c| c.0);

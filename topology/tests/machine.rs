@@ -393,6 +393,10 @@ fn summaries_visit_node_pairs_but_equal_the_pairwise_statistics() {
         let cfg = TopologyConfig::from_str(&text, Format::Toml).unwrap();
         machines.push(cfg.build(&data(""), Some(100)).unwrap());
     }
+    let explicit =
+        TopologyConfig::from_str("rank_matrix = \"calibration-4.json\"", Format::Toml).unwrap();
+    machines.push(explicit.build(&data(""), None).unwrap());
+    assert!(machines.last().unwrap().rank_matrix().is_some());
     for m in &machines {
         let want = pairwise_summary(m);
         let got = m.summary();
@@ -405,6 +409,20 @@ fn summaries_visit_node_pairs_but_equal_the_pairwise_statistics() {
             assert!(close(l.latency.mean, s[2] / *n as f64), "{lv:?}");
             assert!(close(l.inv_bandwidth.mean, s[5] / *n as f64), "{lv:?}");
         }
+        // the progress reports climb to their total, a few hundred times at most
+        let mut calls: Vec<(u64, u64)> = Vec::new();
+        let again = m.summary_with_progress(&mut |d, t| calls.push((d, t)));
+        assert_eq!(again, got);
+        assert!(
+            !calls.is_empty() && calls.len() <= 300,
+            "{} calls",
+            calls.len()
+        );
+        assert!(calls
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 == w[1].1));
+        let (done, total) = *calls.last().unwrap();
+        assert_eq!(done, total);
         let pairs: u64 = want.iter().map(|e| e.1).sum();
         let total: f64 = want.iter().map(|e| e.2[2]).sum();
         assert!(close(got.latency.mean, total / pairs as f64));

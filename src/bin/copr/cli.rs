@@ -686,7 +686,26 @@ fn topo(a: TopoArgs) -> Result<()> {
             "this cost config has no topology to summarise".into(),
         ))
     })?;
-    let summary = machine.summary();
+    // a bar on a terminal when the summary takes more than a few seconds
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let terminal = std::io::stderr().is_terminal();
+    let summary = machine.summary_with_progress(&mut |done, total| {
+        if terminal && total > 50_000_000 {
+            let b = bar.get_or_insert_with(|| {
+                let b = indicatif::ProgressBar::new(total);
+                b.set_style(
+                    indicatif::ProgressStyle::with_template("{bar:30} {percent} % {msg}")
+                        .expect("valid template"),
+                );
+                b.set_message("of the pair classes summed");
+                b
+            });
+            b.set_position(done);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     if let Some(path) = &a.svg {
         crate::plot::cost_heatmap(&machine, a.bytes, path)?;
     }
