@@ -92,13 +92,22 @@ pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// Reads a text file of at most [`MAX_FILE_BYTES`].
 pub(crate) fn read_text(path: &Path) -> Result<String> {
+    let f = std::fs::File::open(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    read_limited(f, path)
+}
+
+/// Reads at most [`MAX_FILE_BYTES`] of text from `input`, which errors call `path`.
+pub(crate) fn read_limited(input: impl Read, path: &Path) -> Result<String> {
     let io = |source| Error::Io {
         path: path.to_owned(),
         source,
     };
-    let f = std::fs::File::open(path).map_err(io)?;
     let mut text = String::new();
-    f.take(MAX_FILE_BYTES + 1)
+    input
+        .take(MAX_FILE_BYTES + 1)
         .read_to_string(&mut text)
         .map_err(io)?;
     if text.len() as u64 > MAX_FILE_BYTES {

@@ -179,16 +179,25 @@ impl ConfigFormat {
     }
 }
 
-/// Reads a TOML (or, by extension, JSON) file into `T`.
+/// Reads a TOML (or, by extension, JSON) file into `T` (`-`: TOML from standard input).
 ///
 /// # Errors
 /// [`Error::Io`] or [`Error::Parse`] naming the file, as [`parse_config`].
 pub fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    parse_config(&text, ConfigFormat::of_path(path), path)
+    parse_config(&read_text(path)?, ConfigFormat::of_path(path), path)
+}
+
+/// The text of a configuration file — or of standard input for the path `-` — read as
+/// the other input files are (at most [`crate::mapping::MAX_FILE_BYTES`]).
+///
+/// # Errors
+/// [`Error::Io`] if it cannot be read, [`Error::Parse`] if it is larger.
+pub fn read_text(path: &Path) -> Result<String> {
+    if path == Path::new("-") {
+        crate::mapping::read_limited(std::io::stdin().lock(), path)
+    } else {
+        crate::mapping::read_text(path)
+    }
 }
 
 /// Parses `text` in `format` into `T`; `name` is the file (or `-` for standard input)

@@ -1,7 +1,7 @@
 //! The `copr` command line: argument definitions and the commands, which only parse,
 //! call the library and print.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
@@ -202,28 +202,7 @@ struct Input {
 
 impl Input {
     fn read(file: &Path, format: Option<FormatArg>) -> Result<Self> {
-        let text = if file == Path::new("-") {
-            let mut text = String::new();
-            std::io::stdin()
-                .take(copr::mapping::MAX_FILE_BYTES + 1)
-                .read_to_string(&mut text)
-                .map_err(|source| copr::Error::Io {
-                    path: file.to_owned(),
-                    source,
-                })?;
-            if text.len() as u64 > copr::mapping::MAX_FILE_BYTES {
-                return Err(copr::Error::Parse {
-                    path: file.to_owned(),
-                    detail: format!("larger than {} bytes", copr::mapping::MAX_FILE_BYTES),
-                });
-            }
-            text
-        } else {
-            std::fs::read_to_string(file).map_err(|source| copr::Error::Io {
-                path: file.to_owned(),
-                source,
-            })?
-        };
+        let text = copr::plan::read_text(file)?;
         let format = match format {
             Some(FormatArg::Toml) => ConfigFormat::Toml,
             Some(FormatArg::Json) => ConfigFormat::Json,
