@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use copr::gain::{self, PackageInput, Packages, Transform};
+use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::dense_max;
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Order};
 use copr_cost_models::CostModel;
@@ -25,7 +25,7 @@ fn bench(c: &mut Criterion) {
     let input = PackageInput {
         source: &src,
         target: &dst,
-        transform: Transform::default(),
+        transform: TransformKind::default(),
         element_size: 8,
     };
     let pk = Packages::compute(&input).unwrap();

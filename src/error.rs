@@ -68,7 +68,7 @@ pub enum Error {
     #[error(transparent)]
     Topology(Box<copr_topology::TopologyError>),
     /// Drawing a chart failed.
-    #[error("plot {path}: {detail}")]
+    #[error("cannot draw {path}: {detail}")]
     Plot {
         /// The output file.
         path: PathBuf,

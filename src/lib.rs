@@ -1,6 +1,83 @@
-//! copr finds and applies a communication-optimal process relabeling (COPR) for MPI
-//! programs: from two data layouts it computes what every rank sends every other rank,
-//! prices it, and solves the linear assignment problem exactly for the relabeling σ.
+//! copr finds and applies a **communication-optimal process relabeling** (COPR) for MPI
+//! programs, moves distributed matrices between layouts with it, and maps process grids
+//! onto machines.
+//!
+//! # Overview
+//! Two layouts of the same matrix — say ScaLAPACK block-cyclic with 32 × 32 blocks and
+//! with 128 × 128 blocks — fix what every rank must send every other rank. copr computes
+//! these volumes from the layouts' row and column splits alone (no loop over blocks),
+//! prices them with a cost model, and finds by an exact linear assignment the renaming
+//! of target ranks that moves the least (COSTA, Kabić et al.). Its reshuffle engine then
+//! executes `A ← α·op(B) + β·A` with one message per peer, in process (threads as ranks)
+//! or over MPI. The same volumes, or a Cartesian grid or a graph, can be mapped onto a
+//! machine (torus, network graph) by several strategies compared on hop-bytes and link
+//! loads. The `copr` command-line tool (`copr plan`, `sweep`, `topo`, `map`) drives all of
+//! it from TOML or JSON files; it is a binary only, not part of this library's API.
+//!
+//! # Concepts, in the order the data flows
+//! * **Layouts** ([`layout`]): what lives where. A [`layout::Layout`] is a ScaLAPACK
+//!   [`layout::BlockCyclic`] distribution or an arbitrary [`layout::Grid`] of blocks;
+//!   each comes with its file form ([`layout::BlockCyclicSpec`], [`layout::GridSpec`]).
+//!   `op` ([`layout::Op`]) is identity, transpose or conjugate transpose.
+//! * **Volumes** ([`volume`]): the sparse matrix `V[s][t]` of elements source rank `s`
+//!   sends target rank `t` for `A ← op(B)`.
+//! * **σ, the relabeling** ([`lap::Perm`]): σ renames *target* labels. Target label `t`
+//!   (the rank that owns a block in the target layout as written) is taken by process
+//!   `σ(t)` — `sigma.apply(t)`, `sigma.forward()[t]` — and `sigma.apply_inv(q)` is the
+//!   label process `q` takes. The volume that stays local is `Σ_t V[σ(t)][t]`; the
+//!   exact solvers in [`lap`] maximise it.
+//! * **Gain** ([`gain`]): for any [`copr_cost_models::CostModel`], the relabeling gain
+//!   `δ(x, y)` and the cost-optimal σ. A σ that saves nothing is always the identity.
+//! * **Plan** ([`plan`]): two layouts, their volumes and σ, with a report; what
+//!   `copr plan` prints. [`sweep`] runs plans over a range of block sizes.
+//! * **Engine** ([`engine`]): executes `A ← α·op(B) + β·A` for a batch of
+//!   [`engine::Transform`]s, relabeling each target by default; plan once
+//!   ([`engine::ReshufflePlan`]), execute many times.
+//! * **Transports** ([`transport`]): how the engine's bytes move — threads as ranks
+//!   ([`transport::run_in_process`]) or MPI (`MpiTransport`, feature `mpi`).
+//! * **Mapping** ([`mapping`]): places the tasks of a communication pattern on the
+//!   slots of a machine (packed, round-robin, Hilbert, the CP2K heuristic, copr's
+//!   optimiser, …), measures hop-bytes and link loads, and exports rankfiles, host files
+//!   or (feature `mpi`) a reordered communicator.
+//!
+//! Machines and cost models live in two companion crates: `copr_topology` (hwloc trees,
+//! tori, network graphs, placements) and `copr_cost_models` (the `CostModel` trait, its
+//! models and config files).
+//!
+//! # Features
+//! * `mpi`: the MPI transport, the distributed gain `gain::mpi`, communicator export
+//!   (`mapping::mpi`) — needs an MPI library (Open MPI) and libclang.
+//! * `hwloc`: discovers the machine's topology with hwloc (needs libhwloc and libudev).
+//! * `scalapack`: the ScaLAPACK comparison in the MPI benchmark driver (implies `mpi`).
+//!
+//! Without features, everything else — layouts, volumes, solvers, cost models, plans,
+//! the in-process engine, mappings — builds with cargo alone.
+//!
+//! # Quick start
+//! ```
+//! use copr::layout::{BlockCyclic, BlockCyclicSpec, Op, Order};
+//! use copr::plan::{Plan, Solver};
+//!
+//! // A 4000 x 4000 matrix on 2 x 2 ranks: 32 x 32 blocks on a row-major grid to
+//! // 128 x 128 blocks on a column-major grid.
+//! let source = BlockCyclic::new(BlockCyclicSpec::new(4000, 4000, 32, 32, 2, 2))?;
+//! let mut t = BlockCyclicSpec::new(4000, 4000, 128, 128, 2, 2);
+//! t.grid_order = Order::ColMajor;
+//! let target = BlockCyclic::new(t)?;
+//!
+//! let plan = Plan::new(source.into(), target.into(), Op::Identity, Solver::Sparse)?;
+//! let v = plan.volumes();
+//! assert_eq!(v.total(), 4000 * 4000);
+//! // σ never makes things worse, and a σ that gains nothing is the identity.
+//! assert!(plan.remote_after() <= v.remote());
+//! assert!(plan.remote_after() < v.remote() || plan.sigma().is_identity());
+//! // Target label t is now held by process σ(t).
+//! let relabeled = plan.relabeled_target()?;
+//! assert_eq!(relabeled.owner_of(0, 0), plan.sigma().apply(plan.target().owner_of(0, 0)));
+//! # Ok::<(), copr::Error>(())
+//! ```
+//! The engine's example ([`engine`]) moves data with such a plan; the README shows the
+//! command-line tool.
 
 pub mod engine;
 pub mod error;
@@ -9,11 +86,9 @@ pub mod lap;
 pub mod sparse;
 
 pub use error::{Error, Result};
-pub mod cli;
 pub mod layout;
 pub mod mapping;
 pub mod plan;
-pub mod plot;
 pub mod sweep;
 pub mod transport;
 pub mod volume;
@@ -21,3 +96,15 @@ pub mod volume;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The command line's internals are not library API: these do not compile.
+///
+/// ```compile_fail
+/// let _ = copr::cli::run;
+/// ```
+///
+/// ```compile_fail
+/// let _ = copr::plot::sweep_chart;
+/// ```
+#[cfg(doctest)]
+struct CliIsNotApi;

@@ -6,11 +6,7 @@ use std::process::Command;
 use copr::plan::{Plan, PlanSpec};
 
 fn copr(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_copr"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("copr runs")
+    copr_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {
@@ -114,7 +110,9 @@ fn sweep_options_change_the_experiment() {
     ]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("1000 x 500 matrix, 2 x 3 grids (ColMajor -> ColMajor), target block 50"));
+    assert!(
+        text.contains("1000 x 500 matrix, 2 x 3 grids (col-major -> col-major), target block 50")
+    );
     // equal blocks and equal grid numbering: nothing to gain, nothing to move
     assert!(
         text.lines()
@@ -228,7 +226,7 @@ fn topo_summarises_and_draws() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("ranks: 128") && text.contains("ranks per node: 32..=32"),
+        text.contains("ranks: 128") && text.contains("ranks per node: 32\n"),
         "{text}"
     );
     assert!(text.contains("hop"), "{text}");
@@ -262,15 +260,28 @@ fn bad_cost_configs_name_file_and_field() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Links crossed per torus dimension between two nodes, from their coordinates in the
+/// coordinates file (the shorter way round a ring of `dims[d]`): a reference that does
+/// not use copr's routing.
+fn torus_hops_per_dim(coords: &[[i64; 3]], dims: [i64; 3], a: usize, b: usize) -> [u64; 3] {
+    let mut out = [0; 3];
+    for d in 0..3 {
+        let fwd = (coords[b][d] - coords[a][d]).rem_euclid(dims[d]);
+        out[d] = fwd.min(dims[d] - fwd) as u64;
+    }
+    out
+}
+
 #[test]
 fn readme_torus_example_prefers_cheap_links_over_volume() {
-    let out = copr(&[
-        "plan",
-        "data/plans/paper-b5000.toml",
-        "--cost",
-        "data/cost/torus-3d.toml",
-        "--json",
-    ]);
+    let (plan_file, cfg) = (
+        "data/plans/paper-b7500.toml",
+        "data/cost/torus-3d-spread.toml",
+    );
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(readme.contains(&format!("plan {plan_file} --cost {cfg}")));
+    let out = copr(&["plan", plan_file, "--cost", cfg, "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -278,17 +289,84 @@ fn readme_torus_example_prefers_cheap_links_over_volume() {
     );
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = &j["cost"];
-    assert_eq!(j["remote_after"], 7_500_000_000u64);
-    assert_eq!(c["remote_after"], 7_900_000_000u64);
-    let (after, vol) = (
-        c["cost_after"].as_f64().unwrap(),
-        c["cost_with_plan_sigma"].as_f64().unwrap(),
+    // the cost-optimal σ moves more, costs less, and takes bytes off the Y links
+    let (vol_remote, cost_remote) = (
+        j["remote_after"].as_u64().unwrap(),
+        c["remote_after"].as_u64().unwrap(),
     );
-    assert!(after < vol, "{after} vs {vol}");
+    assert!(cost_remote > vol_remote, "{cost_remote} {vol_remote}");
+    let f = |k: &str| c[k].as_f64().unwrap();
     assert!(
-        (after - 9.772).abs() < 0.001 && (vol - 9.803).abs() < 0.001,
-        "{after} {vol}"
+        f("cost_after") < f("cost_with_plan_sigma") && f("cost_with_plan_sigma") < f("cost_before")
     );
+    // the link bytes, recomputed from the nodes' coordinates (one rank per node, packed:
+    // rank r on the r-th node of the file) for each σ
+    let coords_text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/topology/torus-4x4x4.coords"),
+    )
+    .unwrap();
+    let coords: Vec<[i64; 3]> = coords_text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let v: Vec<i64> = l
+                .split_whitespace()
+                .skip(1)
+                .map(|x| x.parse().unwrap())
+                .collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect();
+    let spec = PlanSpec::from_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join(plan_file)).unwrap();
+    let plan = Plan::from_spec(&spec).unwrap();
+    let link_bytes = |sigma: Option<&copr::lap::Perm>| {
+        let mut out = [0u64; 3];
+        for (s, t, x) in plan.volumes().matrix().iter() {
+            let d = sigma.map_or(t, |g| g.apply(t));
+            let h = torus_hops_per_dim(&coords, [4, 4, 4], s, d);
+            for k in 0..3 {
+                out[k] += h[k] * x * 8;
+            }
+        }
+        out
+    };
+    let cost_sigma: Vec<usize> = serde_json::from_value(c["sigma"].clone()).unwrap();
+    let cost_sigma = copr::lap::Perm::from_forward(cost_sigma).unwrap();
+    let want = [
+        ("before", link_bytes(None)),
+        ("volume_sigma", link_bytes(Some(plan.sigma()))),
+        ("cost_sigma", link_bytes(Some(&cost_sigma))),
+    ];
+    for (key, w) in &want {
+        let got: Vec<u64> = serde_json::from_value(c["torus_link_bytes"][key].clone()).unwrap();
+        assert_eq!(got, w.to_vec(), "{key}");
+    }
+    assert!(want[2].1[1] < want[1].1[1], "Y links: {:?}", want);
+    // the README shows this command's output
+    let text = String::from_utf8(copr(&["plan", plan_file, "--cost", cfg]).stdout).unwrap();
+    let tail: Vec<&str> = text
+        .lines()
+        .rev()
+        .take(4)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert!(
+        readme.contains(&tail.join("\n")),
+        "README is missing\n{}",
+        tail.join("\n")
+    );
+    let e = |x: f64| format!("{:.3}", x);
+    for n in [
+        e(f("cost_after")),
+        e(f("cost_with_plan_sigma")),
+        e(f("cost_before")),
+    ] {
+        assert!(readme.contains(&format!("{n} s")), "README lacks {n} s");
+    }
+    let sci = |x: u64| format!("{:.3}·10⁹", x as f64 / 1e9);
+    assert!(readme.contains(&sci(cost_remote)) && readme.contains(&sci(vol_remote)));
 }
 
 #[test]
@@ -647,5 +725,515 @@ fn map_bad_input_is_one_line_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+fn copr_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_copr"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("copr runs")
+}
+
+/// A fresh empty directory for one test.
+fn empty_dir(name: &str) -> std::path::PathBuf {
+    let d = tmp(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A sweep that takes milliseconds.
+const SMALL_SWEEP: [&str; 13] = [
+    "sweep",
+    "--m",
+    "100",
+    "--n",
+    "100",
+    "--nprow",
+    "2",
+    "--npcol",
+    "2",
+    "--target-block",
+    "10",
+    "--blocks",
+    "5,10",
+];
+
+/// Rust's names for copr's enums, which text output must not show.
+const DEBUG_NAMES: [&str; 9] = [
+    "Sparse",
+    "Dense",
+    "Greedy",
+    "Identity",
+    "RowMajor",
+    "ColMajor",
+    "Bottleneck",
+    "..=",
+    "Some(",
+];
+
+fn assert_no_debug_names(what: &str, text: &str) {
+    for d in DEBUG_NAMES {
+        assert!(!text.contains(d), "{what}: `{d}` in\n{text}");
+    }
+    for noun in ["nodes", "ranks", "hosts"] {
+        assert!(
+            !text.contains(&format!(" 1 {noun}")),
+            "{what}: `1 {noun}` in\n{text}"
+        );
+    }
+}
+
+#[test]
+fn text_output_uses_the_words_files_and_json_use() {
+    for solver in ["sparse", "dense", "greedy", "identity"] {
+        let args = ["plan", "data/plans/paper-b5000.toml", "--solver", solver];
+        let text = String::from_utf8(copr(&args).stdout).unwrap();
+        let json = copr(&[&args[..], &["--json"]].concat());
+        let j: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let word = j["solver"].as_str().unwrap();
+        assert_eq!(word, solver);
+        let line = text.lines().find(|l| l.starts_with("solver")).unwrap();
+        assert_eq!(
+            line.split_whitespace().nth(1),
+            Some(&*format!("{word},")),
+            "{line}"
+        );
+        assert_no_debug_names("plan", &text);
+    }
+    let args = [&SMALL_SWEEP[..], &["--source-order", "col-major"]].concat();
+    let args = [&args[..], &["--target-order", "row-major", "--no-svg"]].concat();
+    let out = copr(&args);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("(col-major -> row-major)"), "{text}");
+    assert_no_debug_names("sweep", &text);
+    for cfg in [
+        "data/cost/torus-3d.toml",
+        "data/cost/single-node.toml",
+        "data/cost/fat-tree.toml",
+        "data/cost/dragonfly.toml",
+        "data/cost/calibrated.json",
+    ] {
+        let out = copr(&["topo", cfg]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        if cfg.contains("single-node") && !out.status.success() {
+            continue; // needs hwloc
+        }
+        assert!(out.status.success(), "{cfg}");
+        assert_no_debug_names(cfg, &text);
+        let j: serde_json::Value =
+            serde_json::from_slice(&copr(&["topo", cfg, "--json"]).stdout).unwrap();
+        let (lo, hi) = (&j["ranks_per_node_min"], &j["ranks_per_node_max"]);
+        let want = if lo == hi {
+            format!("ranks per node: {lo}\n")
+        } else {
+            format!("ranks per node: {lo} to {hi}\n")
+        };
+        assert!(text.contains(&want), "{cfg}: no `{want}` in\n{text}");
+    }
+    let text = String::from_utf8(copr(&["topo", "data/cost/torus-3d.toml"]).stdout).unwrap();
+    assert!(text.contains("bottleneck bandwidth model"), "{text}");
+    for (flat, rpn) in [("1", "4"), ("4", "1")] {
+        let out = copr(&[
+            "map",
+            "--grid",
+            "2x2",
+            "--flat",
+            flat,
+            "--ranks-per-node",
+            rpn,
+        ]);
+        assert!(out.status.success());
+        assert_no_debug_names("map", &String::from_utf8(out.stdout).unwrap());
+    }
+}
+
+/// The `<text>` contents of an SVG that are plain numbers and centred or right-aligned,
+/// as axis tick labels are (the colour scale's labels start at their point).
+fn svg_numbers(svg: &str) -> Vec<f64> {
+    svg.split("<text")
+        .skip(1)
+        .filter(|t| {
+            !t.split('>')
+                .next()
+                .unwrap_or("")
+                .contains("text-anchor=\"start\"")
+        })
+        .filter_map(|t| {
+            let body = t.split('>').nth(1)?.split('<').next()?;
+            body.trim().parse::<f64>().ok()
+        })
+        .collect()
+}
+
+/// A plan between two block-cyclic layouts on an `r x r` grid.
+fn grid_plan(name: &str, r: usize) -> std::path::PathBuf {
+    let path = tmp(name);
+    let side = 10 * r;
+    std::fs::write(
+        &path,
+        format!(
+            "[source]\nkind = \"block-cyclic\"\nm = {side}\nn = {side}\nmb = 3\nnb = 3\nnprow = {r}\nnpcol = {r}\n\
+             [target]\nkind = \"block-cyclic\"\nm = {side}\nn = {side}\nmb = 10\nnb = 10\nnprow = {r}\nnpcol = {r}\ngrid_order = \"col-major\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn heatmaps_say_when_they_are_binned_and_have_a_colour_scale() {
+    for (r, binned) in [(16usize, true), (8, false)] {
+        let p = r * r;
+        let plan = grid_plan(&format!("heat-{r}.toml"), r);
+        let svg = tmp(&format!("heat-{r}.svg"));
+        let out = copr(&[
+            "plan",
+            plan.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&svg).unwrap();
+        let j: serde_json::Value =
+            serde_json::from_slice(&copr(&["plan", plan.to_str().unwrap(), "--json"]).stdout)
+                .unwrap();
+        assert_eq!(j["ranks"], p);
+        // the axes count ranks up to p, not cells
+        let top = svg_numbers(&text).into_iter().fold(0.0, f64::max);
+        assert!(
+            top > 0.8 * p as f64 && top <= p as f64,
+            "{p} ranks, labels up to {top}"
+        );
+        assert_eq!(text.contains("binned"), binned, "{p} ranks");
+        if binned {
+            assert!(
+                text.contains(&format!("cells of {} ranks each", p / 128)),
+                "{p} ranks"
+            );
+        }
+        assert!(text.contains(if binned {
+            "elements per cell"
+        } else {
+            "elements"
+        }));
+        // each panel says how much is remote, as the JSON does
+        let total = j["total_elements"].as_f64().unwrap();
+        for key in ["remote_before", "remote_after"] {
+            let pct = 100.0 * j[key].as_f64().unwrap() / total;
+            assert!(
+                text.contains(&format!("{pct:.2} % remote")),
+                "{key} {pct:.2}"
+            );
+        }
+    }
+    let svg = tmp("topo-heat.svg");
+    let out = copr(&[
+        "topo",
+        "data/cost/torus-3d.toml",
+        "--ranks",
+        "512",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("binned") && text.contains("cells of 4 ranks each"));
+    assert!(text.contains("seconds"));
+    let top = svg_numbers(&text).into_iter().fold(0.0, f64::max);
+    assert!(top > 400.0 && top <= 512.0, "labels up to {top}");
+}
+
+#[test]
+fn sweep_writes_files_only_when_asked_and_refuses_contradictions() {
+    let small = SMALL_SWEEP;
+    // --json prints JSON and writes nothing
+    let dir = empty_dir("sweep-json");
+    let out = copr_in(&dir, &[&small[..], &["--json"]].concat());
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "--json wrote a file"
+    );
+    // the table writes the chart it names
+    let dir = empty_dir("sweep-text");
+    let out = copr_in(&dir, &small);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let named = text
+        .lines()
+        .find_map(|l| l.strip_prefix("chart: "))
+        .unwrap();
+    assert!(dir.join(named).exists(), "{named}");
+    // --no-svg writes nothing
+    let dir = empty_dir("sweep-nosvg");
+    assert!(copr_in(&dir, &[&small[..], &["--no-svg"]].concat())
+        .status
+        .success());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // contradictions and a non-SVG file name are refused, and nothing is written
+    let dir = empty_dir("sweep-bad");
+    for extra in [
+        &["--no-svg", "--svg", "x.svg"][..],
+        &["--svg", "out.png"],
+        &["--json", "--svg", "chart"],
+    ] {
+        let out = copr_in(&dir, &[&small[..], extra].concat());
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    for cmd in [
+        &["plan", "data/plans/paper-b5000.toml", "--svg"][..],
+        &["topo", "data/cost/torus-3d.toml", "--svg"],
+        &["map", "--grid", "2x2", "--flat", "4", "--svg"],
+    ] {
+        let png = tmp("v.png");
+        let out = copr(&[cmd, &[png.to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(".svg"));
+        assert!(!png.exists());
+    }
+}
+
+/// A plan file whose `side` layout has `field = value` (both sides valid otherwise).
+fn plan_with(side: &str, field: &str, value: &str) -> String {
+    let layout = |name: &str| {
+        let mut l = format!("[{name}]\nkind = \"block-cyclic\"\nm = 10\nn = 10\n");
+        for (f, v) in [("mb", "2"), ("nb", "2"), ("nprow", "1"), ("npcol", "2")] {
+            let v = if name == side && f == field { value } else { v };
+            l.push_str(&format!("{f} = {v}\n"));
+        }
+        l
+    };
+    format!(
+        "op = \"identity\"\n{}\n{}",
+        layout("source"),
+        layout("target")
+    )
+}
+
+/// The 1-based line of `side`'s `field` in a TOML plan written by [`plan_with`].
+fn line_in(text: &str, side: &str, field: &str) -> usize {
+    let header = text.lines().position(|l| l == format!("[{side}]")).unwrap();
+    header
+        + 1
+        + text
+            .lines()
+            .skip(header)
+            .position(|l| l.starts_with(&format!("{field} =")))
+            .unwrap()
+}
+
+#[test]
+fn layout_errors_name_the_side_and_the_field_line() {
+    for side in ["source", "target"] {
+        for (field, value, needle) in [
+            ("mb", "0", "mb"),
+            ("nb", "\"2\"", "nb"),
+            ("npcol", "-1", "npcol"),
+        ] {
+            let text = plan_with(side, field, value);
+            let path = tmp(&format!("side-{side}-{field}.toml"));
+            std::fs::write(&path, &text).unwrap();
+            let out = copr(&["plan", path.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            let line = line_in(&text, side, field);
+            assert!(
+                err.contains(&format!("line {line}: {side}:")),
+                "{side}.{field}: {err}"
+            );
+            assert!(err.contains(needle), "{err}");
+            // the same file as JSON names the side too
+            let v: toml::Value = toml::from_str(&text).unwrap();
+            let json = tmp(&format!("side-{side}-{field}.json"));
+            std::fs::write(&json, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+            let out = copr(&["plan", json.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains(&format!(": {side}:")) && err.contains(needle),
+                "{err}"
+            );
+            let json_text = std::fs::read_to_string(&json).unwrap();
+            let lines: Vec<&str> = json_text.lines().collect();
+            let open = lines
+                .iter()
+                .position(|l| l.contains(&format!("\"{side}\": {{")))
+                .unwrap();
+            let want = 1
+                + open
+                + lines[open..]
+                    .iter()
+                    .position(|l| l.contains(&format!("\"{field}\": ")))
+                    .unwrap();
+            assert!(err.contains(&format!("line {want}:")), "{err}");
+        }
+    }
+}
+
+#[test]
+fn standard_input_format_flag_and_byte_order_marks() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/plans/paper-b5000.toml"),
+    )
+    .unwrap();
+    let want = copr(&["plan", "data/plans/paper-b5000.toml", "--json"]).stdout;
+    let with_stdin = |args: &[&str], input: &str| {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_copr"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let strip_time = |out: &[u8]| {
+        let mut j: serde_json::Value = serde_json::from_slice(out).unwrap();
+        j["solver_seconds"] = 0.into();
+        j
+    };
+    // `-` reads TOML from standard input
+    let out = with_stdin(&["plan", "-", "--json"], &text);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(strip_time(&out.stdout), strip_time(&want));
+    // --format json: JSON from standard input and from a file of any name
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    let json = serde_json::to_string(&v).unwrap();
+    let out = with_stdin(&["plan", "-", "--format", "json", "--json"], &json);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(strip_time(&out.stdout), strip_time(&want));
+    let odd = tmp("plan.txt");
+    std::fs::write(&odd, &json).unwrap();
+    let out = copr(&["plan", odd.to_str().unwrap(), "--format", "json", "--json"]);
+    assert_eq!(strip_time(&out.stdout), strip_time(&want));
+    // errors from standard input name it `-`
+    let out = with_stdin(&["plan", "-"], "[source\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("copr: error: -: line 1"));
+    // a UTF-8 byte order mark is skipped, in JSON and TOML plans, cost and topology
+    // configs and machine files
+    let bom = |name: &str, body: &str| {
+        let p = tmp(name);
+        std::fs::write(&p, format!("\u{feff}{body}")).unwrap();
+        p
+    };
+    let p = bom("bom.json", &json);
+    let out = copr(&["plan", p.to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(strip_time(&out.stdout), strip_time(&want));
+    let p = bom("bom.toml", &text);
+    assert!(copr(&["plan", p.to_str().unwrap()]).status.success());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cfg = std::fs::read_to_string(dir.join("data/cost/calibrated.json")).unwrap();
+    let cfg = cfg.replace("../topology/", &format!("{}/data/topology/", dir.display()));
+    let p = bom("bom-cost.json", &cfg);
+    let out = copr(&["topo", p.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = std::fs::read_to_string(dir.join("data/machines/torus-4x4x4.toml")).unwrap();
+    let p = bom("bom-machine.toml", &m);
+    let out = copr(&["map", "--grid", "32x32", "--machine", p.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = bom("bom-graph.json", "{\"edges\": [[0, 1, 8], [1, 0, 8]]}");
+    let out = copr(&["map", "--graph", p.to_str().unwrap(), "--flat", "2"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // sweep --config - reads its config from standard input
+    let sweep_cfg = std::fs::read_to_string(dir.join("data/sweep-paper.toml")).unwrap();
+    let rows = |out: &[u8]| {
+        let mut v: serde_json::Value = serde_json::from_slice(out).unwrap();
+        for r in v.as_array_mut().unwrap() {
+            r["seconds"] = 0.into();
+        }
+        v
+    };
+    let out = with_stdin(&["sweep", "--config", "-", "--json"], &sweep_cfg);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = copr(&["sweep", "--config", "data/sweep-paper.toml", "--json"]);
+    assert_eq!(rows(&out.stdout), rows(&file.stdout));
+    // topo reads standard input too
+    let t = std::fs::read_to_string(dir.join("data/cost/two-islands.toml")).unwrap();
+    let t = t.replace("../topology/", "data/topology/");
+    let out = with_stdin(&["topo", "-"], &t);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_file = copr(&["topo", "data/cost/two-islands.toml"]).stdout;
+    assert_eq!(out.stdout, from_file);
+}
+
+#[test]
+fn plot_errors_say_it_once() {
+    let bad = "/nonexistent-dir/x.svg";
+    for cmd in [
+        &["plan", "data/plans/paper-b5000.toml", "--svg", bad][..],
+        &["topo", "data/cost/two-islands.toml", "--svg", bad],
+        &["sweep", "--blocks", "10", "--svg", bad],
+        &["map", "--grid", "2x2", "--flat", "4", "--svg", bad],
+    ] {
+        let out = copr(cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+        assert!(err.contains(bad) && err.contains("No such file"), "{err}");
+        // the OS's own "(os error 2)" aside
+        let words: Vec<String> = err
+            .split(" (os error")
+            .next()
+            .unwrap()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 2)
+            .map(str::to_lowercase)
+            .collect();
+        for w in &words {
+            let n = words.iter().filter(|x| *x == w).count();
+            let in_path = bad.contains(w.as_str());
+            assert!(n == 1 || in_path, "`{w}` {n} times in {err}");
+        }
     }
 }

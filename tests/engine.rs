@@ -4,7 +4,7 @@ mod common;
 mod engine_cases;
 
 use copr::engine::{Job, Relabeling, ReshufflePlan, TargetContents, Transform};
-use copr::layout::{BlockCyclic, BlockCyclicSpec, GridLayout, Layout, Op, Order, RankStorage};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Op, Order, RankStorage};
 use copr::transport::{run_in_process, Transport};
 use engine_cases::{
     cache_cases, error_cases, large_case, one_call_error_cases, run_batch, run_random,
@@ -251,7 +251,7 @@ fn batches_send_one_message_per_peer() {
     let mut s = BlockCyclicSpec::new(32, 32, 3, 5, 4, 1);
     s.local_order = Order::RowMajor;
     let b: Layout = BlockCyclic::new(s).unwrap().into();
-    let g: Layout = GridLayout::from_parts(
+    let g: Layout = Grid::from_parts(
         vec![0, 10, 32],
         vec![0, 7, 20, 32],
         vec![0, 1, 2, 3, 0, 1],
@@ -294,17 +294,26 @@ fn plans_are_reused_without_reallocating() {
 }
 
 #[test]
-fn an_in_process_transport_survives_a_panicking_rank() {
-    let r = std::panic::catch_unwind(|| {
-        run_in_process(3, |t| {
-            if t.rank() == 1 {
-                panic!("rank 1 gives up");
-            }
-            let mut all = vec![0u64; 3];
-            // The other ranks' gather fails instead of waiting forever.
-            t.all_gather(&[1], &mut all).is_ok()
-        })
-        .is_ok()
+fn a_panicking_in_process_rank_is_an_error_for_the_caller() {
+    let r = run_in_process(3, |t| {
+        if t.rank() == 1 {
+            panic!("rank {} gives up", t.rank());
+        }
+        let mut all = vec![0u64; 3];
+        // The other ranks' gather fails instead of waiting forever.
+        t.all_gather(&[1], &mut all).is_err()
     });
-    assert!(r.is_err());
+    let e = r.expect_err("a rank panicked").to_string();
+    assert!(e.contains("rank 1 panicked"), "{e}");
+    assert!(e.contains("rank 1 gives up"), "{e}");
+    // A literal panic message reaches the error too.
+    let e = run_in_process(2, |t| {
+        if t.rank() < 2 {
+            panic!("plain words");
+        }
+        t.rank()
+    })
+    .expect_err("both ranks panicked")
+    .to_string();
+    assert!(e.contains("rank 0 panicked: plain words"), "{e}");
 }

@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::Arc;
 
-use copr::gain::{self, PackageInput, Packages, Transform};
+use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::Perm;
 use copr::layout::Op;
 use copr::volume::Volumes;
@@ -90,7 +90,7 @@ fn random_packages(rng: &mut ChaCha8Rng, max_ranks: usize) -> (Packages, usize) 
     let input = PackageInput {
         source: &src,
         target: &dst,
-        transform: Transform {
+        transform: TransformKind {
             op,
             scale: rng.random_bool(0.5),
         },
@@ -219,7 +219,7 @@ fn distributed_rows_equal_the_serial_table_and_sigma_is_shared() {
         let input = PackageInput {
             source: &src,
             target: &dst,
-            transform: Transform::default(),
+            transform: TransformKind::default(),
             element_size: 8,
         };
         let pk = Packages::compute(&input).unwrap();
@@ -260,7 +260,7 @@ fn packages_agree_with_volumes_and_a_per_piece_reference() {
         let input = PackageInput {
             source: &src,
             target: &dst,
-            transform: Transform { op, scale: true },
+            transform: TransformKind { op, scale: true },
             element_size: es,
         };
         let pk = Packages::compute(&input).unwrap();
@@ -339,4 +339,86 @@ fn boxed_models_and_rank_checks() {
     let e = gain::relabel(small.as_ref(), &pk).unwrap_err().to_string();
     assert!(e.contains("4 ranks") && e.contains("6"), "{e}");
     assert!(Packages::from_list(2, vec![(0, 2, 1, Package::plain(8))]).is_err());
+}
+
+/// A σ that saves nothing is the identity, from every relabeling entry point: the
+/// serial δ for every model (the distributed δ and the volume solvers below).
+#[test]
+fn relabeling_that_saves_nothing_is_the_identity() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    // Every package costs the same wherever it goes: no σ can save anything.
+    let flat = FnModel::new("flat", |_: usize, _: usize, s: &Package| s.bytes as f64);
+    let mut checked = 0;
+    for _ in 0..200 {
+        let (pk, p) = random_packages(&mut rng, 6);
+        let sigma = gain::relabel(&flat, &pk).unwrap();
+        assert!(sigma.is_identity(), "flat model, p = {p}: σ = {sigma:?}");
+        for (name, model) in models(p) {
+            let sigma = gain::relabel(model.as_ref(), &pk).unwrap();
+            let before = pk.total_cost(model.as_ref(), None);
+            let after = pk.total_cost(model.as_ref(), Some(&sigma));
+            if !sigma.is_identity() {
+                assert!(
+                    after < before - 1e-12 * before.abs(),
+                    "{name}: σ = {sigma:?} costs {after:e}, the identity {before:e}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        checked > 0,
+        "no case gained anything: the test checks nothing"
+    );
+}
+
+#[test]
+fn volume_solvers_that_save_nothing_return_the_identity() {
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let mut ties = 0;
+    for _ in 0..300 {
+        let (pk, _) = random_packages(&mut rng, 6);
+        let v = Volumes::from_matrix(pk.volumes().clone());
+        for solver in [
+            copr::plan::Solver::Sparse,
+            copr::plan::Solver::Dense,
+            copr::plan::Solver::Greedy,
+        ] {
+            let sigma = copr::plan::relabel(&v, solver).unwrap();
+            if sigma.is_identity() {
+                ties += usize::from(v.remote() > 0);
+            } else {
+                assert!(
+                    v.remote_after(&sigma) < v.remote(),
+                    "{solver:?}: σ = {sigma:?} leaves {} of {} remote",
+                    v.remote_after(&sigma),
+                    v.remote()
+                );
+            }
+        }
+    }
+    assert!(
+        ties > 0,
+        "no case where relabeling gains nothing: the test checks nothing"
+    );
+}
+
+#[test]
+fn distributed_relabeling_that_saves_nothing_is_the_identity() {
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let flat = FnModel::new("flat", |_: usize, _: usize, s: &Package| s.bytes as f64);
+    for _ in 0..50 {
+        let (m, n) = (rng.random_range(1..20), rng.random_range(1..20));
+        let src = common::random_layout(&mut rng, m, n, 5);
+        let dst = common::random_layout(&mut rng, m, n, 5);
+        let input = PackageInput {
+            source: &src,
+            target: &dst,
+            transform: TransformKind::default(),
+            element_size: 8,
+        };
+        for r in gain::distributed_relabel(&flat, &input).unwrap() {
+            assert!(r.sigma.is_identity(), "σ = {:?}", r.sigma);
+        }
+    }
 }

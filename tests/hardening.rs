@@ -523,7 +523,7 @@ fn a_reader_that_stops_early_is_not_a_panic() {
 
 #[test]
 fn leading_dimensions_that_overflow_a_local_buffer_are_refused() {
-    use copr::layout::{GridLayout, GridSpec, RankStorage};
+    use copr::layout::{Grid, GridSpec, RankStorage};
     let spec = |ld: usize| GridSpec {
         row_splits: vec![0, 10, 20],
         col_splits: vec![0, 10],
@@ -535,9 +535,9 @@ fn leading_dimensions_that_overflow_a_local_buffer_are_refused() {
         }],
     };
     // two blocks of 10 columns at ld 16: 2 · 16 · 10 elements
-    assert_eq!(GridLayout::new(spec(16)).unwrap().local_len(0), 320);
+    assert_eq!(Grid::new(spec(16)).unwrap().local_len(0), 320);
     for ld in [usize::MAX, 1 << 60] {
-        let e = GridLayout::new(spec(ld)).unwrap_err().to_string();
+        let e = Grid::new(spec(ld)).unwrap_err().to_string();
         assert!(
             e.contains("storage.ld") && e.contains(&ld.to_string()) && e.contains("MAX_ELEMENTS"),
             "{e}"

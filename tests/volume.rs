@@ -2,7 +2,7 @@
 
 mod common;
 
-use copr::layout::{BlockCyclic, BlockCyclicSpec, GridLayout, GridSpec, Layout, Op, Order};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, GridSpec, Layout, Op, Order};
 use copr::volume::Volumes;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -107,17 +107,17 @@ fn grid_errors_name_field_and_values() {
         ranks,
         storage: vec![],
     };
-    let e = GridLayout::new(spec(vec![0, 80, 70, 100], vec![vec![0]; 3], None)).unwrap_err();
+    let e = Grid::new(spec(vec![0, 80, 70, 100], vec![vec![0]; 3], None)).unwrap_err();
     assert!(
         e.to_string().contains("row_splits") && e.to_string().contains("70"),
         "{e}"
     );
-    let e = GridLayout::new(spec(vec![0, 5], vec![vec![3]], Some(2))).unwrap_err();
+    let e = Grid::new(spec(vec![0, 5], vec![vec![3]], Some(2))).unwrap_err();
     assert!(
         e.to_string().contains("owner 3") && e.to_string().contains("0..2"),
         "{e}"
     );
-    let e = GridLayout::new(spec(vec![0, 5], vec![vec![0, 1]], None)).unwrap_err();
+    let e = Grid::new(spec(vec![0, 5], vec![vec![0, 1]], None)).unwrap_err();
     assert!(e.to_string().contains("owners"), "{e}");
     let mut bc = BlockCyclicSpec::new(10, 10, 2, 2, 3, 3);
     bc.ranks = Some(4);
@@ -127,7 +127,7 @@ fn grid_errors_name_field_and_values() {
 
 #[test]
 fn with_ranks_keeps_per_rank_storage() {
-    let g = GridLayout::from_parts(
+    let g = Grid::from_parts(
         vec![0, 2, 4],
         vec![0, 3],
         vec![0, 1],
@@ -150,7 +150,7 @@ fn with_ranks_keeps_per_rank_storage() {
 
 #[test]
 fn ranks_outside_a_grid_hold_nothing() {
-    let g = GridLayout::from_parts(
+    let g = Grid::from_parts(
         vec![0, 2],
         vec![0, 3],
         vec![1],

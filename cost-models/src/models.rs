@@ -193,10 +193,12 @@ impl CostModel for LatencyBandwidth {
         }
     }
     fn describe(&self) -> String {
+        let (ranks, nodes) = (self.machine.ranks(), self.machine.placement().num_nodes());
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
         format!(
-            "latency + bandwidth: L(i,j) + B(i,j)·V(s) over {} ranks on {} nodes",
-            self.machine.ranks(),
-            self.machine.placement().num_nodes()
+            "latency + bandwidth: L(i,j) + B(i,j)·V(s) over {ranks} rank{} on {nodes} node{}",
+            plural(ranks),
+            plural(nodes)
         )
     }
     fn ranks(&self) -> Option<usize> {

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use copr_cost_models::{CostModel, Package};
 
 use crate::error::{Error, Result};
-use crate::lap::{dense_max, sparse_max, Perm, DENSE_LIMIT};
+use crate::lap::{assignment_value, dense_max, sparse_max, Perm, DENSE_LIMIT};
 use crate::layout::axis::{overlap_stats, PieceStats};
 use crate::layout::{check_shapes, Layout, Op, OpView, Order};
 use crate::sparse::Csr;
@@ -32,9 +32,11 @@ use crate::sparse::Csr;
 /// Overlay statistics per (source class, target class) of one axis.
 type ClassPairs = Vec<(u32, u32, PieceStats)>;
 
-/// What transforms the receiver applies, for the packages' transform facts.
+/// What the receiver does to every element of a package (op, and whether α scales),
+/// for the packages' transform facts. Not to be confused with
+/// [`crate::engine::Transform`], one whole layout-to-layout redistribution of the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Transform {
+pub struct TransformKind {
     /// op in A ← α·op(B) + β·A.
     pub op: Op,
     /// α ≠ 1: every element is scaled.
@@ -58,7 +60,7 @@ pub struct PackageInput<'a> {
     /// Layout of A.
     pub target: &'a Layout,
     /// op, and whether α scales.
-    pub transform: Transform,
+    pub transform: TransformKind,
     /// Bytes per element.
     pub element_size: usize,
 }
@@ -269,11 +271,17 @@ pub fn incoming(input: &PackageInput<'_>, x: usize) -> Result<Vec<(usize, Packag
 /// # Panics
 /// If `out` is shorter than the ranks referenced.
 pub fn gain_row(model: &dyn CostModel, x: usize, incoming: &[(usize, Package)], out: &mut [f64]) {
-    let here: f64 = incoming.iter().map(|(i, p)| model.cost(*i, x, p)).sum();
+    let here = cost_here(model, x, incoming);
     out.fill(here);
     for (i, p) in incoming {
         model.add_costs_from(*i, p, -1.0, out);
     }
+}
+
+/// `Σ_i w(i, x, S[i][x])`: what the packages `incoming` of target `x` cost where they
+/// are addressed (summed over x, the cost without relabeling `W(G)`).
+pub(crate) fn cost_here(model: &dyn CostModel, x: usize, incoming: &[(usize, Package)]) -> f64 {
+    incoming.iter().map(|(i, p)| model.cost(*i, x, p)).sum()
 }
 
 /// The full δ table (row-major p × p), rows in parallel.
@@ -312,7 +320,9 @@ pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
 }
 
 /// The cost-optimal σ: exact dense assignment on δ, or the sparse exact solver when the
-/// model is a multiple of the locally-free volume (no p × p table then).
+/// model is a multiple of the locally-free volume (no p × p table then). When σ saves
+/// nothing — no less volume, or a saving `Σ_x δ(x, σ(x))` within rounding of zero
+/// ([`keep_if_gain`]) — the result is the identity, as in the engine.
 ///
 /// # Errors
 /// [`Error::Mismatch`] if the model's machine has fewer ranks than the packages;
@@ -323,14 +333,75 @@ pub fn relabel(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
     check_model_ranks(model, p)?;
     if let Some(c) = model.volume_scale() {
         if c > 0.0 {
-            return sparse_max(&packages.volumes().transpose());
+            let received = packages.volumes().transpose();
+            let sigma = sparse_max(&received)?;
+            let identity = Perm::identity(p);
+            return Ok(
+                if assignment_value(&received, &sigma) > assignment_value(&received, &identity) {
+                    sigma
+                } else {
+                    identity
+                },
+            );
         }
         if c == 0.0 {
             return Ok(Perm::identity(p));
         }
     }
     check_dense_limit(p)?;
-    dense_max(p, &gain_matrix(model, packages))
+    let table = gain_matrix(model, packages);
+    let sigma = dense_max(p, &table)?;
+    Ok(keep_if_gain(
+        p,
+        &table,
+        sigma,
+        packages.total_cost(model, None),
+    ))
+}
+
+/// `sigma` if it gains something on the row-major `p × p` table `gain` of δ, else the
+/// identity. The saving of σ is `Σ_x δ(x, σ(x)) − δ(x, x)` (Lemma 1: `W(G) − W(G_σ)`;
+/// `δ(x, x)` is zero up to rounding); it counts as nothing when it is at most
+/// `10⁻¹⁰ · |W(G)|`, with `cost_before` = `W(G)` the cost without relabeling — δ's
+/// entries are differences of sums of that size, so smaller savings are rounding.
+///
+/// # Complexity
+/// O(p).
+///
+/// # Panics
+/// If `gain.len() != p²` or `sigma.len() != p`.
+///
+/// # Example
+/// ```
+/// use copr::gain::keep_if_gain;
+/// use copr::lap::Perm;
+/// let swap = Perm::from_forward(vec![1, 0]).unwrap();
+/// // swapping saves 3 + 3 of a cost of 10
+/// assert_eq!(keep_if_gain(2, &[0.0, 3.0, 3.0, 0.0], swap.clone(), 10.0), swap);
+/// // swapping saves nothing: every label stays where it is
+/// assert!(keep_if_gain(2, &[0.0, 0.0, 0.0, 0.0], swap.clone(), 10.0).is_identity());
+/// assert!(keep_if_gain(2, &[0.0, 1.0, -1.0, 0.0], swap.clone(), 10.0).is_identity());
+/// // a "saving" at the rounding level of the costs is no saving
+/// assert!(keep_if_gain(2, &[0.0, 1e-15, 1e-15, 0.0], swap, 10.0).is_identity());
+/// ```
+pub fn keep_if_gain(p: usize, gain: &[f64], sigma: Perm, cost_before: f64) -> Perm {
+    assert_eq!(
+        gain.len(),
+        p * p,
+        "a gain table of {} entries for p = {p}",
+        gain.len()
+    );
+    assert_eq!(sigma.len(), p, "σ of length {} for p = {p}", sigma.len());
+    let saved: f64 = gain
+        .chunks_exact(p.max(1))
+        .enumerate()
+        .map(|(x, row)| row[sigma.apply(x)] - row[x])
+        .sum();
+    if saved > 0.0 && saved > 1e-10 * cost_before.abs() {
+        sigma
+    } else {
+        Perm::identity(p)
+    }
 }
 
 /// What a "rank" of a distributed relabeling ends with.
@@ -354,17 +425,19 @@ pub fn distributed_relabel(
     let p = input.ranks();
     check_model_ranks(model, p)?;
     check_dense_limit(p)?;
-    let rows: Vec<Vec<f64>> = (0..p)
+    let rows: Vec<(Vec<f64>, f64)> = (0..p)
         .into_par_iter()
         .map(|x| {
             let inc = incoming(input, x)?;
             let mut row = vec![0.0; p];
             gain_row(model, x, &inc, &mut row);
-            Ok(row)
+            Ok((row, cost_here(model, x, &inc)))
         })
         .collect::<Result<_>>()?;
+    let cost_before: f64 = rows.iter().map(|r| r.1).sum();
+    let rows: Vec<Vec<f64>> = rows.into_iter().map(|r| r.0).collect();
     let table: Vec<f64> = rows.concat();
-    let sigma = dense_max(p, &table)?;
+    let sigma = keep_if_gain(p, &table, dense_max(p, &table)?, cost_before);
     Ok(rows
         .into_iter()
         .map(|row| RankOutcome {

@@ -6,7 +6,7 @@ use mpi::traits::{Root, *};
 
 use copr_cost_models::CostModel;
 
-use super::{check_model_ranks, gain_row, incoming, PackageInput};
+use super::{check_model_ranks, cost_here, gain_row, incoming, keep_if_gain, PackageInput};
 use crate::error::{Error, Result};
 use crate::lap::{dense_max, Perm};
 
@@ -23,7 +23,8 @@ pub struct MpiRelabeling {
 ///
 /// Rank `x` computes `δ(x, ·)` from [`incoming`]`(input, x)` — no global volume matrix —
 /// the p rows are gathered at rank 0 (p² doubles there), solved exactly with
-/// [`dense_max`], and σ is broadcast. Errors are agreed on collectively: if any rank
+/// [`dense_max`] (the identity if σ saves nothing, see [`keep_if_gain`]), and σ is
+/// broadcast. Errors are agreed on collectively: if any rank
 /// fails, every rank returns an error and none waits forever.
 ///
 /// # Errors
@@ -45,7 +46,11 @@ pub fn relabel<C: Communicator>(
     check_model_ranks(model, p)?;
     let me = comm.rank() as usize;
     let mut row = vec![0.0; p];
-    let local = incoming(input, me).map(|inc| gain_row(model, me, &inc, &mut row));
+    let mut here = 0.0;
+    let local = incoming(input, me).map(|inc| {
+        gain_row(model, me, &inc, &mut row);
+        here = cost_here(model, me, &inc);
+    });
     // agree on success before any collective that carries data
     let ok_here = i32::from(local.is_ok());
     let mut ok_all = 0i32;
@@ -60,6 +65,13 @@ pub fn relabel<C: Communicator>(
             "another rank failed to compute its row of δ".into(),
         ));
     }
+    // W(G), the cost without relabeling: what counts as "saves nothing"
+    let mut cost_before = 0.0f64;
+    comm.all_reduce_into(
+        &here,
+        &mut cost_before,
+        mpi::collective::SystemOperation::sum(),
+    );
     let root = comm.process_at_rank(0);
     // status (1 = ok) followed by σ
     let mut msg = vec![0u64; p + 1];
@@ -67,7 +79,7 @@ pub fn relabel<C: Communicator>(
     if me == 0 {
         let mut table = vec![0.0; p * p];
         root.gather_into_root(&row[..], &mut table[..]);
-        match dense_max(p, &table) {
+        match dense_max(p, &table).map(|s| keep_if_gain(p, &table, s, cost_before)) {
             Ok(sigma) => {
                 msg[0] = 1;
                 for (m, &s) in msg[1..].iter_mut().zip(sigma.forward()) {

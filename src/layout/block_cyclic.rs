@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::axis::Axis;
 use super::{
-    check_axis_blocks, check_elements, check_positive, check_ranks, GridLayout, LocalBlock, Order,
+    check_axis_blocks, check_elements, check_positive, check_ranks, Grid, LocalBlock, Order,
     RankStorage,
 };
 use crate::error::{Error, Result};
@@ -430,8 +430,8 @@ impl BlockCyclic {
     /// and plans work on the block-cyclic form directly.
     ///
     /// # Errors
-    /// Never for a checked layout; the `Result` comes from [`GridLayout::from_parts`].
-    pub fn to_grid(&self) -> Result<GridLayout> {
+    /// Never for a checked layout; the `Result` comes from [`Grid::from_parts`].
+    pub fn to_grid(&self) -> Result<Grid> {
         let (ra, ca) = (self.row_axis(), self.col_axis());
         let mut rc = Vec::new();
         ra.for_each(|_, _, c, _| rc.push(c));
@@ -446,7 +446,7 @@ impl BlockCyclic {
             order: self.spec.local_order,
             ld: None,
         }];
-        GridLayout::from_parts(
+        Grid::from_parts(
             ra.boundaries(),
             ca.boundaries(),
             owners,

@@ -35,7 +35,7 @@ impl Default for RankStorage {
     }
 }
 
-/// The fields of a grid layout as written in files; checked by [`GridLayout::new`].
+/// The fields of a grid layout as written in files; checked by [`Grid::new`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GridSpec {
@@ -59,8 +59,8 @@ pub struct GridSpec {
 ///
 /// # Example
 /// ```
-/// use copr::layout::{GridLayout, GridSpec};
-/// let g = GridLayout::new(GridSpec {
+/// use copr::layout::{Grid, GridSpec};
+/// let g = Grid::new(GridSpec {
 ///     row_splits: vec![0, 2, 5],
 ///     col_splits: vec![0, 3],
 ///     owners: vec![vec![1], vec![0]],
@@ -71,11 +71,11 @@ pub struct GridSpec {
 /// assert_eq!(g.ranks(), 2);
 /// assert_eq!(g.owner(1, 0), 0);
 /// let bad = GridSpec { row_splits: vec![0, 3, 2], ..g.spec() };
-/// assert!(GridLayout::new(bad).unwrap_err().to_string().contains("row_splits"));
+/// assert!(Grid::new(bad).unwrap_err().to_string().contains("row_splits"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "GridSpec", into = "GridSpec")]
-pub struct GridLayout {
+pub struct Grid {
     row_splits: Vec<usize>,
     col_splits: Vec<usize>,
     owners: Vec<usize>,
@@ -83,15 +83,15 @@ pub struct GridLayout {
     storage: Vec<RankStorage>,
 }
 
-impl TryFrom<GridSpec> for GridLayout {
+impl TryFrom<GridSpec> for Grid {
     type Error = Error;
     fn try_from(s: GridSpec) -> Result<Self> {
         Self::new(s)
     }
 }
 
-impl From<GridLayout> for GridSpec {
-    fn from(g: GridLayout) -> Self {
+impl From<Grid> for GridSpec {
+    fn from(g: Grid) -> Self {
         g.spec()
     }
 }
@@ -130,7 +130,7 @@ fn check_splits(field: &'static str, s: &[usize]) -> Result<()> {
     Ok(())
 }
 
-impl GridLayout {
+impl Grid {
     /// Checks `spec` and builds the layout.
     ///
     /// # Errors
@@ -177,7 +177,7 @@ impl GridLayout {
     /// Builds from a flat row-major owners array (`owners[i * blocks_cols + j]`).
     ///
     /// # Errors
-    /// As [`GridLayout::new`].
+    /// As [`Grid::new`].
     pub fn from_parts(
         row_splits: Vec<usize>,
         col_splits: Vec<usize>,

@@ -1,7 +1,11 @@
 //! Layouts: what lives where, before and after a redistribution.
 //!
 //! A [`Layout`] is either a ScaLAPACK-style [`BlockCyclic`] distribution or an arbitrary
-//! [`GridLayout`]. Both are checked at construction and read from TOML or JSON:
+//! [`Grid`] of blocks. Each kind comes as a pair: the fields as written in files
+//! ([`BlockCyclicSpec`], [`GridSpec`]) and the checked layout built from them
+//! ([`BlockCyclic::new`], [`Grid::new`]). Both are read from TOML or JSON, where
+//! `kind = "block-cyclic"` or `kind = "grid"` picks the variant
+//! ([`Layout::BlockCyclic`], [`Layout::Grid`]):
 //!
 //! ```
 //! use copr::layout::Layout;
@@ -29,7 +33,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 pub use block_cyclic::{BlockCyclic, BlockCyclicSpec, Submatrix};
-pub use grid::{GridLayout, GridSpec, RankStorage};
+pub use grid::{Grid, GridSpec, RankStorage};
 
 use crate::error::{Error, Result};
 use crate::lap::Perm;
@@ -188,7 +192,7 @@ pub enum Layout {
     /// ScaLAPACK 2-D block-cyclic.
     BlockCyclic(BlockCyclic),
     /// Arbitrary row/column splits with an owner per block.
-    Grid(GridLayout),
+    Grid(Grid),
 }
 
 impl<'de> Deserialize<'de> for Layout {
@@ -216,7 +220,8 @@ impl<'de> Deserialize<'de> for Layout {
         ) -> std::result::Result<T, E> {
             serde_path_to_error::deserialize(v).map_err(|e| {
                 let path = e.path().to_string();
-                if path == "." {
+                // "unknown field `x`" names the field already
+                if path == "." || e.inner().to_string().starts_with("unknown field") {
                     E::custom(e.into_inner())
                 } else {
                     E::custom(format!("field `{path}`: {}", e.into_inner()))
@@ -239,8 +244,8 @@ impl From<BlockCyclic> for Layout {
     }
 }
 
-impl From<GridLayout> for Layout {
-    fn from(l: GridLayout) -> Self {
+impl From<Grid> for Layout {
+    fn from(l: Grid) -> Self {
         Layout::Grid(l)
     }
 }
@@ -344,7 +349,7 @@ impl Layout {
                     s.storage
                         .resize(ranks.max(s.storage.len()), RankStorage::default());
                 }
-                Layout::Grid(GridLayout::new(s)?)
+                Layout::Grid(Grid::new(s)?)
             }
         })
     }

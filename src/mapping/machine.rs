@@ -144,7 +144,11 @@ impl MapMachine {
         let names = (0..torus.num_nodes())
             .map(|k| torus.node_name(k).to_string())
             .collect();
-        let description = format!("{}, {} ranks per node", torus.description(), ranks_per_node);
+        let description = format!(
+            "{}, {} per node",
+            torus.description(),
+            count(ranks_per_node, "rank")
+        );
         Self::checked(ranks_per_node, names, Net::Torus(torus), description)
     }
 
@@ -220,8 +224,10 @@ impl MapMachine {
             .map(|&h| net.host_name(h).to_string())
             .collect();
         let description = format!(
-            "network {} ({n} hosts), {ranks_per_node} ranks per node",
-            net.name()
+            "network {} ({}), {} per node",
+            net.name(),
+            count(n, "host"),
+            count(ranks_per_node, "rank")
         );
         Self::checked(
             ranks_per_node,
@@ -251,7 +257,11 @@ impl MapMachine {
             ranks_per_node,
             names,
             Net::Flat,
-            format!("{nodes} nodes, flat network, {ranks_per_node} ranks per node"),
+            format!(
+                "{}, flat network, {} per node",
+                count(nodes, "node"),
+                count(ranks_per_node, "rank")
+            ),
         )
     }
 
@@ -282,14 +292,15 @@ impl MapMachine {
     /// [`Error::Io`], [`Error::Parse`] (naming field and line), or an invalid machine.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = super::read_text(path)?;
+        let text = copr_topology::files::skip_bom(&text);
         let parse = |detail: String| Error::Parse {
             path: path.to_owned(),
             detail,
         };
         let doc: MachineDoc = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str(&text).map_err(|e| parse(e.to_string()))?
+            serde_json::from_str(text).map_err(|e| parse(e.to_string()))?
         } else {
-            toml::from_str(&text).map_err(|e| parse(one_line(&e.to_string())))?
+            toml::from_str(text).map_err(|e| parse(one_line(&e.to_string())))?
         };
         let base = path.parent().unwrap_or(Path::new("."));
         let kinds = [
@@ -372,7 +383,11 @@ impl MapMachine {
             }
         }
         if let Some(d) = doc.description {
-            m.description = format!("{d}: {} nodes x {} ranks", m.nodes(), m.rpn);
+            m.description = format!(
+                "{d}: {} x {}",
+                count(m.nodes(), "node"),
+                count(m.rpn, "rank")
+            );
         }
         Ok(m)
     }
@@ -775,6 +790,15 @@ pub fn expand_nodelist(s: &str) -> std::result::Result<Vec<String>, String> {
         }
     }
     Ok(out)
+}
+
+/// `n` and the noun, in the plural unless `n` is 1: `1 node`, `2 nodes`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 #[cfg(test)]

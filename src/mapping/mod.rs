@@ -34,9 +34,10 @@
 //! # Ok::<(), copr::Error>(())
 //! ```
 
+use std::io::Read;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 pub use crate::lap::Perm;
 
 mod curve;
@@ -89,7 +90,37 @@ pub fn torus_machine(
 /// Input files are read up to this size (one limit for every file copr reads).
 pub use copr_topology::files::MAX_FILE_BYTES;
 
-/// Reads a text file of at most [`MAX_FILE_BYTES`].
+/// Reads a text file of at most [`MAX_FILE_BYTES`] (a NUL byte, never in a text file,
+/// stops it early: `/dev/zero` is refused at once).
 pub(crate) fn read_text(path: &Path) -> Result<String> {
-    crate::plan::read_text(path)
+    copr_topology::files::read_text(path).map_err(|e| match e {
+        copr_topology::TopologyError::Io { path, source } => Error::Io { path, source },
+        e => e.into(),
+    })
+}
+
+/// Reads at most [`MAX_FILE_BYTES`] of text from `input`, which errors call `path`.
+pub(crate) fn read_limited(input: impl Read, path: &Path) -> Result<String> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut text = String::new();
+    input
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(Error::Parse {
+            path: path.to_owned(),
+            detail: format!("larger than {MAX_FILE_BYTES} bytes"),
+        });
+    }
+    if let Some(k) = text.find('\0') {
+        return Err(Error::Parse {
+            path: path.to_owned(),
+            detail: format!("a NUL byte at offset {k}: not a text file"),
+        });
+    }
+    Ok(text)
 }

@@ -279,6 +279,7 @@ impl Pattern {
     /// with the line number for a malformed line or field.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = super::read_text(path)?;
+        let text = copr_topology::files::skip_bom(&text);
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let parse_err = |detail: String| Error::Parse {
             path: path.to_owned(),
@@ -287,10 +288,9 @@ impl Pattern {
         let (declared, raw): (Option<u64>, Vec<RawEdge>) = match ext {
             "toml" | "json" => {
                 let doc: GraphDoc = if ext == "json" {
-                    serde_json::from_str(&text).map_err(|e| parse_err(e.to_string()))?
+                    serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
                 } else {
-                    toml::from_str(&text)
-                        .map_err(|e| parse_err(e.to_string().replace('\n', " ")))?
+                    toml::from_str(text).map_err(|e| parse_err(e.to_string().replace('\n', " ")))?
                 };
                 let raw = doc
                     .edges
@@ -300,7 +300,7 @@ impl Pattern {
                     .collect();
                 (doc.tasks, raw)
             }
-            _ => parse_edge_list(&text).map_err(parse_err)?,
+            _ => parse_edge_list(text).map_err(parse_err)?,
         };
         let is_list = !matches!(ext, "toml" | "json");
         let at = |k: usize| {

@@ -73,12 +73,22 @@ pub fn locally_free_gain(v: &Volumes) -> Vec<f64> {
 }
 
 /// Finds σ for the locally-free volume cost: maximises the local volume
-/// `Σ_t V[σ(t)][t]`, i.e. minimises the remote volume.
+/// `Σ_t V[σ(t)][t]`, i.e. minimises the remote volume. A σ that leaves as much remote
+/// as the identity does is returned as the identity.
 ///
 /// # Errors
 /// [`Error::Assignment`] if the solver rejects the input, or [`Solver::Dense`] is asked
 /// for more than [`DENSE_LIMIT`] ranks.
 pub fn relabel(v: &Volumes, solver: Solver) -> Result<Perm> {
+    let sigma = solve(v, solver)?;
+    Ok(if v.remote_after(&sigma) < v.remote() {
+        sigma
+    } else {
+        Perm::identity(v.ranks())
+    })
+}
+
+fn solve(v: &Volumes, solver: Solver) -> Result<Perm> {
     match solver {
         Solver::Sparse => sparse_max(&v.matrix().transpose()),
         Solver::Dense => {
@@ -167,8 +177,8 @@ impl PlanSpec {
     /// Reads a plan file: `.json` as JSON, anything else as TOML.
     ///
     /// # Errors
-    /// [`Error::Io`] if it cannot be read, [`Error::Parse`] with the parser's line,
-    /// column and field if it does not describe valid layouts.
+    /// [`Error::Io`] if it cannot be read, [`Error::Parse`] with the line, the side
+    /// (`source` or `target`) and the field if it does not describe valid layouts.
     pub fn from_file(path: &Path) -> Result<Self> {
         read_config(path)
     }
@@ -195,42 +205,182 @@ impl PlanSpec {
     }
 }
 
-/// Reads a TOML (or, by extension, JSON) file into `T`.
+/// A configuration file's format: TOML or JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfigFormat {
+    /// TOML.
+    Toml,
+    /// JSON.
+    Json,
+}
+
+impl ConfigFormat {
+    /// The format a file name implies: `.json` is JSON, anything else TOML.
+    pub fn of_path(path: &Path) -> Self {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        {
+            Self::Json
+        } else {
+            Self::Toml
+        }
+    }
+
+    fn files(self) -> copr_topology::files::Format {
+        match self {
+            Self::Toml => copr_topology::files::Format::Toml,
+            Self::Json => copr_topology::files::Format::Json,
+        }
+    }
+}
+
+/// Reads a TOML (or, by extension, JSON) file into `T` (`-`: TOML from standard input).
 ///
 /// # Errors
-/// [`Error::Io`] or [`Error::Parse`] naming the file, with the parser's position.
+/// [`Error::Io`] or [`Error::Parse`] naming the file, as [`parse_config`].
 pub fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = read_text(path)?;
-    let parse = |detail: String| Error::Parse {
-        path: path.to_owned(),
-        detail: detail.trim().replace('\n', " "),
-    };
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-    {
-        serde_json::from_str(&text).map_err(|e| parse(e.to_string()))
+    parse_config(&read_text(path)?, ConfigFormat::of_path(path), path)
+}
+
+/// The text of a configuration file — or of standard input for the path `-` — read as
+/// the other input files are (at most [`crate::mapping::MAX_FILE_BYTES`]).
+///
+/// # Errors
+/// [`Error::Io`] if it cannot be read, [`Error::Parse`] if it is larger.
+pub fn read_text(path: &Path) -> Result<String> {
+    if path == Path::new("-") {
+        crate::mapping::read_limited(std::io::stdin().lock(), path)
     } else {
-        toml::from_str(&text).map_err(|e| parse(toml_error(&text, &e)))
+        crate::mapping::read_text(path)
     }
 }
 
-/// Reads a text file of at most [`copr_topology::files::MAX_FILE_BYTES`].
-pub(crate) fn read_text(path: &Path) -> Result<String> {
-    copr_topology::files::read_text(path).map_err(|e| match e {
-        copr_topology::TopologyError::Io { path, source } => Error::Io { path, source },
-        e => e.into(),
-    })
-}
-
-fn toml_error(text: &str, e: &toml::de::Error) -> String {
-    match e.span() {
-        Some(span) => {
-            let line = text[..span.start].matches('\n').count() + 1;
-            format!("line {line}: {}", e.message())
+/// Parses `text` in `format` into `T`; `name` is the file (or `-` for standard input)
+/// the errors name. A leading UTF-8 byte order mark is skipped.
+///
+/// # Errors
+/// [`Error::Parse`] naming `name`, the line of the offending field and its path, e.g.
+/// `line 7: target: invalid layout: mb: must be positive, got 0` — inside a layout the
+/// line is the field's, not the `[target]` header's.
+///
+/// # Example
+/// ```
+/// use copr::plan::{parse_config, ConfigFormat, PlanSpec};
+/// let text = "[source]\nkind = \"block-cyclic\"\nm = 4\nn = 4\nmb = 2\nnb = 2\nnprow = 1\nnpcol = 1\n\
+///             [target]\nkind = \"block-cyclic\"\nm = 4\nn = 4\nmb = \"2\"\nnb = 2\nnprow = 1\nnpcol = 1\n";
+/// let e = parse_config::<PlanSpec>(text, ConfigFormat::Toml, "plan.toml".as_ref()).unwrap_err();
+/// assert_eq!(
+///     e.to_string(),
+///     "plan.toml: line 13: target: field `mb`: invalid type: string \"2\", expected usize"
+/// );
+/// ```
+pub fn parse_config<T: serde::de::DeserializeOwned>(
+    text: &str,
+    format: ConfigFormat,
+    name: &Path,
+) -> Result<T> {
+    let text = copr_topology::files::skip_bom(text);
+    let parse = |line: Option<usize>, path: &str, message: &str| {
+        let message = message.trim().replace('\n', " ");
+        let at = line.map(|l| format!("line {l}: ")).unwrap_or_default();
+        let field = if path == "." || path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}: ")
+        };
+        Error::Parse {
+            path: name.to_owned(),
+            detail: format!("{at}{field}{message}"),
         }
-        None => e.message().to_string(),
+    };
+    // The line of the field an error inside `path` is about, if the document has it.
+    let field_line = |path: &str, message: &str| {
+        let mut full = field_path(path);
+        for seg in field_path(inner_field(message)?).0 {
+            full.0.push(seg);
+        }
+        copr_topology::files::locate_line(text, format.files(), &full)
+    };
+    match format {
+        ConfigFormat::Json => {
+            let json_err = |path: &str, inner: serde_json::Error| {
+                let full = inner.to_string();
+                let message = full.rfind(" at line ").map_or(&*full, |k| &full[..k]);
+                let line = field_line(path, message).or((inner.line() > 0).then_some(inner.line()));
+                parse(line, path, message)
+            };
+            let mut de = serde_json::Deserializer::from_str(text);
+            let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+                let inner_is_syntax = e.inner().is_syntax() || e.inner().is_eof();
+                // a syntax error is about the text, not about a field
+                let path = if inner_is_syntax {
+                    ".".to_string()
+                } else {
+                    e.path().to_string()
+                };
+                json_err(&path, e.into_inner())
+            })?;
+            de.end().map_err(|e| json_err(".", e))?;
+            Ok(value)
+        }
+        ConfigFormat::Toml => {
+            let de = toml::Deserializer::parse(text)
+                .map_err(|e| parse(e.span().map(|s| line_of(text, s.start)), ".", e.message()))?;
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner();
+                let line = field_line(&path, inner.message())
+                    .or(inner.span().map(|s| line_of(text, s.start)));
+                parse(line, &path, inner.message())
+            })
+        }
     }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    copr_topology::files::line_of_offset(text, offset)
+}
+
+/// The field a layout's own error message names: `field `X`: …` (a wrong value),
+/// `invalid layout: X: …` (a failed check) or `unknown field `X`` .
+fn inner_field(message: &str) -> Option<&str> {
+    fn quoted(rest: &str) -> Option<&str> {
+        rest.split('`').next()
+    }
+    if let Some(rest) = message.strip_prefix("field `") {
+        return quoted(rest);
+    }
+    if let Some(k) = message.find("unknown field `") {
+        return quoted(&message[k + "unknown field `".len()..]);
+    }
+    let rest = message.strip_prefix("invalid layout: ")?;
+    let field = rest.split(':').next()?;
+    field
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        .then_some(field)
+}
+
+/// `a.b[2].c` as a field path.
+fn field_path(path: &str) -> copr_topology::files::FieldPath {
+    let mut out = copr_topology::files::FieldPath::root();
+    if path == "." {
+        return out;
+    }
+    for part in path.split('.') {
+        let mut pieces = part.split('[');
+        if let Some(key) = pieces.next().filter(|k| !k.is_empty()) {
+            out = out.key(key);
+        }
+        for index in pieces {
+            if let Ok(i) = index.trim_end_matches(']').parse() {
+                out = out.index(i);
+            }
+        }
+    }
+    out
 }
 
 /// Source and target layouts, the volumes between them and the relabeling σ.
@@ -421,11 +571,11 @@ impl Plan {
     ) -> Result<CostReport> {
         check_element_size(element_size, self.volumes.total())?;
         check_alpha(alpha)?;
-        use crate::gain::{PackageInput, Packages, Transform};
+        use crate::gain::{PackageInput, Packages, TransformKind};
         let input = PackageInput {
             source: &self.source,
             target: &self.target,
-            transform: Transform {
+            transform: TransformKind {
                 op: self.op,
                 scale: alpha != 1.0,
             },
@@ -452,4 +602,59 @@ impl Plan {
             solver_seconds,
         })
     }
+}
+
+/// Bytes that cross each dimension's links of a torus machine when the plan's packages
+/// travel with relabeling `sigma` (`None`: without relabeling): entry `d` is
+/// `Σ bytes × links of dimension d` over the packages, each routed dimension-order as
+/// [`copr_topology::Torus::route`]; packages inside a node or between nodes on one
+/// router cross no link. `None` if the machine's network is not a torus.
+///
+/// # Complexity
+/// O(nonzero packages × (ranks' hops + dims)).
+///
+/// # Panics
+/// If σ or the machine has fewer ranks than the volumes.
+///
+/// # Example
+/// ```
+/// use copr::plan::torus_link_bytes;
+/// use copr::sparse::Csr;
+/// use copr::volume::Volumes;
+/// use copr_topology::{InterNode, Machine, PlacementRule, Torus, TorusParams};
+/// // a ring of 4 routers, one rank each; rank 0 sends 10 elements to rank 2 (2 hops)
+/// let torus = Torus::full(TorusParams::new(vec![4])).unwrap();
+/// let m = Machine::builder()
+///     .inter(InterNode::Torus(torus))
+///     .rule(PlacementRule::packed(4, Some(1)))
+///     .build()
+///     .unwrap();
+/// let v = Volumes::from_matrix(Csr::from_triplets(4, 4, vec![(0, 2, 10)]));
+/// assert_eq!(torus_link_bytes(&m, &v, None, 8), Some(vec![2 * 10 * 8]));
+/// ```
+pub fn torus_link_bytes(
+    machine: &copr_topology::Machine,
+    volumes: &Volumes,
+    sigma: Option<&Perm>,
+    element_size: usize,
+) -> Option<Vec<u128>> {
+    let Some(copr_topology::InterNode::Torus(torus)) = machine.inter() else {
+        return None;
+    };
+    let names = machine.placement().node_names();
+    let router: Vec<Option<usize>> = (0..volumes.ranks())
+        .map(|r| torus.node_index(&names[machine.node_of(r)]))
+        .collect();
+    let mut out = vec![0u128; torus.ndims()];
+    for (s, t, x) in volumes.matrix().iter() {
+        let d = sigma.map_or(t, |g| g.apply(t));
+        if machine.same_node(s, d) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (router[s], router[d]) {
+            let bytes = u128::from(x) * element_size as u128;
+            torus.for_each_route_link(a, b, |l| out[l.dim] += bytes);
+        }
+    }
+    Some(out)
 }

@@ -72,10 +72,9 @@ impl Drop for Departure {
 /// communicator, and returns the results in rank order.
 ///
 /// # Errors
-/// [`Error::Transport`] if `ranks` is 0.
-///
-/// # Panics
-/// If a rank's closure panics, after all threads have finished, with that panic.
+/// [`Error::Transport`] if `ranks` is 0, or if a rank's closure panics: after all
+/// threads have finished, the error names the lowest rank that panicked and its panic
+/// message (the other ranks' pending calls return errors instead of waiting for it).
 pub fn run_in_process<R, F>(ranks: usize, f: F) -> Result<Vec<R>>
 where
     R: Send,
@@ -121,13 +120,29 @@ where
         handles.into_iter().map(|h| h.join()).collect()
     });
     let mut out = Vec::with_capacity(ranks);
-    for o in outcomes {
+    for (rank, o) in outcomes.into_iter().enumerate() {
         match o {
             Ok(r) => out.push(r),
-            Err(payload) => std::panic::resume_unwind(payload),
+            Err(payload) => {
+                return Err(Error::Transport(format!(
+                    "in-process rank {rank} panicked: {}",
+                    panic_message(payload.as_ref())
+                )))
+            }
         }
     }
     Ok(out)
+}
+
+/// The text of a panic payload (`panic!` with a literal or a formatted message).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "(a panic without a message)"
+    }
 }
 
 impl InProcess {

@@ -1,9 +1,7 @@
 //! Random layouts for tests (seeded).
 #![allow(dead_code)]
 
-use copr::layout::{
-    BlockCyclic, BlockCyclicSpec, GridLayout, Layout, Order, RankStorage, Submatrix,
-};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Order, RankStorage, Submatrix};
 use rand::{Rng, RngExt};
 
 /// Random increasing splits of `0..len` into at most `max_parts` parts.
@@ -76,7 +74,7 @@ pub(crate) fn random_layout(rng: &mut impl Rng, m: usize, n: usize, max_ranks: u
                 ld: None,
             })
             .collect();
-        GridLayout::from_parts(rows, cols, owners, Some(ranks), storage)
+        Grid::from_parts(rows, cols, owners, Some(ranks), storage)
             .unwrap()
             .into()
     }

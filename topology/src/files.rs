@@ -290,6 +290,7 @@ pub fn parse_str<T: DeserializeOwned>(
     file: Option<&Path>,
 ) -> Result<T> {
     let origin = Origin::maybe_file(file);
+    let text = skip_bom(text);
     match format {
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
@@ -457,6 +458,17 @@ fn toml_error(origin: Origin, text: &str, field: String, e: &toml::de::Error) ->
         field,
         message: e.message().trim().to_string(),
     }
+}
+
+/// `text` without a leading UTF-8 byte order mark (editors on Windows write one; JSON
+/// parsers reject it).
+///
+/// ```
+/// assert_eq!(copr_topology::files::skip_bom("\u{feff}{}"), "{}");
+/// assert_eq!(copr_topology::files::skip_bom("{}"), "{}");
+/// ```
+pub fn skip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 /// 1-based line number of byte `offset` in `text`.

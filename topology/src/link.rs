@@ -140,6 +140,16 @@ pub enum BandwidthModel {
     Sum,
 }
 
+/// The name files use: `bottleneck` or `sum`.
+impl std::fmt::Display for BandwidthModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Bottleneck => "bottleneck",
+            Self::Sum => "sum",
+        })
+    }
+}
+
 impl BandwidthModel {
     /// Combines the inverse bandwidth `acc` of a path prefix with link `b`.
     #[inline]

@@ -731,7 +731,7 @@ impl NetworkCosts {
             hops,
             model,
             description: format!(
-                "network `{}`: {} hosts, {} switches, {} directed links, {:?}",
+                "network `{}`: {} hosts, {} switches, {} directed links, {} bandwidth model",
                 net.name(),
                 h,
                 net.graph.node_count() - h,

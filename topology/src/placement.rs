@@ -56,9 +56,9 @@ impl Placement {
             rank_pu.push(pu.map(|p| p as u32));
         }
         let description = format!(
-            "{} ranks on {} nodes (given)",
-            rank_node.len(),
-            node_names.len()
+            "{} on {} (given)",
+            count(rank_node.len(), "rank"),
+            count(node_names.len(), "node")
         );
         Self {
             node_names,
@@ -129,7 +129,11 @@ impl Placement {
             node_names: nodes[..nn].to_vec(),
             rank_node: (0..ranks).map(|r| (r / ranks_per_node) as u32).collect(),
             rank_pu: vec![None; ranks],
-            description: format!("packed, {ranks} ranks, {ranks_per_node} per node, {nn} nodes"),
+            description: format!(
+                "packed, {}, {ranks_per_node} per node, {}",
+                count(ranks, "rank"),
+                count(nn, "node")
+            ),
         })
     }
 
@@ -144,7 +148,11 @@ impl Placement {
             node_names: nodes[..nn].to_vec(),
             rank_node: (0..ranks).map(|r| (r % nn) as u32).collect(),
             rank_pu: vec![None; ranks],
-            description: format!("round-robin, {ranks} ranks over {nn} nodes"),
+            description: format!(
+                "round-robin, {} over {}",
+                count(ranks, "rank"),
+                count(nn, "node")
+            ),
         })
     }
 
@@ -244,7 +252,11 @@ impl Placement {
             pairs.push((node, pu));
         }
         let mut p = Self::from_pairs(pairs);
-        p.description = format!("{} ranks on {} nodes", p.ranks(), p.num_nodes());
+        p.description = format!(
+            "{} on {}",
+            count(p.ranks(), "rank"),
+            count(p.num_nodes(), "node")
+        );
         Ok(p)
     }
 
@@ -313,5 +325,14 @@ impl Placement {
     /// A one-line description.
     pub fn description(&self) -> &str {
         &self.description
+    }
+}
+
+/// `n` and the noun, in the plural unless `n` is 1: `1 node`, `2 nodes`.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

@@ -391,16 +391,18 @@ impl Torus {
                 "a torus needs at least one node",
             ));
         }
+        let bandwidths: Vec<String> = self
+            .params
+            .link_bandwidth
+            .iter()
+            .map(|b| format!("{}", b / 1e9))
+            .collect();
         self.description = format!(
-            "{} torus, {} nodes ({}), bandwidth {:?} GB/s, {:?}",
+            "{} torus, {} ({}), link bandwidth {} GB/s, {} bandwidth model",
             self.dims_string(),
-            self.names.len(),
+            crate::placement::count(self.names.len(), "node"),
             self.description,
-            self.params
-                .link_bandwidth
-                .iter()
-                .map(|b| b / 1e9)
-                .collect::<Vec<_>>(),
+            bandwidths.join("/"),
             self.params.bandwidth_model
         );
         Ok(self)

@@ -350,3 +350,81 @@ fn hwloc_configs_build() {
     let p = write(&dir, "m.toml", "[intra]\nkind = \"hwloc-machine\"\n");
     assert!(load_machine(&p, None).unwrap().ranks() >= 1);
 }
+
+/// The per-class statistics of every ordered pair `i ≠ j`, one pair at a time.
+fn pairwise_summary(m: &Machine) -> Vec<(PairLevel, u64, [f64; 6])> {
+    let mut out: Vec<(PairLevel, u64, [f64; 6])> = Vec::new();
+    let p = m.ranks();
+    for i in 0..p {
+        for j in (0..p).filter(|&j| j != i) {
+            let (lv, c) = (m.pair_level(i, j), m.link(i, j));
+            let k = match out.iter().position(|e| e.0 == lv) {
+                Some(k) => k,
+                None => {
+                    let big = f64::INFINITY;
+                    out.push((lv, 0, [big, -big, 0.0, big, -big, 0.0]));
+                    out.len() - 1
+                }
+            };
+            let e = &mut out[k];
+            e.1 += 1;
+            for (off, v) in [(0, c.latency), (3, c.inv_bandwidth)] {
+                e.2[off] = e.2[off].min(v);
+                e.2[off + 1] = e.2[off + 1].max(v);
+                e.2[off + 2] += v;
+            }
+        }
+    }
+    out.sort_by_key(|e| e.0);
+    out
+}
+
+#[test]
+fn summaries_visit_node_pairs_but_equal_the_pairwise_statistics() {
+    let mut machines = vec![
+        load_machine(&data("torus-xe6.toml"), Some(200)).unwrap(), // a partial last node
+        load_machine(&data("torus-xe6.toml"), Some(64)).unwrap(),
+    ];
+    for rule in ["packed", "round-robin"] {
+        let text = std::fs::read_to_string(data("torus-xe6.toml")).unwrap();
+        let text = text
+            .replace("rule = \"packed\"", &format!("rule = \"{rule}\""))
+            .replace("ranks_per_node = 32", "ranks_per_node = 3");
+        let cfg = TopologyConfig::from_str(&text, Format::Toml).unwrap();
+        machines.push(cfg.build(&data(""), Some(100)).unwrap());
+    }
+    let explicit =
+        TopologyConfig::from_str("rank_matrix = \"calibration-4.json\"", Format::Toml).unwrap();
+    machines.push(explicit.build(&data(""), None).unwrap());
+    assert!(machines.last().unwrap().rank_matrix().is_some());
+    for m in &machines {
+        let want = pairwise_summary(m);
+        let got = m.summary();
+        assert_eq!(got.levels.len(), want.len());
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-300);
+        for (l, (lv, n, s)) in got.levels.iter().zip(&want) {
+            assert_eq!((l.level, l.pairs), (*lv, *n));
+            assert_eq!((l.latency.min, l.latency.max), (s[0], s[1]), "{lv:?}");
+            assert_eq!((l.inv_bandwidth.min, l.inv_bandwidth.max), (s[3], s[4]));
+            assert!(close(l.latency.mean, s[2] / *n as f64), "{lv:?}");
+            assert!(close(l.inv_bandwidth.mean, s[5] / *n as f64), "{lv:?}");
+        }
+        // the progress reports climb to their total, a few hundred times at most
+        let mut calls: Vec<(u64, u64)> = Vec::new();
+        let again = m.summary_with_progress(&mut |d, t| calls.push((d, t)));
+        assert_eq!(again, got);
+        assert!(
+            !calls.is_empty() && calls.len() <= 300,
+            "{} calls",
+            calls.len()
+        );
+        assert!(calls
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 == w[1].1));
+        let (done, total) = *calls.last().unwrap();
+        assert_eq!(done, total);
+        let pairs: u64 = want.iter().map(|e| e.1).sum();
+        let total: f64 = want.iter().map(|e| e.2[2]).sum();
+        assert!(close(got.latency.mean, total / pairs as f64));
+    }
+}

@@ -2,10 +2,13 @@
 
 use clap::Parser;
 
+mod cli;
+mod plot;
+
 fn main() {
     quiet_broken_pipe();
-    let cli = copr::cli::Cli::parse();
-    if let Err(e) = copr::cli::run(cli) {
+    let cli = cli::Cli::parse();
+    if let Err(e) = cli::run(cli) {
         eprintln!("copr: error: {e}");
         std::process::exit(2);
     }

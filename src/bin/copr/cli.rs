@@ -2,28 +2,27 @@
 //! call the library and print.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::error::Result;
-use crate::layout::Order;
-use crate::plan::{read_config, Plan, PlanSpec, Solver};
-use crate::sweep::{SweepConfig, SweepRow};
-use crate::volume::Volumes;
+use copr::layout::Order;
+use copr::plan::{parse_config, torus_link_bytes, ConfigFormat, Plan, PlanSpec, Solver};
+use copr::sweep::{SweepConfig, SweepRow};
+use copr::Result;
 
 /// copr: communication-optimal process relabeling for MPI data layouts.
 #[derive(Debug, Parser)]
 #[command(name = "copr", version, about)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The command.
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// copr's commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Volumes and the optimal relabeling for the source/target layouts in a TOML or JSON file.
     Plan(PlanArgs),
     /// Remote volume before/after relabeling over a range of source block sizes
@@ -41,13 +40,13 @@ pub enum Command {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("pattern").required(true).args(["grid", "graph", "plan"])))]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["machine", "torus", "network", "flat"])))]
-pub struct MapArgs {
+pub(crate) struct MapArgs {
     /// A Cartesian process grid, e.g. `32x32` or `16x16x4` (rank order of MPI_Cart_create).
     #[arg(long, value_name = "DIMS")]
-    pub grid: Option<String>,
+    pub(crate) grid: Option<String>,
     /// Grid without wraparound (default: periodic in every dimension).
     #[arg(long, requires = "grid")]
-    pub open: bool,
+    pub(crate) open: bool,
     /// Grid: bytes per message along each dimension (one value for all, or one per
     /// dimension: `--bytes 1048576,3145728` makes messages along dimension 1 — within
     /// a row — 3x those along dimension 0).
@@ -57,42 +56,42 @@ pub struct MapArgs {
         default_value = "1048576",
         requires = "grid"
     )]
-    pub bytes: Vec<u64>,
+    pub(crate) bytes: Vec<u64>,
     /// A communication graph: edge list (`src dst bytes` per line) or TOML/JSON.
     #[arg(long, value_name = "FILE")]
-    pub graph: Option<PathBuf>,
+    pub(crate) graph: Option<PathBuf>,
     /// The traffic of a copr plan file (after its relabeling).
     #[arg(long, value_name = "FILE")]
-    pub plan: Option<PathBuf>,
+    pub(crate) plan: Option<PathBuf>,
     /// A machine file (`[torus]`, `[network]` or `[flat]`, `ranks_per_node`, `nodes`).
     #[arg(long, value_name = "FILE")]
-    pub machine: Option<PathBuf>,
+    pub(crate) machine: Option<PathBuf>,
     /// A whole torus, e.g. `8x8x8`.
     #[arg(long, value_name = "DIMS")]
-    pub torus: Option<String>,
+    pub(crate) torus: Option<String>,
     /// Torus: the job's nodes, one `name x y z` line each (as `xtdb2proc` lists them).
     #[arg(long, value_name = "FILE", requires = "torus")]
-    pub alloc: Option<PathBuf>,
+    pub(crate) alloc: Option<PathBuf>,
     /// Torus: link bandwidth per dimension, bytes/s (e.g. `6.5e9,5e9,6.5e9`).
     #[arg(long, value_delimiter = ',', requires = "torus")]
-    pub link_bandwidth: Option<Vec<f64>>,
+    pub(crate) link_bandwidth: Option<Vec<f64>>,
     /// A network graph file (fat tree, dragonfly, …): all its hosts are the job's nodes.
     #[arg(long, value_name = "FILE")]
-    pub network: Option<PathBuf>,
+    pub(crate) network: Option<PathBuf>,
     /// That many nodes with no network model.
     #[arg(long, value_name = "NODES")]
-    pub flat: Option<usize>,
+    pub(crate) flat: Option<usize>,
     /// Ranks per node (with --torus, --network, --flat).
     #[arg(long, default_value_t = 1)]
-    pub ranks_per_node: usize,
+    pub(crate) ranks_per_node: usize,
     /// The inside of a node in hwloc's synthetic syntax, e.g. `pack:2 core:8` (as many
     /// PUs as ranks per node): intra-node bytes are reported by the level two cores
     /// share, and the optimiser arranges tasks on cores.
     #[arg(long, value_name = "SHAPE")]
-    pub node_shape: Option<String>,
+    pub(crate) node_shape: Option<String>,
     /// Node names for the exports, in machine order (Slurm list, e.g. `nid[00012-00019,00033]`).
     #[arg(long, value_name = "LIST")]
-    pub nodes: Option<String>,
+    pub(crate) nodes: Option<String>,
     /// Strategies to compare.
     #[arg(
         long,
@@ -100,85 +99,146 @@ pub struct MapArgs {
         value_delimiter = ',',
         default_value = "packed,round-robin,folded,tiles,hilbert,cp2k,bisection,optimised"
     )]
-    pub strategies: Vec<crate::mapping::Strategy>,
+    pub(crate) strategies: Vec<copr::mapping::Strategy>,
     /// The mapping to export (default: the optimiser's if it ran, else the least hop-bytes).
     #[arg(long, value_enum)]
-    pub export: Option<crate::mapping::Strategy>,
+    pub(crate) export: Option<copr::mapping::Strategy>,
     /// Optimiser seed.
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Optimiser time budget, seconds.
     #[arg(long, default_value_t = 10.0)]
-    pub budget: f64,
+    pub(crate) budget: f64,
     /// Write an Open MPI rankfile.
     #[arg(long, value_name = "FILE")]
-    pub rankfile: Option<PathBuf>,
+    pub(crate) rankfile: Option<PathBuf>,
     /// Write an MPICH/Cray MPICH_RANK_ORDER file (MPICH_RANK_REORDER_METHOD=3).
     #[arg(long, value_name = "FILE")]
-    pub mpich_rank_order: Option<PathBuf>,
+    pub(crate) mpich_rank_order: Option<PathBuf>,
     /// Write a SLURM_HOSTFILE (srun --distribution=arbitrary).
     #[arg(long, value_name = "FILE")]
-    pub slurm_hostfile: Option<PathBuf>,
+    pub(crate) slurm_hostfile: Option<PathBuf>,
     /// Write a SimGrid SMPI hostfile (line i: host of rank i).
     #[arg(long, value_name = "FILE")]
-    pub smpi_hostfile: Option<PathBuf>,
+    pub(crate) smpi_hostfile: Option<PathBuf>,
     /// Write the SimGrid platform of the machine.
     #[arg(long, value_name = "FILE")]
-    pub smpi_platform: Option<PathBuf>,
+    pub(crate) smpi_platform: Option<PathBuf>,
     /// Write the exported mapping as JSON.
     #[arg(long, value_name = "FILE")]
-    pub mapping_json: Option<PathBuf>,
+    pub(crate) mapping_json: Option<PathBuf>,
     /// Draw the mapping (grid coloured by node) and the link loads as SVG.
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", value_parser = svg_path)]
+    pub(crate) svg: Option<PathBuf>,
     /// Print the comparison as one JSON object.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Arguments of `copr topo`.
 #[derive(Debug, Args)]
-pub struct TopoArgs {
+pub(crate) struct TopoArgs {
     /// A topology config (`[intra]`/`[inter]`/`[placement]`) or a cost config
-    /// (`[[terms]]` with a topology).
-    pub file: PathBuf,
+    /// (`[[terms]]` with a topology); `-` reads standard input (relative file names in
+    /// it resolve against the current directory).
+    pub(crate) file: PathBuf,
+    /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<FormatArg>,
     /// Number of ranks to place (overrides the file's placement rule).
     #[arg(long)]
-    pub ranks: Option<usize>,
+    pub(crate) ranks: Option<usize>,
     /// Print the summary as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Draw the rank × rank cost of a message of `--bytes` bytes as an SVG heatmap.
-    #[arg(long, value_name = "PATH")]
-    pub svg: Option<PathBuf>,
+    #[arg(long, value_name = "PATH", value_parser = svg_path)]
+    pub(crate) svg: Option<PathBuf>,
     /// Message size for the heatmap.
     #[arg(long, default_value_t = 1 << 20)]
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 /// Arguments of `copr plan`.
 #[derive(Debug, Args)]
-pub struct PlanArgs {
-    /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`.
-    pub file: PathBuf,
+pub(crate) struct PlanArgs {
+    /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`; `-`
+    /// reads standard input.
+    pub(crate) file: PathBuf,
+    /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<FormatArg>,
     /// Override the file's solver.
     #[arg(long, value_enum)]
-    pub solver: Option<SolverArg>,
+    pub(crate) solver: Option<SolverArg>,
     /// Print one JSON object instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Draw the volume matrix before/after relabeling as SVG.
-    #[arg(long, value_name = "PATH")]
-    pub svg: Option<PathBuf>,
+    #[arg(long, value_name = "PATH", value_parser = svg_path)]
+    pub(crate) svg: Option<PathBuf>,
     /// Also relabel under this cost-model config (TOML/JSON, e.g. data/cost/torus-3d.toml)
     /// and report its cost before/after.
     #[arg(long, value_name = "FILE")]
-    pub cost: Option<PathBuf>,
+    pub(crate) cost: Option<PathBuf>,
+}
+
+/// Input formats on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum FormatArg {
+    /// TOML.
+    Toml,
+    /// JSON.
+    Json,
+}
+
+/// A command's input file: its text (standard input for `-`), its format (`--format`,
+/// else from the extension) and the name errors give it.
+struct Input {
+    text: String,
+    format: ConfigFormat,
+    name: PathBuf,
+}
+
+impl Input {
+    fn read(file: &Path, format: Option<FormatArg>) -> Result<Self> {
+        let text = copr::plan::read_text(file)?;
+        let format = match format {
+            Some(FormatArg::Toml) => ConfigFormat::Toml,
+            Some(FormatArg::Json) => ConfigFormat::Json,
+            None => ConfigFormat::of_path(file),
+        };
+        Ok(Self {
+            text,
+            format,
+            name: file.to_owned(),
+        })
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        parse_config(&self.text, self.format, &self.name)
+    }
+
+    /// The directory relative file names in the input resolve against.
+    fn base_dir(&self) -> PathBuf {
+        if self.name == Path::new("-") {
+            PathBuf::from(".")
+        } else {
+            copr_topology::files::base_dir(&self.name)
+        }
+    }
+
+    fn files_format(&self) -> copr_topology::files::Format {
+        match self.format {
+            ConfigFormat::Toml => copr_topology::files::Format::Toml,
+            ConfigFormat::Json => copr_topology::files::Format::Json,
+        }
+    }
 }
 
 /// Solver names on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum SolverArg {
+pub(crate) enum SolverArg {
     /// Exact, sparse.
     Sparse,
     /// Exact, dense Jonker–Volgenant.
@@ -202,7 +262,7 @@ impl From<SolverArg> for Solver {
 
 /// Grid numbering on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum OrderArg {
+pub(crate) enum OrderArg {
     /// rank = prow·npcol + pcol.
     RowMajor,
     /// rank = pcol·nprow + prow.
@@ -221,50 +281,75 @@ impl From<OrderArg> for Order {
 /// Arguments of `copr sweep`; every option overrides the config file (or the paper's
 /// defaults).
 #[derive(Debug, Args)]
-pub struct SweepArgs {
-    /// Sweep config file (TOML/JSON with the fields of the options below).
+pub(crate) struct SweepArgs {
+    /// Sweep config file (TOML/JSON with the fields of the options below; `-` reads TOML
+    /// from standard input).
     #[arg(long)]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Matrix rows.
     #[arg(long)]
-    pub m: Option<usize>,
+    pub(crate) m: Option<usize>,
     /// Matrix columns.
     #[arg(long)]
-    pub n: Option<usize>,
+    pub(crate) n: Option<usize>,
     /// Process grid rows.
     #[arg(long)]
-    pub nprow: Option<usize>,
+    pub(crate) nprow: Option<usize>,
     /// Process grid columns.
     #[arg(long)]
-    pub npcol: Option<usize>,
+    pub(crate) npcol: Option<usize>,
     /// Target block size.
     #[arg(long)]
-    pub target_block: Option<usize>,
+    pub(crate) target_block: Option<usize>,
     /// Source grid numbering.
     #[arg(long, value_enum)]
-    pub source_order: Option<OrderArg>,
+    pub(crate) source_order: Option<OrderArg>,
     /// Target grid numbering.
     #[arg(long, value_enum)]
-    pub target_order: Option<OrderArg>,
+    pub(crate) target_order: Option<OrderArg>,
     /// Source block sizes, comma-separated.
     #[arg(long, value_delimiter = ',')]
-    pub blocks: Option<Vec<usize>>,
+    pub(crate) blocks: Option<Vec<usize>>,
     /// Print a JSON array instead of a table.
     #[arg(long)]
-    pub json: bool,
-    /// Where to write the SVG chart.
-    #[arg(long, value_name = "PATH", default_value = "copr-sweep.svg")]
-    pub svg: PathBuf,
+    pub(crate) json: bool,
+    /// Where to write the SVG chart (default: `copr-sweep.svg` for the table, no chart
+    /// with `--json`).
+    #[arg(long, value_name = "PATH", value_parser = svg_path)]
+    pub(crate) svg: Option<PathBuf>,
     /// Do not write the chart.
-    #[arg(long)]
-    pub no_svg: bool,
+    #[arg(long, conflicts_with = "svg")]
+    pub(crate) no_svg: bool,
+}
+
+/// The chart `copr sweep` writes, if any: `--svg`, else `copr-sweep.svg` for the text
+/// table (the README's main job); `--json` and `--no-svg` write no file unless `--svg`
+/// asks for one.
+fn sweep_chart_path(a: &SweepArgs) -> Option<PathBuf> {
+    match (&a.svg, a.no_svg || a.json) {
+        (Some(p), _) => Some(p.clone()),
+        (None, false) => Some(PathBuf::from("copr-sweep.svg")),
+        (None, true) => None,
+    }
+}
+
+/// `--svg PATH`: copr draws SVG only, so the file name must end in `.svg`.
+fn svg_path(s: &str) -> std::result::Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
+        Ok(p)
+    } else {
+        Err(format!(
+            "copr draws SVG only: give a file name ending in .svg (got {s:?})"
+        ))
+    }
 }
 
 /// Runs a parsed command line, writing results to stdout.
 ///
 /// # Errors
 /// Any library error (bad files, bad layouts, solver or plot errors).
-pub fn run(cli: Cli) -> Result<()> {
+pub(crate) fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Plan(a) => plan(a),
         Command::Sweep(a) => sweep(a),
@@ -277,14 +362,14 @@ fn dims_arg(flag: &str, s: &str) -> Result<Vec<usize>> {
     s.split(['x', 'X', ','])
         .map(|d| {
             d.trim().parse::<usize>().map_err(|_| {
-                crate::Error::Mismatch(format!("--{flag} {s}: expected extents like 32x32"))
+                copr::Error::Mismatch(format!("--{flag} {s}: expected extents like 32x32"))
             })
         })
         .collect()
 }
 
 fn map(a: MapArgs) -> Result<()> {
-    use crate::mapping::{self, export, GridSpec, MapMachine, Pattern};
+    use copr::mapping::{self, export, GridSpec, MapMachine, Pattern};
     let pattern = if let Some(g) = &a.grid {
         let dims = dims_arg("grid", g)?;
         let n = dims.len();
@@ -328,11 +413,11 @@ fn map(a: MapArgs) -> Result<()> {
     }
     if let Some(list) = &a.nodes {
         let names = mapping::expand_nodelist(list)
-            .map_err(|e| crate::Error::Mismatch(format!("--nodes: {e}")))?;
+            .map_err(|e| copr::Error::Mismatch(format!("--nodes: {e}")))?;
         machine.set_node_names(names)?;
     }
     if !(a.budget.is_finite() && a.budget >= 0.0) {
-        return Err(crate::Error::Mismatch(format!(
+        return Err(copr::Error::Mismatch(format!(
             "--budget {}: seconds must be a finite number >= 0",
             a.budget
         )));
@@ -360,7 +445,7 @@ fn map(a: MapArgs) -> Result<()> {
     }
     let chosen = match a.export {
         Some(s) => cmp.row(s.name()).ok_or_else(|| {
-            crate::Error::Mismatch(format!(
+            copr::Error::Mismatch(format!(
                 "--export {}: that strategy did not run or does not apply here",
                 s.name()
             ))
@@ -373,7 +458,7 @@ fn map(a: MapArgs) -> Result<()> {
         }),
     };
     let write = |path: &PathBuf, text: String| -> Result<()> {
-        std::fs::write(path, text).map_err(|source| crate::Error::Io {
+        std::fs::write(path, text).map_err(|source| copr::Error::Io {
             path: path.clone(),
             source,
         })
@@ -440,12 +525,13 @@ fn map(a: MapArgs) -> Result<()> {
 }
 
 fn plan(a: PlanArgs) -> Result<()> {
-    let mut spec = PlanSpec::from_file(&a.file)?;
+    let mut spec: PlanSpec = Input::read(&a.file, a.format)?.parse()?;
     if let Some(s) = a.solver {
         spec.solver = s.into();
     }
     let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(&a.file))?;
     let report = plan.report(spec.element_size);
+    let mut links = None;
     let cost = match &a.cost {
         Some(path) => {
             let setup = copr_cost_models::load_setup(path, Some(report.ranks))?;
@@ -455,10 +541,23 @@ fn plan(a: PlanArgs) -> Result<()> {
                     path.display()
                 );
             }
-            Some(
-                plan.cost_report(setup.model.as_ref(), spec.element_size, spec.alpha)
-                    .map_err(|e| e.in_file(path))?,
-            )
+            let c = plan
+                .cost_report(setup.model.as_ref(), spec.element_size, spec.alpha)
+                .map_err(|e| e.in_file(path))?;
+            if let Some(m) = &setup.machine {
+                let cost_sigma = copr::lap::Perm::from_forward(c.sigma.clone())?;
+                let by = |sigma| torus_link_bytes(m, plan.volumes(), sigma, spec.element_size);
+                if let (Some(before), Some(volume), Some(cost)) =
+                    (by(None), by(Some(plan.sigma())), by(Some(&cost_sigma)))
+                {
+                    links = Some(serde_json::json!({
+                        "before": before,
+                        "volume_sigma": volume,
+                        "cost_sigma": cost,
+                    }));
+                }
+            }
+            Some(c)
         }
         None => None,
     };
@@ -470,6 +569,9 @@ fn plan(a: PlanArgs) -> Result<()> {
         let mut j = serde_json::to_value(&report).expect("reports serialise");
         if let Some(c) = &cost {
             j["cost"] = serde_json::to_value(c).expect("reports serialise");
+            if let Some(l) = &links {
+                j["cost"]["torus_link_bytes"] = l.clone();
+            }
         }
         println!("{j}");
         return Ok(());
@@ -494,8 +596,9 @@ fn plan(a: PlanArgs) -> Result<()> {
     );
     println!("reduction        {:.2} %", report.reduction_percent);
     println!(
-        "solver           {:?}, {:.6} s",
-        report.solver, report.solver_seconds
+        "solver           {}, {:.6} s",
+        word(&report.solver),
+        report.solver_seconds
     );
     println!("sigma            {}", sigma_text(&report.sigma));
     if let Some(c) = &cost {
@@ -512,6 +615,33 @@ fn plan(a: PlanArgs) -> Result<()> {
         println!("cost sigma       {}", sigma_text(&c.sigma));
         println!("cost solver      {:.6} s", c.solver_seconds);
     }
+    if let Some(l) = &links {
+        let gb = |v: &serde_json::Value| {
+            let v: Vec<String> = v
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| format!("{:.3}", b.as_f64().unwrap_or(0.0) / 1e9))
+                .collect();
+            v.join(" / ")
+        };
+        let dims = l["before"].as_array().map_or(0, Vec::len);
+        let names: Vec<String> = (0..dims)
+            .map(|d| match (dims, d) {
+                (1..=3, 0) => "x".into(),
+                (1..=3, 1) => "y".into(),
+                (1..=3, 2) => "z".into(),
+                _ => format!("d{d}"),
+            })
+            .collect();
+        println!(
+            "torus link GB    bytes × links crossed per dimension ({})",
+            names.join(" / ")
+        );
+        println!("  no relabeling  {}", gb(&l["before"]));
+        println!("  volume sigma   {}", gb(&l["volume_sigma"]));
+        println!("  cost sigma     {}", gb(&l["cost_sigma"]));
+    }
     if let Some(path) = &a.svg {
         println!("chart            {}", path.display());
     }
@@ -519,20 +649,58 @@ fn plan(a: PlanArgs) -> Result<()> {
 }
 
 fn topo(a: TopoArgs) -> Result<()> {
-    let value: serde_json::Value = read_config(&a.file)?;
+    let input = Input::read(&a.file, a.format)?;
+    let value: serde_json::Value = input.parse()?;
     let is_cost = value.get("terms").is_some();
-    let machine = if is_cost {
-        let setup = copr_cost_models::load_setup(&a.file, a.ranks)?;
-        setup.machine.ok_or_else(|| crate::Error::InFile {
-            path: a.file.clone(),
-            source: Box::new(crate::Error::Mismatch(
-                "this cost config has no topology to summarise".into(),
-            )),
-        })?
-    } else {
-        std::sync::Arc::new(copr_topology::load_machine(&a.file, a.ranks)?)
+    let in_file = |e: copr::Error| copr::Error::InFile {
+        path: a.file.clone(),
+        source: Box::new(e),
     };
-    let summary = machine.summary();
+    let machine = if a.format.is_none() && a.file != Path::new("-") {
+        // from the file, so that errors name it with their lines
+        if is_cost {
+            copr_cost_models::load_setup(&a.file, a.ranks)?.machine
+        } else {
+            Some(std::sync::Arc::new(copr_topology::load_machine(
+                &a.file, a.ranks,
+            )?))
+        }
+    } else if is_cost {
+        copr_cost_models::CostConfig::from_str(&input.text, input.files_format())
+            .and_then(|c| c.build(&input.base_dir(), a.ranks))
+            .map_err(|e| in_file(e.into()))?
+            .machine
+    } else {
+        let machine = copr_topology::TopologyConfig::from_str(&input.text, input.files_format())
+            .and_then(|c| c.build(&input.base_dir(), a.ranks))
+            .map_err(|e| in_file(e.into()))?;
+        Some(std::sync::Arc::new(machine))
+    };
+    let machine = machine.ok_or_else(|| {
+        in_file(copr::Error::Mismatch(
+            "this cost config has no topology to summarise".into(),
+        ))
+    })?;
+    // a bar on a terminal when the summary takes more than a few seconds
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let terminal = std::io::stderr().is_terminal();
+    let summary = machine.summary_with_progress(&mut |done, total| {
+        if terminal && total > 50_000_000 {
+            let b = bar.get_or_insert_with(|| {
+                let b = indicatif::ProgressBar::new(total);
+                b.set_style(
+                    indicatif::ProgressStyle::with_template("{bar:30} {percent} % {msg}")
+                        .expect("valid template"),
+                );
+                b.set_message("of the pair classes summed");
+                b
+            });
+            b.set_position(done);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     if let Some(path) = &a.svg {
         crate::plot::cost_heatmap(&machine, a.bytes, path)?;
     }
@@ -550,6 +718,15 @@ fn topo(a: TopoArgs) -> Result<()> {
     Ok(())
 }
 
+/// A value's name as files and `--json` spell it (`sparse`, `row-major`), not Rust's.
+fn word<T: serde::Serialize>(x: &T) -> String {
+    match serde_json::to_value(x) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(e) => format!("({e})"),
+    }
+}
+
 fn sigma_text(sigma: &[usize]) -> String {
     const SHOW: usize = 64;
     let mut s: Vec<String> = sigma.iter().take(SHOW).map(|x| x.to_string()).collect();
@@ -563,8 +740,9 @@ fn sigma_text(sigma: &[usize]) -> String {
 }
 
 fn sweep(a: SweepArgs) -> Result<()> {
+    let chart = sweep_chart_path(&a);
     let mut cfg: SweepConfig = match &a.config {
-        Some(p) => read_config(p)?,
+        Some(p) => Input::read(p, None)?.parse()?,
         None => SweepConfig::default(),
     };
     macro_rules! set {
@@ -598,24 +776,33 @@ fn sweep(a: SweepArgs) -> Result<()> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    if !a.no_svg {
-        crate::plot::sweep_chart(&rows, &a.svg)?;
+    if let Some(path) = &chart {
+        crate::plot::sweep_chart(&rows, path)?;
     }
     if a.json {
         println!("{}", serde_json::to_string(&rows).expect("rows serialise"));
+        if let Some(path) = &chart {
+            eprintln!("copr: wrote the chart {}", path.display());
+        }
         return Ok(());
     }
     print_sweep(&cfg, &rows, elapsed);
-    if !a.no_svg {
-        println!("chart: {}", a.svg.display());
+    if let Some(path) = &chart {
+        println!("chart: {}", path.display());
     }
     Ok(())
 }
 
 fn print_sweep(cfg: &SweepConfig, rows: &[SweepRow], elapsed: f64) {
     println!(
-        "{} x {} matrix, {} x {} grids ({:?} -> {:?}), target block {}",
-        cfg.m, cfg.n, cfg.nprow, cfg.npcol, cfg.source_order, cfg.target_order, cfg.target_block
+        "{} x {} matrix, {} x {} grids ({} -> {}), target block {}",
+        cfg.m,
+        cfg.n,
+        cfg.nprow,
+        cfg.npcol,
+        word(&cfg.source_order),
+        word(&cfg.target_order),
+        cfg.target_block
     );
     println!(
         "{:>7} {:>16} {:>16} {:>16} {:>9} {:>9}",
@@ -633,19 +820,4 @@ fn print_sweep(cfg: &SweepConfig, rows: &[SweepRow], elapsed: f64) {
         );
     }
     println!("{} block sizes in {:.3} s", rows.len(), elapsed);
-}
-
-/// A plan's volumes as a small table, for tests and debugging: `V[s][t]` rows.
-pub fn volume_table(v: &Volumes) -> String {
-    let d = v.matrix().to_dense();
-    let p = v.ranks();
-    d.chunks(p.max(1))
-        .map(|r| {
-            r.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
