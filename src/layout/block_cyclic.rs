@@ -268,11 +268,31 @@ impl BlockCyclic {
             ranks,
             pos_of_rank,
         };
-        if l.spec.lld == Some(0) {
-            return Err(Error::Layout {
+        if let Some(lld) = l.spec.lld {
+            if lld == 0 {
+                return Err(Error::Layout {
+                    field: "lld",
+                    detail: "must be positive, got 0".into(),
+                });
+            }
+            // A local matrix of `lld` × (its outer extent) must be addressable: the
+            // largest outer extent on any process is that of the process holding the
+            // first block.
+            let outer = match l.spec.local_order {
+                Order::ColMajor => l.local_cols(l.spec.csrc),
+                Order::RowMajor => l.local_rows(l.spec.rsrc),
+            };
+            check_elements("lld", lld, outer).map_err(|_| Error::Layout {
                 field: "lld",
-                detail: "must be positive, got 0".into(),
-            });
+                detail: format!(
+                    "leading dimension {lld} times {outer} local {} exceeds the limit of 2^60 \
+                     elements (copr::layout::MAX_ELEMENTS)",
+                    match l.spec.local_order {
+                        Order::ColMajor => "columns",
+                        Order::RowMajor => "rows",
+                    }
+                ),
+            })?;
         }
         Ok(l)
     }
@@ -716,6 +736,16 @@ mod tests {
         assert_eq!(padded.local_blocks(0)[0].ld, 9);
         let relabeled = padded.relabeled(&[1, 0], 2).unwrap();
         assert_eq!(relabeled.spec().lld, None);
+        // A leading dimension no local buffer could have is refused, not wrapped.
+        let e = BlockCyclic::from_descriptor(
+            [1, 0, 10, 5, 2, 5, 0, 0, i64::MAX],
+            2,
+            1,
+            Order::RowMajor,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("lld") && e.contains("2^60"), "{e}");
     }
 }
 
