@@ -2,8 +2,8 @@
 //! without the caller keeping it.
 
 use super::element::{Element, ElementKind};
-use super::exec::{Job, ReshufflePlan};
-use super::plan::{Relabeling, TargetContents, Transform};
+use super::exec::{keep_targets_where_beta_reads_them, Job, ReshufflePlan};
+use super::plan::Transform;
 use crate::error::Result;
 use crate::transport::Transport;
 
@@ -81,10 +81,11 @@ impl PlanCache {
     /// Executes `batch` with `jobs` (collective), planning only when this batch and
     /// element type have no plan yet on some rank.
     ///
-    /// As in [`super::reshuffle`], a transform with β ≠ 0, [`Relabeling::Optimal`] and
-    /// A's contents [`TargetContents::AsGiven`] is planned without relabeling. With
-    /// relabeling, A's buffers must have the sizes of the relabeled layouts: ask
-    /// [`PlanCache::plan`] first.
+    /// As in [`super::reshuffle`], a transform with β ≠ 0,
+    /// [`Relabeling::Optimal`](super::Relabeling::Optimal) and A's contents
+    /// [`TargetContents::AsGiven`](super::TargetContents::AsGiven) is planned without
+    /// relabeling. With relabeling, A's buffers must have the sizes of the relabeled
+    /// layouts: ask [`PlanCache::plan`] first.
     ///
     /// # Errors
     /// As [`ReshufflePlan::new`] and [`ReshufflePlan::execute`]; the same error on
@@ -96,14 +97,7 @@ impl PlanCache {
         jobs: &mut [Job<'_, T>],
     ) -> Result<&ReshufflePlan> {
         let mut batch = batch.to_vec();
-        for (t, j) in batch.iter_mut().zip(jobs.iter()) {
-            if t.relabeling == Relabeling::Optimal
-                && t.contents == TargetContents::AsGiven
-                && j.beta != T::zero()
-            {
-                t.relabeling = Relabeling::Off;
-            }
-        }
+        keep_targets_where_beta_reads_them(&mut batch, jobs);
         let found = self
             .entries
             .iter()

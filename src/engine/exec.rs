@@ -749,7 +749,18 @@ pub fn reshuffle<T: Element>(
     mut batch: Vec<Transform>,
     jobs: &mut [Job<'_, T>],
 ) -> Result<Vec<Layout>> {
-    for (t, j) in batch.iter_mut().zip(jobs.iter()) {
+    keep_targets_where_beta_reads_them(&mut batch, jobs);
+    Ok(ReshufflePlan::plan_and_execute(transport, batch, jobs)?.targets())
+}
+
+/// For one-call use, where β is known before planning: a transform with β ≠ 0,
+/// [`Relabeling::Optimal`] and A's contents [`TargetContents::AsGiven`] is planned
+/// without relabeling (only the identity reads A's existing values where they are).
+pub(crate) fn keep_targets_where_beta_reads_them<T: Element>(
+    batch: &mut [Transform],
+    jobs: &[Job<'_, T>],
+) {
+    for (t, j) in batch.iter_mut().zip(jobs) {
         if t.relabeling == Relabeling::Optimal
             && t.contents == TargetContents::AsGiven
             && j.beta != T::zero()
@@ -757,7 +768,6 @@ pub fn reshuffle<T: Element>(
             t.relabeling = Relabeling::Off;
         }
     }
-    Ok(ReshufflePlan::plan_and_execute(transport, batch, jobs)?.targets())
 }
 
 /// The engine's side of a round.
