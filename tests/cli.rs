@@ -9,6 +9,15 @@ fn copr(args: &[&str]) -> std::process::Output {
     copr_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
+/// Asserts that a command succeeded, showing its standard error otherwise.
+fn assert_ok(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn tmp(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("copr-cli-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -65,11 +74,7 @@ fn plan_draws_an_svg() {
 fn sweep_json_has_the_documented_fields_and_writes_a_chart() {
     let svg = tmp("sweep.svg");
     let out = copr(&["sweep", "--json", "--svg", svg.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert!(rows.len() >= 20);
     for key in [
@@ -219,11 +224,7 @@ fn topo_summarises_and_draws() {
         "--svg",
         svg.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("ranks: 128") && text.contains("ranks per node: 32\n"),
@@ -282,11 +283,7 @@ fn readme_torus_example_prefers_cheap_links_over_volume() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     assert!(readme.contains(&format!("plan {plan_file} --cost {cfg}")));
     let out = copr(&["plan", plan_file, "--cost", cfg, "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = &j["cost"];
     // the cost-optimal σ moves more, costs less, and takes bytes off the Y links
@@ -423,11 +420,7 @@ fn map_compares_every_strategy_and_exports_the_chosen_mapping() {
         "--smpi-platform",
         &s(&pf),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     for s in [
         "packed",
@@ -498,11 +491,7 @@ fn map_compares_every_strategy_and_exports_the_chosen_mapping() {
         "2",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let spec = PlanSpec::from_file(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("data/plans/scalapack-32-to-128.toml"),
@@ -527,11 +516,7 @@ fn map_reports_bytes_inside_nodes_by_level() {
         "data/machines/xe6-8x8x8.toml",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for row in j["rows"].as_array().unwrap() {
         let levels = row["metrics"]["intra_levels"].as_array().unwrap();
@@ -895,11 +880,7 @@ fn heatmaps_say_when_they_are_binned_and_have_a_colour_scale() {
             "--svg",
             svg.to_str().unwrap(),
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out);
         let text = std::fs::read_to_string(&svg).unwrap();
         let j: serde_json::Value =
             serde_json::from_slice(&copr(&["plan", plan.to_str().unwrap(), "--json"]).stdout)
@@ -1112,21 +1093,13 @@ fn standard_input_format_flag_and_byte_order_marks() {
     };
     // `-` reads TOML from standard input
     let out = with_stdin(&["plan", "-", "--json"], &text);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(strip_time(&out.stdout), strip_time(&want));
     // --format json: JSON from standard input and from a file of any name
     let v: toml::Value = toml::from_str(&text).unwrap();
     let json = serde_json::to_string(&v).unwrap();
     let out = with_stdin(&["plan", "-", "--format", "json", "--json"], &json);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(strip_time(&out.stdout), strip_time(&want));
     let odd = tmp("plan.txt");
     std::fs::write(&odd, &json).unwrap();
@@ -1145,11 +1118,7 @@ fn standard_input_format_flag_and_byte_order_marks() {
     };
     let p = bom("bom.json", &json);
     let out = copr(&["plan", p.to_str().unwrap(), "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert_eq!(strip_time(&out.stdout), strip_time(&want));
     let p = bom("bom.toml", &text);
     assert!(copr(&["plan", p.to_str().unwrap()]).status.success());
@@ -1158,26 +1127,14 @@ fn standard_input_format_flag_and_byte_order_marks() {
     let cfg = cfg.replace("../topology/", &format!("{}/data/topology/", dir.display()));
     let p = bom("bom-cost.json", &cfg);
     let out = copr(&["topo", p.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let m = std::fs::read_to_string(dir.join("data/machines/torus-4x4x4.toml")).unwrap();
     let p = bom("bom-machine.toml", &m);
     let out = copr(&["map", "--grid", "32x32", "--machine", p.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let p = bom("bom-graph.json", "{\"edges\": [[0, 1, 8], [1, 0, 8]]}");
     let out = copr(&["map", "--graph", p.to_str().unwrap(), "--flat", "2"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     // sweep --config - reads its config from standard input
     let sweep_cfg = std::fs::read_to_string(dir.join("data/sweep-paper.toml")).unwrap();
     let rows = |out: &[u8]| {
@@ -1188,22 +1145,14 @@ fn standard_input_format_flag_and_byte_order_marks() {
         v
     };
     let out = with_stdin(&["sweep", "--config", "-", "--json"], &sweep_cfg);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let file = copr(&["sweep", "--config", "data/sweep-paper.toml", "--json"]);
     assert_eq!(rows(&out.stdout), rows(&file.stdout));
     // topo reads standard input too
     let t = std::fs::read_to_string(dir.join("data/cost/two-islands.toml")).unwrap();
     let t = t.replace("../topology/", "data/topology/");
     let out = with_stdin(&["topo", "-"], &t);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let from_file = copr(&["topo", "data/cost/two-islands.toml"]).stdout;
     assert_eq!(out.stdout, from_file);
 }
