@@ -177,7 +177,9 @@ pub(crate) struct RecvPlan {
 /// Where the time of building a [`super::ReshufflePlan`] went on this rank (seconds).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PlanStats {
-    /// The collective check before planning (fingerprint, storage check, gather).
+    /// The collective check before planning (fingerprint, storage check, gather); 0
+    /// for [`super::ReshufflePlan::plan_and_execute`], whose checks travel with the
+    /// execution.
     pub check: f64,
     /// Volumes, the relabeling σ (exact assignment) and the relabeled layouts.
     pub relabel: f64,
