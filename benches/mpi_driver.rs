@@ -227,6 +227,11 @@ enum Case {
     CopyMsg,
     /// copr transpose with every package as an MPI message.
     TransposeMsg,
+    /// copr copy, messages only, every package packed and unpacked through buffers
+    /// (`MpiTransport::always_pack`: no derived datatypes).
+    CopyMsgPacked,
+    /// copr transpose, messages only, packed.
+    TransposeMsgPacked,
     /// copr, three copies in one batch (one round, one message per peer).
     Batch3,
     /// copr, the same three copies as three calls.
@@ -262,6 +267,8 @@ impl Case {
             Case::TransposeRelabel => "transpose-relabel",
             Case::CopyMsg => "copy-msg",
             Case::TransposeMsg => "transpose-msg",
+            Case::CopyMsgPacked => "copy-msg-packed",
+            Case::TransposeMsgPacked => "transpose-msg-packed",
             Case::Batch3 => "batch",
             Case::Single3 => "single",
             Case::CopyReplan => "copy-replan",
@@ -285,6 +292,8 @@ impl Case {
             Case::TransposeRelabel => "copr transpose with relabeling (σ applied)",
             Case::CopyMsg => "copr copy, messages only (no shared window)",
             Case::TransposeMsg => "copr transpose, messages only (no shared window)",
+            Case::CopyMsgPacked => "copr copy, messages only, always packed",
+            Case::TransposeMsgPacked => "copr transpose, messages only, always packed",
             Case::Batch3 => "copr copy, 3 matrices in one batch",
             Case::Single3 => "copr copy, 3 single calls",
             Case::CopyReplan => "copr copy, planned in the call",
@@ -356,6 +365,16 @@ const PAIRS: &[(Case, Case, &str)] = &[
         Case::Transpose,
         "transpose: shared window vs messages only",
     ),
+    (
+        Case::CopyMsgPacked,
+        Case::CopyMsg,
+        "copy, messages only: in place vs always packed",
+    ),
+    (
+        Case::TransposeMsgPacked,
+        Case::TransposeMsg,
+        "transpose, messages only: in place vs always packed",
+    ),
 ];
 
 /// min and median of a list of times.
@@ -377,6 +396,9 @@ fn main() {
     let pc = p / pr;
     let mut t = MpiTransport::new(world.duplicate());
     let mut tm = MpiTransport::new(world.duplicate()).messages_only();
+    let mut tp = MpiTransport::new(world.duplicate())
+        .messages_only()
+        .always_pack();
     #[cfg(feature = "scalapack")]
     let grid = scalapack::Grid::new(pr, pc);
     let threads = rayon::current_num_threads();
@@ -393,6 +415,8 @@ fn main() {
         Case::TransposeRelabel,
         Case::CopyMsg,
         Case::TransposeMsg,
+        Case::CopyMsgPacked,
+        Case::TransposeMsgPacked,
         Case::Batch3,
         Case::Single3,
         Case::CopyReplan,
@@ -471,6 +495,10 @@ fn main() {
         ));
         let mut copy_msg = ReshufflePlan::new(&mut tm, vec![single(Op::Identity)]).expect("plan");
         let mut tran_msg = ReshufflePlan::new(&mut tm, vec![single(Op::Transpose)]).expect("plan");
+        let mut copy_packed =
+            ReshufflePlan::new(&mut tp, vec![single(Op::Identity)]).expect("plan");
+        let mut tran_packed =
+            ReshufflePlan::new(&mut tp, vec![single(Op::Transpose)]).expect("plan");
         #[cfg(feature = "scalapack")]
         let (da, dc) = (
             grid.descriptor(n, n, smb, snb),
@@ -502,12 +530,16 @@ fn main() {
                     | Case::Transpose
                     | Case::TransposeRelabel
                     | Case::CopyMsg
-                    | Case::TransposeMsg => {
+                    | Case::TransposeMsg
+                    | Case::CopyMsgPacked
+                    | Case::TransposeMsgPacked => {
                         let (plan, tr) = match case {
                             Case::Copy => (&mut copy, &mut t),
                             Case::Transpose => (&mut tran, &mut t),
                             Case::TransposeRelabel => (&mut tran_relabel, &mut t),
                             Case::CopyMsg => (&mut copy_msg, &mut tm),
+                            Case::CopyMsgPacked => (&mut copy_packed, &mut tp),
+                            Case::TransposeMsgPacked => (&mut tran_packed, &mut tp),
                             _ => (&mut tran_msg, &mut tm),
                         };
                         plan.execute(tr, &mut [Job::copy(&b, &mut outs[0])])
@@ -586,6 +618,7 @@ fn main() {
                         Case::Tran => wrong(&dst, me, n, &outs[0], true),
                         Case::Transpose
                         | Case::TransposeMsg
+                        | Case::TransposeMsgPacked
                         | Case::TransposeReplan
                         | Case::TransposeReplanMsg
                         | Case::TransposeCached => wrong(&dst, me, n, &outs[0], true),

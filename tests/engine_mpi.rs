@@ -15,8 +15,8 @@ use copr::engine::{Relabeling, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Op};
 use copr::transport::{MpiTransport, Transport};
 use engine_cases::{
-    cache_cases, error_cases, large_case, large_grid, one_call_error_cases, run_batch, run_random,
-    scalapack_cases, PairCase,
+    cache_cases, error_cases, large_case, large_grid, one_call_error_cases, run_batch,
+    run_batch_stats, run_random, scalapack_cases, PairCase,
 };
 use mpi::topology::Communicator;
 use mpi::Threading;
@@ -45,6 +45,69 @@ fn transport_variant<T: engine_cases::TestElem>(
         &format!("large batch, {variant}"),
     ));
     out
+}
+
+/// Messages sent and received in place (MPI derived datatypes straight from B and into
+/// A) where they can be, and packed where they cannot, with exact results either way:
+/// a plain copy (α = 1, β = 0) goes in place both ways; with α ≠ 1 only the sends do
+/// (the receiver scales); a transpose and a copy between different local orders
+/// receive through the buffer; `always_pack` turns it all off.
+fn in_place_cases(world: &mpi::topology::SimpleCommunicator) -> Result<(), String> {
+    let p = world.size() as usize;
+    let (pr, pc) = large_grid(p);
+    let case = |op: Op, order: copr::layout::Order, alpha: u8| {
+        let (m, n) = (301, 257);
+        let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
+        let s = BlockCyclicSpec::new(sm, sn, 8, 8, pr, pc);
+        let mut d = BlockCyclicSpec::new(m, n, 13, 11, pc, pr);
+        d.local_order = order;
+        vec![PairCase {
+            transform: Transform::new(
+                BlockCyclic::new(s).unwrap().into(),
+                BlockCyclic::new(d).unwrap().into(),
+                op,
+            )
+            .with_relabeling(Relabeling::Off),
+            alpha,
+            beta: 0,
+        }]
+    };
+    use copr::layout::Order::{ColMajor, RowMajor};
+    // (case, tag, packages sent in place?, received in place?) on a messages-only
+    // transport.
+    let expect = [
+        (case(Op::Identity, ColMajor, 1), "plain copy", true, true),
+        (case(Op::Identity, ColMajor, 4), "scaled copy", true, false),
+        (
+            case(Op::Identity, RowMajor, 1),
+            "copy into row-major",
+            true,
+            false,
+        ),
+        (case(Op::Transpose, ColMajor, 1), "transpose", false, false),
+    ];
+    let mut failure = None;
+    for always_pack in [false, true] {
+        let mut m = MpiTransport::new(world.duplicate()).messages_only();
+        if always_pack {
+            m = m.always_pack();
+        }
+        for (c, what, sends, recvs) in &expect {
+            let tag = format!("in place: {what}, always_pack {always_pack}");
+            let (sent, received, st) = run_batch_stats::<f64>(&mut m, c, 1, &tag)?;
+            let want = |yes: bool, n: usize| if yes && !always_pack { n } else { 0 };
+            let (ws, wr) = (want(*sends, sent), want(*recvs, received));
+            if st.sent_in_place != ws || st.received_in_place != wr {
+                failure.get_or_insert(format!(
+                    "{tag}: rank {}: {} of {sent} packages sent and {} of {received} received in place, expected {ws} and {wr}",
+                    world.rank(),
+                    st.sent_in_place,
+                    st.received_in_place,
+                ));
+            }
+        }
+    }
+    failure.map_or(Ok(()), Err)
 }
 
 fn main() {
@@ -180,6 +243,7 @@ fn main() {
         record(r);
     }
     drop(m);
+    record(in_place_cases(&world));
     // Emulated nodes of two ranks each: within a pair packages go through the window,
     // between pairs as messages, in the same rounds.
     let mut g = MpiTransport::with_groups(world.duplicate(), (me / 2) as u32);

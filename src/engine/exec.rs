@@ -6,12 +6,12 @@ use std::time::Instant;
 use super::element::Element;
 use super::kernel::{apply, pack, with_combine, Bytes, Combine, Move, PackRun, Slice, Src, Update};
 use super::plan::{
-    batch_fingerprint, PlanStats, Relabeling, Schedule, TargetContents, Transform, Work,
+    batch_fingerprint, Extent, PlanStats, Relabeling, Schedule, TargetContents, Transform, Work,
 };
 use crate::error::{Error, Result};
 use crate::lap::Perm;
 use crate::layout::{Layout, Op, Order};
-use crate::transport::{Package, Round, RoundHandler, Transport};
+use crate::transport::{Package, Round, RoundHandler, Span, Transport};
 
 /// The buffers and scalars of one transform: `A ← α·op(B) + β·A`, with B's local part
 /// in `source` and A's local part in `target` (laid out as the plan's source and
@@ -57,6 +57,10 @@ pub struct ExecStats {
     pub wait: f64,
     /// The whole call.
     pub total: f64,
+    /// Outgoing packages the transport sent straight from B (no packing).
+    pub sent_in_place: usize,
+    /// Incoming packages the transport received straight into A (no unpacking).
+    pub received_in_place: usize,
 }
 
 /// Words every rank contributes to the check before an execution.
@@ -76,8 +80,14 @@ const CHECK_WORDS: usize = 16;
 /// packed together (transposed pieces already in the receiver's element order, by a
 /// cache-blocked transpose kernel), blocks that stay on the rank are copied directly
 /// from B to A while the messages travel, and every received package is scaled and
-/// conjugated into A as it arrives. Packing and unpacking are split between rayon
-/// tasks only when the rank has cores to spare ([`Transport::threads`]).
+/// conjugated into A as it arrives. A transport that can send a package from where it
+/// lies and receive it into place (MPI derived datatypes, see
+/// [`RoundHandler::send_spans`](crate::transport::RoundHandler::send_spans)) is told
+/// where: packages made of whole runs of B need no packing, and packages of a plain
+/// copy (α = 1, β = 0) that land as whole runs of A need no unpacking
+/// ([`ExecStats::sent_in_place`], [`ExecStats::received_in_place`]). Packing and
+/// unpacking are split between rayon tasks only when the rank has cores to spare
+/// ([`Transport::threads`]).
 ///
 /// # Example
 /// ```
@@ -437,6 +447,12 @@ impl ReshufflePlan {
     /// for, across the whole batch).
     pub fn messages_sent(&self) -> usize {
         self.schedule.sends.len()
+    }
+
+    /// Number of messages this rank receives per execution (one per peer that has
+    /// data for it).
+    pub fn messages_received(&self) -> usize {
+        self.schedule.recvs.len()
     }
 
     /// Elements this rank sends, receives and copies locally per execution.
@@ -816,6 +832,89 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
         run_work(work, self.jobs, &s.pairs, Some(data), self.par);
         self.stats.unpack += t.elapsed().as_secs_f64();
     }
+
+    fn send_spans(&mut self, k: usize) -> Option<Vec<Span>> {
+        if !self.pack {
+            return None;
+        }
+        let extents = self.schedule.sends[k].extents.as_deref()?;
+        let bufs: Vec<(*const u8, usize)> = self
+            .jobs
+            .iter()
+            .map(|j| (j.source.as_ptr().cast::<u8>(), j.source.len()))
+            .collect();
+        let spans = spans_in(extents, &bufs, T::BYTES)?;
+        self.stats.sent_in_place += 1;
+        Some(spans)
+    }
+
+    fn recv_spans(&mut self, k: usize) -> Option<Vec<Span>> {
+        let r = &self.schedule.recvs[k];
+        let extents = r.extents.as_deref()?;
+        // Only a plain copy may land unchanged: α = 1, β = 0, no conjugation, for
+        // every transform with pieces in the package.
+        let plain = self.jobs.iter().enumerate().all(|(p, j)| {
+            let u = Update {
+                alpha: j.alpha,
+                beta: j.beta,
+                conj: self.schedule.pairs[p].op == Op::ConjTranspose,
+            };
+            r.work.pair_groups[p].is_empty() || (u.beta_is_zero() && u.alpha_is_one() && !u.conj)
+        });
+        if !plain {
+            return None;
+        }
+        let bufs: Vec<(*const u8, usize)> = self
+            .jobs
+            .iter_mut()
+            .map(|j| {
+                (
+                    j.target.as_mut_ptr().cast::<u8>().cast_const(),
+                    j.target.len(),
+                )
+            })
+            .collect();
+        // SAFETY (of the spans, see `Span::new`): the extents are A elements that only
+        // this package writes (each element of A is the target of exactly one piece of
+        // one transform, and no local move or other package touches it), inside the
+        // job's buffer (checked by `spans_in`), which outlives the round.
+        spans_in(extents, &bufs, T::BYTES)
+    }
+
+    fn received(&mut self, _k: usize) {
+        self.stats.received_in_place += 1;
+    }
+}
+
+/// Byte spans of `extents` in the buffers `bufs` (address and length in elements of
+/// `elem` bytes, per transform); `None` if an extent leaves its buffer.
+fn spans_in(extents: &[Extent], bufs: &[(*const u8, usize)], elem: usize) -> Option<Vec<Span>> {
+    extents
+        .iter()
+        .map(|e| {
+            let &(base, len) = bufs.get(e.pair as usize)?;
+            let end = e
+                .count
+                .checked_sub(1)?
+                .checked_mul(e.stride)?
+                .checked_add(e.off)?
+                .checked_add(e.inner)?;
+            if end > len {
+                return None;
+            }
+            // SAFETY: every line lies inside the job's buffer (`end <= len`), which the
+            // caller borrows for the whole round; what else the caller promises is
+            // stated where it calls this.
+            Some(unsafe {
+                Span::new(
+                    base.add(e.off * elem),
+                    e.inner * elem,
+                    e.count,
+                    e.stride * elem,
+                )
+            })
+        })
+        .collect()
 }
 
 /// Packs `runs` into `out` (a package), splitting the package between rayon tasks.

@@ -157,6 +157,18 @@ pub(crate) struct Work {
     pub(crate) elems: usize,
 }
 
+/// Part of a package that lies in place in one of this rank's buffers: `count` lines
+/// of `inner` consecutive elements, line `i` at element `off + i·stride` of transform
+/// `pair`'s B (outgoing packages) or A (incoming ones).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Extent {
+    pub(crate) pair: u32,
+    pub(crate) off: usize,
+    pub(crate) inner: usize,
+    pub(crate) count: usize,
+    pub(crate) stride: usize,
+}
+
 /// An outgoing package.
 #[derive(Debug, Clone)]
 pub(crate) struct SendPlan {
@@ -164,6 +176,9 @@ pub(crate) struct SendPlan {
     pub(crate) elems: usize,
     /// `(pair, run)`, sorted by `run.dst`.
     pub(crate) runs: Vec<(u32, PackRun)>,
+    /// The package where it lies in B, in package order, if it is made of whole
+    /// runs of B (no transposition while packing): it can be sent from there.
+    pub(crate) extents: Option<Vec<Extent>>,
 }
 
 /// An incoming package.
@@ -172,6 +187,102 @@ pub(crate) struct RecvPlan {
     pub(crate) peer: usize,
     pub(crate) elems: usize,
     pub(crate) work: Work,
+    /// Where the package lands in A, in package order, if every move copies whole
+    /// runs of the package into runs of A: a plain copy (α = 1, β = 0, no
+    /// conjugation) can then receive it there.
+    pub(crate) extents: Option<Vec<Extent>>,
+}
+
+/// Appends an extent to `out`, merged into the last one when its lines continue the
+/// last one's equally spaced lines.
+fn push_extent(out: &mut Vec<Extent>, e: Extent) {
+    if e.count == 0 || e.inner == 0 {
+        return;
+    }
+    if let Some(last) = out.last_mut() {
+        if last.pair == e.pair && last.inner == e.inner && e.off > last.off {
+            // A single line has no spacing yet: the next line sets it.
+            let stride = if last.count == 1 {
+                e.off - last.off
+            } else {
+                last.stride
+            };
+            if last.off + last.count * stride == e.off && (e.count == 1 || e.stride == stride) {
+                last.stride = stride;
+                last.count += e.count;
+                return;
+            }
+        }
+    }
+    out.push(e);
+}
+
+/// An outgoing package's extents in B: its runs when none transposes.
+fn send_extents(runs: &[(u32, PackRun)]) -> Option<Vec<Extent>> {
+    let mut out = Vec::new();
+    for &(pair, r) in runs {
+        if r.step != 1 && r.inner > 1 {
+            return None;
+        }
+        push_extent(
+            &mut out,
+            Extent {
+                pair,
+                off: r.src,
+                inner: r.inner,
+                count: r.outer,
+                stride: r.ld,
+            },
+        );
+    }
+    Some(out)
+}
+
+/// An incoming package's extents in A, from its moves in package order (`None`
+/// unless they read the package densely and in order, each line of the package
+/// landing on a run of A, and the sender sends it from B in place too: a transposed
+/// piece, packed by a transposing copy, is cheaper to receive whole into the
+/// receive buffer than through an MPI library's fragments).
+fn recv_extents(
+    moves: &[(u32, u32, Move)],
+    regs: &[Regions],
+    pairs: &[PairPlan],
+) -> Option<Vec<Extent>> {
+    let mut out = Vec::new();
+    let mut next = 0;
+    for &(pair, reg, m) in moves {
+        if pairs[pair as usize].op.transposes() {
+            return None;
+        }
+        let n = m.rows * m.cols;
+        if n == 0 {
+            continue;
+        }
+        if m.src != next {
+            return None;
+        }
+        next += n;
+        let (inner, count, stride) =
+            if m.d_rs == 1 && m.s_rs == 1 && (m.cols == 1 || m.s_cs == m.rows) {
+                (m.rows, m.cols, m.d_cs)
+            } else if m.d_cs == 1 && m.s_cs == 1 && (m.rows == 1 || m.s_rs == m.cols) {
+                (m.cols, m.rows, m.d_rs)
+            } else {
+                return None;
+            };
+        let start = regs[pair as usize].ranges[reg as usize].start;
+        push_extent(
+            &mut out,
+            Extent {
+                pair,
+                off: start + m.dst,
+                inner,
+                count,
+                stride,
+            },
+        );
+    }
+    Some(out)
 }
 
 /// Where the time of building a [`super::ReshufflePlan`] went on this rank (seconds).
@@ -568,6 +679,7 @@ impl Schedule {
                     peer: p.peer,
                     elems: 0,
                     runs: Vec::new(),
+                    extents: None,
                 });
             }
             let s = sends.last_mut().expect("just pushed");
@@ -591,6 +703,9 @@ impl Schedule {
             }
             s.elems += inner * outer;
         }
+        for s in &mut sends {
+            s.extents = send_extents(&s.runs);
+        }
 
         // Incoming packages: the same canonical order on the receiving side.
         let recv_pieces = sort_by_peer(recv_pieces, size, |p| p.0, |p| p.1);
@@ -602,6 +717,7 @@ impl Schedule {
                     peer,
                     elems: 0,
                     work: Work::default(),
+                    extents: None,
                 });
                 buckets.push(Vec::new());
             }
@@ -616,6 +732,7 @@ impl Schedule {
             );
         }
         for (r, b) in recvs.iter_mut().zip(buckets) {
+            r.extents = recv_extents(&b, &regs, &pairs);
             r.work = group(b, pairs.len());
         }
         // Local pieces of transposes in the packages' square order (both B and A are
@@ -1344,5 +1461,115 @@ mod tests {
         ];
         assert!(regions_by_window(&blocks, 1).is_none());
         check(&blocks, &regions(&blocks, 1), 1);
+    }
+
+    /// The positions an extent list walks, in order: (transform, element).
+    fn walk(extents: &[Extent]) -> Vec<(u32, usize)> {
+        extents
+            .iter()
+            .flat_map(|e| {
+                (0..e.count).flat_map(move |l| {
+                    (0..e.inner).map(move |i| (e.pair, e.off + l * e.stride + i))
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn extents_walk_the_packages_in_order() {
+        let (mut sends_in_place, mut recvs_in_place) = (0, 0);
+        for (m, n, (smb, snb), (dmb, dnb), (spr, spc), (dpr, dpc)) in [
+            (37, 23, (3, 2), (5, 4), (2, 2), (1, 3)),
+            (64, 64, (8, 8), (32, 32), (2, 2), (2, 2)),
+            (50, 70, (7, 9), (4, 11), (3, 1), (2, 2)),
+        ] {
+            for (src_order, dst_order) in [
+                (Order::ColMajor, Order::ColMajor),
+                (Order::RowMajor, Order::RowMajor),
+                (Order::RowMajor, Order::ColMajor),
+            ] {
+                for op in [Op::Identity, Op::Transpose] {
+                    let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
+                    let mut a = BlockCyclicSpec::new(sm, sn, smb, snb, spr, spc);
+                    a.local_order = src_order;
+                    let mut b = BlockCyclicSpec::new(m, n, dmb, dnb, dpr, dpc);
+                    b.local_order = dst_order;
+                    b.lld = Some(200);
+                    let t = Transform::new(
+                        BlockCyclic::new(a).unwrap().into(),
+                        BlockCyclic::new(b).unwrap().into(),
+                        op,
+                    )
+                    .with_relabeling(Relabeling::Off);
+                    let size = (spr * spc).max(dpr * dpc);
+                    for rank in 0..size {
+                        for parallel in [false, true] {
+                            let batch = vec![t.clone(), t.clone()];
+                            let s = Schedule::build(batch, rank, size, 0, parallel).unwrap();
+                            for sp in &s.sends {
+                                let from_runs: Vec<(u32, usize)> = sp
+                                    .runs
+                                    .iter()
+                                    .flat_map(|&(pair, r)| {
+                                        (0..r.outer).flat_map(move |o| {
+                                            (0..r.inner)
+                                                .map(move |i| (pair, r.src + o * r.ld + i * r.step))
+                                        })
+                                    })
+                                    .collect();
+                                assert_eq!(from_runs.len(), sp.elems);
+                                match &sp.extents {
+                                    Some(e) => {
+                                        assert_eq!(walk(e), from_runs);
+                                        sends_in_place += 1;
+                                    }
+                                    None => {
+                                        assert!(op.transposes(), "{op:?} package without extents")
+                                    }
+                                }
+                            }
+                            for rp in &s.recvs {
+                                // Package element -> (transform, element of A), from the moves.
+                                let mut at = vec![None; rp.elems];
+                                let w = &rp.work;
+                                for &(pair, reg, ref range) in &w.groups {
+                                    let start = s.pairs[pair as usize].regions[reg as usize].start;
+                                    for mv in &w.moves[range.clone()] {
+                                        for i in 0..mv.rows {
+                                            for j in 0..mv.cols {
+                                                let e = mv.src + i * mv.s_rs + j * mv.s_cs;
+                                                assert!(
+                                                    at[e].is_none(),
+                                                    "package element {e} read twice"
+                                                );
+                                                at[e] = Some((
+                                                    pair,
+                                                    start + mv.dst + i * mv.d_rs + j * mv.d_cs,
+                                                ));
+                                            }
+                                        }
+                                    }
+                                }
+                                let from_moves: Vec<(u32, usize)> = at
+                                    .into_iter()
+                                    .map(|x| x.expect("every element read"))
+                                    .collect();
+                                match &rp.extents {
+                                    Some(e) => {
+                                        assert_eq!(walk(e), from_moves);
+                                        recvs_in_place += 1;
+                                    }
+                                    None => assert!(
+                                        op.transposes() || src_order != dst_order,
+                                        "{op:?} {src_order:?} -> {dst_order:?} package without extents"
+                                    ),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(sends_in_place > 0 && recvs_in_place > 0);
     }
 }

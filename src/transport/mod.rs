@@ -109,6 +109,77 @@ pub struct Round<'a> {
     pub checked: &'a mut [u64],
 }
 
+/// One part of a package where it lies in this rank's memory: `count` blocks of
+/// `len` bytes, block `i` starting at address `addr + i·stride`.
+///
+/// A handler names a package's spans ([`RoundHandler::send_spans`],
+/// [`RoundHandler::recv_spans`]) so that a transport can send it straight from the
+/// handler's data, or receive it straight into it, instead of copying it through the
+/// round's buffers. Only [`Span::new`], whose caller vouches for the memory, makes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    addr: usize,
+    len: usize,
+    count: usize,
+    stride: usize,
+}
+
+impl Span {
+    /// `count` blocks of `len` bytes, block `i` at `addr + i·stride`.
+    ///
+    /// # Safety
+    /// Every block lies inside one live allocation that stays valid until the round
+    /// that is given the span returns. For a receive, the blocks are writable, do not
+    /// overlap each other or another span of the round, and nothing else reads or
+    /// writes them during the round; for a send, nothing writes them during the round.
+    pub unsafe fn new(addr: *const u8, len: usize, count: usize, stride: usize) -> Self {
+        Self {
+            addr: addr as usize,
+            len,
+            count,
+            stride,
+        }
+    }
+
+    /// Address of the first block.
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    /// Bytes of one block.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the span holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0 || self.count == 0
+    }
+
+    /// Number of blocks.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Bytes from the start of one block to the start of the next.
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Bytes of the span (`len · count`).
+    pub fn bytes(&self) -> usize {
+        self.len * self.count
+    }
+}
+
+/// Bytes of a package given as spans (`None` if the sum overflows).
+#[cfg(feature = "mpi")]
+pub(crate) fn span_bytes(spans: &[Span]) -> Option<usize> {
+    spans.iter().try_fold(0usize, |acc, s| {
+        acc.checked_add(s.len.checked_mul(s.count)?)
+    })
+}
+
 /// What a rank does with the packages of a round.
 pub trait RoundHandler {
     /// Fills outgoing package `k` (`out.len()` is its length); called once per package,
@@ -125,8 +196,26 @@ pub trait RoundHandler {
     /// travel.
     fn overlap(&mut self);
     /// Consumes incoming package `k`; called once per package, in arrival order, after
-    /// a positive verdict.
+    /// a positive verdict — except for a package received into its spans
+    /// ([`RoundHandler::recv_spans`]).
     fn unpack(&mut self, k: usize, data: &[u8]);
+    /// Where outgoing package `k`'s bytes already lie, in package order, if a
+    /// transport may send them from there instead of asking [`RoundHandler::pack`]
+    /// (which it then does not call for `k`). Called at most once per package, while
+    /// packing (before the verdict: as for `pack`, `None` if this rank has found a
+    /// problem). The default, `None`, always packs.
+    fn send_spans(&mut self, _k: usize) -> Option<Vec<Span>> {
+        None
+    }
+    /// Where incoming package `k`'s bytes go, in package order, if a transport may
+    /// receive them there directly; it then calls [`RoundHandler::received`] instead
+    /// of [`RoundHandler::unpack`] once they are in. Called at most once per package,
+    /// after a positive verdict. The default, `None`, always unpacks.
+    fn recv_spans(&mut self, _k: usize) -> Option<Vec<Span>> {
+        None
+    }
+    /// Incoming package `k` has been received into its spans.
+    fn received(&mut self, _k: usize) {}
 }
 
 /// Moves byte packages between the ranks of a communicator.

@@ -11,7 +11,7 @@ use mpi::request::multiple_scope;
 use mpi::topology::{Color, Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
-use super::{check_round, Package, Round, RoundHandler, Transport};
+use super::{check_round, span_bytes, Package, Round, RoundHandler, Span, Transport};
 use crate::error::{Error, Result};
 
 /// Tag of copr's round messages ("co").
@@ -33,7 +33,12 @@ const SHARED_ALIGN: usize = 4096;
 /// A [`Transport`] over an MPI communicator.
 ///
 /// Between ranks on **different nodes** every package is one `MPI_Isend`/`MPI_Irecv`
-/// pair. Between ranks on the **same node** (the shared-memory domain of
+/// pair. Where the handler names a package's place in its data
+/// ([`RoundHandler::send_spans`], [`RoundHandler::recv_spans`]), the message is sent
+/// straight from there and received straight into place, through an MPI derived
+/// datatype (a struct of byte hvectors, built per round): MPI's own copy replaces the
+/// packing and unpacking passes, so a remote byte is copied twice instead of three
+/// times (pack, MPI, unpack). [`MpiTransport::always_pack`] turns this off. Between ranks on the **same node** (the shared-memory domain of
 /// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`), packages of 16 KiB and more are
 /// written by the sender straight into a node-shared window
 /// (`MPI_Win_allocate_shared`) and the message is a 24-byte descriptor: the receiver
@@ -73,6 +78,8 @@ pub struct MpiTransport {
     node_rank: Vec<Option<i32>>,
     /// Use the shared window for packages between ranks of a node.
     shared: bool,
+    /// Let MPI send and receive message packages in place (derived datatypes).
+    spans: bool,
     /// Largest MPI message, in bytes; larger packages travel in parts.
     message_limit: usize,
     /// The node-shared window, once reserved.
@@ -200,6 +207,95 @@ fn package_slices<'b>(buf: &'b mut [u8], pkgs: &[Package]) -> Vec<&'b mut [u8]> 
     out
 }
 
+/// A committed MPI datatype that walks `spans` in order, and the address it is
+/// relative to (the first span's): `count` hvectors of bytes, each reused for every
+/// span of its shape, tied together by one struct type. `None` if a count or length
+/// exceeds what MPI's `int` arguments hold (the caller then copies the package
+/// through its buffer instead).
+fn span_type(spans: &[Span]) -> Option<(usize, ffi::MPI_Datatype)> {
+    use std::collections::HashMap;
+    let int = |x: usize| i32::try_from(x).ok();
+    let base = spans.first()?.addr();
+    int(spans.len())?;
+    let mut shapes: HashMap<(usize, usize, usize), ffi::MPI_Datatype> = HashMap::new();
+    let mut types = Vec::with_capacity(spans.len());
+    let mut displs = Vec::with_capacity(spans.len());
+    let byte = u8::equivalent_datatype().as_raw();
+    let mut ok = true;
+    for sp in spans {
+        let (Some(count), Some(len), Ok(stride)) = (
+            int(sp.count()),
+            int(sp.len()),
+            ffi::MPI_Aint::try_from(sp.stride()),
+        ) else {
+            ok = false;
+            break;
+        };
+        let t = *shapes
+            .entry((sp.count(), sp.len(), sp.stride()))
+            .or_insert_with(|| {
+                let mut t: ffi::MPI_Datatype = byte;
+                // SAFETY: a plain constructor on valid arguments; `t` receives the type.
+                unsafe { ffi::MPI_Type_create_hvector(count, len, stride, byte, &mut t) };
+                t
+            });
+        types.push(t);
+        // Two's complement difference: a span may lie below the first one.
+        displs.push(sp.addr().wrapping_sub(base) as ffi::MPI_Aint);
+    }
+    let mut whole: Option<ffi::MPI_Datatype> = None;
+    if ok {
+        let ones = vec![1i32; types.len()];
+        let mut t: ffi::MPI_Datatype = byte;
+        // SAFETY: the three arrays hold `types.len()` (< 2^31) entries each.
+        unsafe {
+            ffi::MPI_Type_create_struct(
+                types.len() as i32,
+                ones.as_ptr(),
+                displs.as_ptr(),
+                types.as_ptr(),
+                &mut t,
+            );
+            ffi::MPI_Type_commit(&mut t);
+        }
+        whole = Some(t);
+    }
+    for mut t in shapes.into_values() {
+        // SAFETY: the struct type keeps what it needs of its parts.
+        unsafe { ffi::MPI_Type_free(&mut t) };
+    }
+    whole.map(|t| (base, t))
+}
+
+/// Posts a send (`send`) or a receive of the bytes `spans` cover, to or from `peer`,
+/// as one message of a derived datatype ([`span_type`]; `None` if it cannot be built).
+///
+/// # Safety
+/// The spans are valid as [`Span::new`] requires until the request has completed.
+unsafe fn post_in_place<'a, S: mpi::request::Scope<'a>>(
+    send: bool,
+    spans: &[Span],
+    peer: usize,
+    comm: &SimpleCommunicator,
+    scope: S,
+) -> Option<mpi::request::Request<'a, [u8], S>> {
+    let (base, mut dt) = span_type(spans)?;
+    // SAFETY: `dt` covers exactly the spans (the caller's contract keeps them valid);
+    // a datatype may be freed once the operation using it is posted.
+    unsafe {
+        let mut raw: ffi::MPI_Request = ffi::RSMPI_REQUEST_NULL;
+        let buf = base as *mut std::ffi::c_void;
+        let (rank, comm) = (peer as i32, comm.as_raw());
+        if send {
+            ffi::MPI_Isend(buf, 1, dt, rank, TAG, comm, &mut raw);
+        } else {
+            ffi::MPI_Irecv(buf, 1, dt, rank, TAG, comm, &mut raw);
+        }
+        ffi::MPI_Type_free(&mut dt);
+        Some(mpi::request::Request::from_raw(raw, &[][..], scope))
+    }
+}
+
 /// Turns an MPI return code into an error.
 fn check(code: i32, what: &str) -> Result<()> {
     if code == 0 {
@@ -275,6 +371,7 @@ impl MpiTransport {
             node_ranks: node_cores,
             node_rank,
             shared: true,
+            spans: true,
             message_limit: i32::MAX as usize,
             window: None,
             node_message_bytes: 0,
@@ -294,6 +391,17 @@ impl MpiTransport {
     /// shared window). Call it on every rank alike, right after [`MpiTransport::new`].
     pub fn messages_only(mut self) -> Self {
         self.shared = false;
+        self
+    }
+
+    /// Copies every message package through the round's buffers (packed by the
+    /// handler, unpacked from the receive buffer) instead of letting MPI send it
+    /// straight from the handler's data and receive it straight into it with derived
+    /// datatypes ([`RoundHandler::send_spans`]). For an MPI library whose datatype
+    /// engine is slow, and to measure what sending in place saves. Call it on every
+    /// rank alike (each side decides alone, so mixing is correct, only slower).
+    pub fn always_pack(mut self) -> Self {
+        self.spans = false;
         self
     }
 
@@ -363,6 +471,8 @@ enum Req {
     Send,
     /// The acknowledgement of outgoing package `k`, read from this rank's window.
     Ack,
+    /// Receive of incoming package `k` straight into the handler's spans.
+    InPlace(usize),
 }
 
 impl Transport for MpiTransport {
@@ -416,17 +526,23 @@ impl Transport for MpiTransport {
             checked,
         } = round;
 
-        // 1. Gather the check words (plus this rank's "my segment is too small" flag
-        //    and message limit) while packing; nothing leaves before the verdict.
-        let words = check.len() + 2;
+        // 1. Gather the check words (plus this rank's "my segment is too small" flag,
+        //    message limit and window setting) while packing; nothing leaves before
+        //    the verdict.
+        let words = check.len() + 3;
         let limit = self.message_limit;
         let mine: Vec<u64> = check
             .iter()
             .copied()
-            .chain([u64::from(short), limit as u64])
+            .chain([u64::from(short), limit as u64, u64::from(self.shared)])
             .collect();
         let mut all = vec![0u64; words * size];
         let mut parts = package_slices(send_buf, sends);
+        // Message packages the handler lets us send from where they lie (one MPI
+        // message each: not beyond the message limit).
+        let spans_ok = self.spans;
+        let in_place = |p: &Package| spans_ok && !p.range.is_empty() && p.range.len() <= limit;
+        let mut direct: Vec<Option<Vec<Span>>> = vec![None; sends.len()];
         {
             let (comm, window) = (&self.comm, self.window.as_ref());
             mpi::request::scope(|scope| {
@@ -440,7 +556,15 @@ impl Transport for MpiTransport {
                             handler.pack(k, unsafe { w.part_mut(off, p.range.len()) });
                         }
                         (Some(_), _) => {} // packed into the grown window below
-                        (None, _) => handler.pack(k, &mut *parts[k]),
+                        (None, _) => {
+                            direct[k] = in_place(p)
+                                .then(|| handler.send_spans(k))
+                                .flatten()
+                                .filter(|sp| span_bytes(sp) == Some(p.range.len()));
+                            if direct[k].is_none() {
+                                handler.pack(k, &mut *parts[k]);
+                            }
+                        }
                     }
                     // Let the gather progress between packages.
                     gather = gather.and_then(|g| g.test().err());
@@ -464,6 +588,22 @@ impl Transport for MpiTransport {
                 "rank {r} limits MPI messages to {} bytes, rank 0 to {}; every rank must use the same limit (nothing was sent)",
                 w[check.len() + 1],
                 limit0
+            )));
+        }
+        // Both sides of a package must agree on whether it comes through the window
+        // (a receive posted straight into A must not get a window descriptor).
+        if let Some((r, _)) = all
+            .chunks_exact(words)
+            .enumerate()
+            .find(|(_, w)| w[check.len() + 2] != all[check.len() + 2])
+        {
+            let (uses, first) = if all[check.len() + 2] == 0 {
+                ("uses", "does not")
+            } else {
+                ("does not use", "does")
+            };
+            return Err(Error::Transport(format!(
+                "rank {r} {uses} the shared window and rank 0 {first}; call messages_only() on every rank or on none (nothing was sent)"
             )));
         }
         // Every rank saw the same flags: if a segment of this node is too small, the
@@ -540,6 +680,23 @@ impl Transport for MpiTransport {
             {
                 let (ptr, len) = (mine.as_mut_ptr(), mine.len());
                 starts.push(ptr.cast_const());
+                // Straight into the handler's spans, if it has them for a package that
+                // comes as one message (never a window descriptor).
+                let spans = (in_place(p) && !self.via_window(p))
+                    .then(|| handler.recv_spans(k))
+                    .flatten()
+                    .filter(|sp| span_bytes(sp) == Some(len));
+                // SAFETY: the handler vouched for the spans (`Span::new`) until this
+                // round returns, and the round waits for every request.
+                if let Some(req) = spans
+                    .as_deref()
+                    .and_then(|sp| unsafe { post_in_place(false, sp, p.peer, comm, scope) })
+                {
+                    coll.add(req);
+                    kinds.push(Req::InPlace(k));
+                    later.push(Vec::new());
+                    continue;
+                }
                 let mut parts: Vec<&mut [u8]> = (0..n_parts(len))
                     .rev()
                     .map(|i| {
@@ -567,6 +724,19 @@ impl Transport for MpiTransport {
                 kinds.push(Req::Ack);
             }
             for ((k, p), part) in sends.iter().enumerate().zip(parts) {
+                // SAFETY: as for the receives; nothing writes B during the round.
+                if let Some(req) = direct[k]
+                    .as_deref()
+                    .and_then(|sp| unsafe { post_in_place(true, sp, p.peer, comm, scope) })
+                {
+                    coll.add(req);
+                    kinds.push(Req::Send);
+                    continue;
+                }
+                if direct[k].is_some() {
+                    // No datatype for these spans: pack after all.
+                    handler.pack(k, &mut *part);
+                }
                 let msg: &[u8] = if offsets[k].is_some() {
                     &descriptors[DESCRIPTOR * k..][..DESCRIPTOR]
                 } else {
@@ -601,6 +771,18 @@ impl Transport for MpiTransport {
                 let got = status.count(u8::equivalent_datatype()) as usize;
                 let k = match kinds[i] {
                     Req::Recv(k) => k,
+                    Req::InPlace(k) => {
+                        if got == recvs[k].range.len() {
+                            handler.received(k);
+                        } else {
+                            failure.get_or_insert(format!(
+                                "rank {rank} expected {} bytes from rank {} but received {got}",
+                                recvs[k].range.len(),
+                                recvs[k].peer
+                            ));
+                        }
+                        continue;
+                    }
                     Req::Part(k) => {
                         // A later part of a large package.
                         if got != data.len() {

@@ -5,7 +5,8 @@
 #![allow(dead_code)]
 
 use copr::engine::{
-    reshuffle, Element, Job, PlanCache, Relabeling, ReshufflePlan, TargetContents, Transform,
+    reshuffle, Element, ExecStats, Job, PlanCache, Relabeling, ReshufflePlan, TargetContents,
+    Transform,
 };
 use copr::lap::Perm;
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
@@ -310,6 +311,17 @@ pub(crate) fn run_batch<T: TestElem>(
     reps: usize,
     tag: &str,
 ) -> Result<(), String> {
+    run_batch_stats::<T>(t, cases, reps, tag).map(|_| ())
+}
+
+/// [`run_batch`], returning the plan's messages sent and received per execution and
+/// the last execution's statistics.
+pub(crate) fn run_batch_stats<T: TestElem>(
+    t: &mut dyn Transport,
+    cases: &[PairCase],
+    reps: usize,
+    tag: &str,
+) -> Result<(usize, usize, ExecStats), String> {
     let me = t.rank();
     let batch: Vec<Transform> = cases.iter().map(|c| c.transform.clone()).collect();
     // Collective errors are the same on every rank, so returning on them is safe; a
@@ -389,7 +401,8 @@ pub(crate) fn run_batch<T: TestElem>(
             Some(_) => {}
         }
     }
-    failure.map_or(Ok(()), Err)
+    let counts = (plan.messages_sent(), plan.messages_received());
+    failure.map_or(Ok((counts.0, counts.1, plan.last_stats())), Err)
 }
 
 /// Runs a random batch of element type `ty` (0..6).
