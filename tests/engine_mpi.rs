@@ -50,8 +50,9 @@ fn transport_variant<T: engine_cases::TestElem>(
 /// Messages sent and received in place (MPI derived datatypes straight from B and into
 /// A) where they can be, and packed where they cannot, with exact results either way:
 /// a plain copy (α = 1, β = 0) goes in place both ways; with α ≠ 1 only the sends do
-/// (the receiver scales); a transpose and a copy between different local orders
-/// receive through the buffer; `always_pack` turns it all off.
+/// (the receiver scales); `always_pack` turns it all off. A transpose and a copy
+/// between different local orders are checked for their results only (a piece one
+/// element wide may still land in place).
 fn in_place_cases(world: &mpi::topology::SimpleCommunicator) -> Result<(), String> {
     let p = world.size() as usize;
     let (pr, pc) = large_grid(p);
@@ -73,18 +74,28 @@ fn in_place_cases(world: &mpi::topology::SimpleCommunicator) -> Result<(), Strin
         }]
     };
     use copr::layout::Order::{ColMajor, RowMajor};
-    // (case, tag, packages sent in place?, received in place?) on a messages-only
-    // transport.
+    // (case, tag, all packages sent in place?, all received in place?) on a
+    // messages-only transport; `None`: not checked.
     let expect = [
-        (case(Op::Identity, ColMajor, 1), "plain copy", true, true),
-        (case(Op::Identity, ColMajor, 4), "scaled copy", true, false),
+        (
+            case(Op::Identity, ColMajor, 1),
+            "plain copy",
+            Some(true),
+            Some(true),
+        ),
+        (
+            case(Op::Identity, ColMajor, 4),
+            "scaled copy",
+            Some(true),
+            Some(false),
+        ),
         (
             case(Op::Identity, RowMajor, 1),
             "copy into row-major",
-            true,
-            false,
+            Some(true),
+            None,
         ),
-        (case(Op::Transpose, ColMajor, 1), "transpose", false, false),
+        (case(Op::Transpose, ColMajor, 1), "transpose", None, None),
     ];
     let mut failure = None;
     for always_pack in [false, true] {
@@ -95,8 +106,14 @@ fn in_place_cases(world: &mpi::topology::SimpleCommunicator) -> Result<(), Strin
         for (c, what, sends, recvs) in &expect {
             let tag = format!("in place: {what}, always_pack {always_pack}");
             let (sent, received, st) = run_batch_stats::<f64>(&mut m, c, 1, &tag)?;
-            let want = |yes: bool, n: usize| if yes && !always_pack { n } else { 0 };
-            let (ws, wr) = (want(*sends, sent), want(*recvs, received));
+            let want = |yes: Option<bool>, n: usize, got: usize| match yes {
+                _ if always_pack => 0,
+                Some(true) => n,
+                Some(false) => 0,
+                None => got,
+            };
+            let ws = want(*sends, sent, st.sent_in_place);
+            let wr = want(*recvs, received, st.received_in_place);
             if st.sent_in_place != ws || st.received_in_place != wr {
                 failure.get_or_insert(format!(
                     "{tag}: rank {}: {} of {sent} packages sent and {} of {received} received in place, expected {ws} and {wr}",
