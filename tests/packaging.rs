@@ -10,14 +10,21 @@ fn copr(args: &[&str]) -> Output {
         .expect("copr runs")
 }
 
-fn stdout_of(args: &[&str]) -> String {
-    let out = copr(args);
+/// Runs `cmd`, asserts that it succeeded (showing its standard error otherwise) and
+/// returns its standard output.
+fn succeed(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().expect("the command runs");
     assert!(
         out.status.success(),
-        "{args:?}: {}",
+        "{cmd:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    out.stdout
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    String::from_utf8(succeed(Command::new(env!("CARGO_BIN_EXE_copr")).args(args)))
+        .expect("UTF-8 output")
 }
 
 /// The commands as `copr --help` lists them (clap renders the list from the parser's
@@ -114,4 +121,98 @@ fn bad_names_are_one_line_errors_with_exit_2() {
         assert!(err.contains("one of"), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// `1.85` or `1.85.0` as (major, minor, patch).
+fn rust_version(v: &str) -> (u64, u64, u64) {
+    let mut parts = v
+        .split('.')
+        .map(|p| p.parse::<u64>().expect("a rust-version"));
+    let mut next = || parts.next().unwrap_or(0);
+    (next(), next(), next())
+}
+
+/// The declared `rust-version` holds for the locked dependencies: every crate that
+/// building copr, copr-topology and copr-cost-models compiles (all features, build
+/// scripts' dependencies included; dev-dependencies are for this repository's tests
+/// only) declares a `rust-version` no newer than copr's, or none. scripts/test-all also
+/// builds with that toolchain when rustup can install it.
+#[test]
+fn locked_dependencies_accept_our_rust_version() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let run = |args: &[&str]| {
+        succeed(
+            Command::new(&cargo)
+                .args(args)
+                .current_dir(env!("CARGO_MANIFEST_DIR")),
+        )
+    };
+    let version = String::from_utf8(run(&["-vV"])).unwrap();
+    let host = version
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("cargo -vV names the host");
+    let meta: serde_json::Value = serde_json::from_slice(&run(&[
+        "metadata",
+        "--format-version=1",
+        "--locked",
+        "--all-features",
+        "--filter-platform",
+        host,
+    ]))
+    .unwrap();
+    let ours = rust_version(env!("CARGO_PKG_RUST_VERSION"));
+    let packages: std::collections::HashMap<&str, &serde_json::Value> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p))
+        .collect();
+    let nodes: std::collections::HashMap<&str, &serde_json::Value> = meta["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let mut todo: Vec<&str> = meta["workspace_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let mut seen: std::collections::HashSet<&str> = todo.iter().copied().collect();
+    let mut too_new = Vec::new();
+    let mut declared = 0;
+    while let Some(id) = todo.pop() {
+        let p = packages[id];
+        if let Some(v) = p["rust_version"].as_str() {
+            declared += 1;
+            if rust_version(v) > ours {
+                let (name, version) = (&p["name"], &p["version"]);
+                too_new.push(format!(
+                    "{} {} needs {v}",
+                    name.as_str().unwrap(),
+                    version.as_str().unwrap()
+                ));
+            }
+        }
+        for d in nodes[id]["deps"].as_array().unwrap() {
+            let not_dev_only = d["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k["kind"].as_str() != Some("dev"));
+            let dep = d["pkg"].as_str().unwrap();
+            if not_dev_only && seen.insert(dep) {
+                todo.push(dep);
+            }
+        }
+    }
+    // the walk reached the dependencies (clap, serde, rsmpi, hwlocality, …)
+    assert!(seen.len() > 50 && declared > 20, "{} crates", seen.len());
+    assert!(
+        too_new.is_empty(),
+        "rust-version {}: {too_new:?}",
+        env!("CARGO_PKG_RUST_VERSION")
+    );
 }
