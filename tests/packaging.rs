@@ -88,6 +88,28 @@ fn completion_scripts_name_every_command() {
     }
 }
 
+/// The bash script, loaded into bash, completes `copr <TAB>` to every command and
+/// `copr plan --js<TAB>` to `--json`.
+#[test]
+fn bash_completes_commands_and_options() {
+    let script = stdout_of(&["completions", "bash"]);
+    let complete = |words: &str| {
+        let program = format!(
+            "{script}\nCOMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
+             _copr copr \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        );
+        let out = succeed(Command::new("bash").arg("-c").arg(program));
+        String::from_utf8(out).unwrap()
+    };
+    let offered = complete("copr ''");
+    let offered: Vec<&str> = offered.lines().collect();
+    for c in commands() {
+        assert!(offered.contains(&c.as_str()), "`copr <TAB>`: {offered:?}");
+    }
+    assert_eq!(complete("copr plan --js").trim(), "--json");
+}
+
 #[test]
 fn man_pages_name_every_command() {
     let commands = commands();
