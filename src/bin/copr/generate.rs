@@ -74,20 +74,18 @@ fn man_page(command: Option<&str>) -> Result<String> {
     cmd.build();
     let page_of = match command {
         None => cmd,
-        Some(name) => {
-            let names: Vec<&str> = visible_commands(&cmd)
-                .map(clap::Command::get_name)
-                .collect();
-            match visible_commands(&cmd).find(|s| s.get_name() == name) {
-                Some(sub) => sub.clone(),
-                None => {
-                    return Err(Error::Mismatch(format!(
-                        "man: unknown command `{name}`: expected one of {}",
-                        names.join(", ")
-                    )))
-                }
-            }
-        }
+        Some(name) => visible_commands(&cmd)
+            .find(|s| s.get_name() == name)
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = visible_commands(&cmd)
+                    .map(clap::Command::get_name)
+                    .collect();
+                Error::Mismatch(format!(
+                    "man: unknown command `{name}`: expected one of {}",
+                    names.join(", ")
+                ))
+            })?,
     };
     let mut out = Vec::new();
     clap_mangen::Man::new(page_of)
@@ -128,12 +126,12 @@ mod tests {
     }
 
     #[test]
-    fn completion_scripts_name_every_command_and_option() {
+    fn completion_scripts_name_every_option() {
         let list = commands_and_options();
         for shell in shell_names() {
             let script = completion_script(Some(&shell)).unwrap();
+            // the commands themselves: tests/packaging.rs, per shell
             for (name, longs) in &list {
-                assert!(script.contains(name.as_str()), "{shell}: no `{name}`");
                 for l in longs {
                     // fish writes `-l json` for `--json`
                     let fish = format!("-l {}", &l[2..]);
