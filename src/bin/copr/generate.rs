@@ -121,7 +121,13 @@ mod tests {
                 (s.get_name().to_string(), longs)
             })
             .collect();
-        assert!(list.len() >= 2, "{list:?}");
+        assert!(
+            list.len() >= 2
+                && list
+                    .iter()
+                    .any(|(_, longs)| longs.contains(&"--json".into())),
+            "{list:?}"
+        );
         list
     }
 
