@@ -79,6 +79,9 @@
 //! The engine's example ([`engine`]) moves data with such a plan; the README shows the
 //! command-line tool.
 
+// docs.rs (nightly, `--cfg docsrs`) marks the items behind a feature with that feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod engine;
 pub mod error;
 pub mod gain;

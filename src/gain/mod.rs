@@ -17,6 +17,7 @@
 //! `c` in row-major); it is contiguous when it is a single segment.
 
 #[cfg(feature = "mpi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
 
 use rayon::prelude::*;

@@ -45,6 +45,7 @@ pub mod export;
 mod machine;
 mod metrics;
 #[cfg(feature = "mpi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
 mod optimise;
 mod pattern;

@@ -73,6 +73,7 @@ use std::ops::Range;
 
 pub use in_process::{run_in_process, InProcess};
 #[cfg(feature = "mpi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub use mpi::MpiTransport;
 
 use crate::error::Result;

@@ -34,6 +34,10 @@ pub(crate) enum Command {
     /// hop-bytes, dilation and link loads side by side, and the chosen mapping as
     /// rankfile, MPICH_RANK_ORDER, SLURM_HOSTFILE, SMPI hostfile, JSON and SVG.
     Map(Box<MapArgs>),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(crate::generate::CompletionsArgs),
+    /// Print a manual page in roff: copr(1), or copr-COMMAND(1) for one command.
+    Man(crate::generate::ManArgs),
 }
 
 /// Arguments of `copr map`.
@@ -355,6 +359,8 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Sweep(a) => sweep(a),
         Command::Topo(a) => topo(a),
         Command::Map(a) => map(*a),
+        Command::Completions(a) => crate::generate::completions(a),
+        Command::Man(a) => crate::generate::man(a),
     }
 }
 

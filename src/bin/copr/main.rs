@@ -3,6 +3,7 @@
 use clap::Parser;
 
 mod cli;
+mod generate;
 mod plot;
 
 fn main() {
