@@ -50,9 +50,10 @@ fn transport_variant<T: engine_cases::TestElem>(
 /// Messages sent and received in place (MPI derived datatypes straight from B and into
 /// A) where they can be, and packed where they cannot, with exact results either way:
 /// a plain copy (α = 1, β = 0) goes in place both ways; with α ≠ 1 only the sends do
-/// (the receiver scales); `always_pack` turns it all off. A transpose and a copy
-/// between different local orders are checked for their results only (a piece one
-/// element wide may still land in place).
+/// (the receiver scales); a transpose, packed already transposed, is received in
+/// place; `always_pack` turns it all off. Where the counts depend on the pieces (a
+/// transpose's sends, which one-element-wide pieces may send in place; a copy between
+/// different local orders), only the results are checked.
 fn in_place_cases(world: &mpi::topology::SimpleCommunicator) -> Result<(), String> {
     let p = world.size() as usize;
     let (pr, pc) = large_grid(p);
@@ -95,7 +96,18 @@ fn in_place_cases(world: &mpi::topology::SimpleCommunicator) -> Result<(), Strin
             Some(true),
             None,
         ),
-        (case(Op::Transpose, ColMajor, 1), "transpose", None, None),
+        (
+            case(Op::Transpose, ColMajor, 1),
+            "transpose",
+            None,
+            Some(true),
+        ),
+        (
+            case(Op::Transpose, RowMajor, 1),
+            "transpose into row-major",
+            None,
+            Some(true),
+        ),
     ];
     let mut failure = None;
     for always_pack in [false, true] {

@@ -240,20 +240,12 @@ fn send_extents(runs: &[(u32, PackRun)]) -> Option<Vec<Extent>> {
 
 /// An incoming package's extents in A, from its moves in package order (`None`
 /// unless they read the package densely and in order, each line of the package
-/// landing on a run of A, and the sender sends it from B in place too: a transposed
-/// piece, packed by a transposing copy, is cheaper to receive whole into the
-/// receive buffer than through an MPI library's fragments).
-fn recv_extents(
-    moves: &[(u32, u32, Move)],
-    regs: &[Regions],
-    pairs: &[PairPlan],
-) -> Option<Vec<Extent>> {
+/// landing on a run of A: straight pieces between equal storage orders, and
+/// transposed ones, which the sender packs in A's order).
+fn recv_extents(moves: &[(u32, u32, Move)], regs: &[Regions]) -> Option<Vec<Extent>> {
     let mut out = Vec::new();
     let mut next = 0;
     for &(pair, reg, m) in moves {
-        if pairs[pair as usize].op.transposes() {
-            return None;
-        }
         let n = m.rows * m.cols;
         if n == 0 {
             continue;
@@ -732,7 +724,7 @@ impl Schedule {
             );
         }
         for (r, b) in recvs.iter_mut().zip(buckets) {
-            r.extents = recv_extents(&b, &regs, &pairs);
+            r.extents = recv_extents(&b, &regs);
             r.work = group(b, pairs.len());
         }
         // Local pieces of transposes in the packages' square order (both B and A are
@@ -1560,7 +1552,7 @@ mod tests {
                                         recvs_in_place += 1;
                                     }
                                     None => assert!(
-                                        op.transposes() || src_order != dst_order,
+                                        !op.transposes() && src_order != dst_order,
                                         "{op:?} {src_order:?} -> {dst_order:?} package without extents"
                                     ),
                                 }
