@@ -1289,7 +1289,8 @@ fn split_piece(
 /// produces).
 ///
 /// # Complexity
-/// O(n + peers) plus the per-peer sorts, O(n · log runs).
+/// O(n + peers) plus the per-peer sorts, O(n · log runs); O(n log n) when there are
+/// more than 8 peers per item.
 fn sort_by_peer<T: Copy, K: Ord>(
     items: Vec<T>,
     peers: usize,
@@ -1299,6 +1300,13 @@ fn sort_by_peer<T: Copy, K: Ord>(
     let Some(&first) = items.first() else {
         return items;
     };
+    if items.len().saturating_mul(8) < peers {
+        // Few items among many peers (one rank of a large job): a comparison sort,
+        // so that the cost follows this rank's pieces, not the communicator's size.
+        let mut items = items;
+        items.sort_by(|a, b| peer(a).cmp(&peer(b)).then_with(|| key(a).cmp(&key(b))));
+        return items;
+    }
     let mut start = vec![0usize; peers + 1];
     for x in &items {
         start[peer(x) + 1] += 1;
