@@ -1572,4 +1572,27 @@ mod tests {
         }
         assert!(sends_in_place > 0 && recvs_in_place > 0);
     }
+
+    #[test]
+    fn sort_by_peer_is_a_stable_sort_by_peer_then_key() {
+        // Both regimes: many items over few peers (counting sort) and few items over
+        // many peers (comparison sort); items carry their input position so that
+        // stability shows.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (n, peers) in [(500usize, 7usize), (5, 1000), (40, 400), (1, 9), (0, 3)] {
+            let items: Vec<(usize, u64, usize)> = (0..n)
+                .map(|i| ((next() % peers as u64) as usize, next() % 4, i))
+                .collect();
+            let mut want = items.clone();
+            want.sort_by_key(|t| (t.0, t.1));
+            let got = sort_by_peer(items, peers, |t| t.0, |t| t.1);
+            assert_eq!(got, want, "{n} items, {peers} peers");
+        }
+    }
 }
