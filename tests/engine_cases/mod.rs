@@ -1127,3 +1127,88 @@ pub(crate) fn one_call_error_cases(t: &mut dyn Transport) -> Result<(), String> 
         Err(fails.join("\n"))
     }
 }
+
+/// Joint relabeling: random batches of 2 or 3 transforms marked [`Relabeling::Joint`]
+/// (layouts on subsets of the ranks, submatrices; every third batch declares the
+/// contents of transform 0 as given, so that a target submatrix must keep its owners).
+/// Every rank checks, element by element for every matrix, that the process holding
+/// target label `t` is `σ(t)` for one σ shared by all targets and all ranks, that a kept
+/// target keeps its owners, and then that the batch moves the right values.
+pub(crate) fn joint_cases(t: &mut dyn Transport, seeds: u64) -> Result<(), String> {
+    let (me, p) = (t.rank(), t.size());
+    let mut failure: Option<String> = None;
+    for seed in 0..seeds {
+        let n = 2 + (seed % 2) as usize;
+        let mut cases = random_batch(0x7015_0000 + seed * 31 + p as u64, p, n, true);
+        for (k, c) in cases.iter_mut().enumerate() {
+            c.transform.relabeling = Relabeling::Joint;
+            if k == 0 && seed % 3 == 2 && !c.transform.target.is_whole() {
+                c.transform.contents = TargetContents::AsGiven;
+            }
+        }
+        let tag = format!("joint seed {seed}, {n} transforms on {p} ranks");
+        let batch: Vec<Transform> = cases.iter().map(|c| c.transform.clone()).collect();
+        let plan = ReshufflePlan::new(t, batch.clone()).map_err(|e| format!("{tag}: plan: {e}"))?;
+        let mut fail = |m: String| {
+            failure.get_or_insert(format!("{tag}: rank {me}: {m}"));
+        };
+        let identity = Perm::identity(p);
+        let sigma = plan.joint_sigma().cloned().unwrap_or_else(|| {
+            fail("no joint σ".into());
+            identity.clone()
+        });
+        if sigma.len() != p {
+            fail(format!("σ of length {} on {p} ranks", sigma.len()));
+        }
+        let mut holder: Vec<Option<usize>> = vec![None; p];
+        let (mut before, mut after) = (0, 0);
+        for (k, tr) in batch.iter().enumerate() {
+            if plan.sigma(k) != &sigma {
+                fail(format!(
+                    "transform {k} has its own σ {:?}",
+                    plan.sigma(k).forward()
+                ));
+            }
+            let kept = tr.contents == TargetContents::AsGiven && !tr.target.is_whole();
+            let now = plan.target(k);
+            'elements: for i in 0..tr.target.rows() {
+                for j in 0..tr.target.cols() {
+                    let (label, process) = (tr.target.owner_of(i, j), now.owner_of(i, j));
+                    let seen = *holder[label].get_or_insert(process);
+                    if seen != process || sigma.len() == p && sigma.apply(label) != process {
+                        fail(format!(
+                            "transform {k}: A({i}, {j}) of label {label} is on process {process}, \
+                             label {label} of an earlier element on {seen}, σ({label}) = {}",
+                            sigma.forward().get(label).copied().unwrap_or(usize::MAX)
+                        ));
+                        break 'elements;
+                    }
+                    if kept && process != label {
+                        fail(format!(
+                            "kept transform {k}: A({i}, {j}) moved {label} -> {process}"
+                        ));
+                        break 'elements;
+                    }
+                }
+            }
+            before += plan.remote_before(k);
+            after += plan.remote_after(k);
+        }
+        if after > before {
+            fail(format!("the joint σ moves {after} elements, none {before}"));
+        }
+        // the same σ on every rank
+        let word = fnv(&format!("{:?}", sigma.forward()));
+        let mut all = vec![0u64; p];
+        t.all_gather(&[word], &mut all)
+            .map_err(|e| format!("{tag}: {e}"))?;
+        if all.iter().any(|&w| w != all[0]) {
+            failure.get_or_insert(format!("{tag}: ranks disagree on the joint σ"));
+        }
+        drop(plan);
+        if let Err(e) = run_batch::<f64>(t, &cases, 2, &tag) {
+            failure.get_or_insert(e);
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}
