@@ -1212,3 +1212,82 @@ pub(crate) fn joint_cases(t: &mut dyn Transport, seeds: u64) -> Result<(), Strin
     }
     failure.map_or(Ok(()), Err)
 }
+
+/// A joint batch in which one target keeps its owners. A: a 6 × 3p matrix in 3 × 3
+/// blocks on a 1 × p grid into the same grid with the ranks reversed (alone, σ reverses
+/// the labels and nothing moves). B: into a matrix on a 1 × 1 grid at rank 0, with β ≠ 0
+/// and A's contents as given.
+/// * B's target a submatrix: label 0 is fixed, the joint σ reverses the others, so A
+///   moves its blocks of labels 0 and p − 1 only (2 · 18 elements for p ≥ 2), B's
+///   target is as given, and the values are right.
+/// * B's target the whole matrix: if the joint σ moves label 0, executing is an error
+///   naming transform 1 on every rank; otherwise the values are right.
+pub(crate) fn joint_keep_cases(t: &mut dyn Transport) -> Result<(), String> {
+    let p = t.size();
+    let a_src: Layout = BlockCyclic::new(BlockCyclicSpec::new(6, 3 * p, 3, 3, 1, p))
+        .unwrap()
+        .into();
+    let mut d = BlockCyclicSpec::new(6, 3 * p, 3, 3, 1, p);
+    d.rank_map = Some((0..p).rev().collect());
+    let a = PairCase {
+        transform: Transform::new(a_src, BlockCyclic::new(d).unwrap().into(), Op::Identity)
+            .with_relabeling(Relabeling::Joint)
+            .with_contents(TargetContents::Relabeled),
+        alpha: 1,
+        beta: 0,
+    };
+    let b_src: Layout = BlockCyclic::new(BlockCyclicSpec::new(5, 5, 2, 2, 1, p))
+        .unwrap()
+        .into();
+    let mut failure: Option<String> = None;
+    for submatrix in [true, false] {
+        let mut s = BlockCyclicSpec::new(5, 5, 4, 4, 1, 1);
+        if submatrix {
+            s = BlockCyclicSpec::new(7, 8, 4, 4, 1, 1);
+            s.submatrix = Some(copr::layout::Submatrix {
+                ia: 1,
+                ja: 2,
+                m: 5,
+                n: 5,
+            });
+        }
+        let b_dst: Layout = BlockCyclic::new(s).unwrap().into();
+        let b = PairCase {
+            transform: Transform::new(b_src.clone(), b_dst.clone(), Op::Identity)
+                .with_relabeling(Relabeling::Joint),
+            alpha: 2,
+            beta: 2,
+        };
+        let tag = format!("joint keep, submatrix {submatrix}, {p} ranks");
+        let cases = vec![a.clone(), b];
+        let batch: Vec<Transform> = cases.iter().map(|c| c.transform.clone()).collect();
+        let plan = ReshufflePlan::new(t, batch).map_err(|e| format!("{tag}: plan: {e}"))?;
+        let sigma = plan
+            .joint_sigma()
+            .cloned()
+            .ok_or(format!("{tag}: no joint σ"))?;
+        let moved = sigma.apply(0) != 0;
+        if submatrix {
+            let a_remote = if p >= 2 { 2 * 18 } else { 0 };
+            if moved || plan.remote_after(0) != a_remote || plan.target(1) != &b_dst {
+                failure.get_or_insert(format!(
+                    "{tag}: σ = {:?}, A moves {} (expected {a_remote}), B's target {:?}",
+                    sigma.forward(),
+                    plan.remote_after(0),
+                    plan.target(1)
+                ));
+            }
+        }
+        drop(plan);
+        let r = run_batch::<f64>(t, &cases, 1, &tag);
+        let ok = match (&r, moved) {
+            (Err(e), true) => e.contains("transform 1: β ≠ 0"),
+            (r, false) => r.is_ok(),
+            (Ok(()), true) => false,
+        };
+        if !ok {
+            failure.get_or_insert(format!("{tag}: label 0 moved: {moved}, run: {r:?}"));
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}
