@@ -25,7 +25,8 @@ pub(crate) struct Cli {
 /// copr's commands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Volumes and the optimal relabeling for the source/target layouts in a TOML or JSON file.
+    /// Volumes and the optimal relabeling for the source/target layouts in a TOML or JSON file
+    /// (or for a batch of `[[transform]]` entries: independent and joint relabeling).
     Plan(PlanArgs),
     /// Remote volume before/after relabeling over a range of source block sizes
     /// (default: the COSTA paper's section 7.2 experiment).
