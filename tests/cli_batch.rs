@@ -263,3 +263,59 @@ fn batch_text_output_and_cost_models() {
     ]);
     one_line_exit_2(&out, "");
 }
+
+/// Mutated batch files (a number changed to 0, 1, a large or a negative value, a line
+/// dropped or repeated) end in a report or an error, never a panic.
+#[test]
+fn mutated_batch_files_never_panic() {
+    use copr::plan::{parse_config, BatchPlan, ConfigFormat};
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(15);
+    let mut outcomes = [0usize; 2];
+    for file in [
+        "data/plans/gemm-summa.toml",
+        "data/plans/cannon-preskew.toml",
+    ] {
+        let text = std::fs::read_to_string(Path::new(ROOT).join(file)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for _ in 0..150 {
+            let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            for _ in 0..rng.random_range(1..4) {
+                let k = rng.random_range(0..out.len());
+                match rng.random_range(0..3) {
+                    0 => {
+                        out.remove(k);
+                    }
+                    1 => out.insert(k, out[k].clone()),
+                    _ => {
+                        if let Some((key, _)) = out[k].split_once(" = ") {
+                            let v = ["0", "1", "4611686018427387904", "-3", "\"x\"", "[]"]
+                                [rng.random_range(0..6)];
+                            out[k] = format!("{key} = {v}");
+                        }
+                    }
+                }
+            }
+            let mutated = out.join("\n");
+            let r = std::panic::catch_unwind(|| {
+                let spec: BatchSpec =
+                    parse_config(&mutated, ConfigFormat::Toml, Path::new("m.toml"))?;
+                let plan = BatchPlan::from_spec(&spec)?;
+                let r = plan.report(spec.solver);
+                assert!(r.remote_joint <= r.remote_none, "{mutated}");
+                assert!(r.remote_independent <= r.remote_joint, "{mutated}");
+                Ok::<_, copr::Error>(())
+            });
+            match r {
+                Ok(Ok(())) => outcomes[0] += 1,
+                Ok(Err(e)) => {
+                    assert_eq!(e.to_string().lines().count(), 1, "{e}");
+                    outcomes[1] += 1;
+                }
+                Err(_) => panic!("panicked on:\n{mutated}"),
+            }
+        }
+    }
+    // both kinds of outcome came up
+    assert!(outcomes.iter().all(|&n| n > 10), "{outcomes:?}");
+}
