@@ -20,7 +20,7 @@ use crate::volume::Volumes;
 ///
 /// | | β = 0, whole-matrix target | β ≠ 0 | target submatrix |
 /// |---|---|---|---|
-/// | [`TargetContents::AsGiven`] (default) | relabeled | error at execute if σ ≠ id | `Optimal`: σ = identity; `Given(σ ≠ id)`: error at planning |
+/// | [`TargetContents::AsGiven`] (default) | relabeled | error at execute if σ ≠ id (`Joint`: if σ moves an owner of the target) | `Optimal`: σ = identity; `Given(σ ≠ id)`: error at planning; `Joint`: the joint σ fixes the labels of its grid |
 /// | [`TargetContents::Relabeled`] | relabeled | relabeled | relabeled |
 ///
 /// With β ≠ 0, A's old values live where the original target layout put them, but a
