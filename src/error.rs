@@ -61,6 +61,14 @@ pub enum Error {
         /// What is wrong with it.
         source: Box<Error>,
     },
+    /// An error about one entry of a list in a file (a `[[transform]]` of a batch).
+    #[error("{entry}: {source}")]
+    Entry {
+        /// The entry, e.g. `transform[1] (B)`.
+        entry: String,
+        /// What is wrong with it.
+        source: Box<Error>,
+    },
     /// A cost-model configuration is wrong (the message names file, line and field).
     #[error(transparent)]
     Cost(Box<copr_cost_models::CostError>),

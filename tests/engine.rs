@@ -7,8 +7,8 @@ use copr::engine::{Job, Relabeling, ReshufflePlan, TargetContents, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Op, Order, RankStorage};
 use copr::transport::{run_in_process, Transport};
 use engine_cases::{
-    cache_cases, error_cases, large_case, one_call_error_cases, run_batch, run_random,
-    scalapack_cases,
+    cache_cases, error_cases, joint_cases, joint_keep_cases, large_case, one_call_error_cases,
+    run_batch, run_random, scalapack_cases,
 };
 use num_complex::Complex64;
 use proptest::prelude::*;
@@ -95,6 +95,14 @@ fn collective_errors_are_the_same_on_every_rank_and_write_nothing() {
 fn scalapack_semantics_per_rank_lld_and_safe_relabeling() {
     for ranks in 1..=5 {
         all_ok(run_in_process(ranks, |t| scalapack_cases(t)).unwrap());
+    }
+}
+
+#[test]
+fn a_joint_relabeling_gives_every_target_the_same_owners() {
+    for ranks in 1..=8 {
+        all_ok(run_in_process(ranks, |t| joint_cases(t, 24)).unwrap());
+        all_ok(run_in_process(ranks, |t| joint_keep_cases(t)).unwrap());
     }
 }
 

@@ -15,8 +15,8 @@ use copr::engine::{Relabeling, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Op};
 use copr::transport::{MpiTransport, Transport};
 use engine_cases::{
-    cache_cases, error_cases, large_case, large_grid, one_call_error_cases, run_batch,
-    run_batch_stats, run_random, scalapack_cases, PairCase,
+    cache_cases, error_cases, joint_cases, joint_keep_cases, large_case, large_grid,
+    one_call_error_cases, run_batch, run_batch_stats, run_random, scalapack_cases, PairCase,
 };
 use mpi::topology::Communicator;
 use mpi::Threading;
@@ -322,6 +322,8 @@ fn main() {
     record(scalapack_cases(&mut t));
     record(cache_cases(&mut t));
     record(one_call_error_cases(&mut t));
+    record(joint_cases(&mut t, cases.min(60)));
+    record(joint_keep_cases(&mut t));
 
     let mut all = vec![0u64; p];
     t.all_gather(&[failures.len() as u64], &mut all)

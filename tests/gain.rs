@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::Perm;
 use copr::layout::Op;
@@ -12,28 +10,10 @@ use copr_cost_models::{
     CostModel, FnModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Package, Scaled, Sum,
     TransformCost,
 };
-use copr_topology::{Machine, PairTable};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// p ranks in two islands (ranks < p/2 and the rest): cheap links inside, a slow link
-/// between.
-fn two_islands(p: usize) -> Arc<Machine> {
-    let island = |r: usize| usize::from(r >= p.div_ceil(2));
-    let mut lat = vec![0.0; p * p];
-    let mut inv = vec![0.0; p * p];
-    for i in 0..p {
-        for j in 0..p {
-            if i != j {
-                let far = island(i) != island(j);
-                lat[i * p + j] = if far { 5e-6 } else { 1e-6 };
-                inv[i * p + j] = if far { 1e-7 } else { 1e-9 };
-            }
-        }
-    }
-    let names = (0..p).map(|r| format!("r{r}")).collect();
-    Arc::new(Machine::from_rank_matrix(PairTable::new(names, lat, inv).unwrap(), None).unwrap())
-}
+use common::{permutations, two_islands};
 
 /// Every kind of model, on p ranks.
 fn models(p: usize) -> Vec<(&'static str, Box<dyn CostModel>)> {
@@ -139,21 +119,6 @@ fn lemma_1_holds_for_every_model() {
             }
         }
     }
-}
-
-fn permutations(p: usize) -> Vec<Vec<usize>> {
-    if p == 0 {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for rest in permutations(p - 1) {
-        for k in 0..=rest.len() {
-            let mut v = rest.clone();
-            v.insert(k, p - 1);
-            out.push(v);
-        }
-    }
-    out
 }
 
 #[test]

@@ -418,6 +418,13 @@ impl ReshufflePlan {
         &self.schedule.pairs[k].sigma
     }
 
+    /// The one σ of the batch's [`Relabeling::Joint`](super::Relabeling::Joint)
+    /// transforms (target label `t` of each of them is held by process `σ(t)`), on all
+    /// ranks of the communicator; `None` if the batch has no such transform.
+    pub fn joint_sigma(&self) -> Option<&Perm> {
+        self.schedule.joint.as_ref()
+    }
+
     /// Elements of transform `k` that cross ranks without relabeling.
     ///
     /// # Panics

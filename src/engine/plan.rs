@@ -20,7 +20,7 @@ use crate::volume::Volumes;
 ///
 /// | | β = 0, whole-matrix target | β ≠ 0 | target submatrix |
 /// |---|---|---|---|
-/// | [`TargetContents::AsGiven`] (default) | relabeled | error at execute if σ ≠ id | `Optimal`: σ = identity; `Given(σ ≠ id)`: error at planning |
+/// | [`TargetContents::AsGiven`] (default) | relabeled | error at execute if σ ≠ id (`Joint`: if σ moves an owner of the target) | `Optimal`: σ = identity; `Given(σ ≠ id)`: error at planning; `Joint`: the joint σ fixes the labels of its grid |
 /// | [`TargetContents::Relabeled`] | relabeled | relabeled | relabeled |
 ///
 /// With β ≠ 0, A's old values live where the original target layout put them, but a
@@ -43,6 +43,26 @@ pub enum Relabeling {
     /// A relabeling computed elsewhere (e.g. by a planner with a cost model): target
     /// label `t` is taken by process `σ(t)`.
     Given(Perm),
+    /// One σ shared by every transform of the batch marked `Joint`: the exact
+    /// maximiser of the elements they keep local together,
+    /// `Σ_k Σ_t V_k[σ(t)][t]` over the `Joint` transforms `k`, in the communicator's
+    /// rank space ([`crate::plan::joint_relabel`]; one assignment problem, since the
+    /// gains add). Afterwards the process holding target label `t` is the same for all
+    /// of them — what matrices that feed one computation need;
+    /// [`super::ReshufflePlan::joint_sigma`] returns it. Transforms marked otherwise
+    /// keep their own choice.
+    ///
+    /// A `Joint` transform whose target must keep its owners — contents
+    /// [`TargetContents::AsGiven`] and a target submatrix — constrains the joint σ to
+    /// fix every label of its process grid (σ(t) = t for them; the others are
+    /// relabeled among themselves, still exactly), so its target stays as given. With
+    /// β ≠ 0 and contents [`TargetContents::AsGiven`], executing is an error naming the
+    /// transform if the joint σ moved its target (as for [`Relabeling::Optimal`]); the
+    /// one-call [`reshuffle`](super::reshuffle) does not change a `Joint` transform
+    /// into an unrelabeled one, as that would break the common σ: declare the
+    /// contents [`TargetContents::Relabeled`], or plan it with [`Relabeling::Off`]
+    /// outside the joint group.
+    Joint,
 }
 
 /// Where A's existing contents are, for a relabeled target (see [`Relabeling`]).
@@ -306,6 +326,8 @@ pub(crate) struct Schedule {
     pub(crate) recvs: Vec<RecvPlan>,
     pub(crate) local: Work,
     pub(crate) stats: PlanStats,
+    /// The σ of the batch's [`Relabeling::Joint`] transforms, if it has any.
+    pub(crate) joint: Option<Perm>,
 }
 
 /// Largest number of elements one packing or moving task handles serially.
@@ -330,6 +352,7 @@ pub(crate) fn batch_fingerprint(batch: &[Transform], size: usize) -> u64 {
                 words.push(p.len() as u64);
                 words.extend(p.forward().iter().map(|&x| x as u64));
             }
+            Relabeling::Joint => words.push(13),
         }
         words.push(match t.contents {
             TargetContents::AsGiven => 20,
@@ -603,6 +626,7 @@ impl Schedule {
             recvs: Vec::new(),
             local: Work::default(),
             stats: PlanStats::default(),
+            joint: None,
         }
     }
 
@@ -623,9 +647,13 @@ impl Schedule {
             *slot += (now - clock).as_secs_f64();
             clock = now;
         };
+        for (k, t) in batch.iter().enumerate() {
+            check_transform(k, t, size)?;
+        }
+        let joint = joint_sigma(&batch, size)?;
         let mut pairs = Vec::with_capacity(batch.len());
         for (k, t) in batch.into_iter().enumerate() {
-            pairs.push(plan_pair(k, t, size)?);
+            pairs.push(plan_pair(k, t, size, joint.as_ref())?);
         }
         lap(&mut stats.relabel);
         let mut pieces = Pieces::default();
@@ -754,12 +782,13 @@ impl Schedule {
             recvs,
             local,
             stats,
+            joint,
         })
     }
 }
 
-/// Validates one transform and computes its relabeling.
-fn plan_pair(k: usize, t: Transform, size: usize) -> Result<PairPlan> {
+/// Checks that a transform fits the communicator and its shapes agree.
+fn check_transform(k: usize, t: &Transform, size: usize) -> Result<()> {
     for (what, l) in [("source", &t.source), ("target", &t.target)] {
         if l.ranks() > size {
             return Err(Error::Mismatch(format!(
@@ -769,12 +798,68 @@ fn plan_pair(k: usize, t: Transform, size: usize) -> Result<PairPlan> {
         }
     }
     check_shapes(&t.source, &t.target, t.op)
-        .map_err(|e| Error::Mismatch(format!("transform {k}: {e}")))?;
+        .map_err(|e| Error::Mismatch(format!("transform {k}: {e}")))
+}
+
+/// Whether the target of `t` keeps its owners whatever the relabeling: A's contents
+/// outside a target submatrix stay where the given layout puts them.
+fn keeps_outside(t: &Transform) -> bool {
+    t.contents == TargetContents::AsGiven && !t.target.is_whole()
+}
+
+/// The labels that own a part of the matrix `l` describes (for a submatrix, of the
+/// whole matrix: every rank of its process grid), sorted.
+fn labels_of(l: &Layout) -> Vec<usize> {
+    let mut out: Vec<usize> = match l {
+        Layout::BlockCyclic(b) => {
+            let s = b.spec();
+            (0..s.nprow)
+                .flat_map(|r| (0..s.npcol).map(move |c| (r, c)))
+                .map(|(r, c)| b.rank_at(r, c))
+                .collect()
+        }
+        Layout::Grid(g) => g.owners().to_vec(),
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The σ of the batch's [`Relabeling::Joint`] transforms (`None` if it has none): the
+/// exact joint optimum in the communicator's rank space, fixing the labels of targets
+/// that keep their owners ([`keeps_outside`]).
+fn joint_sigma(batch: &[Transform], size: usize) -> Result<Option<Perm>> {
+    let members: Vec<&Transform> = batch
+        .iter()
+        .filter(|t| t.relabeling == Relabeling::Joint)
+        .collect();
+    if members.is_empty() {
+        return Ok(None);
+    }
+    let mut volumes = Vec::with_capacity(members.len());
+    let mut fixed = Vec::new();
+    for t in &members {
+        volumes.push(Volumes::compute(&t.source, &t.target, t.op)?);
+        if keeps_outside(t) {
+            fixed.extend(labels_of(&t.target));
+        }
+    }
+    fixed.sort_unstable();
+    fixed.dedup();
+    let refs: Vec<&Volumes> = volumes.iter().collect();
+    crate::plan::joint_relabel(&refs, size, &fixed).map(Some)
+}
+
+/// Computes the relabeling of one checked transform ([`check_transform`]); `joint` is
+/// the batch's joint σ.
+fn plan_pair(k: usize, t: Transform, size: usize, joint: Option<&Perm>) -> Result<PairPlan> {
     let v = Volumes::compute(&t.source, &t.target, t.op)?;
     let q = v.ranks();
     // A's contents outside a target submatrix stay where the given layout puts them.
-    let keep_outside = t.contents == TargetContents::AsGiven && !t.target.is_whole();
+    let keep_outside = keeps_outside(&t);
+    let is_joint = t.relabeling == Relabeling::Joint;
     let sigma = match t.relabeling {
+        Relabeling::Joint => joint.expect("the batch has a Joint transform").clone(),
         Relabeling::Off => Perm::identity(q),
         Relabeling::Optimal if keep_outside => Perm::identity(q),
         Relabeling::Optimal => {
@@ -803,7 +888,11 @@ fn plan_pair(k: usize, t: Transform, size: usize) -> Result<PairPlan> {
             s
         }
     };
-    let target = if sigma.is_identity() {
+    // σ moves no owner of the target (the identity, or a joint σ that fixes its
+    // labels): the layout as given, its storage included
+    let unchanged = sigma.is_identity()
+        || (is_joint && labels_of(&t.target).iter().all(|&r| sigma.apply(r) == r));
+    let target = if unchanged {
         t.target
     } else {
         t.target.relabeled(&sigma)?
@@ -816,7 +905,7 @@ fn plan_pair(k: usize, t: Transform, size: usize) -> Result<PairPlan> {
         source: t.source,
         target,
         op: t.op,
-        needs_zero_beta: t.contents == TargetContents::AsGiven && !sigma.is_identity(),
+        needs_zero_beta: t.contents == TargetContents::AsGiven && !unchanged,
         sigma,
         remote_before: v.remote(),
         remote_after,

@@ -198,6 +198,20 @@ impl Packages {
             .map(|((s, t, _), p)| (s, t, p))
     }
 
+    /// The same packages in a communicator of `ranks ≥ self.ranks()` ranks.
+    pub(crate) fn widened(&self, ranks: usize) -> Self {
+        Self {
+            volumes: Csr::from_triplets(ranks, ranks, self.volumes.iter().collect()),
+            pkgs: self.pkgs.clone(),
+        }
+    }
+
+    /// Bytes per package, `(s, t) -> bytes`, in the volumes' pattern.
+    pub(crate) fn bytes_matrix(&self) -> Csr {
+        let q = self.ranks();
+        Csr::from_triplets(q, q, self.iter().map(|(s, t, p)| (s, t, p.bytes)).collect())
+    }
+
     /// Packages received by each target: `incoming[t] = [(s, S[s][t])]`.
     pub fn by_target(&self) -> Vec<Vec<(usize, Package)>> {
         let mut inc = vec![Vec::new(); self.ranks()];
@@ -402,6 +416,128 @@ pub fn keep_if_gain(p: usize, gain: &[f64], sigma: Perm, cost_before: f64) -> Pe
         sigma
     } else {
         Perm::identity(p)
+    }
+}
+
+/// The cost-optimal **joint** σ of a batch: one relabeling for the targets of every
+/// transform, minimising the batch's total cost `Σ_k W_k(G_σ)` exactly, with `σ(t) = t`
+/// for the labels in `fixed`.
+///
+/// The relabeling gains add: with `δ_k` each transform's table (COSTA Definition 4, in
+/// the batch's rank space of `ranks` ranks; a transform on fewer ranks has zero rows
+/// beyond them),
+///
+/// `δ(x, y) = Σ_k δ_k(x, y)`,  `Σ_x δ(x, σ(x)) = Σ_k W_k(G) − W_k(G_σ)` (Lemma 1 per
+/// transform),
+///
+/// so the joint σ is one assignment on the summed table, restricted to the labels that
+/// are not fixed (σ maps them onto themselves). A model that is a multiple of the
+/// locally-free volume needs no table: the sparse exact solver runs on the summed bytes
+/// (`Σ_k` of each transform's bytes matrix, transposed, divided by their common
+/// divisor), as [`crate::plan::joint_relabel`] does on elements. As [`relabel`], a σ
+/// that saves nothing is the identity.
+///
+/// # Complexity
+/// O(K · p · nnz) cost evaluations and p²·8 bytes for the table (K transforms); the
+/// sparse path as [`crate::lap::sparse_max`].
+///
+/// # Errors
+/// [`Error::Mismatch`] if a transform has more ranks than `ranks`, the model's machine
+/// fewer, or a fixed label is outside `0..ranks`; [`Error::Limit`] for the dense table
+/// beyond [`DENSE_LIMIT`] ranks or summed bytes beyond 2^60; solver errors.
+///
+/// # Example
+/// ```
+/// use copr::gain::{joint_cost, joint_relabel, Packages};
+/// use copr_cost_models::{FnModel, Package};
+/// let pkg = |bytes| Package { bytes, ..Package::EMPTY };
+/// // A would like label 0 on process 1 (8 bytes), B would like it to stay (16 bytes).
+/// let a = Packages::from_list(2, vec![(1, 0, 1, pkg(8)), (0, 1, 1, pkg(8))]).unwrap();
+/// let b = Packages::from_list(2, vec![(0, 0, 2, pkg(16)), (1, 1, 2, pkg(16))]).unwrap();
+/// let remote = FnModel::new("remote bytes x 2", |i: usize, j: usize, p: &Package| {
+///     if i == j { 0.0 } else { 2.0 * p.bytes as f64 }
+/// });
+/// let sigma = joint_relabel(&remote, &[&a, &b], 2, &[]).unwrap();
+/// assert!(sigma.is_identity()); // 32 bytes for A beat 64 for B
+/// assert_eq!(joint_cost(&remote, &[&a, &b], Some(&sigma)), 32.0);
+/// ```
+pub fn joint_relabel(
+    model: &dyn CostModel,
+    packages: &[&Packages],
+    ranks: usize,
+    fixed: &[usize],
+) -> Result<Perm> {
+    check_model_ranks(model, ranks)?;
+    if let Some((k, pk)) = packages
+        .iter()
+        .enumerate()
+        .find(|(_, pk)| pk.ranks() > ranks)
+    {
+        return Err(Error::Mismatch(format!(
+            "transform {k}: packages of {} ranks in a joint relabeling of {ranks} ranks",
+            pk.ranks()
+        )));
+    }
+    match model.volume_scale() {
+        Some(c) if c > 0.0 => {
+            let bytes: Vec<Csr> = packages.iter().map(|pk| pk.bytes_matrix()).collect();
+            let g = bytes
+                .iter()
+                .flat_map(|b| b.values())
+                .fold(0, |g, &x| gcd(g, x))
+                .max(1);
+            let scaled: Vec<Csr> = bytes
+                .iter()
+                .map(|b| {
+                    Csr::from_triplets(
+                        b.n_rows(),
+                        b.n_cols(),
+                        b.iter().map(|(s, t, x)| (s, t, x / g)).collect(),
+                    )
+                })
+                .collect();
+            let parts: Vec<(&Csr, u64)> = scaled.iter().map(|b| (b, 1)).collect();
+            return crate::plan::joint_assign(&parts, ranks, fixed);
+        }
+        Some(0.0) => return Ok(Perm::identity(ranks)),
+        _ => {}
+    }
+    check_dense_limit(ranks)?;
+    let free = crate::plan::FreeLabels::new(ranks, fixed)?;
+    let mut table = vec![0.0; ranks * ranks];
+    for pk in packages {
+        let part = gain_matrix(model, &pk.widened(ranks));
+        table.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+    }
+    let labels = free.labels();
+    let table_ref = &table;
+    let sub: Vec<f64> = labels
+        .iter()
+        .flat_map(|&x| labels.iter().map(move |&y| table_ref[x * ranks + y]))
+        .collect();
+    let sigma = free.expand(&dense_max(free.len(), &sub)?)?;
+    Ok(keep_if_gain(
+        ranks,
+        &table,
+        sigma,
+        joint_cost(model, packages, None),
+    ))
+}
+
+/// The total cost of a batch, `Σ_k W_k(G_σ)`, with one σ for every transform (`None`:
+/// without relabeling); σ may be longer than a transform's ranks.
+///
+/// # Panics
+/// If σ is shorter than a transform's ranks.
+pub fn joint_cost(model: &dyn CostModel, packages: &[&Packages], sigma: Option<&Perm>) -> f64 {
+    packages.iter().map(|pk| pk.total_cost(model, sigma)).sum()
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 

@@ -13,6 +13,13 @@
 //! assert_eq!(plan.remote_after(), 0);
 //! ```
 
+mod batch;
+
+pub(crate) use batch::{joint_assign, FreeLabels};
+pub use batch::{
+    joint_relabel, BatchPlan, BatchReport, BatchSpec, TransformSpec, TransformVolumes,
+};
+
 use std::path::Path;
 use std::time::Instant;
 

@@ -3,6 +3,9 @@
 
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Order, RankStorage, Submatrix};
 use rand::{Rng, RngExt};
+use std::sync::Arc;
+
+use copr_topology::{Machine, PairTable};
 
 /// Random increasing splits of `0..len` into at most `max_parts` parts.
 pub(crate) fn random_splits(rng: &mut impl Rng, len: usize, max_parts: usize) -> Vec<usize> {
@@ -78,4 +81,39 @@ pub(crate) fn random_layout(rng: &mut impl Rng, m: usize, n: usize, max_ranks: u
             .unwrap()
             .into()
     }
+}
+
+/// p ranks in two islands (ranks < p/2 and the rest): cheap links inside, a slow link
+/// between.
+pub(crate) fn two_islands(p: usize) -> Arc<Machine> {
+    let island = |r: usize| usize::from(r >= p.div_ceil(2));
+    let mut lat = vec![0.0; p * p];
+    let mut inv = vec![0.0; p * p];
+    for i in 0..p {
+        for j in 0..p {
+            if i != j {
+                let far = island(i) != island(j);
+                lat[i * p + j] = if far { 5e-6 } else { 1e-6 };
+                inv[i * p + j] = if far { 1e-7 } else { 1e-9 };
+            }
+        }
+    }
+    let names = (0..p).map(|r| format!("r{r}")).collect();
+    Arc::new(Machine::from_rank_matrix(PairTable::new(names, lat, inv).unwrap(), None).unwrap())
+}
+
+/// Every permutation of `0..p`, as forward tables.
+pub(crate) fn permutations(p: usize) -> Vec<Vec<usize>> {
+    if p == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for rest in permutations(p - 1) {
+        for k in 0..=rest.len() {
+            let mut v = rest.clone();
+            v.insert(k, p - 1);
+            out.push(v);
+        }
+    }
+    out
 }

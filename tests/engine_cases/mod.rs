@@ -1140,3 +1140,167 @@ pub(crate) fn one_call_error_cases(t: &mut dyn Transport) -> Result<(), String> 
         Err(fails.join("\n"))
     }
 }
+
+/// Joint relabeling: random batches of 2 or 3 transforms marked [`Relabeling::Joint`]
+/// (layouts on subsets of the ranks, submatrices; every third batch declares the
+/// contents of transform 0 as given, so that a target submatrix must keep its owners).
+/// Every rank checks, element by element for every matrix, that the process holding
+/// target label `t` is `σ(t)` for one σ shared by all targets and all ranks, that a kept
+/// target keeps its owners, and then that the batch moves the right values.
+pub(crate) fn joint_cases(t: &mut dyn Transport, seeds: u64) -> Result<(), String> {
+    let (me, p) = (t.rank(), t.size());
+    let mut failure: Option<String> = None;
+    for seed in 0..seeds {
+        let n = 2 + (seed % 2) as usize;
+        let mut cases = random_batch(0x7015_0000 + seed * 31 + p as u64, p, n, true);
+        for (k, c) in cases.iter_mut().enumerate() {
+            c.transform.relabeling = Relabeling::Joint;
+            if k == 0 && seed % 3 == 2 && !c.transform.target.is_whole() {
+                c.transform.contents = TargetContents::AsGiven;
+            }
+        }
+        let tag = format!("joint seed {seed}, {n} transforms on {p} ranks");
+        let batch: Vec<Transform> = cases.iter().map(|c| c.transform.clone()).collect();
+        let plan = ReshufflePlan::new(t, batch.clone()).map_err(|e| format!("{tag}: plan: {e}"))?;
+        let mut fail = |m: String| {
+            failure.get_or_insert(format!("{tag}: rank {me}: {m}"));
+        };
+        let identity = Perm::identity(p);
+        let sigma = plan.joint_sigma().cloned().unwrap_or_else(|| {
+            fail("no joint σ".into());
+            identity.clone()
+        });
+        if sigma.len() != p {
+            fail(format!("σ of length {} on {p} ranks", sigma.len()));
+        }
+        let mut holder: Vec<Option<usize>> = vec![None; p];
+        let (mut before, mut after) = (0, 0);
+        for (k, tr) in batch.iter().enumerate() {
+            if plan.sigma(k) != &sigma {
+                fail(format!(
+                    "transform {k} has its own σ {:?}",
+                    plan.sigma(k).forward()
+                ));
+            }
+            let kept = tr.contents == TargetContents::AsGiven && !tr.target.is_whole();
+            let now = plan.target(k);
+            'elements: for i in 0..tr.target.rows() {
+                for j in 0..tr.target.cols() {
+                    let (label, process) = (tr.target.owner_of(i, j), now.owner_of(i, j));
+                    let seen = *holder[label].get_or_insert(process);
+                    if seen != process || sigma.len() == p && sigma.apply(label) != process {
+                        fail(format!(
+                            "transform {k}: A({i}, {j}) of label {label} is on process {process}, \
+                             label {label} of an earlier element on {seen}, σ({label}) = {}",
+                            sigma.forward().get(label).copied().unwrap_or(usize::MAX)
+                        ));
+                        break 'elements;
+                    }
+                    if kept && process != label {
+                        fail(format!(
+                            "kept transform {k}: A({i}, {j}) moved {label} -> {process}"
+                        ));
+                        break 'elements;
+                    }
+                }
+            }
+            before += plan.remote_before(k);
+            after += plan.remote_after(k);
+        }
+        if after > before {
+            fail(format!("the joint σ moves {after} elements, none {before}"));
+        }
+        // the same σ on every rank
+        let word = fnv(&format!("{:?}", sigma.forward()));
+        let mut all = vec![0u64; p];
+        t.all_gather(&[word], &mut all)
+            .map_err(|e| format!("{tag}: {e}"))?;
+        if all.iter().any(|&w| w != all[0]) {
+            failure.get_or_insert(format!("{tag}: ranks disagree on the joint σ"));
+        }
+        drop(plan);
+        if let Err(e) = run_batch::<f64>(t, &cases, 2, &tag) {
+            failure.get_or_insert(e);
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// A joint batch in which one target keeps its owners. A: a 6 × 3p matrix in 3 × 3
+/// blocks on a 1 × p grid into the same grid with the ranks reversed (alone, σ reverses
+/// the labels and nothing moves). B: into a matrix on a 1 × 1 grid at rank 0, with β ≠ 0
+/// and A's contents as given.
+/// * B's target a submatrix: label 0 is fixed, the joint σ reverses the others, so A
+///   moves its blocks of labels 0 and p − 1 only (2 · 18 elements for p ≥ 2), B's
+///   target is as given, and the values are right.
+/// * B's target the whole matrix: if the joint σ moves label 0, executing is an error
+///   naming transform 1 on every rank; otherwise the values are right.
+pub(crate) fn joint_keep_cases(t: &mut dyn Transport) -> Result<(), String> {
+    let p = t.size();
+    let a_src: Layout = BlockCyclic::new(BlockCyclicSpec::new(6, 3 * p, 3, 3, 1, p))
+        .unwrap()
+        .into();
+    let mut d = BlockCyclicSpec::new(6, 3 * p, 3, 3, 1, p);
+    d.rank_map = Some((0..p).rev().collect());
+    let a = PairCase {
+        transform: Transform::new(a_src, BlockCyclic::new(d).unwrap().into(), Op::Identity)
+            .with_relabeling(Relabeling::Joint)
+            .with_contents(TargetContents::Relabeled),
+        alpha: 1,
+        beta: 0,
+    };
+    let b_src: Layout = BlockCyclic::new(BlockCyclicSpec::new(5, 5, 2, 2, 1, p))
+        .unwrap()
+        .into();
+    let mut failure: Option<String> = None;
+    for submatrix in [true, false] {
+        let mut s = BlockCyclicSpec::new(5, 5, 4, 4, 1, 1);
+        if submatrix {
+            s = BlockCyclicSpec::new(7, 8, 4, 4, 1, 1);
+            s.submatrix = Some(copr::layout::Submatrix {
+                ia: 1,
+                ja: 2,
+                m: 5,
+                n: 5,
+            });
+        }
+        let b_dst: Layout = BlockCyclic::new(s).unwrap().into();
+        let b = PairCase {
+            transform: Transform::new(b_src.clone(), b_dst.clone(), Op::Identity)
+                .with_relabeling(Relabeling::Joint),
+            alpha: 2,
+            beta: 2,
+        };
+        let tag = format!("joint keep, submatrix {submatrix}, {p} ranks");
+        let cases = vec![a.clone(), b];
+        let batch: Vec<Transform> = cases.iter().map(|c| c.transform.clone()).collect();
+        let plan = ReshufflePlan::new(t, batch).map_err(|e| format!("{tag}: plan: {e}"))?;
+        let sigma = plan
+            .joint_sigma()
+            .cloned()
+            .ok_or(format!("{tag}: no joint σ"))?;
+        let moved = sigma.apply(0) != 0;
+        if submatrix {
+            let a_remote = if p >= 2 { 2 * 18 } else { 0 };
+            if moved || plan.remote_after(0) != a_remote || plan.target(1) != &b_dst {
+                failure.get_or_insert(format!(
+                    "{tag}: σ = {:?}, A moves {} (expected {a_remote}), B's target {:?}",
+                    sigma.forward(),
+                    plan.remote_after(0),
+                    plan.target(1)
+                ));
+            }
+        }
+        drop(plan);
+        let r = run_batch::<f64>(t, &cases, 1, &tag);
+        let ok = match (&r, moved) {
+            (Err(e), true) => e.contains("transform 1: β ≠ 0"),
+            (r, false) => r.is_ok(),
+            (Ok(()), true) => false,
+        };
+        if !ok {
+            failure.get_or_insert(format!("{tag}: label 0 moved: {moved}, run: {r:?}"));
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}

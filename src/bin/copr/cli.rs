@@ -11,6 +11,8 @@ use copr::plan::{parse_config, torus_link_bytes, ConfigFormat, Plan, PlanSpec, S
 use copr::sweep::{SweepConfig, SweepRow};
 use copr::Result;
 
+mod batch;
+
 /// copr: communication-optimal process relabeling for MPI data layouts.
 #[derive(Debug, Parser)]
 #[command(name = "copr", version, about)]
@@ -23,7 +25,8 @@ pub(crate) struct Cli {
 /// copr's commands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Volumes and the optimal relabeling for the source/target layouts in a TOML or JSON file.
+    /// Volumes and the optimal relabeling for the source/target layouts in a TOML or JSON file
+    /// (or for a batch of `[[transform]]` entries: independent and joint relabeling).
     Plan(PlanArgs),
     /// Remote volume before/after relabeling over a range of source block sizes
     /// (default: the COSTA paper's section 7.2 experiment).
@@ -166,7 +169,8 @@ pub(crate) struct TopoArgs {
 /// Arguments of `copr plan`.
 #[derive(Debug, Args)]
 pub(crate) struct PlanArgs {
-    /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`; `-`
+    /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`, or a
+    /// batch of `[[transform]]` entries (relabeled independently and jointly); `-`
     /// reads standard input.
     pub(crate) file: PathBuf,
     /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
@@ -531,7 +535,11 @@ fn map(a: MapArgs) -> Result<()> {
 }
 
 fn plan(a: PlanArgs) -> Result<()> {
-    let mut spec: PlanSpec = Input::read(&a.file, a.format)?.parse()?;
+    let input = Input::read(&a.file, a.format)?;
+    if batch::is_batch(&input) {
+        return batch::run(&a, &input);
+    }
+    let mut spec: PlanSpec = input.parse()?;
     if let Some(s) = a.solver {
         spec.solver = s.into();
     }

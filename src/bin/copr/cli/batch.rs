@@ -1,0 +1,232 @@
+//! `copr plan` for a batch file (`[[transform]]` entries): remote volume per matrix and
+//! in total without relabeling, with independent σ's and with the joint σ; the same for
+//! a cost model with `--cost`.
+
+use serde_json::{json, Value};
+
+use copr::gain::{self, PackageInput, Packages, TransformKind};
+use copr::lap::Perm;
+use copr::plan::{BatchPlan, BatchReport, BatchSpec, ConfigFormat};
+use copr::Result;
+
+use super::{sigma_text, word, Input, PlanArgs};
+
+/// Whether the input is a batch: a top-level `transform` key (an input that does not
+/// parse is left to the single-plan parser, whose errors name the line).
+pub(super) fn is_batch(input: &Input) -> bool {
+    let text = copr_topology::files::skip_bom(&input.text);
+    match input.format {
+        ConfigFormat::Toml => toml::from_str::<toml::Table>(text)
+            .map(|t| t.contains_key("transform"))
+            .unwrap_or(false),
+        ConfigFormat::Json => serde_json::from_str::<Value>(text)
+            .map(|v| v.get("transform").is_some())
+            .unwrap_or(false),
+    }
+}
+
+/// The cost of every transform under a model: none, each transform's own cost-optimal
+/// σ, the joint cost-optimal σ, and the joint volume-optimal σ.
+struct BatchCost {
+    model: String,
+    /// `[none, independent, joint, volume joint]` per transform.
+    rows: Vec<[f64; 4]>,
+    joint_sigma: Perm,
+    seconds: f64,
+}
+
+impl BatchCost {
+    fn total(&self, column: usize) -> f64 {
+        self.rows.iter().map(|r| r[column]).sum()
+    }
+}
+
+fn batch_cost(
+    a: &PlanArgs,
+    spec: &BatchSpec,
+    plan: &BatchPlan,
+    report: &BatchReport,
+) -> Result<Option<BatchCost>> {
+    let Some(path) = &a.cost else {
+        return Ok(None);
+    };
+    let setup = copr_cost_models::load_setup(path, Some(plan.ranks()))?;
+    let model = setup.model.as_ref();
+    let in_cost = |e: copr::Error| e.in_file(path);
+    let packages: Vec<Packages> = spec
+        .transform
+        .iter()
+        .map(|t| {
+            Packages::compute(&PackageInput {
+                source: &t.source,
+                target: &t.target,
+                transform: TransformKind {
+                    op: t.op,
+                    scale: t.alpha != 1.0,
+                },
+                element_size: t.element_size,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let t0 = std::time::Instant::now();
+    let refs: Vec<&Packages> = packages.iter().collect();
+    let joint = gain::joint_relabel(model, &refs, plan.ranks(), &[]).map_err(in_cost)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let volume_joint = Perm::from_forward(report.joint_sigma.clone())?;
+    let rows = packages
+        .iter()
+        .map(|pk| {
+            let own = gain::relabel(model, pk).map_err(in_cost)?;
+            Ok([
+                pk.total_cost(model, None),
+                pk.total_cost(model, Some(&own)),
+                pk.total_cost(model, Some(&joint)),
+                pk.total_cost(model, Some(&volume_joint)),
+            ])
+        })
+        .collect::<Result<_>>()?;
+    Ok(Some(BatchCost {
+        model: model.describe(),
+        rows,
+        joint_sigma: joint,
+        seconds,
+    }))
+}
+
+/// `copr plan` on a batch file.
+pub(super) fn run(a: &PlanArgs, input: &Input) -> Result<()> {
+    if a.svg.is_some() {
+        return Err(copr::Error::Mismatch(format!(
+            "--svg draws the volumes of one transform, and {} is a batch of transforms",
+            a.file.display()
+        )));
+    }
+    let mut spec: BatchSpec = input.parse()?;
+    if let Some(s) = a.solver {
+        spec.solver = s.into();
+    }
+    let plan = BatchPlan::from_spec(&spec).map_err(|e| e.in_file(&a.file))?;
+    let report = plan.report(spec.solver);
+    let cost = batch_cost(a, &spec, &plan, &report)?;
+    if a.json {
+        let mut j = serde_json::to_value(&report).expect("reports serialise");
+        if let Some(c) = &cost {
+            j["cost"] = cost_json(&report, c);
+        }
+        println!("{j}");
+        return Ok(());
+    }
+    print_volumes(&report);
+    if let Some(c) = &cost {
+        print_cost(&report, c);
+    }
+    Ok(())
+}
+
+fn cost_json(report: &BatchReport, c: &BatchCost) -> Value {
+    let (independent, joint) = (c.total(1), c.total(2));
+    json!({
+        "model": c.model,
+        "none": c.total(0),
+        "independent": independent,
+        "joint": joint,
+        "joint_with_volume_sigma": c.total(3),
+        "price_of_consistency": joint - independent,
+        "joint_sigma": c.joint_sigma.forward(),
+        "solver_seconds": c.seconds,
+        "transforms": report.transforms.iter().zip(&c.rows).map(|(t, r)| json!({
+            "name": t.name,
+            "none": r[0],
+            "independent": r[1],
+            "joint": r[2],
+            "joint_with_volume_sigma": r[3],
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `part` as a percentage of `whole` (0 when `whole` is 0).
+fn percent(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
+    }
+}
+
+fn print_volumes(r: &BatchReport) {
+    println!("ranks            {}", r.ranks);
+    println!(
+        "remote elements  {:>16} {:>16} {:>16} {:>16}",
+        "total", "none", "independent", "joint"
+    );
+    for t in &r.transforms {
+        println!(
+            "  {:<14} {:>16} {:>16} {:>16} {:>16}",
+            format!("{} ({})", t.name, word(&t.op)),
+            t.total_elements,
+            t.remote_none,
+            t.remote_independent,
+            t.remote_joint
+        );
+    }
+    println!(
+        "  {:<14} {:>16} {:>16} {:>16} {:>16}",
+        "all", r.total_elements, r.remote_none, r.remote_independent, r.remote_joint
+    );
+    println!(
+        "reduction        independent {:.2} %, joint {:.2} % (of the remote volume without relabeling)",
+        percent(r.remote_none.saturating_sub(r.remote_independent) as f64, r.remote_none as f64),
+        percent(r.remote_none.saturating_sub(r.remote_joint) as f64, r.remote_none as f64),
+    );
+    println!(
+        "price of consistency  {} elements: the joint sigma moves {}",
+        r.price_of_consistency,
+        if r.remote_independent > 0 {
+            format!(
+                "{:.2} % more than independent sigmas",
+                percent(r.price_of_consistency as f64, r.remote_independent as f64)
+            )
+        } else {
+            "them; independent sigmas move nothing".to_string()
+        }
+    );
+    for t in &r.transforms {
+        println!("sigma {:<10} {}", t.name, sigma_text(&t.sigma_independent));
+    }
+    println!("joint sigma      {}", sigma_text(&r.joint_sigma));
+    println!(
+        "solver           {} (independent), exact sparse (joint, {:.6} s)",
+        word(&r.solver),
+        r.joint_seconds
+    );
+}
+
+fn print_cost(r: &BatchReport, c: &BatchCost) {
+    println!("cost model       {}", c.model);
+    println!(
+        "modelled cost    {:>16} {:>16} {:>16} {:>16}",
+        "none", "independent", "joint", "volume joint"
+    );
+    for (t, row) in r.transforms.iter().zip(&c.rows) {
+        println!(
+            "  {:<14} {:>16.6e} {:>16.6e} {:>16.6e} {:>16.6e}",
+            t.name, row[0], row[1], row[2], row[3]
+        );
+    }
+    println!(
+        "  {:<14} {:>16.6e} {:>16.6e} {:>16.6e} {:>16.6e}",
+        "all",
+        c.total(0),
+        c.total(1),
+        c.total(2),
+        c.total(3)
+    );
+    let price = c.total(2) - c.total(1);
+    println!(
+        "price of consistency  {:.6e} ({:.2} % over independent sigmas)",
+        price,
+        percent(price, c.total(1))
+    );
+    println!("cost joint sigma {}", sigma_text(c.joint_sigma.forward()));
+    println!("cost solver      {:.6} s", c.seconds);
+}

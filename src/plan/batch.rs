@@ -1,0 +1,440 @@
+//! Batches: several transforms planned together, and the **joint** relabeling — one σ
+//! for every target of the batch (see [`joint_relabel`]).
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::{check_alpha, check_element_size, default_element_size, one, Plan, Solver};
+use crate::error::{Error, Result};
+use crate::lap::{assignment_value, sparse_max, Perm};
+use crate::layout::{Layout, Op};
+use crate::sparse::Csr;
+use crate::volume::Volumes;
+
+/// Largest sum of weights of a joint assignment: 2^60, the exact solver's bound.
+const MAX_JOINT_WEIGHT: u64 = 1 << 60;
+
+/// The exact σ maximising `Σ_k Σ_t V_k[σ(t)][t]` over all permutations of `ranks` ranks
+/// with `σ(t) = t` for every label in `fixed`: the one relabeling that keeps the most
+/// elements of all the transforms local together. The volumes may come from layouts on
+/// fewer ranks than `ranks`. A σ that keeps no more than the identity is returned as
+/// the identity.
+///
+/// Matrices that feed one computation (A, B and C of a multiplication) must agree on who
+/// is who: the process holding target label `t` of A must also hold label `t` of B and
+/// of C. With volumes `V_k[s][t]` of transforms `k = 1 … K` in one rank space of `p`
+/// ranks (a layout on fewer ranks has zero rows and columns beyond them), the elements
+/// a single σ keeps local are
+///
+/// `local(σ) = Σ_k Σ_t V_k[σ(t)][t] = Σ_t W[t][σ(t)]`,  with `W = Σ_k V_kᵀ`.
+///
+/// The gains add, so the best common σ is still **one** linear assignment
+/// problem, on the summed matrix `W`, solved exactly ([`crate::lap::sparse_max`]).
+/// For a cost model the relabeling gains of the transforms add the same way:
+/// `δ(x, y) = Σ_k δ_k(x, y)` and `Σ_x δ(x, σ(x)) = Σ_k W_k(G) − W_k(G_σ)` (see
+/// [`crate::gain::joint_relabel`]). Labels that must keep their process (a target whose
+/// contents stay where they are) are *fixed*: σ(t) = t for them, and the assignment runs
+/// on the other labels, which σ can then only permute among themselves — still exact.
+///
+/// The joint σ never keeps less than the identity, and never more than the independent
+/// optima together (each transform's own σ_k maximises its own term): the difference
+/// between the joint and the independent remote volumes is the *price of consistency*.
+///
+/// ```
+/// use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
+/// use copr::plan::joint_relabel;
+/// use copr::volume::Volumes;
+/// let bc = |order: Order| -> Layout {
+///     let mut s = BlockCyclicSpec::new(8, 8, 4, 4, 2, 2);
+///     s.grid_order = order;
+///     BlockCyclic::new(s).unwrap().into()
+/// };
+/// // A moves row-major -> column-major grid; B stays where it is.
+/// let a = Volumes::compute(&bc(Order::RowMajor), &bc(Order::ColMajor), Op::Identity).unwrap();
+/// let b = Volumes::compute(&bc(Order::RowMajor), &bc(Order::RowMajor), Op::Identity).unwrap();
+/// // Alone, A would swap labels 1 and 2 (no traffic at all) ...
+/// let alone = joint_relabel(&[&a], 4, &[]).unwrap();
+/// assert_eq!(a.remote_after(&alone), 0);
+/// // ... but B would then move 32 elements; keeping σ = id costs A 32 as well: a tie
+/// // between the two, and the joint σ is no better than either.
+/// let joint = joint_relabel(&[&a, &b], 4, &[]).unwrap();
+/// assert_eq!(a.remote_after(&joint) + b.remote_after(&joint), 32);
+/// ```
+///
+/// # Complexity
+/// As [`sparse_max`] on the summed matrix (nonzeros ≤ Σ_k nnz(V_k)).
+///
+/// # Errors
+/// [`Error::Mismatch`] if a volume matrix has more ranks than `ranks` or a fixed label
+/// is outside `0..ranks`; [`Error::Limit`] if the volumes sum to more than 2^60
+/// elements.
+pub fn joint_relabel(volumes: &[&Volumes], ranks: usize, fixed: &[usize]) -> Result<Perm> {
+    let parts: Vec<(&Csr, u64)> = volumes.iter().map(|v| (v.matrix(), 1)).collect();
+    joint_assign(&parts, ranks, fixed)
+}
+
+/// The exact joint assignment on `W = Σ_k weight_k · V_kᵀ` (rows: target labels,
+/// columns: processes) with the labels in `fixed` kept in place; the identity when σ
+/// keeps no more than it.
+pub(crate) fn joint_assign(parts: &[(&Csr, u64)], ranks: usize, fixed: &[usize]) -> Result<Perm> {
+    let mut total = 0u64;
+    let mut trip = Vec::new();
+    for (k, (v, weight)) in parts.iter().enumerate() {
+        if v.n_rows() > ranks || v.n_cols() > ranks {
+            return Err(Error::Mismatch(format!(
+                "transform {k}: volumes of {} ranks in a joint relabeling of {ranks} ranks",
+                v.n_rows().max(v.n_cols())
+            )));
+        }
+        let sum = v
+            .sum()
+            .checked_mul(*weight)
+            .and_then(|s| s.checked_add(total))
+            .filter(|&s| s <= MAX_JOINT_WEIGHT);
+        total = sum.ok_or_else(|| {
+            Error::Limit(format!(
+                "the transforms of a joint relabeling weigh more than 2^60 together (transform {k})"
+            ))
+        })?;
+        trip.extend(v.iter().map(|(s, t, x)| (t, s, x * weight)));
+    }
+    let free = FreeLabels::new(ranks, fixed)?;
+    let w = Csr::from_triplets(ranks, ranks, trip.clone());
+    let small = Csr::from_triplets(
+        free.len(),
+        free.len(),
+        trip.into_iter()
+            .filter_map(|(t, s, x)| Some((free.index(t)?, free.index(s)?, x)))
+            .collect(),
+    );
+    let sigma = free.expand(&sparse_max(&small)?)?;
+    let identity = Perm::identity(ranks);
+    Ok(
+        if assignment_value(&w, &sigma) > assignment_value(&w, &identity) {
+            sigma
+        } else {
+            identity
+        },
+    )
+}
+
+/// The labels of a joint relabeling that are not fixed: σ maps them onto themselves, so
+/// the assignment runs on them alone.
+pub(crate) struct FreeLabels {
+    ranks: usize,
+    /// The free labels, increasing.
+    list: Vec<usize>,
+    /// `index[t]`: position of label `t` in `list`, `usize::MAX` if fixed.
+    index: Vec<usize>,
+}
+
+impl FreeLabels {
+    /// All of `0..ranks` but `fixed`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if a fixed label is outside `0..ranks`.
+    pub(crate) fn new(ranks: usize, fixed: &[usize]) -> Result<Self> {
+        let mut index = vec![0; ranks];
+        for &t in fixed {
+            *index.get_mut(t).ok_or_else(|| {
+                Error::Mismatch(format!(
+                    "fixed label {t} outside the {ranks} ranks of the joint relabeling"
+                ))
+            })? = usize::MAX;
+        }
+        let list: Vec<usize> = (0..ranks).filter(|&t| index[t] == 0).collect();
+        for (a, &t) in list.iter().enumerate() {
+            index[t] = a;
+        }
+        Ok(Self { ranks, list, index })
+    }
+
+    /// Number of free labels.
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The free labels, increasing.
+    pub(crate) fn labels(&self) -> &[usize] {
+        &self.list
+    }
+
+    /// Position of label `t` among the free ones (`None` if fixed).
+    pub(crate) fn index(&self, t: usize) -> Option<usize> {
+        Some(self.index[t]).filter(|&a| a != usize::MAX)
+    }
+
+    /// σ on all ranks from σ on the free labels (by position), the fixed ones in place.
+    pub(crate) fn expand(&self, on_free: &Perm) -> Result<Perm> {
+        let mut fwd: Vec<usize> = (0..self.ranks).collect();
+        for (a, &t) in self.list.iter().enumerate() {
+            fwd[t] = self.list[on_free.apply(a)];
+        }
+        Perm::from_forward(fwd)
+    }
+}
+
+/// One `[[transform]]` entry of a batch plan file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransformSpec {
+    /// A name for reports and errors (default: `transform[k]`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The operation applied to B on its way into A.
+    #[serde(default)]
+    pub op: Op,
+    /// Bytes per element of this matrix (default 8).
+    #[serde(default = "default_element_size")]
+    pub element_size: usize,
+    /// α (only whether it is 1 matters, for transform-cost models).
+    #[serde(default = "one")]
+    pub alpha: f64,
+    /// Where B is (`[transform.source]`).
+    pub source: Layout,
+    /// Where A goes (`[transform.target]`).
+    pub target: Layout,
+}
+
+/// A batch plan file: several transforms (`[[transform]]` entries, each with its own
+/// layouts, op and element size) planned in one rank space.
+///
+/// ```toml
+/// solver = "sparse"      # for the independent σ's; the joint σ is always exact
+/// [[transform]]
+/// name = "A"
+/// op = "identity"
+/// [transform.source]
+/// kind = "block-cyclic"
+/// # …
+/// [transform.target]
+/// # …
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchSpec {
+    /// A note on what the batch is; not used.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Solver for each transform's own (independent) σ.
+    #[serde(default)]
+    pub solver: Solver,
+    /// The transforms.
+    pub transform: Vec<TransformSpec>,
+}
+
+/// An error about entry `k` of a batch, naming it.
+fn in_entry(k: usize, name: &str, e: Error) -> Error {
+    Error::Entry {
+        entry: entry_label(k, name),
+        source: Box::new(e),
+    }
+}
+
+fn entry_label(k: usize, name: &str) -> String {
+    let default = format!("transform[{k}]");
+    if name == default {
+        default
+    } else {
+        format!("{default} ({name})")
+    }
+}
+
+impl BatchSpec {
+    /// Entry `k`'s name: its `name`, or `transform[k]`.
+    ///
+    /// # Panics
+    /// If `k` is not an entry.
+    pub fn name(&self, k: usize) -> String {
+        self.transform[k]
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("transform[{k}]"))
+    }
+
+    /// Checks every entry's own fields (as [`super::PlanSpec::check`]) and that there
+    /// is at least one.
+    ///
+    /// # Errors
+    /// [`Error::Plan`] for an empty batch; [`Error::Entry`] naming the entry around the
+    /// field's [`Error::Plan`].
+    pub fn check(&self) -> Result<()> {
+        if self.transform.is_empty() {
+            return Err(Error::Plan {
+                field: "transform",
+                detail: "a batch needs at least one [[transform]] entry".into(),
+            });
+        }
+        for (k, t) in self.transform.iter().enumerate() {
+            let elements = t.target.rows() as u64 * t.target.cols() as u64;
+            check_element_size(t.element_size, elements)
+                .and_then(|()| check_alpha(t.alpha))
+                .map_err(|e| in_entry(k, &self.name(k), e))?;
+        }
+        Ok(())
+    }
+}
+
+/// A batch planned three ways: no relabeling, each transform's own σ, and the joint σ.
+#[derive(Debug, Clone)]
+pub struct BatchPlan {
+    names: Vec<String>,
+    plans: Vec<Plan>,
+    /// Each plan's volumes in the batch's rank space.
+    volumes: Vec<Volumes>,
+    ranks: usize,
+    joint: Perm,
+    joint_seconds: f64,
+}
+
+/// `v` in a rank space of `ranks ≥ v.ranks()` ranks.
+fn widen(v: &Volumes, ranks: usize) -> Volumes {
+    if v.ranks() == ranks {
+        v.clone()
+    } else {
+        Volumes::from_matrix(Csr::from_triplets(
+            ranks,
+            ranks,
+            v.matrix().iter().collect(),
+        ))
+    }
+}
+
+impl BatchPlan {
+    /// Plans every transform of `spec` (its own σ with `spec.solver`) and the joint σ.
+    ///
+    /// # Errors
+    /// [`BatchSpec::check`]'s errors; [`Plan::new`]'s errors wrapped in
+    /// [`Error::Entry`] naming the transform; [`joint_relabel`]'s.
+    pub fn from_spec(spec: &BatchSpec) -> Result<Self> {
+        spec.check()?;
+        let mut plans = Vec::with_capacity(spec.transform.len());
+        let mut names = Vec::with_capacity(spec.transform.len());
+        for (k, t) in spec.transform.iter().enumerate() {
+            let name = spec.name(k);
+            let plan = Plan::new(t.source.clone(), t.target.clone(), t.op, spec.solver)
+                .map_err(|e| in_entry(k, &name, e))?;
+            plans.push(plan);
+            names.push(name);
+        }
+        let ranks = plans.iter().map(|p| p.volumes().ranks()).max().unwrap_or(0);
+        let volumes: Vec<Volumes> = plans.iter().map(|p| widen(p.volumes(), ranks)).collect();
+        let t0 = Instant::now();
+        let joint = joint_relabel(&volumes.iter().collect::<Vec<_>>(), ranks, &[])?;
+        Ok(Self {
+            names,
+            plans,
+            volumes,
+            ranks,
+            joint,
+            joint_seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The rank space of the batch: the most ranks any layout of it lives on.
+    pub fn ranks(&self) -> usize {
+        self.ranks
+    }
+
+    /// The transforms' own plans (each with its independent σ).
+    pub fn plans(&self) -> &[Plan] {
+        &self.plans
+    }
+
+    /// The transforms' names.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Transform `k`'s volumes in the batch's rank space.
+    ///
+    /// # Panics
+    /// If `k` is not a transform of the batch.
+    pub fn volumes(&self, k: usize) -> &Volumes {
+        &self.volumes[k]
+    }
+
+    /// The joint σ: target label `t` of every transform is taken by process `σ(t)`.
+    pub fn joint_sigma(&self) -> &Perm {
+        &self.joint
+    }
+
+    /// The numbers `copr plan` prints for a batch.
+    pub fn report(&self, solver: Solver) -> BatchReport {
+        let transforms: Vec<TransformVolumes> = self
+            .plans
+            .iter()
+            .enumerate()
+            .map(|(k, p)| TransformVolumes {
+                name: self.names[k].clone(),
+                op: p.op(),
+                total_elements: p.volumes().total(),
+                remote_none: p.volumes().remote(),
+                remote_independent: p.remote_after(),
+                remote_joint: self.volumes[k].remote_after(&self.joint),
+                sigma_independent: p.sigma().forward().to_vec(),
+            })
+            .collect();
+        let sum = |f: fn(&TransformVolumes) -> u64| transforms.iter().map(f).sum::<u64>();
+        let (independent, joint) = (sum(|t| t.remote_independent), sum(|t| t.remote_joint));
+        BatchReport {
+            ranks: self.ranks,
+            solver,
+            total_elements: sum(|t| t.total_elements),
+            remote_none: sum(|t| t.remote_none),
+            remote_independent: independent,
+            remote_joint: joint,
+            price_of_consistency: joint as i64 - independent as i64,
+            joint_sigma: self.joint.forward().to_vec(),
+            joint_seconds: self.joint_seconds,
+            transforms,
+        }
+    }
+}
+
+/// One transform's volumes in a [`BatchReport`] (elements).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransformVolumes {
+    /// The entry's name.
+    pub name: String,
+    /// op.
+    pub op: Op,
+    /// Elements of the matrix.
+    pub total_elements: u64,
+    /// Remote elements without relabeling.
+    pub remote_none: u64,
+    /// Remote elements with this transform's own σ.
+    pub remote_independent: u64,
+    /// Remote elements with the joint σ.
+    pub remote_joint: u64,
+    /// This transform's own σ (on its own ranks).
+    pub sigma_independent: Vec<usize>,
+}
+
+/// What `copr plan` reports for a batch: remote elements per transform and in total,
+/// with no relabeling, with independent σ's, and with the joint σ.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchReport {
+    /// The batch's rank space.
+    pub ranks: usize,
+    /// Solver of the independent σ's.
+    pub solver: Solver,
+    /// Elements of all matrices.
+    pub total_elements: u64,
+    /// Remote elements without relabeling.
+    pub remote_none: u64,
+    /// Remote elements with each transform's own σ.
+    pub remote_independent: u64,
+    /// Remote elements with the joint σ.
+    pub remote_joint: u64,
+    /// `remote_joint − remote_independent`: what one common σ costs over independent
+    /// ones (≥ 0 when the independent σ's are exact).
+    pub price_of_consistency: i64,
+    /// The joint σ (`joint_sigma[t]` = process that takes label t of every target).
+    pub joint_sigma: Vec<usize>,
+    /// Seconds for the joint assignment.
+    pub joint_seconds: f64,
+    /// Per transform.
+    pub transforms: Vec<TransformVolumes>,
+}
