@@ -489,8 +489,8 @@ fn main() {
         notes.push(format!(
             "N = {n}: the transpose moves {} elements across ranks without relabeling, {} \
              with the planner's σ = {:?}",
-            tran_relabel.remote_before(0),
-            tran_relabel.remote_after(0),
+            tran_relabel.remote_before(0).expect("remote volume"),
+            tran_relabel.remote_after(0).expect("remote volume"),
             tran_relabel.sigma(0).forward()
         ));
         let mut copy_msg = ReshufflePlan::new(&mut tm, vec![single(Op::Identity)]).expect("plan");

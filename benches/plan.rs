@@ -1,8 +1,11 @@
 //! Planning benchmarks: the paper's whole sweep (volumes + exact σ for 24 block sizes),
-//! and single volume computations.
+//! single volume computations, and what one rank of a large job spends building its
+//! reshuffle plan.
 
-use copr::layout::Op;
+use copr::engine::{Relabeling, ReshufflePlan, Transform};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
 use copr::sweep::SweepConfig;
+use copr::transport::{Round, RoundHandler, Transport};
 use copr::volume::Volumes;
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -22,5 +25,68 @@ fn sweep(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, sweep);
+/// One rank of a communicator of `size` ranks whose peers all agree: the collective
+/// check gathers this rank's words `size` times. Enough to build a plan as that rank
+/// would, without launching the other ranks; it cannot execute one.
+struct OneOf {
+    rank: usize,
+    size: usize,
+}
+
+impl Transport for OneOf {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn max_message_bytes(&self) -> usize {
+        usize::MAX
+    }
+    fn threads(&self) -> usize {
+        1
+    }
+    fn all_gather(&mut self, mine: &[u64], all: &mut [u64]) -> copr::Result<()> {
+        for part in all.chunks_exact_mut(mine.len().max(1)) {
+            part.copy_from_slice(mine);
+        }
+        Ok(())
+    }
+    fn exchange(&mut self, _: Round<'_>, _: &mut dyn RoundHandler) -> copr::Result<()> {
+        Err(copr::Error::Transport(
+            "a stand-in rank moves no data".into(),
+        ))
+    }
+}
+
+/// Building the reshuffle plan of one rank of a p = q² job (block-cyclic 32 -> 128 on a
+/// q × q grid, N = 96·q, relabeling off): what that rank pays for its own sends and
+/// receives, measured without the other ranks.
+fn one_rank(c: &mut Criterion) {
+    let mut g = c.benchmark_group("plan one rank");
+    g.sample_size(10);
+    for q in [32usize, 100, 320] {
+        let (p, n) = (q * q, 96 * q);
+        let layout = |b: usize| -> Layout {
+            BlockCyclic::new(BlockCyclicSpec::new(n, n, b, b, q, q))
+                .expect("valid layout")
+                .into()
+        };
+        let (src, dst) = (layout(32), layout(128));
+        for op in [Op::Identity, Op::Transpose] {
+            let batch =
+                vec![Transform::new(src.clone(), dst.clone(), op).with_relabeling(Relabeling::Off)];
+            let mut t = OneOf {
+                rank: p / 2 + q / 2,
+                size: p,
+            };
+            g.bench_function(format!("p={p} {op:?}"), |b| {
+                b.iter(|| ReshufflePlan::new(&mut t, batch.clone()).expect("plan"))
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, sweep, one_rank);
 criterion_main!(benches);

@@ -92,6 +92,8 @@ fn run(t: &mut dyn Transport, n: usize) -> Result<(), Box<dyn std::error::Error 
 
     if me == 0 {
         let mb = |e: u64| e as f64 * 8.0 / 1e6;
+        let off_remote = off.remote_after(0).expect("remote volume");
+        let on_remote = on.remote_after(0).expect("remote volume");
         println!("A <- B^T: {n} x {n} doubles on {p} ranks");
         println!("  B: 64 x 64 blocks on a row-major {pr} x {pc} grid");
         println!(
@@ -100,14 +102,14 @@ fn run(t: &mut dyn Transport, n: usize) -> Result<(), Box<dyn std::error::Error 
         );
         println!(
             "  without relabeling: remote volume {:>10} elements ({:7.1} MB), {:8.3} ms",
-            off.remote_after(0),
-            mb(off.remote_after(0)),
+            off_remote,
+            mb(off_remote),
             time_off * 1e3
         );
         println!(
             "  with relabeling:    remote volume {:>10} elements ({:7.1} MB), {:8.3} ms",
-            on.remote_after(0),
-            mb(on.remote_after(0)),
+            on_remote,
+            mb(on_remote),
             time_on * 1e3
         );
         println!(

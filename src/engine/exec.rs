@@ -425,20 +425,32 @@ impl ReshufflePlan {
         self.schedule.joint.as_ref()
     }
 
-    /// Elements of transform `k` that cross ranks without relabeling.
+    /// Elements of transform `k` that cross ranks without relabeling (all ranks
+    /// together).
+    ///
+    /// Known from planning when choosing σ needed the volumes; otherwise counted on
+    /// the first request (from the layouts, on this rank alone), since planning needs
+    /// only this rank's own pieces.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] if the layouts cut each other into too many classes to count.
     ///
     /// # Panics
     /// If `k >= self.len()`.
-    pub fn remote_before(&self, k: usize) -> u64 {
-        self.schedule.pairs[k].remote_before
+    pub fn remote_before(&self, k: usize) -> Result<u64> {
+        self.schedule.pairs[k].remote_volumes().map(|r| r.0)
     }
 
-    /// Elements of transform `k` that cross ranks with the plan's relabeling.
+    /// Elements of transform `k` that cross ranks with the plan's relabeling (as
+    /// [`ReshufflePlan::remote_before`]).
+    ///
+    /// # Errors
+    /// As [`ReshufflePlan::remote_before`].
     ///
     /// # Panics
     /// If `k >= self.len()`.
-    pub fn remote_after(&self, k: usize) -> u64 {
-        self.schedule.pairs[k].remote_after
+    pub fn remote_after(&self, k: usize) -> Result<u64> {
+        self.schedule.pairs[k].remote_volumes().map(|r| r.1)
     }
 
     /// Elements this rank's B and A buffers of transform `k` must hold at least.

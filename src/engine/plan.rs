@@ -156,8 +156,12 @@ pub(crate) struct PairPlan {
     /// A's existing contents are in the layout as given while σ ≠ identity: β must be
     /// 0 at execute.
     pub(crate) needs_zero_beta: bool,
-    pub(crate) remote_before: u64,
-    pub(crate) remote_after: u64,
+    /// The target as given, if σ moved its owners (`target` is then relabeled).
+    pub(crate) given_target: Option<Layout>,
+    /// Elements crossing ranks without and with σ: known while planning when choosing
+    /// σ needed the volumes, otherwise counted on the first request (planning itself
+    /// needs only this rank's pieces).
+    pub(crate) remote: std::sync::OnceLock<(u64, u64)>,
     /// Elements this rank's B and A buffers must hold.
     pub(crate) source_len: usize,
     pub(crate) target_len: usize,
@@ -853,17 +857,21 @@ fn joint_sigma(batch: &[Transform], size: usize) -> Result<Option<Perm>> {
 /// Computes the relabeling of one checked transform ([`check_transform`]); `joint` is
 /// the batch's joint σ.
 fn plan_pair(k: usize, t: Transform, size: usize, joint: Option<&Perm>) -> Result<PairPlan> {
-    let v = Volumes::compute(&t.source, &t.target, t.op)?;
-    let q = v.ranks();
+    // The communicator's ranks as the volumes count them.
+    let q = t.source.ranks().max(t.target.ranks());
     // A's contents outside a target submatrix stay where the given layout puts them.
     let keep_outside = keeps_outside(&t);
     let is_joint = t.relabeling == Relabeling::Joint;
+    let remote = std::sync::OnceLock::new();
     let sigma = match t.relabeling {
         Relabeling::Joint => joint.expect("the batch has a Joint transform").clone(),
         Relabeling::Off => Perm::identity(q),
         Relabeling::Optimal if keep_outside => Perm::identity(q),
         Relabeling::Optimal => {
+            let v = Volumes::compute(&t.source, &t.target, t.op)?;
             let s = sparse_max(&v.matrix().transpose())?;
+            let after = v.remote_after(&s);
+            let _ = remote.set((v.remote(), after.min(v.remote())));
             if v.remote_after(&s) < v.remote() {
                 s
             } else {
@@ -892,12 +900,11 @@ fn plan_pair(k: usize, t: Transform, size: usize, joint: Option<&Perm>) -> Resul
     // labels): the layout as given, its storage included
     let unchanged = sigma.is_identity()
         || (is_joint && labels_of(&t.target).iter().all(|&r| sigma.apply(r) == r));
-    let target = if unchanged {
-        t.target
+    let (target, given_target) = if unchanged {
+        (t.target, None)
     } else {
-        t.target.relabeled(&sigma)?
+        (t.target.relabeled(&sigma)?, Some(t.target))
     };
-    let remote_after = Volumes::compute(&t.source, &target, t.op)?.remote();
     Ok(PairPlan {
         source_len: 0,
         target_len: 0,
@@ -907,9 +914,24 @@ fn plan_pair(k: usize, t: Transform, size: usize, joint: Option<&Perm>) -> Resul
         op: t.op,
         needs_zero_beta: t.contents == TargetContents::AsGiven && !unchanged,
         sigma,
-        remote_before: v.remote(),
-        remote_after,
+        given_target,
+        remote,
     })
+}
+
+impl PairPlan {
+    /// Elements crossing ranks without and with σ (see [`PairPlan::remote`]).
+    pub(crate) fn remote_volumes(&self) -> Result<(u64, u64)> {
+        if let Some(&r) = self.remote.get() {
+            return Ok(r);
+        }
+        let after = Volumes::compute(&self.source, &self.target, self.op)?.remote();
+        let before = match &self.given_target {
+            Some(g) => Volumes::compute(&self.source, g, self.op)?.remote(),
+            None => after,
+        };
+        Ok(*self.remote.get_or_init(|| (before, after)))
+    }
 }
 
 /// Sort key of a piece inside a package: `(transform, position)`.
