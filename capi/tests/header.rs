@@ -1,0 +1,99 @@
+//! The checked-in C header is what cbindgen makes of the crate's declarations today,
+//! and a C++ translation unit including it compiles with `-Wall -Werror`.
+//!
+//! After changing an entry point: `COPR_BLESS=1 cargo test -p copr-capi --test header`
+//! rewrites `include/copr.h`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn generated() -> String {
+    let config = cbindgen::Config::from_file(dir().join("cbindgen.toml")).expect("cbindgen.toml");
+    let bindings = cbindgen::Builder::new()
+        .with_crate(dir())
+        .with_config(config)
+        .generate()
+        .expect("cbindgen reads the crate");
+    let mut out = Vec::new();
+    bindings.write(&mut out);
+    String::from_utf8(out).expect("UTF-8")
+}
+
+#[test]
+fn checked_in_header_matches_the_declarations() {
+    let path = dir().join("include/copr.h");
+    let fresh = generated();
+    if std::env::var_os("COPR_BLESS").is_some() {
+        std::fs::write(&path, &fresh).expect("write include/copr.h");
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    if checked_in != fresh {
+        let first = checked_in
+            .lines()
+            .zip(fresh.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(checked_in.lines().count().min(fresh.lines().count()));
+        panic!(
+            "{} differs from the Rust declarations from line {} on:\n  checked in: {:?}\n  generated:  {:?}\n\
+             run `COPR_BLESS=1 cargo test -p copr-capi --test header` and commit the header",
+            path.display(),
+            first + 1,
+            checked_in.lines().nth(first),
+            fresh.lines().nth(first)
+        );
+    }
+    for symbol in [
+        "copr_pdgemr2d(",
+        "copr_pzgemr2d_(",
+        "copr_pdtran_(",
+        "copr_pztranc_(",
+        "copr_capi_errors(",
+    ] {
+        assert!(fresh.contains(symbol), "the header declares {symbol}");
+    }
+}
+
+/// Compiles `tests/c/header_check.cpp` against the generated header, as C++ and as C,
+/// with warnings as errors.
+#[test]
+fn header_compiles_as_cxx_and_c_with_warnings_as_errors() {
+    let out = std::env::temp_dir().join(format!("copr-capi-header-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    // the header as generated now (the other test compares it with the checked-in one)
+    let include = out.join("include");
+    std::fs::create_dir_all(&include).unwrap();
+    std::fs::write(include.join("copr.h"), generated()).unwrap();
+    let source = dir().join("tests/c/header_check.cpp");
+    for (compiler, lang, std) in [("c++", "c++", "-std=c++11"), ("cc", "c", "-std=c99")] {
+        let object = out.join(format!("header_check_{lang}.o"));
+        let status = Command::new(compiler)
+            .args([
+                "-x",
+                lang,
+                std,
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+                "-c",
+            ])
+            .arg("-I")
+            .arg(&include)
+            .arg(&source)
+            .arg("-o")
+            .arg(&object)
+            .status()
+            .unwrap_or_else(|e| panic!("{compiler} (needed to check the header) runs: {e}"));
+        assert!(
+            status.success(),
+            "{compiler} -x {lang} {}",
+            source.display()
+        );
+        assert!(Path::new(&object).exists());
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
