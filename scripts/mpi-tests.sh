@@ -50,6 +50,13 @@ capi_dir=$(dirname "$capi_lib")
 capi_test="$capi_dir/capi-redist-test"
 mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include capi/tests/c/redist_test.c \
     -o "$capi_test" -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -lm -Wl,-rpath,"$capi_dir"
+# the Fortran module with the Fortran test program (module files go to a directory of
+# their own: they are compiler-specific)
+capi_test_f="$capi_dir/capi-redist-test-f"
+mkdir -p "$capi_dir/capi-fortran-modules"
+mpifort -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/capi-fortran-modules" \
+    capi/include/copr.f90 capi/tests/fortran/redist_test.f90 -o "$capi_test_f" \
+    -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
 
 for n in 1 2 3 4 7; do
     echo "== engine_mpi on $n ranks"
@@ -73,6 +80,10 @@ mpirun --allow-run-as-root --oversubscribe --bind-to core -n 2 "$gain_mpi"
 for n in 1 2 3 4 6; do
     echo "== C entry points (copr_p?gemr2d, copr_p?tran*) against ScaLAPACK on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$capi_test" "${COPR_CAPI_CASES:-192}"
+done
+for n in 1 3 4; do
+    echo "== Fortran module (copr.f90) against ScaLAPACK on $n ranks"
+    "${MPIRUN[@]}" -n "$n" "$capi_test_f"
 done
 
 echo "== example reshuffle on 4 ranks"

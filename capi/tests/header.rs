@@ -97,3 +97,63 @@ fn header_compiles_as_cxx_and_c_with_warnings_as_errors() {
     }
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// Argument count of every function `header` (C) declares, by name.
+fn c_functions(header: &str) -> Vec<(String, usize)> {
+    let code: String = header
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            !(l.starts_with("//") || l.starts_with("/*") || l.starts_with('*'))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut out = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find(" copr_") {
+        rest = &rest[at + 1..];
+        let Some(open) = rest.find('(') else { break };
+        let name = &rest[..open];
+        if name.contains(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            continue; // a type's name, not a function's
+        }
+        let close = rest[open..].find(')').expect("a closing parenthesis") + open;
+        let args = &rest[open + 1..close];
+        let count = if args.trim() == "void" {
+            0
+        } else {
+            args.split(',').count()
+        };
+        out.push((name.to_string(), count));
+        rest = &rest[close..];
+    }
+    out
+}
+
+/// The Fortran module binds every by-reference entry point of the header (and the error
+/// count) with as many arguments.
+#[test]
+fn fortran_module_binds_every_fortran_style_entry_point() {
+    let header = generated();
+    let module = std::fs::read_to_string(dir().join("include/copr.f90")).unwrap();
+    let module = module.replace("&\n", "");
+    let wanted: Vec<(String, usize)> = c_functions(&header)
+        .into_iter()
+        .filter(|(name, _)| name.ends_with('_') || name == "copr_capi_errors")
+        .collect();
+    assert_eq!(wanted.len(), 11, "{wanted:?}");
+    for (name, count) in wanted {
+        let bind = format!("bind(C, name=\"{name}\")");
+        let line = module
+            .lines()
+            .find(|l| l.contains(&bind))
+            .unwrap_or_else(|| panic!("copr.f90 binds {name}"));
+        let args = line
+            .split('(')
+            .nth(1)
+            .and_then(|a| a.split(')').next())
+            .unwrap_or_default();
+        let n = args.split(',').filter(|a| !a.trim().is_empty()).count();
+        assert_eq!(n, count, "copr.f90's {name}: {line}");
+    }
+}
