@@ -48,8 +48,11 @@ capi_lib=$(cargo build "${BUILD[@]}" --workspace --lib --message-format=json \
 [[ -f "$capi_lib" ]] || { echo "missing library: '$capi_lib'" >&2; exit 1; }
 capi_dir=$(dirname "$capi_lib")
 capi_test="$capi_dir/capi-redist-test"
-mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include capi/tests/c/redist_test.c \
-    -o "$capi_test" -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -lm -Wl,-rpath,"$capi_dir"
+capi_example="$capi_dir/capi-redistribute"
+for pair in "capi/tests/c/redist_test.c:$capi_test" "capi/examples/redistribute.c:$capi_example"; do
+    mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include "${pair%%:*}" -o "${pair#*:}" \
+        -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -lm -Wl,-rpath,"$capi_dir"
+done
 # the Fortran module with the Fortran test program (module files go to a directory of
 # their own: they are compiler-specific)
 capi_test_f="$capi_dir/capi-redist-test-f"
@@ -85,6 +88,9 @@ for n in 1 3 4; do
     echo "== Fortran module (copr.f90) against ScaLAPACK on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$capi_test_f"
 done
+
+echo "== the README's C example (copr_pdgemr2d) on 4 ranks"
+"${MPIRUN[@]}" -n 4 "$capi_example"
 
 echo "== example reshuffle on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$reshuffle" 1000

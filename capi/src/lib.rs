@@ -8,7 +8,8 @@
 //! | `p?tranu_`, `p?tranc_` (c, z) | | `copr_p?tranu_`, `copr_p?tranc_` |
 //!
 //! The header `include/copr.h` is generated from these declarations by cbindgen
-//! (`tests/header.rs` regenerates it and fails when the checked-in one differs).
+//! (`tests/header.rs` regenerates it and fails when the checked-in one differs); the
+//! Fortran module `include/copr.f90` binds the Fortran-style entry points.
 //!
 //! Semantics are ScaLAPACK's: IA/JA are 1-based, every process passes its own
 //! descriptor (LLD is its own), the target is the layout its descriptor gives (no
