@@ -48,11 +48,18 @@ capi_lib=$(cargo build "${BUILD[@]}" --workspace --lib --message-format=json \
 [[ -f "$capi_lib" ]] || { echo "missing library: '$capi_lib'" >&2; exit 1; }
 capi_dir=$(dirname "$capi_lib")
 capi_test="$capi_dir/capi-redist-test"
-capi_example="$capi_dir/capi-redistribute"
-for pair in "capi/tests/c/redist_test.c:$capi_test" "capi/examples/redistribute.c:$capi_example"; do
-    mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include "${pair%%:*}" -o "${pair#*:}" \
-        -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -lm -Wl,-rpath,"$capi_dir"
-done
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include capi/tests/c/redist_test.c \
+    -o "$capi_test" -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -lm -Wl,-rpath,"$capi_dir"
+# the README's example, built as a user builds it: installed by capi/install.sh into a
+# temporary prefix, compiled with the flags of its pkg-config file
+capi_prefix=$(mktemp -d)
+trap 'rm -rf "$capi_prefix"' EXIT
+COPR_CAPI_LIBDIR="$capi_dir" bash capi/install.sh "$capi_prefix"
+capi_example="$capi_prefix/redistribute"
+# shellcheck disable=SC2046 # pkg-config's output is a list of flags
+mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/examples/redistribute.c -o "$capi_example" \
+    $(PKG_CONFIG_PATH="$capi_prefix/lib/pkgconfig" pkg-config --cflags --libs copr-capi) \
+    -Wl,-rpath,"$capi_prefix/lib"
 # the Fortran module with the Fortran test program (module files go to a directory of
 # their own: they are compiler-specific)
 capi_test_f="$capi_dir/capi-redist-test-f"
@@ -89,7 +96,7 @@ for n in 1 3 4; do
     "${MPIRUN[@]}" -n "$n" "$capi_test_f"
 done
 
-echo "== the README's C example (copr_pdgemr2d) on 4 ranks"
+echo "== the README's C example (copr_pdgemr2d, installed library) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$capi_example"
 
 echo "== example reshuffle on 4 ranks"

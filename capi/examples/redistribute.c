@@ -1,9 +1,9 @@
 /* A <- B through copr's ScaLAPACK-signature entry point: a 1000 x 1000 matrix moves
  * from 32 x 32 blocks to 100 x 100 blocks on a BLACS grid of all processes.
  *
- *   cargo build --release -p copr-capi --features mpi
- *   mpicc -Icapi/include capi/examples/redistribute.c -Ltarget/release -lcopr_capi \
- *       -lscalapack-openmpi -Wl,-rpath,$PWD/target/release -o redistribute
+ *   capi/install.sh PREFIX
+ *   mpicc capi/examples/redistribute.c $(pkg-config --cflags --libs copr-capi) \
+ *       -Wl,-rpath,PREFIX/lib -o redistribute      (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig)
  *   mpirun -n 4 ./redistribute */
 #include <mpi.h>
 #include <stdio.h>

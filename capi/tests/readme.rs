@@ -24,7 +24,11 @@ fn readme_c_snippet_is_in_the_tested_example() {
             "README line {line:?} is not in capi/examples/redistribute.c"
         );
     }
-    for file in ["capi/examples/redistribute.c", "capi/include/copr.h"] {
+    for file in [
+        "capi/examples/redistribute.c",
+        "capi/include/copr.h",
+        "capi/install.sh",
+    ] {
         assert!(section.contains(file) && root.join(file).exists(), "{file}");
     }
 }
