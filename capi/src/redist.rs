@@ -90,14 +90,13 @@ unsafe fn read_desc(desc: *const c_int) -> Option<[i32; 9]> {
     (!desc.is_null()).then(|| unsafe { desc.cast::<[i32; 9]>().read_unaligned() })
 }
 
-/// The layout of the submatrix `X(i0 + 1 : i0 + rows, j0 + 1 : j0 + cols)` of the
-/// matrix described by `desc` (a `p × q` grid whose row-major position k is rank
-/// `map[k]`, or k), in a communicator of `ranks` ranks, with this process's `lld`.
+/// The layout of the submatrix `sub` (0-based) of the matrix described by `d` on a
+/// `p × q` grid whose row-major position k is rank `rank_map[k]` (or k), in a
+/// communicator of `ranks` ranks, with this process's `lld`.
 ///
 /// The global matrix is cut after the submatrix: the rows and columns that remain are
 /// distributed as before, and the local buffer the layout implies ends at the
 /// submatrix's last local column, within what ScaLAPACK requires the caller to have.
-#[allow(clippy::too_many_arguments)]
 fn layout(
     d: &Desc,
     grid: (usize, usize),
@@ -252,7 +251,8 @@ fn check_side<T>(
 fn overlap<T>(a: *const T, a_len: usize, b: *const T, b_len: usize) -> bool {
     let (a, b) = (a as usize, b as usize);
     let size = std::mem::size_of::<T>();
-    a_len > 0 && b_len > 0 && a < b + b_len * size && b < a + a_len * size
+    let end = |start: usize, len: usize| start.saturating_add(len.saturating_mul(size));
+    a_len > 0 && b_len > 0 && a < end(b, b_len) && b < end(a, a_len)
 }
 
 /// Words of one matrix's description gathered from every process (13 each).

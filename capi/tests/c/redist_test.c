@@ -11,7 +11,8 @@
  * for s, d, c, z, through the C-style and the Fortran-style entry points. Each case
  * also checks both results against the formula (values are small multiples of 1/4 and
  * the scalars are dyadic, so every result is exact). Then bad arguments: every process
- * must return, count one error, and leave the target unchanged.
+ * must return, count one error, and leave the data unchanged, and the processes that
+ * found the error must name the parameter on standard error.
  *
  *   mpirun -n P redist_test [cases]      (default 48 cases; exit status 1 on failure)
  *
@@ -421,8 +422,9 @@ static long error_cases(void) {
          "copr_pdgemr2d: parameter 10 (DESCB) had an illegal value", 1},
         {"A and C on different contexts", "copr_pdtran_: parameter 12 (DESCC)", 2},
         {"negative M", "copr_pdtran_: parameter 1 (M) had an illegal value", 3},
+        {"B is A", "copr_pdgemr2d: parameter 7 (B) had an illegal value", 4},
     };
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 5; i++) {
         uint64_t before = copr_capi_errors();
         int kind = cases[i].kind, saved_stderr = dup(2), printed;
         FILE *log = tmpfile();
@@ -439,6 +441,7 @@ static long error_cases(void) {
             other[1] = g.ctxt + 1000;
             copr_pdtran_(&m, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, other);
         }
+        if (kind == 4) copr_pdgemr2d(m, n, a.copr, 1, 1, a.desc, a.copr, 2, 1, a.desc, g.ctxt);
         if (kind == 3) {
             int neg = -1;
             copr_pdtran_(&neg, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, b.desc);
@@ -452,7 +455,10 @@ static long error_cases(void) {
         text[got] = 0;
         fclose(log);
         printed = strstr(text, cases[i].message) != NULL;
-        if (printed != (kind != 1 || me == nprocs - 1)) {
+        /* kind 1: only the last process finds it; kind 4: those holding part of A */
+        if (printed != (kind == 1   ? me == nprocs - 1
+                        : kind == 4 ? a.locr > 0 && a.locc > 0
+                                    : 1)) {
             fprintf(stderr, "process %d: %s: expected %s\"%s\" on standard error, got \"%s\"\n", me,
                     cases[i].what, printed ? "no " : "", cases[i].message, text);
             bad++;
@@ -462,8 +468,9 @@ static long error_cases(void) {
                     cases[i].what, (unsigned long long)(copr_capi_errors() - before));
             bad++;
         }
-        if (memcmp(b.copr, b.ref, b.len * elem_size(t)) != 0) {
-            fprintf(stderr, "process %d: %s: the target changed\n", me, cases[i].what);
+        if (memcmp(b.copr, b.ref, b.len * elem_size(t)) != 0 ||
+            memcmp(a.copr, a.ref, a.len * elem_size(t)) != 0) {
+            fprintf(stderr, "process %d: %s: the data changed\n", me, cases[i].what);
             bad++;
         }
     }
@@ -500,7 +507,7 @@ int main(int argc, char **argv) {
         MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (all) failed_cases++;
         if (me == 0)
-            printf("error cases (4 bad calls): %s\n",
+            printf("error cases (5 bad calls): %s\n",
                    all ? "FAILED"
                        : "every process returned, counted it, changed nothing, and the "
                          "processes that found it named the parameter");
