@@ -5,7 +5,8 @@
 #   bash scripts/mpi-tests.sh
 #
 # Environment: CARGO_TARGET_DIR is honoured; COPR_MPI_CASES sets the number of random
-# cases of the engine test program (default 240 per rank count).
+# cases of the engine test program (default 240 per rank count), COPR_CAPI_CASES those
+# of the C entry points' test program (default 192).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +36,38 @@ for f in "$engine_mpi" "$map_mpi" "$reshuffle" "$gain_mpi" "$driver"; do
     [[ -x "$f" ]] || { echo "missing executable: '$f'" >&2; exit 1; }
 done
 
+# The C entry points (crate copr-capi, in the same build: --workspace unifies its
+# features with the builds above) and the C program that checks them against
+# ScaLAPACK's own routines, linked with Debian's libscalapack-openmpi.
+echo "== building libcopr_capi and its C test program"
+capi_lib=$(cargo build "${BUILD[@]}" --workspace --lib --message-format=json \
+    | grep '"name":"copr_capi"' \
+    | grep -o '"[^"]*/libcopr_capi\.so"' \
+    | tr -d '"' \
+    | tail -n 1)
+[[ -f "$capi_lib" ]] || { echo "missing library: '$capi_lib'" >&2; exit 1; }
+capi_dir=$(dirname "$capi_lib")
+capi_test="$capi_dir/capi-redist-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include capi/tests/c/redist_test.c \
+    -o "$capi_test" -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -lm -Wl,-rpath,"$capi_dir"
+# the README's example, built as a user builds it: installed by capi/install.sh into a
+# temporary prefix, compiled with the flags of its pkg-config file
+capi_prefix=$(mktemp -d)
+trap 'rm -rf "$capi_prefix"' EXIT
+COPR_CAPI_LIBDIR="$capi_dir" bash capi/install.sh "$capi_prefix"
+capi_example="$capi_prefix/redistribute"
+# shellcheck disable=SC2046 # pkg-config's output is a list of flags
+mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/examples/redistribute.c -o "$capi_example" \
+    $(PKG_CONFIG_PATH="$capi_prefix/lib/pkgconfig" pkg-config --cflags --libs copr-capi) \
+    -Wl,-rpath,"$capi_prefix/lib"
+# the Fortran module with the Fortran test program (module files go to a directory of
+# their own: they are compiler-specific)
+capi_test_f="$capi_dir/capi-redist-test-f"
+mkdir -p "$capi_dir/capi-fortran-modules"
+mpifort -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/capi-fortran-modules" \
+    capi/include/copr.f90 capi/tests/fortran/redist_test.f90 -o "$capi_test_f" \
+    -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+
 for n in 1 2 3 4 7; do
     echo "== engine_mpi on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$engine_mpi"
@@ -51,6 +84,20 @@ for n in 4 7; do
 done
 echo "== gain_mpi on 2 ranks bound to cores (run-time placement reads the binding)"
 mpirun --allow-run-as-root --oversubscribe --bind-to core -n 2 "$gain_mpi"
+
+# the bad-argument cases print their messages into a file the program reads back;
+# what reaches the terminal is the per-case verdicts
+for n in 1 2 3 4 6; do
+    echo "== C entry points (copr_p?gemr2d, copr_p?tran*) against ScaLAPACK on $n ranks"
+    "${MPIRUN[@]}" -n "$n" "$capi_test" "${COPR_CAPI_CASES:-192}"
+done
+for n in 1 3 4; do
+    echo "== Fortran module (copr.f90) against ScaLAPACK on $n ranks"
+    "${MPIRUN[@]}" -n "$n" "$capi_test_f"
+done
+
+echo "== the README's C example (copr_pdgemr2d, installed library) on 4 ranks"
+"${MPIRUN[@]}" -n 4 "$capi_example"
 
 echo "== example reshuffle on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$reshuffle" 1000

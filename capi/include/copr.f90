@@ -1,0 +1,112 @@
+! copr's ScaLAPACK-signature entry points for Fortran (libcopr_capi; crate copr-capi).
+!
+! Each routine takes the arguments of the ScaLAPACK routine of the same name without
+! "copr_" and does what it does (see capi/include/copr.h): replace
+!   call pdgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt)
+! by
+!   call copr_pdgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt)
+! The interfaces bind to the Fortran-style entry points (copr_pdgemr2d_, ...), which a
+! program without this module reaches under the same names. Compile this file with the
+! program (module files are compiler-specific) and link -lcopr_capi -lscalapack-openmpi.
+! A bad argument is reported on standard error and the call returns on every process
+! without changing anything; copr_capi_errors() counts such calls.
+module copr
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, &
+                                         c_float_complex, c_double_complex
+  implicit none
+  private
+  public :: copr_psgemr2d, copr_pdgemr2d, copr_pcgemr2d, copr_pzgemr2d
+  public :: copr_pstran, copr_pdtran, copr_pctranu, copr_pctranc, copr_pztranu, copr_pztranc
+  public :: copr_capi_errors
+
+  interface
+    ! sub(B) <- sub(A), sub(A) = A(IA:IA+M-1, JA:JA+N-1), sub(B) = B(IB:IB+M-1, JB:JB+N-1)
+    subroutine copr_psgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
+        bind(C, name="copr_psgemr2d_")
+      import :: c_int, c_float
+      integer(c_int), intent(in) :: m, n, ia, ja, ib, jb, ictxt, desca(9), descb(9)
+      real(c_float), intent(in) :: a(*)
+      real(c_float), intent(inout) :: b(*)
+    end subroutine copr_psgemr2d
+
+    subroutine copr_pdgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
+        bind(C, name="copr_pdgemr2d_")
+      import :: c_int, c_double
+      integer(c_int), intent(in) :: m, n, ia, ja, ib, jb, ictxt, desca(9), descb(9)
+      real(c_double), intent(in) :: a(*)
+      real(c_double), intent(inout) :: b(*)
+    end subroutine copr_pdgemr2d
+
+    subroutine copr_pcgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
+        bind(C, name="copr_pcgemr2d_")
+      import :: c_int, c_float_complex
+      integer(c_int), intent(in) :: m, n, ia, ja, ib, jb, ictxt, desca(9), descb(9)
+      complex(c_float_complex), intent(in) :: a(*)
+      complex(c_float_complex), intent(inout) :: b(*)
+    end subroutine copr_pcgemr2d
+
+    subroutine copr_pzgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
+        bind(C, name="copr_pzgemr2d_")
+      import :: c_int, c_double_complex
+      integer(c_int), intent(in) :: m, n, ia, ja, ib, jb, ictxt, desca(9), descb(9)
+      complex(c_double_complex), intent(in) :: a(*)
+      complex(c_double_complex), intent(inout) :: b(*)
+    end subroutine copr_pzgemr2d
+
+    ! sub(C) <- beta*sub(C) + alpha*op(sub(A)), sub(A) = A(IA:IA+N-1, JA:JA+M-1),
+    ! sub(C) = C(IC:IC+M-1, JC:JC+N-1), op the transpose (tranc: conjugate transpose)
+    subroutine copr_pstran(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(C, name="copr_pstran_")
+      import :: c_int, c_float
+      integer(c_int), intent(in) :: m, n, ia, ja, ic, jc, desca(9), descc(9)
+      real(c_float), intent(in) :: alpha, beta, a(*)
+      real(c_float), intent(inout) :: c(*)
+    end subroutine copr_pstran
+
+    subroutine copr_pdtran(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(C, name="copr_pdtran_")
+      import :: c_int, c_double
+      integer(c_int), intent(in) :: m, n, ia, ja, ic, jc, desca(9), descc(9)
+      real(c_double), intent(in) :: alpha, beta, a(*)
+      real(c_double), intent(inout) :: c(*)
+    end subroutine copr_pdtran
+
+    subroutine copr_pctranu(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(C, name="copr_pctranu_")
+      import :: c_int, c_float_complex
+      integer(c_int), intent(in) :: m, n, ia, ja, ic, jc, desca(9), descc(9)
+      complex(c_float_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_float_complex), intent(inout) :: c(*)
+    end subroutine copr_pctranu
+
+    subroutine copr_pctranc(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(C, name="copr_pctranc_")
+      import :: c_int, c_float_complex
+      integer(c_int), intent(in) :: m, n, ia, ja, ic, jc, desca(9), descc(9)
+      complex(c_float_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_float_complex), intent(inout) :: c(*)
+    end subroutine copr_pctranc
+
+    subroutine copr_pztranu(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(C, name="copr_pztranu_")
+      import :: c_int, c_double_complex
+      integer(c_int), intent(in) :: m, n, ia, ja, ic, jc, desca(9), descc(9)
+      complex(c_double_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_double_complex), intent(inout) :: c(*)
+    end subroutine copr_pztranu
+
+    subroutine copr_pztranc(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc) &
+        bind(C, name="copr_pztranc_")
+      import :: c_int, c_double_complex
+      integer(c_int), intent(in) :: m, n, ia, ja, ic, jc, desca(9), descc(9)
+      complex(c_double_complex), intent(in) :: alpha, beta, a(*)
+      complex(c_double_complex), intent(inout) :: c(*)
+    end subroutine copr_pztranc
+
+    ! calls on this process that reported an error (and changed nothing)
+    function copr_capi_errors() bind(C, name="copr_capi_errors") result(count)
+      import :: c_int64_t
+      integer(c_int64_t) :: count
+    end function copr_capi_errors
+  end interface
+end module copr

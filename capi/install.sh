@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs copr's C and Fortran library under PREFIX (default /usr/local):
+#
+#   PREFIX/lib/libcopr_capi.so, PREFIX/lib/libcopr_capi.a
+#   PREFIX/include/copr.h, PREFIX/include/copr.f90 (the Fortran module's source)
+#   PREFIX/lib/pkgconfig/copr-capi.pc
+#
+#   capi/install.sh [PREFIX]
+#
+# It builds the library first (cargo build --release -p copr-capi --features mpi; Open MPI
+# and Debian's libscalapack-openmpi-dev must be installed), unless COPR_CAPI_LIBDIR names
+# a directory that already holds it. Then, for a C program:
+#
+#   mpicc prog.c $(pkg-config --cflags --libs copr-capi)
+#
+# (with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig when PREFIX is not searched by pkg-config,
+# and the library directory in the run-time search path, e.g. -Wl,-rpath,PREFIX/lib).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=$(realpath -m "${1:-/usr/local}")
+
+libdir=${COPR_CAPI_LIBDIR:-}
+if [[ -z "$libdir" ]]; then
+    so=$(cargo build --release -p copr-capi --features mpi --message-format=json \
+        | grep '"name":"copr_capi"' \
+        | grep -o '"[^"]*/libcopr_capi\.so"' \
+        | tr -d '"' \
+        | tail -n 1)
+    libdir=$(dirname "$so")
+fi
+for f in libcopr_capi.so libcopr_capi.a; do
+    [[ -f "$libdir/$f" ]] || { echo "install.sh: $libdir/$f is missing" >&2; exit 1; }
+done
+
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+install -d "$prefix/lib/pkgconfig" "$prefix/include"
+install -m 755 "$libdir/libcopr_capi.so" "$prefix/lib/"
+install -m 644 "$libdir/libcopr_capi.a" "$prefix/lib/"
+install -m 644 capi/include/copr.h capi/include/copr.f90 "$prefix/include/"
+# Libs.private: what a static link (pkg-config --static) needs besides, for the library
+# this script builds (rustc's native-static-libs, and MPI); a library built with more of
+# copr's features (hwloc) needs their libraries too
+cat > "$prefix/lib/pkgconfig/copr-capi.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: copr-capi
+Description: ScaLAPACK-signature redistribution (p?gemr2d, p?tran*) on copr's reshuffle engine
+Version: $version
+Cflags: -I\${includedir}
+Libs: -L\${libdir} -lcopr_capi -lscalapack-openmpi
+Libs.private: -lmpi -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+PC
+echo "install.sh: copr-capi $version installed under $prefix"

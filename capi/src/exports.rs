@@ -1,0 +1,648 @@
+//! The exported entry points (`extern "C"`, unmangled). Each has the argument list of
+//! the ScaLAPACK routine it replaces, in two forms:
+//!
+//! - C style, like ScaLAPACK's `Cp?gemr2d`: integers by value (`copr_pdgemr2d`);
+//! - Fortran style, like `p?gemr2d_` and PBLAS's `p?tran*_`: every argument by
+//!   reference, a trailing underscore (`copr_pdgemr2d_`, `copr_pdtran_`), callable
+//!   from Fortran through the module and from C.
+//!
+//! Arguments copr only reads are `const`; the types and their order are ScaLAPACK's,
+//! so the calls link and behave the same. Every entry point is written out (no macro):
+//! cbindgen makes the header from these declarations as they stand in the source.
+//!
+//! # Safety (every entry point)
+//! ScaLAPACK's own contract: descriptors point to 9 ints; local buffers hold this
+//! process's part of the matrix as its descriptor says (leading dimension LLD, at least
+//! up to the submatrix's last local column); every process of the context makes the
+//! same call (for `p?gemr2d`, every process of ICTXT, passing CTXT = -1 in the
+//! descriptor of a matrix whose grid it is not in). Source and target must not share
+//! memory (copr reports it as a bad argument). A bad argument is reported on standard
+//! error with its parameter number and the call returns on every process without
+//! changing anything (ScaLAPACK would abort the program); [`copr_capi_errors`] counts
+//! such calls.
+
+use std::ffi::c_int;
+
+use num_complex::{Complex32, Complex64};
+
+use crate::redist::{by_reference, gemr2d, tran};
+use crate::{CoprDcomplex, CoprScomplex};
+
+/// How many calls on this process reported an error (and changed nothing).
+///
+/// A bad argument, or an error of the engine or of MPI: the message went to standard
+/// error.
+#[no_mangle]
+pub extern "C" fn copr_capi_errors() -> u64 {
+    crate::state::lock().errors
+}
+
+/// `sub(B) ← sub(A)` for real single precision, as ScaLAPACK's `Cpsgemr2d`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_psgemr2d(
+    m: c_int,
+    n: c_int,
+    a: *const f32,
+    ia: c_int,
+    ja: c_int,
+    desca: *const c_int,
+    b: *mut f32,
+    ib: c_int,
+    jb: c_int,
+    descb: *const c_int,
+    ictxt: c_int,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        gemr2d::<f32>(
+            "copr_psgemr2d",
+            m,
+            n,
+            a,
+            ia,
+            ja,
+            desca,
+            b,
+            ib,
+            jb,
+            descb,
+            ictxt,
+        )
+    }
+}
+
+/// `sub(B) ← sub(A)` for real double precision, as ScaLAPACK's `Cpdgemr2d`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pdgemr2d(
+    m: c_int,
+    n: c_int,
+    a: *const f64,
+    ia: c_int,
+    ja: c_int,
+    desca: *const c_int,
+    b: *mut f64,
+    ib: c_int,
+    jb: c_int,
+    descb: *const c_int,
+    ictxt: c_int,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        gemr2d::<f64>(
+            "copr_pdgemr2d",
+            m,
+            n,
+            a,
+            ia,
+            ja,
+            desca,
+            b,
+            ib,
+            jb,
+            descb,
+            ictxt,
+        )
+    }
+}
+
+/// `sub(B) ← sub(A)` for complex single precision, as ScaLAPACK's `Cpcgemr2d`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pcgemr2d(
+    m: c_int,
+    n: c_int,
+    a: *const CoprScomplex,
+    ia: c_int,
+    ja: c_int,
+    desca: *const c_int,
+    b: *mut CoprScomplex,
+    ib: c_int,
+    jb: c_int,
+    descb: *const c_int,
+    ictxt: c_int,
+) {
+    // SAFETY: the caller's contract; CoprScomplex and Complex32 have one layout.
+    unsafe {
+        gemr2d::<Complex32>(
+            "copr_pcgemr2d",
+            m,
+            n,
+            a.cast(),
+            ia,
+            ja,
+            desca,
+            b.cast(),
+            ib,
+            jb,
+            descb,
+            ictxt,
+        )
+    }
+}
+
+/// `sub(B) ← sub(A)` for complex double precision, as ScaLAPACK's `Cpzgemr2d`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pzgemr2d(
+    m: c_int,
+    n: c_int,
+    a: *const CoprDcomplex,
+    ia: c_int,
+    ja: c_int,
+    desca: *const c_int,
+    b: *mut CoprDcomplex,
+    ib: c_int,
+    jb: c_int,
+    descb: *const c_int,
+    ictxt: c_int,
+) {
+    // SAFETY: the caller's contract; CoprDcomplex and Complex64 have one layout.
+    unsafe {
+        gemr2d::<Complex64>(
+            "copr_pzgemr2d",
+            m,
+            n,
+            a.cast(),
+            ia,
+            ja,
+            desca,
+            b.cast(),
+            ib,
+            jb,
+            descb,
+            ictxt,
+        )
+    }
+}
+
+/// `copr_psgemr2d` with every argument by reference, as ScaLAPACK's `psgemr2d_`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_psgemr2d_(
+    m: *const c_int,
+    n: *const c_int,
+    a: *const f32,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *mut f32,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    ictxt: *const c_int,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let name = "copr_psgemr2d_";
+        if let Some([m, n, ia, ja, ib, jb, ictxt]) =
+            by_reference(name, gemr2d_ints(m, n, ia, ja, ib, jb, ictxt))
+        {
+            gemr2d::<f32>(name, m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt)
+        }
+    }
+}
+
+/// `copr_pdgemr2d` with every argument by reference, as ScaLAPACK's `pdgemr2d_`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pdgemr2d_(
+    m: *const c_int,
+    n: *const c_int,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *mut f64,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    ictxt: *const c_int,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let name = "copr_pdgemr2d_";
+        if let Some([m, n, ia, ja, ib, jb, ictxt]) =
+            by_reference(name, gemr2d_ints(m, n, ia, ja, ib, jb, ictxt))
+        {
+            gemr2d::<f64>(name, m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt)
+        }
+    }
+}
+
+/// `copr_pcgemr2d` with every argument by reference, as ScaLAPACK's `pcgemr2d_`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pcgemr2d_(
+    m: *const c_int,
+    n: *const c_int,
+    a: *const CoprScomplex,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *mut CoprScomplex,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    ictxt: *const c_int,
+) {
+    // SAFETY: the caller's contract; CoprScomplex and Complex32 have one layout.
+    unsafe {
+        let name = "copr_pcgemr2d_";
+        if let Some([m, n, ia, ja, ib, jb, ictxt]) =
+            by_reference(name, gemr2d_ints(m, n, ia, ja, ib, jb, ictxt))
+        {
+            gemr2d::<Complex32>(
+                name,
+                m,
+                n,
+                a.cast(),
+                ia,
+                ja,
+                desca,
+                b.cast(),
+                ib,
+                jb,
+                descb,
+                ictxt,
+            )
+        }
+    }
+}
+
+/// `copr_pzgemr2d` with every argument by reference, as ScaLAPACK's `pzgemr2d_`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pzgemr2d_(
+    m: *const c_int,
+    n: *const c_int,
+    a: *const CoprDcomplex,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *mut CoprDcomplex,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    ictxt: *const c_int,
+) {
+    // SAFETY: the caller's contract; CoprDcomplex and Complex64 have one layout.
+    unsafe {
+        let name = "copr_pzgemr2d_";
+        if let Some([m, n, ia, ja, ib, jb, ictxt]) =
+            by_reference(name, gemr2d_ints(m, n, ia, ja, ib, jb, ictxt))
+        {
+            gemr2d::<Complex64>(
+                name,
+                m,
+                n,
+                a.cast(),
+                ia,
+                ja,
+                desca,
+                b.cast(),
+                ib,
+                jb,
+                descb,
+                ictxt,
+            )
+        }
+    }
+}
+
+/// The by-reference integers of `p?gemr2d_`, with their parameter numbers.
+fn gemr2d_ints(
+    m: *const c_int,
+    n: *const c_int,
+    ia: *const c_int,
+    ja: *const c_int,
+    ib: *const c_int,
+    jb: *const c_int,
+    ictxt: *const c_int,
+) -> [(*const c_int, u32, &'static str); 7] {
+    [
+        (m, 1, "M"),
+        (n, 2, "N"),
+        (ia, 4, "IA"),
+        (ja, 5, "JA"),
+        (ib, 8, "IB"),
+        (jb, 9, "JB"),
+        (ictxt, 11, "ICTXT"),
+    ]
+}
+
+/// The by-reference integers of `p?tran*_`, with their parameter numbers.
+fn tran_ints(
+    m: *const c_int,
+    n: *const c_int,
+    ia: *const c_int,
+    ja: *const c_int,
+    ic: *const c_int,
+    jc: *const c_int,
+) -> [(*const c_int, u32, &'static str); 6] {
+    [
+        (m, 1, "M"),
+        (n, 2, "N"),
+        (ia, 5, "IA"),
+        (ja, 6, "JA"),
+        (ic, 10, "IC"),
+        (jc, 11, "JC"),
+    ]
+}
+
+/// A transpose with PBLAS's arguments: the integers and scalars read, then [`tran`].
+///
+/// # Safety
+/// See the module documentation; `alpha` and `beta` point to one `T` each (or are null).
+#[allow(clippy::too_many_arguments)]
+unsafe fn tran_by_reference<T: copr::engine::Element>(
+    name: &str,
+    conj: bool,
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const T,
+    a: *const T,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    beta: *const T,
+    c: *mut T,
+    ic: *const c_int,
+    jc: *const c_int,
+    descc: *const c_int,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let Some([alpha, beta]) = by_reference(name, [(alpha, 3, "ALPHA"), (beta, 8, "BETA")])
+        else {
+            return;
+        };
+        if let Some([m, n, ia, ja, ic, jc]) = by_reference(name, tran_ints(m, n, ia, ja, ic, jc)) {
+            tran::<T>(
+                name, conj, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc,
+            )
+        }
+    }
+}
+
+/// `sub(C) ← β·sub(C) + α·sub(A)ᵀ` for real single precision, as PBLAS's `pstran_`
+/// (`sub(A) = A(IA : IA+N-1, JA : JA+M-1)`, `sub(C) = C(IC : IC+M-1, JC : JC+N-1)`).
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pstran_(
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f32,
+    a: *const f32,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    beta: *const f32,
+    c: *mut f32,
+    ic: *const c_int,
+    jc: *const c_int,
+    descc: *const c_int,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        tran_by_reference::<f32>(
+            "copr_pstran_",
+            false,
+            m,
+            n,
+            alpha,
+            a,
+            ia,
+            ja,
+            desca,
+            beta,
+            c,
+            ic,
+            jc,
+            descc,
+        )
+    }
+}
+
+/// `sub(C) ← β·sub(C) + α·sub(A)ᵀ` for real double precision, as PBLAS's `pdtran_`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pdtran_(
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f64,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    beta: *const f64,
+    c: *mut f64,
+    ic: *const c_int,
+    jc: *const c_int,
+    descc: *const c_int,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        tran_by_reference::<f64>(
+            "copr_pdtran_",
+            false,
+            m,
+            n,
+            alpha,
+            a,
+            ia,
+            ja,
+            desca,
+            beta,
+            c,
+            ic,
+            jc,
+            descc,
+        )
+    }
+}
+
+/// `sub(C) ← β·sub(C) + α·sub(A)ᵀ` for complex single precision, as PBLAS's
+/// `pctranu_` (complex numbers as pairs of floats: real, imaginary; so are α and β).
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pctranu_(
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f32,
+    a: *const f32,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    beta: *const f32,
+    c: *mut f32,
+    ic: *const c_int,
+    jc: *const c_int,
+    descc: *const c_int,
+) {
+    // SAFETY: the caller's contract; a complex number is two floats.
+    unsafe {
+        tran_by_reference::<Complex32>(
+            "copr_pctranu_",
+            false,
+            m,
+            n,
+            alpha.cast(),
+            a.cast(),
+            ia,
+            ja,
+            desca,
+            beta.cast(),
+            c.cast(),
+            ic,
+            jc,
+            descc,
+        )
+    }
+}
+
+/// `sub(C) ← β·sub(C) + α·conj(sub(A))ᵀ` for complex single precision, as PBLAS's
+/// `pctranc_`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pctranc_(
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f32,
+    a: *const f32,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    beta: *const f32,
+    c: *mut f32,
+    ic: *const c_int,
+    jc: *const c_int,
+    descc: *const c_int,
+) {
+    // SAFETY: the caller's contract; a complex number is two floats.
+    unsafe {
+        tran_by_reference::<Complex32>(
+            "copr_pctranc_",
+            true,
+            m,
+            n,
+            alpha.cast(),
+            a.cast(),
+            ia,
+            ja,
+            desca,
+            beta.cast(),
+            c.cast(),
+            ic,
+            jc,
+            descc,
+        )
+    }
+}
+
+/// `sub(C) ← β·sub(C) + α·sub(A)ᵀ` for complex double precision, as PBLAS's
+/// `pztranu_` (complex numbers as pairs of doubles: real, imaginary; so are α and β).
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pztranu_(
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f64,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    beta: *const f64,
+    c: *mut f64,
+    ic: *const c_int,
+    jc: *const c_int,
+    descc: *const c_int,
+) {
+    // SAFETY: the caller's contract; a complex number is two doubles.
+    unsafe {
+        tran_by_reference::<Complex64>(
+            "copr_pztranu_",
+            false,
+            m,
+            n,
+            alpha.cast(),
+            a.cast(),
+            ia,
+            ja,
+            desca,
+            beta.cast(),
+            c.cast(),
+            ic,
+            jc,
+            descc,
+        )
+    }
+}
+
+/// `sub(C) ← β·sub(C) + α·conj(sub(A))ᵀ` for complex double precision, as PBLAS's
+/// `pztranc_`.
+///
+/// # Safety
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pztranc_(
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f64,
+    a: *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    beta: *const f64,
+    c: *mut f64,
+    ic: *const c_int,
+    jc: *const c_int,
+    descc: *const c_int,
+) {
+    // SAFETY: the caller's contract; a complex number is two doubles.
+    unsafe {
+        tran_by_reference::<Complex64>(
+            "copr_pztranc_",
+            true,
+            m,
+            n,
+            alpha.cast(),
+            a.cast(),
+            ia,
+            ja,
+            desca,
+            beta.cast(),
+            c.cast(),
+            ic,
+            jc,
+            descc,
+        )
+    }
+}

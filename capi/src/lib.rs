@@ -1,0 +1,60 @@
+//! copr from C, C++ and Fortran: ScaLAPACK's redistribution routines on copr's
+//! reshuffle engine, under copr's own names and with ScaLAPACK's arguments.
+//!
+//! | ScaLAPACK | copr, C style | copr, Fortran style |
+//! |---|---|---|
+//! | `Cp?gemr2d`, `p?gemr2d_` (s, d, c, z) | `copr_p?gemr2d` | `copr_p?gemr2d_` |
+//! | `pstran_`, `pdtran_` | | `copr_pstran_`, `copr_pdtran_` |
+//! | `p?tranu_`, `p?tranc_` (c, z) | | `copr_p?tranu_`, `copr_p?tranc_` |
+//!
+//! The header `include/copr.h` is generated from these declarations by cbindgen
+//! (`tests/header.rs` regenerates it and fails when the checked-in one differs); the
+//! Fortran module `include/copr.f90` binds the Fortran-style entry points.
+//!
+//! Semantics are ScaLAPACK's: IA/JA are 1-based, every process passes its own
+//! descriptor (LLD is its own), the target is the layout its descriptor gives (no
+//! relabeling), and for `p?gemr2d` the two matrices may live on different BLACS
+//! contexts and process counts under a context ICTXT that holds them both; a process
+//! outside a matrix's grid passes that descriptor's CTXT as -1. The contexts are turned
+//! into MPI communicators through BLACS (`Cblacs_get`, `Cblacs2sys_handle`,
+//! `Cblacs_gridinfo`, `Cblacs_pnum`), so row-major, column-major and mapped grids all
+//! work. Plans are kept per communicator (copr's `PlanCache`): a repeated call costs a
+//! lookup and one small gather of the arguments besides the data's own round.
+//!
+//! Errors: a bad argument is reported on standard error, naming the routine, the
+//! parameter (ScaLAPACK's number and name) and the value, and the call returns on
+//! every process of the call without changing any data; ScaLAPACK aborts the program
+//! instead. Nothing panics across the C boundary. `copr_capi_errors()` counts calls
+//! that reported an error.
+//!
+//! Everything is behind the feature `mpi` (Open MPI, and BLACS from Debian's
+//! `libscalapack-openmpi`); without it the library is empty.
+
+/// ScaLAPACK's single-precision complex number (its `complex`): real, imaginary.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CoprScomplex {
+    /// Real part.
+    pub r: f32,
+    /// Imaginary part.
+    pub i: f32,
+}
+
+/// ScaLAPACK's double-precision complex number (its `dcomplex`): real, imaginary.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CoprDcomplex {
+    /// Real part.
+    pub r: f64,
+    /// Imaginary part.
+    pub i: f64,
+}
+
+#[cfg(feature = "mpi")]
+mod blacs;
+#[cfg(feature = "mpi")]
+pub mod exports;
+#[cfg(feature = "mpi")]
+mod redist;
+#[cfg(feature = "mpi")]
+mod state;

@@ -1,0 +1,728 @@
+//! The two ScaLAPACK operations on copr's engine: argument checks with ScaLAPACK's
+//! parameter numbers, BLACS contexts to communicators and layouts, one engine call.
+
+use std::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use copr::engine::{Element, Job, Relabeling, Transform};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order, Submatrix};
+use copr::transport::Transport;
+
+use crate::blacs::{self, GridInfo};
+use crate::state::{self, Comm, State};
+
+/// A bad argument, by ScaLAPACK's parameter number (1-based position in the call).
+#[derive(Debug)]
+pub(crate) struct Bad {
+    arg: u32,
+    name: &'static str,
+    detail: String,
+}
+
+fn bad(arg: u32, name: &'static str, detail: impl Into<String>) -> Bad {
+    Bad {
+        arg,
+        name,
+        detail: detail.into(),
+    }
+}
+
+/// Why a call did nothing; every such call is counted
+/// ([`crate::exports::copr_capi_errors`]).
+pub(crate) enum Failed {
+    /// A bad argument on this process (it prints the message).
+    Here(Bad),
+    /// A bad argument found by another process of the call (that process printed it).
+    Elsewhere,
+    /// Found by every process alike: only the first process of the call prints it.
+    Everywhere(String),
+    /// An error of the engine or of MPI (each process prints its own).
+    Engine(String),
+}
+
+/// Runs one entry point: catches panics (they never cross the C boundary), prints what
+/// went wrong on standard error and counts it.
+pub(crate) fn run(routine: &str, body: impl FnOnce(&mut State) -> Result<(), (i32, Failed)>) {
+    let mut state = state::lock();
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut state)));
+    let message = match outcome {
+        Ok(Ok(())) => return,
+        Ok(Err((_, Failed::Elsewhere))) => None,
+        Ok(Err((rank, Failed::Everywhere(m)))) => (rank == 0).then(|| format!("{routine}: {m}")),
+        Ok(Err((rank, Failed::Here(b)))) => Some(format!(
+            "{routine}: parameter {} ({}) had an illegal value{}: {}",
+            b.arg,
+            b.name,
+            on(rank),
+            b.detail
+        )),
+        Ok(Err((rank, Failed::Engine(m)))) => Some(format!("{routine}{}: {m}", on(rank))),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Some(format!("{routine}: internal error (a bug in copr): {what}"))
+        }
+    };
+    state.errors += 1;
+    if let Some(m) = message {
+        eprintln!("{m}; nothing was changed");
+    }
+}
+
+/// " on process r" (the rank in the communicator of the call's context), when known.
+fn on(rank: i32) -> String {
+    if rank < 0 {
+        String::new()
+    } else {
+        format!(" on process {rank}")
+    }
+}
+
+/// The ScaLAPACK descriptor at `desc` (9 ints), or `None` for a null pointer.
+///
+/// # Safety
+/// `desc` is null or points to 9 readable ints.
+unsafe fn read_desc(desc: *const c_int) -> Option<[i32; 9]> {
+    // SAFETY: the caller's guarantee; read_unaligned as Fortran may pass any address.
+    (!desc.is_null()).then(|| unsafe { desc.cast::<[i32; 9]>().read_unaligned() })
+}
+
+/// The layout of the submatrix `sub` (0-based) of the matrix described by `d` on a
+/// `p × q` grid whose row-major position k is rank `rank_map[k]` (or k), in a
+/// communicator of `ranks` ranks, with this process's `lld`.
+///
+/// The global matrix is cut after the submatrix: the rows and columns that remain are
+/// distributed as before, and the local buffer the layout implies ends at the
+/// submatrix's last local column, within what ScaLAPACK requires the caller to have.
+fn layout(
+    d: &Desc,
+    grid: (usize, usize),
+    sub: Submatrix,
+    lld: Option<usize>,
+    rank_map: Option<Vec<usize>>,
+    ranks: usize,
+) -> copr::Result<BlockCyclic> {
+    let mut spec = BlockCyclicSpec::new(sub.ia + sub.m, sub.ja + sub.n, d.mb, d.nb, grid.0, grid.1);
+    spec.grid_order = Order::RowMajor;
+    spec.rsrc = d.rsrc;
+    spec.csrc = d.csrc;
+    spec.submatrix = Some(sub);
+    spec.ranks = Some(ranks);
+    spec.local_order = Order::ColMajor;
+    spec.lld = lld;
+    spec.rank_map = rank_map;
+    BlockCyclic::new(spec)
+}
+
+/// A descriptor's global fields, checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Desc {
+    m: usize,
+    n: usize,
+    mb: usize,
+    nb: usize,
+    rsrc: usize,
+    csrc: usize,
+    lld: usize,
+}
+
+/// Positions of one matrix's arguments in the call.
+struct Args {
+    ptr: (u32, &'static str),
+    i: (u32, &'static str),
+    j: (u32, &'static str),
+    desc: (u32, &'static str),
+}
+
+impl Args {
+    /// A matrix's four arguments, in ScaLAPACK's order (array, row, column,
+    /// descriptor) from parameter number `first` on.
+    fn from(first: u32, [ptr, i, j, desc]: [&'static str; 4]) -> Self {
+        Self {
+            ptr: (first, ptr),
+            i: (first + 1, i),
+            j: (first + 2, j),
+            desc: (first + 3, desc),
+        }
+    }
+}
+
+/// One matrix of the call on a process of its grid, checked there.
+struct Side {
+    grid: (usize, usize),
+    pos: (usize, usize),
+    desc: Desc,
+    /// 0-based first row and column.
+    i0: usize,
+    j0: usize,
+    /// Elements of this process's local buffer that the call may touch.
+    len: usize,
+}
+
+/// Checks what ScaLAPACK requires of `sub(X) = X(i : i + rows - 1, j : j + cols - 1)`
+/// on a process of X's grid: the descriptor (type 1, sizes, sources on the grid, LLD
+/// at least this process's local rows), the submatrix inside X, and a buffer pointer
+/// that is aligned and not null when the process holds part of X.
+fn check_side<T>(
+    raw: [i32; 9],
+    info: GridInfo,
+    (i, j): (c_int, c_int),
+    (rows, cols): (usize, usize),
+    ptr: *const T,
+    args: &Args,
+) -> Result<Side, Bad> {
+    let (desc_arg, desc_name) = args.desc;
+    let (p, q) = (info.p as usize, info.q as usize);
+    let pos = info.me.expect("a member");
+    let pos = (pos.0 as usize, pos.1 as usize);
+    // type, non-negative fields, sources on the grid, positive block sizes and LLD,
+    // LLD against this process's local rows of the whole matrix (as ScaLAPACK)
+    let whole = BlockCyclic::from_descriptor(raw, p, q, Order::RowMajor)
+        .map_err(|e| bad(desc_arg, desc_name, e.to_string()))?;
+    whole
+        .check_storage(pos.0 * q + pos.1)
+        .map_err(|e| bad(desc_arg, desc_name, e.to_string()))?;
+    let field = |k: usize| raw[k] as usize; // non-negative: checked above
+    let desc = Desc {
+        m: field(2),
+        n: field(3),
+        mb: field(4),
+        nb: field(5),
+        rsrc: field(6),
+        csrc: field(7),
+        lld: field(8),
+    };
+    for ((arg, name), start, len, size, what) in [
+        (args.i, i, rows, desc.m, "rows"),
+        (args.j, j, cols, desc.n, "columns"),
+    ] {
+        if start < 1 || (start as usize - 1).saturating_add(len) > size {
+            return Err(bad(
+                arg,
+                name,
+                format!(
+                    "{name} = {start}, but the submatrix's {len} {what} from there do not fit in the matrix's {size} {what} (indices are 1-based)"
+                ),
+            ));
+        }
+    }
+    let (i0, j0) = (i as usize - 1, j as usize - 1);
+    let sub = Submatrix {
+        ia: i0,
+        ja: j0,
+        m: rows,
+        n: cols,
+    };
+    let local = layout(&desc, (p, q), sub, Some(desc.lld), None, p * q)
+        .map_err(|e| bad(desc_arg, desc_name, e.to_string()))?;
+    let len = local.local_len(pos.0 * q + pos.1);
+    let (ptr_arg, ptr_name) = args.ptr;
+    if len > 0 && ptr.is_null() {
+        return Err(bad(
+            ptr_arg,
+            ptr_name,
+            format!("null, but this process holds {len} elements of the matrix"),
+        ));
+    }
+    if len > 0 && (ptr as usize) % std::mem::align_of::<T>() != 0 {
+        return Err(bad(
+            ptr_arg,
+            ptr_name,
+            format!(
+                "{ptr:p} is not aligned to {} bytes",
+                std::mem::align_of::<T>()
+            ),
+        ));
+    }
+    Ok(Side {
+        grid: (p, q),
+        pos,
+        desc,
+        i0,
+        j0,
+        len,
+    })
+}
+
+/// Whether two buffers share memory.
+fn overlap<T>(a: *const T, a_len: usize, b: *const T, b_len: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    let size = std::mem::size_of::<T>();
+    let end = |start: usize, len: usize| start.saturating_add(len.saturating_mul(size));
+    a_len > 0 && b_len > 0 && a < end(b, b_len) && b < end(a, a_len)
+}
+
+/// Words of one matrix's description gathered from every process (13 each).
+const SIDE_WORDS: usize = 13;
+
+fn side_words(side: Option<&Side>) -> [u64; SIDE_WORDS] {
+    let Some(s) = side else {
+        return [0; SIDE_WORDS];
+    };
+    let d = s.desc;
+    [
+        1, s.grid.0, s.grid.1, s.pos.0, s.pos.1, d.m, d.n, d.mb, d.nb, d.rsrc, d.csrc, s.i0, s.j0,
+    ]
+    .map(|x| x as u64)
+}
+
+/// One matrix's layout in the call's communicator, from what its grid's processes
+/// reported (`rows[r]` from rank r): all of them must describe the same matrix, and the
+/// grid's positions must be filled by the call's processes, each once.
+fn gathered_layout(
+    rows: &[&[u64]],
+    (m, n): (usize, usize),
+    own_lld: Option<usize>,
+    what: &str,
+) -> Result<Layout, String> {
+    let members: Vec<usize> = (0..rows.len()).filter(|&r| rows[r][0] == 1).collect();
+    let Some(&first) = members.first() else {
+        return Err(format!(
+            "no process of the context ICTXT is in {what}'s grid"
+        ));
+    };
+    // grid shape, then the descriptor's global fields and the submatrix's start
+    let global = |r: usize| -> Vec<u64> {
+        let w = rows[r];
+        [1, 2, 5, 6, 7, 8, 9, 10, 11, 12]
+            .iter()
+            .map(|&k| w[k])
+            .collect()
+    };
+    let reference = global(first);
+    if let Some(&r) = members.iter().find(|&&r| global(r) != reference) {
+        return Err(format!(
+            "processes {first} and {r} of ICTXT pass different global arguments for {what} (grid, descriptor or submatrix start)"
+        ));
+    }
+    let w = rows[first];
+    let (p, q) = (w[1] as usize, w[2] as usize);
+    let mut map = vec![usize::MAX; p * q];
+    for &r in &members {
+        let k = rows[r][3] as usize * q + rows[r][4] as usize;
+        if map[k] != usize::MAX {
+            return Err(format!(
+                "processes {} and {r} of ICTXT are both at position {k} of {what}'s grid",
+                map[k]
+            ));
+        }
+        map[k] = r;
+    }
+    if let Some(k) = map.iter().position(|&r| r == usize::MAX) {
+        return Err(format!(
+            "the process at position ({}, {}) of {what}'s grid is not in the context ICTXT",
+            k / q,
+            k % q
+        ));
+    }
+    let desc = Desc {
+        m: w[5] as usize,
+        n: w[6] as usize,
+        mb: w[7] as usize,
+        nb: w[8] as usize,
+        rsrc: w[9] as usize,
+        csrc: w[10] as usize,
+        lld: 0,
+    };
+    let sub = Submatrix {
+        ia: w[11] as usize,
+        ja: w[12] as usize,
+        m,
+        n,
+    };
+    layout(&desc, (p, q), sub, own_lld, Some(map), rows.len())
+        .map(Layout::from)
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+/// The grid of BLACS context `ctxt` and copr's side of its communicator, for a process
+/// in the grid (else a bad argument `arg`, the context being `prefix ctxt`).
+fn context_comm<'s>(
+    state: &'s mut State,
+    ctxt: c_int,
+    (arg, name): (u32, &'static str),
+    prefix: &str,
+) -> Result<(GridInfo, &'s mut Comm), (i32, Failed)> {
+    let Some(
+        info @ GridInfo {
+            me: Some((row, col)),
+            ..
+        },
+    ) = blacs::gridinfo(ctxt)
+    else {
+        return Err((
+            -1,
+            Failed::Here(bad(
+                arg,
+                name,
+                format!("{prefix}{ctxt} is not a BLACS context that holds this process"),
+            )),
+        ));
+    };
+    // SAFETY: a live context holding this process (just checked).
+    let (raw, me) = unsafe { (blacs::communicator(ctxt), blacs::pnum(ctxt, row, col)) };
+    // SAFETY: BLACS's communicator of that context.
+    let comm = unsafe { state.comm(raw) };
+    let rank = comm.transport.rank();
+    if me as usize != rank {
+        return Err((
+            rank as i32,
+            Failed::Engine(format!(
+                "BLACS places this process at rank {me} of its communicator, MPI at rank {rank}"
+            )),
+        ));
+    }
+    Ok((info, comm))
+}
+
+/// The call's one collective step before any data moves: every process's `mine`
+/// (first word 1 where it found a bad argument, `own`), gathered, so that all return
+/// together when any found one.
+fn gather_verdicts(
+    transport: &mut dyn Transport,
+    mine: &[u64],
+    own: Option<Bad>,
+) -> Result<Vec<u64>, (i32, Failed)> {
+    let rank = transport.rank() as i32;
+    let mut all = vec![0u64; mine.len() * transport.size()];
+    transport
+        .all_gather(mine, &mut all)
+        .map_err(|e| (rank, Failed::Engine(e.to_string())))?;
+    if let Some(e) = own {
+        return Err((rank, Failed::Here(e)));
+    }
+    if all.chunks_exact(mine.len()).any(|w| w[0] != 0) {
+        return Err((rank, Failed::Elsewhere));
+    }
+    Ok(all)
+}
+
+/// This process's local buffer of `len` elements at `ptr` (empty when `len` is 0).
+///
+/// # Safety
+/// When `len > 0`, `ptr` is aligned and valid for `len` reads.
+unsafe fn source<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's guarantee.
+    unsafe { std::slice::from_raw_parts(ptr, len) }
+}
+
+/// As [`source`], writable.
+///
+/// # Safety
+/// When `len > 0`, `ptr` is aligned, valid for `len` reads and writes, and no other
+/// reference to that memory is alive.
+unsafe fn target<'a, T>(ptr: *mut T, len: usize) -> &'a mut [T] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: the caller's guarantee.
+    unsafe { std::slice::from_raw_parts_mut(ptr, len) }
+}
+
+/// `sub(B) ← sub(A)` with ScaLAPACK's `p?gemr2d` arguments (A the source, B the
+/// target, `ictxt` a context holding every process of both grids).
+///
+/// # Safety
+/// As the exported entry points: ScaLAPACK's contract for these arguments.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gemr2d<T: Element>(
+    routine: &str,
+    m: c_int,
+    n: c_int,
+    a: *const T,
+    ia: c_int,
+    ja: c_int,
+    desca: *const c_int,
+    b: *mut T,
+    ib: c_int,
+    jb: c_int,
+    descb: *const c_int,
+    ictxt: c_int,
+) {
+    // ScaLAPACK returns at once when there is nothing to copy
+    if m == 0 || n == 0 {
+        return;
+    }
+    run(routine, |state| {
+        let (_, comm) = context_comm(state, ictxt, (11, "ICTXT"), "")?;
+        let rank = comm.transport.rank();
+
+        // this process's own checks, in ScaLAPACK's order of parameters
+        let a_args = Args::from(3, ["A", "IA", "JA", "DESCA"]);
+        let b_args = Args::from(7, ["B", "IB", "JB", "DESCB"]);
+        let local = (|| -> Result<(Option<Side>, Option<Side>), Bad> {
+            if m < 0 {
+                return Err(bad(1, "M", format!("{m} is negative")));
+            }
+            if n < 0 {
+                return Err(bad(2, "N", format!("{n} is negative")));
+            }
+            let (mu, nu) = (m as usize, n as usize);
+            let mut sides = [None, None];
+            for (k, (desc, ptr, i, j, args)) in [
+                (desca, a, ia, ja, &a_args),
+                (descb, b.cast_const(), ib, jb, &b_args),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                // SAFETY: ScaLAPACK's contract: a descriptor of 9 ints
+                let Some(raw) = (unsafe { read_desc(desc) }) else {
+                    return Err(bad(args.desc.0, args.desc.1, "null"));
+                };
+                if raw[1] == -1 {
+                    continue; // not in this matrix's grid
+                }
+                let Some(info) = blacs::gridinfo(raw[1]) else {
+                    return Err(bad(
+                        args.desc.0,
+                        args.desc.1,
+                        format!(
+                            "CTXT = {} is neither -1 nor a BLACS context (parameter entry 2)",
+                            raw[1]
+                        ),
+                    ));
+                };
+                if info.me.is_some() {
+                    sides[k] = Some(check_side(raw, info, (i, j), (mu, nu), ptr, args)?);
+                }
+            }
+            let [sa, sb] = sides;
+            if let (Some(x), Some(y)) = (&sa, &sb) {
+                if overlap(a, x.len, b.cast_const(), y.len) {
+                    return Err(bad(7, "B", "shares memory with A on this process"));
+                }
+            }
+            Ok((sa, sb))
+        })();
+        let (err, sa, sb) = match local {
+            Ok((sa, sb)) => (None, sa, sb),
+            Err(e) => (Some(e), None, None),
+        };
+
+        // one gather: every process's verdict, M and N, and where it is in each grid
+        let mut mine = vec![u64::from(err.is_some()), m as u64, n as u64];
+        mine.extend(side_words(sa.as_ref()));
+        mine.extend(side_words(sb.as_ref()));
+        let width = mine.len();
+        let rank_i = rank as i32;
+        let all = gather_verdicts(&mut comm.transport, &mine, err)?;
+        let rows: Vec<&[u64]> = all.chunks_exact(width).collect();
+        if let Some(r) = rows.iter().position(|w| w[1..3] != rows[0][1..3]) {
+            return Err((
+                rank_i,
+                Failed::Everywhere(format!(
+                    "processes 0 and {r} of ICTXT pass different M, N ({} x {} and {} x {})",
+                    rows[0][1] as i64, rows[0][2] as i64, rows[r][1] as i64, rows[r][2] as i64
+                )),
+            ));
+        }
+        let shape = (m as usize, n as usize);
+        let side = |k: usize| -> Vec<&[u64]> {
+            rows.iter()
+                .map(|w| &w[3 + k * SIDE_WORDS..3 + (k + 1) * SIDE_WORDS])
+                .collect()
+        };
+        let everywhere = |e: String| (rank_i, Failed::Everywhere(e));
+        let a_layout = gathered_layout(&side(0), shape, sa.as_ref().map(|s| s.desc.lld), "A")
+            .map_err(everywhere)?;
+        let b_layout = gathered_layout(&side(1), shape, sb.as_ref().map(|s| s.desc.lld), "B")
+            .map_err(everywhere)?;
+        let (a_len, b_len) = (a_layout.local_len(rank), b_layout.local_len(rank));
+        // the lengths this process checked its pointers for
+        if (a_len, b_len) != (sa.map_or(0, |s| s.len), sb.map_or(0, |s| s.len)) {
+            return Err((
+                rank_i,
+                Failed::Engine(format!(
+                    "internal error: local lengths {a_len}, {b_len} differ from the checked ones"
+                )),
+            ));
+        }
+        let batch =
+            [Transform::new(a_layout, b_layout, Op::Identity).with_relabeling(Relabeling::Off)];
+        // SAFETY: pointers checked (aligned, not null where used), lengths within what
+        // ScaLAPACK requires the caller's buffers to hold, and A and B do not overlap.
+        let (src, dst) = unsafe { (source(a, a_len), target(b, b_len)) };
+        let mut jobs = [Job::copy(src, dst)];
+        comm.cache
+            .execute(&mut comm.transport, &batch, &mut jobs)
+            .map(|_| ())
+            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))
+    })
+}
+
+/// `sub(C) ← β·sub(C) + α·op(sub(A))` with PBLAS's `p?tran*` arguments, op the
+/// transpose (`conj = false`) or the conjugate transpose.
+///
+/// # Safety
+/// As the exported entry points: PBLAS's contract for these arguments.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn tran<T: Element>(
+    routine: &str,
+    conj: bool,
+    m: c_int,
+    n: c_int,
+    alpha: T,
+    a: *const T,
+    ia: c_int,
+    ja: c_int,
+    desca: *const c_int,
+    beta: T,
+    c: *mut T,
+    ic: c_int,
+    jc: c_int,
+    descc: *const c_int,
+) {
+    run(routine, |state| {
+        // SAFETY: PBLAS's contract: descriptors of 9 ints
+        let (Some(da), dc) = (unsafe { read_desc(desca) }, unsafe { read_desc(descc) }) else {
+            return Err((-1, Failed::Here(bad(7, "DESCA", "null"))));
+        };
+        let ctxt = da[1];
+        let (info, comm) = context_comm(state, ctxt, (7, "DESCA"), "CTXT = ")?;
+        let rank = comm.transport.rank();
+
+        let local = (|| -> Result<Option<(Side, Side)>, Bad> {
+            if m < 0 {
+                return Err(bad(1, "M", format!("{m} is negative")));
+            }
+            if n < 0 {
+                return Err(bad(2, "N", format!("{n} is negative")));
+            }
+            let Some(dc) = dc else {
+                return Err(bad(12, "DESCC", "null"));
+            };
+            if dc[1] != ctxt {
+                return Err(bad(
+                    12,
+                    "DESCC",
+                    format!("CTXT = {} differs from A's context {ctxt}", dc[1]),
+                ));
+            }
+            // sub(A) is n x m, sub(C) is m x n; with nothing to move, PBLAS returns
+            // (after checking its descriptors: copr needs them no further)
+            if m == 0 || n == 0 {
+                return Ok(None);
+            }
+            let (mu, nu) = (m as usize, n as usize);
+            let a_args = Args::from(4, ["A", "IA", "JA", "DESCA"]);
+            let c_args = Args::from(9, ["C", "IC", "JC", "DESCC"]);
+            let sa = check_side(da, info, (ia, ja), (nu, mu), a, &a_args)?;
+            let sc = check_side(dc, info, (ic, jc), (mu, nu), c.cast_const(), &c_args)?;
+            if overlap(a, sa.len, c.cast_const(), sc.len) {
+                return Err(bad(9, "C", "shares memory with A on this process"));
+            }
+            Ok(Some((sa, sc)))
+        })();
+        // every process learns whether all may go on, and that they agree on what
+        // decides whether data moves at all
+        let (alpha0, beta1) = (alpha == T::zero(), beta == T::one());
+        let mine = [
+            u64::from(local.is_err()),
+            m as u64,
+            n as u64,
+            u64::from(alpha0),
+            u64::from(beta1),
+        ];
+        let rank_i = rank as i32;
+        let (sides, own) = match local {
+            Ok(sides) => (sides, None),
+            Err(e) => (None, Some(e)),
+        };
+        let all = gather_verdicts(&mut comm.transport, &mine, own)?;
+        let rows: Vec<&[u64]> = all.chunks_exact(mine.len()).collect();
+        if let Some(r) = rows.iter().position(|w| w[1..] != rows[0][1..]) {
+            return Err((
+                rank_i,
+                Failed::Everywhere(format!(
+                    "processes 0 and {r} of the context pass different M, N, or disagree whether ALPHA is 0 or BETA is 1"
+                )),
+            ));
+        }
+        // PBLAS's quick returns: nothing to do, or C ← β·C without reading A
+        let Some((sa, sc)) = sides else {
+            return Ok(()); // M or N is 0
+        };
+        if alpha0 && beta1 {
+            return Ok(());
+        }
+        let (mu, nu) = (m as usize, n as usize);
+        let grid = sa.grid;
+        let ranks = grid.0 * grid.1;
+        // sub(A) (n x m) and sub(C) (m x n) with this process's LLD, on the context's
+        // grid, whose row-major positions are the ranks of its communicator
+        let side_layout = |s: &Side, rows: usize, cols: usize| -> Result<Layout, (i32, Failed)> {
+            let sub = Submatrix {
+                ia: s.i0,
+                ja: s.j0,
+                m: rows,
+                n: cols,
+            };
+            layout(&s.desc, grid, sub, Some(s.desc.lld), None, ranks)
+                .map(Layout::from)
+                .map_err(|e| (rank_i, Failed::Everywhere(e.to_string())))
+        };
+        let c_layout = side_layout(&sc, mu, nu)?;
+        // SAFETY: C checked (aligned, not null where used), its length within what
+        // PBLAS requires the caller's buffer to hold, and apart from A.
+        let dst = unsafe { target(c, c_layout.local_len(rank)) };
+        if alpha0 {
+            for blk in c_layout.local_blocks(rank) {
+                for j in 0..blk.cols.len() {
+                    for i in 0..blk.rows.len() {
+                        let x = &mut dst[blk.index(i, j)];
+                        *x = if beta == T::zero() {
+                            T::zero()
+                        } else {
+                            beta.mul(*x)
+                        };
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let a_layout = side_layout(&sa, nu, mu)?;
+        let op = if conj {
+            Op::ConjTranspose
+        } else {
+            Op::Transpose
+        };
+        let batch =
+            [Transform::new(a_layout.clone(), c_layout, op).with_relabeling(Relabeling::Off)];
+        // SAFETY: as for C.
+        let src = unsafe { source(a, a_layout.local_len(rank)) };
+        let mut jobs = [Job {
+            alpha,
+            beta,
+            source: src,
+            target: dst,
+        }];
+        comm.cache
+            .execute(&mut comm.transport, &batch, &mut jobs)
+            .map(|_| ())
+            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))
+    })
+}
+
+/// Reads the by-reference scalars of a Fortran-style call; a null one is reported
+/// (parameter number and name) and the call does nothing.
+///
+/// # Safety
+/// Each pointer is null or valid for one read of `V`.
+pub(crate) unsafe fn by_reference<V: Copy, const N: usize>(
+    routine: &str,
+    args: [(*const V, u32, &'static str); N],
+) -> Option<[V; N]> {
+    if let Some(&(_, arg, name)) = args.iter().find(|(p, _, _)| p.is_null()) {
+        run(routine, |_| Err((-1, Failed::Here(bad(arg, name, "null")))));
+        return None;
+    }
+    // SAFETY: not null, and the caller's guarantee; Fortran may pass any address.
+    Some(args.map(|(p, _, _)| unsafe { p.read_unaligned() }))
+}

@@ -1,0 +1,525 @@
+/* copr's ScaLAPACK-signature entry points against ScaLAPACK itself (Debian's
+ * libscalapack-openmpi), element by element, on random cases:
+ *
+ *   p?gemr2d: A and B on different BLACS grids (row-major, column-major and mapped
+ *             grids of random subsets of the processes, so some processes are outside
+ *             a grid), under a context ICTXT of all processes or of all but the last;
+ *             submatrices at IA/JA != 1, per-process LLD with random padding;
+ *   p?tran*:  transposes (and conjugate transposes) with random alpha, beta on one
+ *             random grid; alpha = 0 with a source full of NaN (not to be read);
+ *
+ * for s, d, c, z, through the C-style and the Fortran-style entry points. Each case
+ * also checks both results against the formula (values are small multiples of 1/4 and
+ * the scalars are dyadic, so every result is exact). Then bad arguments: every process
+ * must return, count one error, and leave the data unchanged, and the processes that
+ * found the error must name the parameter on standard error.
+ *
+ *   mpirun -n P redist_test [cases]      (default 48 cases; exit status 1 on failure)
+ *
+ * Built and run by scripts/mpi-tests.sh. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "copr.h"
+
+/* BLACS, ScaLAPACK and PBLAS, as libscalapack-openmpi exports them */
+void Cblacs_pinfo(int *mypnum, int *nprocs);
+void Cblacs_get(int context, int what, int *val);
+void Cblacs_gridinit(int *context, char *order, int nprow, int npcol);
+void Cblacs_gridmap(int *context, int *usermap, int ldumap, int nprow, int npcol);
+void Cblacs_gridinfo(int context, int *nprow, int *npcol, int *myrow, int *mycol);
+void Cblacs_gridexit(int context);
+int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc, const int *nprocs);
+void Cpsgemr2d(int m, int n, float *a, int ia, int ja, int *desca, float *b, int ib, int jb,
+               int *descb, int ictxt);
+void Cpdgemr2d(int m, int n, double *a, int ia, int ja, int *desca, double *b, int ib, int jb,
+               int *descb, int ictxt);
+void Cpcgemr2d(int m, int n, copr_scomplex *a, int ia, int ja, int *desca, copr_scomplex *b,
+               int ib, int jb, int *descb, int ictxt);
+void Cpzgemr2d(int m, int n, copr_dcomplex *a, int ia, int ja, int *desca, copr_dcomplex *b,
+               int ib, int jb, int *descb, int ictxt);
+void pstran_(int *m, int *n, float *alpha, float *a, int *ia, int *ja, int *desca, float *beta,
+             float *c, int *ic, int *jc, int *descc);
+void pdtran_(int *m, int *n, double *alpha, double *a, int *ia, int *ja, int *desca,
+             double *beta, double *c, int *ic, int *jc, int *descc);
+void pctranu_(int *m, int *n, float *alpha, float *a, int *ia, int *ja, int *desca, float *beta,
+              float *c, int *ic, int *jc, int *descc);
+void pctranc_(int *m, int *n, float *alpha, float *a, int *ia, int *ja, int *desca, float *beta,
+              float *c, int *ic, int *jc, int *descc);
+void pztranu_(int *m, int *n, double *alpha, double *a, int *ia, int *ja, int *desca,
+              double *beta, double *c, int *ic, int *jc, int *descc);
+void pztranc_(int *m, int *n, double *alpha, double *a, int *ia, int *ja, int *desca,
+              double *beta, double *c, int *ic, int *jc, int *descc);
+
+static int me, nprocs;
+static const char *TYPES = "sdcz";
+
+/* ---- random numbers: the same sequence on every process ---- */
+static uint64_t rng_state;
+static uint64_t next_u64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* 0 .. k-1 */
+static int pick(int k) { return (int)(next_u64(&rng_state) % (uint64_t)k); }
+
+/* ---- element types: s, d, c, z as 1 or 2 floats or doubles ---- */
+static int comps(int t) { return t >= 2 ? 2 : 1; }
+static int is_double(int t) { return t == 1 || t == 3; }
+static size_t elem_size(int t) { return (size_t)comps(t) * (is_double(t) ? 8 : 4); }
+static void set(void *buf, size_t k, int c, int t, double v) {
+    size_t at = k * (size_t)comps(t) + (size_t)c;
+    if (is_double(t))
+        ((double *)buf)[at] = v;
+    else
+        ((float *)buf)[at] = (float)v;
+}
+static double get(const void *buf, size_t k, int c, int t) {
+    size_t at = k * (size_t)comps(t) + (size_t)c;
+    return is_double(t) ? ((const double *)buf)[at] : (double)((const float *)buf)[at];
+}
+
+/* component c of the global element (i, j) of a matrix "salt": a multiple of 1/4 */
+static double value(int i, int j, int c, int salt) {
+    int x = c == 0 ? i * 131 + j * 71 + salt * 17 : j * 37 + i * 101 + salt * 29 + 5;
+    return (double)(x % 509) * 0.25 - 60.0;
+}
+static const double PAD = -12345.0; /* padding rows below LOCr, never to be written */
+
+/* ---- a process grid and a matrix on it ---- */
+typedef struct {
+    int ctxt, nprow, npcol, myrow, mycol; /* ctxt -1 and myrow -1 outside the grid */
+} grid;
+
+/* A grid of k of the first `avail` processes: BLACS "R" or "C" order on the first k,
+ * or a random map of a random choice of them. Collective over all processes. */
+static grid make_grid(int avail, int k) {
+    grid g;
+    int nprow = 1 + pick(k), sys, i;
+    while (k % nprow) nprow--;
+    g.nprow = nprow;
+    g.npcol = k / nprow;
+    Cblacs_get(-1, 0, &sys);
+    g.ctxt = sys;
+    switch (pick(3)) {
+    case 0: Cblacs_gridinit(&g.ctxt, "R", g.nprow, g.npcol); break;
+    case 1: Cblacs_gridinit(&g.ctxt, "C", g.nprow, g.npcol); break;
+    default: {
+        int *perm = malloc(sizeof(int) * (size_t)avail);
+        for (i = 0; i < avail; i++) perm[i] = i;
+        for (i = avail - 1; i > 0; i--) {
+            int j = pick(i + 1), x = perm[i];
+            perm[i] = perm[j];
+            perm[j] = x;
+        }
+        /* usermap(i, j) = perm[...], column-major with leading dimension nprow */
+        Cblacs_gridmap(&g.ctxt, perm, g.nprow, g.nprow, g.npcol);
+        free(perm);
+    }
+    }
+    g.myrow = g.mycol = -1;
+    if (g.ctxt >= 0) {
+        int p, q;
+        Cblacs_gridinfo(g.ctxt, &p, &q, &g.myrow, &g.mycol);
+        if (g.myrow < 0 || g.myrow >= p) g.myrow = g.mycol = -1;
+    }
+    if (g.myrow < 0) g.ctxt = -1;
+    return g;
+}
+static void free_grid(grid *g) {
+    if (g->ctxt >= 0) Cblacs_gridexit(g->ctxt);
+}
+
+typedef struct {
+    int desc[9];
+    int locr, locc; /* local rows and columns of the whole matrix */
+    size_t len;     /* elements of the local array */
+    void *copr, *ref; /* the array for copr's call, the one for ScaLAPACK's */
+} matrix;
+
+/* global index of local index l (blocks of nb over np processes from src) */
+static int l2g(int l, int nb, int p, int src, int np) {
+    return ((l / nb) * np + (p - src + np) % np) * nb + l % nb;
+}
+
+/* An M x N matrix in random MB x NB blocks on g; LLD gets random padding on each
+ * process (from `own`, a per-process sequence). Both arrays hold value(salt) (or NaN
+ * when nan is set) and PAD below the local rows. */
+static matrix make_matrix(int t, const grid *g, int M, int N, int salt, int nan,
+                          uint64_t *own) {
+    matrix x;
+    int mb = 1 + pick(8), nb = 1 + pick(8), rsrc = pick(g->nprow), csrc = pick(g->npcol);
+    int lld, li, lj, c;
+    memset(&x, 0, sizeof x);
+    x.desc[0] = 1;
+    x.desc[1] = g->ctxt;
+    x.desc[2] = M;
+    x.desc[3] = N;
+    x.desc[4] = mb;
+    x.desc[5] = nb;
+    x.desc[6] = rsrc;
+    x.desc[7] = csrc;
+    if (g->ctxt < 0) {
+        x.desc[8] = 1;
+        return x;
+    }
+    x.locr = numroc_(&M, &mb, &g->myrow, &rsrc, &g->nprow);
+    x.locc = numroc_(&N, &nb, &g->mycol, &csrc, &g->npcol);
+    lld = (x.locr > 1 ? x.locr : 1) + (int)(next_u64(own) % 3);
+    x.desc[8] = lld;
+    x.len = (size_t)lld * (size_t)(x.locc > 0 ? x.locc : 1);
+    x.copr = malloc(x.len * elem_size(t));
+    x.ref = malloc(x.len * elem_size(t));
+    for (lj = 0; lj < (x.locc > 0 ? x.locc : 1); lj++)
+        for (li = 0; li < lld; li++)
+            for (c = 0; c < comps(t); c++) {
+                size_t k = (size_t)li + (size_t)lj * (size_t)lld;
+                double v = PAD;
+                if (li < x.locr && lj < x.locc)
+                    v = nan ? NAN
+                            : value(l2g(li, mb, g->myrow, rsrc, g->nprow),
+                                    l2g(lj, nb, g->mycol, csrc, g->npcol), c, salt);
+                set(x.copr, k, c, t, v);
+                set(x.ref, k, c, t, v);
+            }
+    return x;
+}
+static void free_matrix(matrix *x) {
+    free(x->copr);
+    free(x->ref);
+}
+
+/* Compares a target's two arrays with each other and with `expect(i, j, c, old)`
+ * (global 0-based i, j; old = the value before the call); returns mismatches. */
+typedef double (*expectation)(const void *ctx, int i, int j, int c, double old);
+static long check(int t, const matrix *x, const grid *g, int salt, expectation expect,
+                  const void *ctx, const char *what) {
+    long bad = 0;
+    int li, lj, c, lld = x->desc[8];
+    if (g->ctxt < 0) return 0;
+    for (lj = 0; lj < (x->locc > 0 ? x->locc : 1); lj++)
+        for (li = 0; li < lld; li++)
+            for (c = 0; c < comps(t); c++) {
+                size_t k = (size_t)li + (size_t)lj * (size_t)lld;
+                double got = get(x->copr, k, c, t), ref = get(x->ref, k, c, t), want = PAD;
+                if (li < x->locr && lj < x->locc) {
+                    int i = l2g(li, x->desc[4], g->myrow, x->desc[6], g->nprow);
+                    int j = l2g(lj, x->desc[5], g->mycol, x->desc[7], g->npcol);
+                    want = expect(ctx, i, j, c, value(i, j, c, salt));
+                }
+                if (got != ref || got != want) {
+                    if (bad < 3)
+                        fprintf(stderr,
+                                "process %d: %s: local (%d, %d) part %d: copr %g, ScaLAPACK %g, "
+                                "expected %g\n",
+                                me, what, li, lj, c, got, ref, want);
+                    bad++;
+                }
+            }
+    return bad;
+}
+
+/* ---- p?gemr2d ---- */
+typedef struct {
+    int m, n, ia, ja, ib, jb, salt_a;
+} copy_case;
+static double expect_copy(const void *ctx, int i, int j, int c, double old) {
+    const copy_case *k = ctx;
+    int si = i - (k->ib - 1), sj = j - (k->jb - 1);
+    if (si < 0 || si >= k->m || sj < 0 || sj >= k->n) return old;
+    return value(si + k->ia - 1, sj + k->ja - 1, c, k->salt_a);
+}
+
+static void scalapack_gemr2d(int t, int m, int n, void *a, int ia, int ja, int *desca, void *b,
+                             int ib, int jb, int *descb, int ictxt) {
+    switch (t) {
+    case 0: Cpsgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    case 1: Cpdgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    case 2: Cpcgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    default: Cpzgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);
+    }
+}
+static void copr_gemr2d(int fortran, int t, int m, int n, void *a, int ia, int ja, int *desca,
+                        void *b, int ib, int jb, int *descb, int ictxt) {
+    if (fortran) {
+        switch (t) {
+        case 0: copr_psgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
+        case 1: copr_pdgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
+        case 2: copr_pcgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
+        default: copr_pzgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt);
+        }
+        return;
+    }
+    switch (t) {
+    case 0: copr_psgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    case 1: copr_pdgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    case 2: copr_pcgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    default: copr_pzgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);
+    }
+}
+
+/* One random p?gemr2d case; returns this process's mismatches. */
+static long gemr2d_case(int t, int fortran, uint64_t *own, char *desc, size_t desc_len) {
+    /* ICTXT: all processes, or all but the last (which then takes no part) */
+    int avail = nprocs >= 3 && pick(3) == 0 ? nprocs - 1 : nprocs;
+    int gk = avail;
+    grid G = make_grid(avail, gk);
+    grid ga = make_grid(avail, 1 + pick(avail)), gb = make_grid(avail, 1 + pick(avail));
+    copy_case k;
+    matrix a, b;
+    long bad = 0;
+    k.m = 1 + pick(40);
+    k.n = 1 + pick(40);
+    k.ia = 1 + pick(9);
+    k.ja = 1 + pick(9);
+    k.ib = 1 + pick(9);
+    k.jb = 1 + pick(9);
+    k.salt_a = 1 + pick(1000);
+    a = make_matrix(t, &ga, k.ia - 1 + k.m + pick(6), k.ja - 1 + k.n + pick(6), k.salt_a, 0, own);
+    b = make_matrix(t, &gb, k.ib - 1 + k.m + pick(6), k.jb - 1 + k.n + pick(6), k.salt_a + 1, 0,
+                    own);
+    snprintf(desc, desc_len,
+             "p%cgemr2d%s %dx%d A(%d,%d) of %dx%d in %dx%d blocks on %dx%d, B(%d,%d) of %dx%d "
+             "in %dx%d blocks on %dx%d, ICTXT of %d processes",
+             TYPES[t], fortran ? "_" : "", k.m, k.n, k.ia, k.ja, a.desc[2], a.desc[3], a.desc[4],
+             a.desc[5], ga.nprow, ga.npcol, k.ib, k.jb, b.desc[2], b.desc[3], b.desc[4],
+             b.desc[5], gb.nprow, gb.npcol, avail);
+    if (G.ctxt >= 0) {
+        scalapack_gemr2d(t, k.m, k.n, a.ref, k.ia, k.ja, a.desc, b.ref, k.ib, k.jb, b.desc,
+                         G.ctxt);
+        copr_gemr2d(fortran, t, k.m, k.n, a.copr, k.ia, k.ja, a.desc, b.copr, k.ib, k.jb, b.desc,
+                    G.ctxt);
+        bad = check(t, &b, &gb, k.salt_a + 1, expect_copy, &k, desc);
+        /* the source is unchanged */
+        if (ga.ctxt >= 0 && memcmp(a.copr, a.ref, a.len * elem_size(t)) != 0) {
+            fprintf(stderr, "process %d: %s: copr changed the source\n", me, desc);
+            bad++;
+        }
+    }
+    free_matrix(&a);
+    free_matrix(&b);
+    free_grid(&ga);
+    free_grid(&gb);
+    free_grid(&G);
+    return bad;
+}
+
+/* ---- p?tran* ---- */
+typedef struct {
+    int t, conj, m, n, ia, ja, ic, jc, salt_a;
+    double alpha[2], beta[2];
+} tran_case;
+static double expect_tran(const void *ctx, int i, int j, int c, double old_c) {
+    const tran_case *k = ctx;
+    int si = i - (k->ic - 1), sj = j - (k->jc - 1);
+    double ar, ai, cr, ci, xr, xi;
+    if (si < 0 || si >= k->m || sj < 0 || sj >= k->n) return old_c;
+    /* x = op(sub(A))(si, sj) = sub(A)(sj, si), conjugated for tranc */
+    xr = value(sj + k->ia - 1, si + k->ja - 1, 0, k->salt_a);
+    xi = comps(k->t) == 2 ? value(sj + k->ia - 1, si + k->ja - 1, 1, k->salt_a) : 0.0;
+    if (k->conj) xi = -xi;
+    if (k->alpha[0] == 0.0 && k->alpha[1] == 0.0) xr = xi = 0.0; /* A is not read */
+    cr = value(i, j, 0, k->salt_a + 1);
+    ci = comps(k->t) == 2 ? value(i, j, 1, k->salt_a + 1) : 0.0;
+    ar = k->alpha[0] * xr - k->alpha[1] * xi + k->beta[0] * cr - k->beta[1] * ci;
+    ai = k->alpha[0] * xi + k->alpha[1] * xr + k->beta[0] * ci + k->beta[1] * cr;
+    return c == 0 ? ar : ai;
+}
+
+static void call_tran(int which, const tran_case *k, void *a, int *desca, void *c, int *descc) {
+    int m = k->m, n = k->n, ia = k->ia, ja = k->ja, ic = k->ic, jc = k->jc;
+    float fa[2] = {(float)k->alpha[0], (float)k->alpha[1]};
+    float fb[2] = {(float)k->beta[0], (float)k->beta[1]};
+    double da[2] = {k->alpha[0], k->alpha[1]}, db[2] = {k->beta[0], k->beta[1]};
+    int t = k->t;
+    if (which == 0) { /* ScaLAPACK */
+        if (t == 0) pstran_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+        if (t == 1) pdtran_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+        if (t == 2 && !k->conj) pctranu_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+        if (t == 2 && k->conj) pctranc_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+        if (t == 3 && !k->conj) pztranu_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+        if (t == 3 && k->conj) pztranc_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+        return;
+    }
+    if (t == 0) copr_pstran_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+    if (t == 1) copr_pdtran_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+    if (t == 2 && !k->conj) copr_pctranu_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+    if (t == 2 && k->conj) copr_pctranc_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+    if (t == 3 && !k->conj) copr_pztranu_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+    if (t == 3 && k->conj) copr_pztranc_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+}
+
+static long tran_case_run(int t, uint64_t *own, char *desc, size_t desc_len) {
+    static const double re[] = {0.0, 1.0, -1.0, 0.5, 2.0};
+    static const double im[] = {0.0, 1.0, -0.5};
+    grid g = make_grid(nprocs, 1 + pick(nprocs));
+    tran_case k;
+    matrix a, c;
+    long bad = 0;
+    k.t = t;
+    k.conj = t >= 2 && pick(2);
+    k.m = 1 + pick(40);
+    k.n = 1 + pick(40);
+    k.ia = 1 + pick(9);
+    k.ja = 1 + pick(9);
+    k.ic = 1 + pick(9);
+    k.jc = 1 + pick(9);
+    k.salt_a = 1 + pick(1000);
+    k.alpha[0] = re[pick(5)];
+    k.alpha[1] = t >= 2 ? im[pick(3)] : 0.0;
+    k.beta[0] = re[pick(5)];
+    k.beta[1] = t >= 2 ? im[pick(3)] : 0.0;
+    if (pick(6) == 0) k.alpha[0] = k.alpha[1] = 0.0;
+    /* sub(A) is n x m; with alpha = 0 the source holds NaN (ScaLAPACK does not read it) */
+    a = make_matrix(t, &g, k.ia - 1 + k.n + pick(6), k.ja - 1 + k.m + pick(6), k.salt_a,
+                    k.alpha[0] == 0.0 && k.alpha[1] == 0.0, own);
+    c = make_matrix(t, &g, k.ic - 1 + k.m + pick(6), k.jc - 1 + k.n + pick(6), k.salt_a + 1, 0,
+                    own);
+    /* PBLAS wants both matrices on one context: C's blocking is its own */
+    snprintf(desc, desc_len,
+             "p%ctran%s %dx%d alpha (%g, %g) beta (%g, %g) A(%d,%d) of %dx%d in %dx%d blocks, "
+             "C(%d,%d) of %dx%d in %dx%d blocks, on %dx%d",
+             TYPES[t], t < 2 ? "" : (k.conj ? "c" : "u"), k.m, k.n, k.alpha[0], k.alpha[1],
+             k.beta[0], k.beta[1], k.ia, k.ja, a.desc[2], a.desc[3], a.desc[4], a.desc[5], k.ic,
+             k.jc, c.desc[2], c.desc[3], c.desc[4], c.desc[5], g.nprow, g.npcol);
+    if (g.ctxt >= 0) {
+        call_tran(0, &k, a.ref, a.desc, c.ref, c.desc);
+        call_tran(1, &k, a.copr, a.desc, c.copr, c.desc);
+        bad = check(t, &c, &g, k.salt_a + 1, expect_tran, &k, desc);
+    }
+    free_matrix(&a);
+    free_matrix(&c);
+    free_grid(&g);
+    return bad;
+}
+
+/* ---- bad arguments: every process returns, counts one error, changes nothing ---- */
+static long error_cases(void) {
+    grid g = make_grid(nprocs, nprocs);
+    uint64_t own = 99;
+    long bad = 0;
+    int t = 1, i;
+    matrix a = make_matrix(t, &g, 20, 17, 3, 0, &own), b = make_matrix(t, &g, 19, 18, 4, 0, &own);
+    int saved_lld = b.desc[8];
+    double one = 1.0;
+    int m = 10, n = 9, ia = 2, ja = 3, ic = 1, jc = 1;
+    /* what each bad call must print on standard error (on the last process only for
+     * kind 1: the others return quietly) */
+    struct {
+        const char *what, *message;
+        int kind;
+    } cases[] = {
+        {"IA = 0", "copr_pdgemr2d: parameter 4 (IA) had an illegal value", 0},
+        {"LLD too small on the last process only",
+         "copr_pdgemr2d: parameter 10 (DESCB) had an illegal value", 1},
+        {"A and C on different contexts", "copr_pdtran_: parameter 12 (DESCC)", 2},
+        {"negative M", "copr_pdtran_: parameter 1 (M) had an illegal value", 3},
+        {"B is A", "copr_pdgemr2d: parameter 7 (B) had an illegal value", 4},
+    };
+    for (i = 0; i < 5; i++) {
+        uint64_t before = copr_capi_errors();
+        int kind = cases[i].kind, saved_stderr = dup(2), printed;
+        FILE *log = tmpfile();
+        char text[4096];
+        size_t got;
+        fflush(stderr);
+        dup2(fileno(log), 2);
+        if (kind == 1 && me == nprocs - 1) b.desc[8] = b.locr >= 2 ? b.locr - 1 : 0;
+        if (kind == 0) copr_pdgemr2d(m, n, a.copr, 0, ja, a.desc, b.copr, 1, 1, b.desc, g.ctxt);
+        if (kind == 1) copr_pdgemr2d(m, n, a.copr, ia, ja, a.desc, b.copr, 1, 1, b.desc, g.ctxt);
+        if (kind == 2) {
+            int other[9];
+            memcpy(other, b.desc, sizeof other);
+            other[1] = g.ctxt + 1000;
+            copr_pdtran_(&m, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, other);
+        }
+        if (kind == 4) copr_pdgemr2d(m, n, a.copr, 1, 1, a.desc, a.copr, 2, 1, a.desc, g.ctxt);
+        if (kind == 3) {
+            int neg = -1;
+            copr_pdtran_(&neg, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, b.desc);
+        }
+        b.desc[8] = saved_lld;
+        fflush(stderr);
+        dup2(saved_stderr, 2);
+        close(saved_stderr);
+        rewind(log);
+        got = fread(text, 1, sizeof text - 1, log);
+        text[got] = 0;
+        fclose(log);
+        printed = strstr(text, cases[i].message) != NULL;
+        if (kind == 4) {
+            /* found where the parts of A and B this process touches share memory: on
+             * some processes, depending on the blocks; on one at least */
+            int anywhere;
+            MPI_Allreduce(&printed, &anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            printed = anywhere;
+        }
+        /* kind 1: only the last process finds it */
+        if (printed != (kind == 1 ? me == nprocs - 1 : 1)) {
+            fprintf(stderr, "process %d: %s: expected %s\"%s\" on standard error, got \"%s\"\n", me,
+                    cases[i].what, printed ? "no " : "", cases[i].message, text);
+            bad++;
+        }
+        if (copr_capi_errors() != before + 1) {
+            fprintf(stderr, "process %d: %s: %llu errors counted, expected 1\n", me,
+                    cases[i].what, (unsigned long long)(copr_capi_errors() - before));
+            bad++;
+        }
+        if (memcmp(b.copr, b.ref, b.len * elem_size(t)) != 0 ||
+            memcmp(a.copr, a.ref, a.len * elem_size(t)) != 0) {
+            fprintf(stderr, "process %d: %s: the data changed\n", me, cases[i].what);
+            bad++;
+        }
+    }
+    free_matrix(&a);
+    free_matrix(&b);
+    free_grid(&g);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    int cases = argc > 1 ? atoi(argv[1]) : 48, k, failed_cases = 0;
+    long total_bad = 0;
+    uint64_t own;
+    char desc[512];
+    MPI_Init(&argc, &argv);
+    Cblacs_pinfo(&me, &nprocs);
+    own = 1000003u * (uint64_t)(me + 1);
+    rng_state = 20261123u + (uint64_t)nprocs;
+    for (k = 0; k < cases; k++) {
+        int t = k % 4, kind = (k / 4) % 3;
+        long bad, all;
+        desc[0] = 0;
+        bad = kind < 2 ? gemr2d_case(t, kind == 1, &own, desc, sizeof desc)
+                       : tran_case_run(t, &own, desc, sizeof desc);
+        MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (all) {
+            failed_cases++;
+            if (me == 0) fprintf(stderr, "case %d FAILED (%ld mismatches): %s\n", k, all, desc);
+        }
+        total_bad += all;
+    }
+    {
+        long bad = error_cases(), all;
+        MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (all) failed_cases++;
+        if (me == 0)
+            printf("error cases (5 bad calls): %s\n",
+                   all ? "FAILED"
+                       : "every process returned, counted it, changed nothing, and the "
+                         "processes that found it named the parameter");
+    }
+    if (me == 0)
+        printf("copr C entry points vs ScaLAPACK on %d processes: %d passed, %d failed\n",
+               nprocs, cases + 1 - failed_cases, failed_cases);
+    MPI_Finalize();
+    return failed_cases ? 1 : 0;
+}

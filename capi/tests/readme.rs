@@ -1,0 +1,34 @@
+//! The README's C snippet is a line of the C example that scripts/mpi-tests.sh builds
+//! and runs, and its build commands name files that exist.
+
+use std::path::PathBuf;
+
+#[test]
+fn readme_c_snippet_is_in_the_tested_example() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme
+        .split("## From C and Fortran")
+        .nth(1)
+        .expect("the README has a section \"From C and Fortran\"");
+    let example = std::fs::read_to_string(root.join("capi/examples/redistribute.c")).unwrap();
+    let blocks: Vec<&str> = section
+        .split("```c\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert!(!blocks.is_empty(), "the section shows a C call");
+    for line in blocks.iter().flat_map(|b| b.lines()) {
+        assert!(
+            example.lines().any(|l| l.trim() == line.trim()),
+            "README line {line:?} is not in capi/examples/redistribute.c"
+        );
+    }
+    for file in [
+        "capi/examples/redistribute.c",
+        "capi/include/copr.h",
+        "capi/install.sh",
+    ] {
+        assert!(section.contains(file) && root.join(file).exists(), "{file}");
+    }
+}
