@@ -22,6 +22,7 @@
 //! * [`assignment_value`]: `Σ_i W[i][σ(i)]`.
 //! * [`brute_force_max`]: every permutation, the reference for tests (n ≤ 10).
 
+mod auction;
 mod brute;
 mod dense;
 mod greedy;
