@@ -13,7 +13,9 @@
 //! satisfies ε-complementary slackness for the new ε. Within a phase, an unassigned row
 //! bids for its most profitable column `j₁` (profit `b₁`), raising `p_{j₁}` by
 //! `b₁ − b₂ + ε` (`b₂` the runner-up profit) and displacing the previous owner (a
-//! Gauss–Seidel auction).
+//! Gauss–Seidel auction). The first phase may start from given prices and a partial
+//! assignment (the shortest-path stage's); the rows of it that satisfy ε-complementary
+//! slackness are kept, the others bid.
 //!
 //! The implicit zero entries of row `i` are the columns outside its pattern; the best of
 //! them is the cheapest such column. A lazily updated min-heap of prices finds it; since
@@ -31,9 +33,8 @@ const NONE: u32 = u32::MAX;
 /// shortest-path solver runs instead.
 const MAX_SCALED: u128 = 1 << 42;
 
-/// Prices above this abort the auction (they cannot arise on inputs within
-/// [`MAX_SCALED`] unless the work budget is exhausted first; the check keeps every
-/// price update far from `i64` overflow).
+/// A safeguard: a price above this aborts the auction (the caller then finishes with
+/// shortest paths), which keeps every price update far from `i64` overflow.
 const PRICE_LIMIT: i64 = 1 << 61;
 
 /// Ratio between the ε of consecutive phases.

@@ -221,8 +221,8 @@ fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
     let size = nnz + n as u64;
     let handover = match strategy {
         Strategy::Adaptive if nnz <= MAX_AUCTION_DEGREE * n as u64 => Handover {
-            remaining: HANDOVER_PER_ENTRY * size,
-            min_work: MIN_SAP_WORK_PER_ENTRY * size,
+            remaining: HANDOVER_PER_ENTRY.saturating_mul(size),
+            min_work: MIN_SAP_WORK_PER_ENTRY.saturating_mul(size),
         },
         #[cfg(test)]
         Strategy::Handover => Handover {
@@ -233,9 +233,11 @@ fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
     };
     let free = s.solve_free(free, strategy, handover);
     if !free.is_empty() {
-        if let Outcome::Optimal(sigma) =
-            auction_max(w, AUCTION_WORK_PER_ENTRY * size, Some(s.start()))
-        {
+        if let Outcome::Optimal(sigma) = auction_max(
+            w,
+            AUCTION_WORK_PER_ENTRY.saturating_mul(size),
+            Some(s.start()),
+        ) {
             return perm_of(sigma);
         }
         s.solve_free(free, strategy, Handover::NEVER);
