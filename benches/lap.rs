@@ -1,6 +1,6 @@
 //! Linear-assignment benches: dense JV (copr's own and the `lapjv` crate) on uniform
-//! random integers, the sparse solver on block-cyclic relabeling instances, and COSTA's
-//! greedy baseline. Inputs are built outside the timed loop.
+//! random integers, the sparse solver on block-cyclic relabeling instances and on random
+//! sparse rows, and COSTA's greedy baseline. Inputs are built outside the timed loop.
 //!
 //! Run: `cargo bench --bench lap`.
 
@@ -46,6 +46,13 @@ fn sparse(c: &mut Criterion) {
         "random_4_per_row_1_1000/102400".to_string(),
         common::random_sparse_rows(102400, 4, 1000, 3),
     ));
+    // the hard case: long late shortest-path searches, handed to the auction
+    for hi in [1000u64, 4] {
+        cases.push((
+            format!("random_16_per_row_1_{hi}/102400"),
+            common::random_sparse_rows(102400, 16, hi, 3),
+        ));
+    }
     for (name, w) in &cases {
         g.bench_function(name.as_str(), |b| {
             b.iter(|| sparse_max(black_box(w)).unwrap())

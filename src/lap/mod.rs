@@ -17,11 +17,13 @@
 //! # Solvers
 //! * [`dense_max`] / [`dense_max_with`]: exact Jonker–Volgenant on an `n × n` table of
 //!   `f64` gains (copr's own [`DenseSolver::Jv`], or the `lapjv` crate).
-//! * [`sparse_max`]: exact on a sparse non-negative matrix, never forming `n × n`.
+//! * [`sparse_max`]: exact on a sparse non-negative matrix, never forming `n × n`
+//!   (shortest augmenting paths; an ε-scaling auction when they turn expensive).
 //! * [`greedy_swaps`]: COSTA's greedy pairwise-swap heuristic, for comparison only.
 //! * [`assignment_value`]: `Σ_i W[i][σ(i)]`.
 //! * [`brute_force_max`]: every permutation, the reference for tests (n ≤ 10).
 
+mod auction;
 mod brute;
 mod dense;
 mod greedy;

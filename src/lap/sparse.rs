@@ -17,9 +17,17 @@
 //!    weights), *phases*: one multi-source Dijkstra from all free rows that makes every
 //!    shortest augmenting path tight, then depth-first augmentation along vertex-disjoint
 //!    tight paths. The solver switches between the two by their measured edge visits per
-//!    matched row.
+//!    matched row;
+//! 4. when the shortest paths turn expensive (after `4·(nnz + n)` edge visits, the free
+//!    rows times the recent visits per matched row exceed `16·(nnz + n)`; rows of at most
+//!    64 entries on average), the ε-scaling auction of `auction.rs` takes over from the
+//!    current prices and matching and solves the square problem with implicit zeros
+//!    exactly (integer weights scaled by `n + 1`, final `ε = 1`). If it gives up (scaled
+//!    weights beyond `2^42`, or `256·(nnz + n)` edge visits spent) the shortest paths
+//!    continue where they stopped.
 //!
-//! Every step keeps the invariants below, so the result is exact whatever the mix.
+//! Every step of 1–3 keeps the invariants below, so the result is exact whatever the
+//! mix; the auction's exactness is argued in its own module.
 //!
 //! ## Duals
 //! Row prices `u_i`, column prices `v_j`, reduced weights `r_ij = u_i + v_j − w_ij ≥ 0`,
@@ -31,6 +39,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::auction::{auction_max, Outcome, Start};
 use crate::error::{Error, Result};
 use crate::lap::Perm;
 use crate::sparse::Csr;
@@ -42,6 +51,24 @@ const MAX_WEIGHT: u64 = 1 << 60;
 const FREE: u32 = u32::MAX;
 const DUMMY: u32 = u32::MAX - 1;
 const INF: i64 = i64::MAX;
+
+/// The shortest-path stage hands the instance to the ε-scaling auction when the free
+/// rows times the recent edge visits per matched row exceed this many visits per stored
+/// entry (plus one per row): an auction costs a few dozen cheaper visits per entry.
+const HANDOVER_PER_ENTRY: u64 = 16;
+
+/// Average entries per row above which the auction is not tried: each bid scans its
+/// row, and on long rows (block-cyclic 7 → 13, 361 per row) the shortest paths win.
+const MAX_AUCTION_DEGREE: u64 = 64;
+
+/// The shortest-path stage always spends this many edge visits per stored entry (plus
+/// one per row) before a handover: its per-row cost is erratic early on, and most
+/// instances that need it at all finish within this budget.
+const MIN_SAP_WORK_PER_ENTRY: u64 = 4;
+
+/// Edge visits per stored entry (plus one per row) the auction may spend before it
+/// gives up and the shortest-path stage finishes the job.
+const AUCTION_WORK_PER_ENTRY: u64 = 256;
 
 /// Exact maximum of `Σ_i W[i][σ(i)]` over all permutations σ of a square sparse matrix
 /// of non-negative weights (entries outside the pattern are 0).
@@ -60,8 +87,9 @@ const INF: i64 = i64::MAX;
 /// share of a phase) per row left free, each touching only the alternating tree it grows
 /// before reaching a free column or a dummy: O(n · nnz · log nnz) in the worst case.
 /// Near-linear on the block-cyclic relabeling instances (p = 102 400 ranks, 1.6 M
-/// nonzeros: a few milliseconds); random sparse graphs with many near-optimal
-/// alternatives are the hard case (numbers in `benches/RESULTS.md`).
+/// nonzeros: a few milliseconds). On random sparse graphs with many near-optimal
+/// alternatives, where the late searches grow long, an ε-scaling auction finishes the
+/// job (numbers in `benches/RESULTS.md`).
 ///
 /// # Errors
 /// [`Error::Assignment`] if `w` is not square or a weight exceeds `2^60`.
@@ -136,6 +164,28 @@ enum Strategy {
     PerRow,
     #[cfg(test)]
     Phases,
+    /// The ε-scaling auction alone (the shortest paths only if it gives up).
+    #[cfg(test)]
+    Auction,
+    /// Adaptive, handing over to the auction after the first shortest-path step.
+    #[cfg(test)]
+    Handover,
+}
+
+/// When [`Solver::solve_free`] stops and returns the rows still free: once it has spent
+/// `min_work` edge visits and the free rows times the edge visits per matched row of its
+/// last step exceed `remaining`.
+#[derive(Debug, Clone, Copy)]
+struct Handover {
+    remaining: u64,
+    min_work: u64,
+}
+
+impl Handover {
+    const NEVER: Self = Self {
+        remaining: u64::MAX,
+        min_work: u64::MAX,
+    };
 }
 
 fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
@@ -153,6 +203,13 @@ fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
         )));
     }
     check_weights(w)?;
+    let nnz = w.nnz() as u64;
+    #[cfg(test)]
+    if strategy == Strategy::Auction {
+        if let Outcome::Optimal(sigma) = auction_max(w, u64::MAX, None) {
+            return perm_of(sigma);
+        }
+    }
     let mut s = Solver::new(w);
     let mut free = s.warm_start();
     for _ in 0..2 {
@@ -161,8 +218,36 @@ fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
         }
         free = s.augmenting_row_reduction(free);
     }
-    s.solve_free(free, strategy);
+    let size = nnz + n as u64;
+    let handover = match strategy {
+        Strategy::Adaptive if nnz <= MAX_AUCTION_DEGREE * n as u64 => Handover {
+            remaining: HANDOVER_PER_ENTRY.saturating_mul(size),
+            min_work: MIN_SAP_WORK_PER_ENTRY.saturating_mul(size),
+        },
+        #[cfg(test)]
+        Strategy::Handover => Handover {
+            remaining: 0,
+            min_work: 0,
+        },
+        _ => Handover::NEVER,
+    };
+    let free = s.solve_free(free, strategy, handover);
+    if !free.is_empty() {
+        if let Outcome::Optimal(sigma) = auction_max(
+            w,
+            AUCTION_WORK_PER_ENTRY.saturating_mul(size),
+            Some(s.start()),
+        ) {
+            return perm_of(sigma);
+        }
+        s.solve_free(free, strategy, Handover::NEVER);
+    }
     Ok(s.into_perm())
+}
+
+/// σ from the auction's row → column list.
+fn perm_of(sigma: Vec<u32>) -> Result<Perm> {
+    Perm::from_forward(sigma.into_iter().map(|j| j as usize).collect())
 }
 
 /// State of the successive-shortest-path solver.
@@ -378,20 +463,34 @@ impl<'a> Solver<'a> {
     /// per row ([`Solver::augment_from`]) and phases that serve all free rows at once
     /// ([`Solver::search`] from all of them + [`Solver::tight_augment`]), whichever recently
     /// spent fewer edge visits per matched row. Both are exact steps from the same
-    /// invariants, so any interleaving is.
-    fn solve_free(&mut self, mut free: Vec<u32>, strategy: Strategy) {
+    /// invariants, so any interleaving is. Returns the rows still free when `handover`
+    /// stops it early (empty otherwise).
+    fn solve_free(
+        &mut self,
+        mut free: Vec<u32>,
+        strategy: Strategy,
+        handover: Handover,
+    ) -> Vec<u32> {
         // Work (edge visits) per matched row of each mode; an untried mode counts as 0,
         // and the mode not in use is made to look cheaper over time so it is re-tried.
         let (mut est_phase, mut est_row) = (0.0f64, 0.0f64);
         let mut phase = 0u32;
+        // Edge visits per matched row of the last step.
+        let mut recent = 0.0f64;
+        let min_work = self.work.saturating_add(handover.min_work);
         while !free.is_empty() {
+            if self.work >= min_work && free.len() as f64 * recent > handover.remaining as f64 {
+                return free;
+            }
             let w0 = self.work;
             let use_phase = match strategy {
                 Strategy::Adaptive => est_phase <= est_row,
                 #[cfg(test)]
+                Strategy::Handover => est_phase <= est_row,
+                #[cfg(test)]
                 Strategy::PerRow => false,
                 #[cfg(test)]
-                Strategy::Phases => true,
+                Strategy::Phases | Strategy::Auction => true,
             };
             if use_phase {
                 phase += 1;
@@ -401,6 +500,7 @@ impl<'a> Solver<'a> {
                 let done = before - free.len();
                 est_phase = (self.work - w0) as f64 / done.max(1) as f64;
                 est_row *= 0.75;
+                recent = est_phase;
             } else {
                 let chunk = (free.len() / 16).clamp(32.min(free.len()), free.len());
                 for _ in 0..chunk {
@@ -409,8 +509,10 @@ impl<'a> Solver<'a> {
                 }
                 est_row = (self.work - w0) as f64 / chunk as f64;
                 est_phase *= 0.75;
+                recent = est_row;
             }
         }
+        free
     }
 
     /// Dijkstra from the free rows `sources` (all at distance 0) up to the nearest sink
@@ -558,6 +660,14 @@ impl<'a> Solver<'a> {
         }
     }
 
+    /// The current prices and real matches as the auction's starting point.
+    fn start(&self) -> Start {
+        Start {
+            price: self.col.iter().map(|c| c.v).collect(),
+            assigned: self.match_row.clone(),
+        }
+    }
+
     /// Completes the matching with the rows on dummies and the unused columns.
     fn into_perm(self) -> Perm {
         let mut unused = (0..self.n).filter(|&j| self.col[j].mate == FREE);
@@ -628,7 +738,69 @@ mod tests {
         }
     }
 
-    const STRATEGIES: [Strategy; 3] = [Strategy::Adaptive, Strategy::PerRow, Strategy::Phases];
+    const STRATEGIES: [Strategy; 5] = [
+        Strategy::Adaptive,
+        Strategy::PerRow,
+        Strategy::Phases,
+        Strategy::Auction,
+        Strategy::Handover,
+    ];
+
+    /// `per_row` random columns per row (weights in `[0, range)`), every `empty`-th row
+    /// left without entries.
+    fn random_rows(n: usize, per_row: usize, range: u64, empty: usize, seed: &mut u64) -> Csr {
+        let mut t = Vec::new();
+        for i in (0..n).filter(|i| i % empty != 0) {
+            for _ in 0..per_row {
+                t.push((i, lcg(seed) as usize % n, lcg(seed) % range));
+            }
+        }
+        Csr::from_triplets(n, n, t)
+    }
+
+    #[test]
+    fn auction_matches_shortest_paths_on_random_rows() {
+        let mut seed = 23u64;
+        for n in [1usize, 2, 3, 100, 1000, 3000] {
+            for (per_row, range, empty) in
+                [(16, 1000, usize::MAX), (16, 4, 5), (2, 50, 3), (1, 2, 2)]
+            {
+                let w = random_rows(n, per_row, range, empty, &mut seed);
+                let want = assignment_value(&w, &solve(&w, Strategy::PerRow).unwrap());
+                let Outcome::Optimal(sigma) = auction_max(&w, u64::MAX, None) else {
+                    panic!("auction gave up on n={n}");
+                };
+                let p = perm_of(sigma).unwrap();
+                assert_eq!(
+                    assignment_value(&w, &p),
+                    want,
+                    "n={n} {per_row}/row [0,{range})"
+                );
+                for st in [Strategy::Handover, Strategy::Adaptive] {
+                    let p = solve(&w, st).unwrap();
+                    assert_eq!(assignment_value(&w, &p), want, "{st:?} n={n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn auction_gives_up_beyond_exact_scaling() {
+        // 2^40 · (n + 1) > 2^42: the auction cannot scale exactly and says so
+        let w = Csr::from_triplets(8, 8, vec![(0, 1, 1 << 40), (1, 1, 3)]);
+        assert!(matches!(auction_max(&w, u64::MAX, None), Outcome::GaveUp));
+        // a tiny budget stops it as well
+        let mut seed = 3u64;
+        let w = random_rows(500, 16, 1000, usize::MAX, &mut seed);
+        assert!(matches!(auction_max(&w, 100, None), Outcome::GaveUp));
+        // and the shortest paths finish exactly either way
+        for st in STRATEGIES {
+            assert_eq!(
+                assignment_value(&w, &solve(&w, st).unwrap()),
+                assignment_value(&w, &solve(&w, Strategy::PerRow).unwrap())
+            );
+        }
+    }
 
     #[test]
     fn strategies_agree_on_larger_instances() {

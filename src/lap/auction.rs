@@ -1,0 +1,302 @@
+//! ε-scaling auction for the sparse maximum-weight assignment (Bertsekas), exact on
+//! integer weights.
+//!
+//! The problem is the square `n × n` matrix whose entries outside the stored pattern
+//! are 0, so every row can take every column and a perfect assignment always exists;
+//! no dummy columns are needed. Weights are multiplied by `n + 1`; an assignment in
+//! which every row is within `ε = 1` (scaled) of its most profitable column
+//! (ε-complementary slackness) is within `n` scaled units, i.e. `n / (n + 1) < 1`
+//! original unit, of the optimum, hence optimal because original values are integers.
+//!
+//! Phases run with `ε = C/α, C/α², …, 1` (`C` the largest scaled weight). Prices are
+//! kept from phase to phase; an assigned row stays assigned as long as it still
+//! satisfies ε-complementary slackness for the new ε. Within a phase, an unassigned row
+//! bids for its most profitable column `j₁` (profit `b₁`), raising `p_{j₁}` by
+//! `b₁ − b₂ + ε` (`b₂` the runner-up profit) and displacing the previous owner (a
+//! Gauss–Seidel auction). The first phase may start from given prices and a partial
+//! assignment (the shortest-path stage's); the rows of it that satisfy ε-complementary
+//! slackness are kept, the others bid.
+//!
+//! The implicit zero entries of row `i` are the columns outside its pattern; the best of
+//! them is the cheapest such column. A lazily updated min-heap of prices finds it; since
+//! `−min_j p_j` bounds every implicit profit, the heap is only searched when that bound
+//! beats the row's runner-up.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::sparse::Csr;
+
+const NONE: u32 = u32::MAX;
+
+/// Largest scaled weight `max w · (n + 1)` the auction takes on; beyond it the caller's
+/// shortest-path solver runs instead.
+const MAX_SCALED: u128 = 1 << 42;
+
+/// A safeguard: a price above this aborts the auction (the caller then finishes with
+/// shortest paths), which keeps every price update far from `i64` overflow.
+const PRICE_LIMIT: i64 = 1 << 61;
+
+/// Ratio between the ε of consecutive phases.
+const ALPHA: i64 = 8;
+
+/// Result of [`auction_max`].
+pub(super) enum Outcome {
+    /// `σ(i)` for every row: an optimal assignment.
+    Optimal(Vec<u32>),
+    /// The weights are too large for exact scaling in `i64`, or the work budget ran out;
+    /// nothing is known.
+    GaveUp,
+}
+
+/// Exact maximum-weight assignment of the square matrix `w` (zeros outside the
+/// pattern) by ε-scaling auction, giving up after `budget` edge visits.
+pub(super) fn auction_max(w: &Csr, budget: u64, start: Option<Start>) -> Outcome {
+    let n = w.n_rows();
+    if w.n_cols() != n || n >= NONE as usize {
+        return Outcome::GaveUp;
+    }
+    if n == 0 {
+        return Outcome::Optimal(Vec::new());
+    }
+    let max_w = w.values().iter().copied().max().unwrap_or(0);
+    let scale = n as u128 + 1;
+    if max_w as u128 * scale > MAX_SCALED {
+        return Outcome::GaveUp;
+    }
+    let mut a = Auction {
+        n,
+        row_ptr: w.row_ptr(),
+        cols: w.col_indices(),
+        // exact: max_w · (n + 1) ≤ 2^42
+        vals: w
+            .values()
+            .iter()
+            .map(|&x| x as i64 * scale as i64)
+            .collect(),
+        price: vec![0; n],
+        owner: vec![NONE; n],
+        assigned: vec![NONE; n],
+        heap: BinaryHeap::new(),
+        popped: Vec::new(),
+        work: 0,
+        budget,
+    };
+    let c = (max_w as u128 * scale) as i64;
+    let mut eps = (c / ALPHA).max(1);
+    let mut queue: Vec<u32> = Vec::new();
+    match start {
+        Some(st) if st.price.len() == n && st.assigned.len() == n => {
+            for (j, &v) in st.price.iter().enumerate() {
+                match v.checked_mul(scale as i64) {
+                    Some(p) if (0..=PRICE_LIMIT).contains(&p) => a.price[j] = p,
+                    _ => return Outcome::GaveUp,
+                }
+            }
+            for (i, &j) in st.assigned.iter().enumerate() {
+                if (j as usize) < n && a.owner[j as usize] == NONE {
+                    a.assigned[i] = j;
+                    a.owner[j as usize] = i as u32;
+                }
+            }
+            for i in (0..n).rev() {
+                if !a.satisfies_cs(i, eps) {
+                    if a.assigned[i] != NONE {
+                        a.owner[a.assigned[i] as usize] = NONE;
+                        a.assigned[i] = NONE;
+                    }
+                    queue.push(i as u32);
+                }
+            }
+        }
+        _ => queue.extend((0..n as u32).rev()),
+    }
+    a.heap = (0..n as u32)
+        .map(|j| Reverse((a.price[j as usize], j)))
+        .collect();
+    loop {
+        while let Some(i) = queue.pop() {
+            match a.bid(i as usize, eps) {
+                Some(Some(prev)) => queue.push(prev),
+                Some(None) => {}
+                None => return Outcome::GaveUp,
+            }
+        }
+        if eps == 1 {
+            break;
+        }
+        eps = (eps / ALPHA).max(1);
+        for i in 0..n {
+            if !a.satisfies_cs(i, eps) {
+                let j = a.assigned[i] as usize;
+                a.assigned[i] = NONE;
+                a.owner[j] = NONE;
+                queue.push(i as u32);
+            }
+        }
+        queue.reverse();
+    }
+    Outcome::Optimal(a.assigned)
+}
+
+/// A starting point for [`auction_max`]: unscaled column prices, a row → column
+/// assignment ([`NONE`]-free entries are kept where they satisfy ε-complementary
+/// slackness for the first phase's ε).
+pub(super) struct Start {
+    pub price: Vec<i64>,
+    pub assigned: Vec<u32>,
+}
+
+struct Auction<'a> {
+    n: usize,
+    row_ptr: &'a [usize],
+    cols: &'a [u32],
+    /// Scaled weights, parallel to `cols`.
+    vals: Vec<i64>,
+    price: Vec<i64>,
+    /// Column → row or [`NONE`].
+    owner: Vec<u32>,
+    /// Row → column or [`NONE`].
+    assigned: Vec<u32>,
+    /// One entry per column, its price at some earlier time: prices only rise, so an
+    /// entry is a lower bound, and the top is the true minimum once it is current.
+    heap: BinaryHeap<Reverse<(i64, u32)>>,
+    popped: Vec<Reverse<(i64, u32)>>,
+    work: u64,
+    budget: u64,
+}
+
+impl Auction<'_> {
+    #[inline]
+    fn range(&self, i: usize) -> (usize, usize) {
+        (self.row_ptr[i], self.row_ptr[i + 1])
+    }
+
+    /// The lowest current price (refreshes stale heap entries on the way).
+    fn min_price(&mut self) -> i64 {
+        while let Some(&Reverse((p, j))) = self.heap.peek() {
+            let now = self.price[j as usize];
+            if p == now {
+                return p;
+            }
+            self.heap.pop();
+            self.heap.push(Reverse((now, j)));
+            self.work += 1;
+        }
+        // every column has a current entry
+        unreachable_min()
+    }
+
+    /// The two cheapest columns outside row `i`'s pattern, as `(profit, column)` with
+    /// profit `−price`; `None` where there are fewer.
+    fn cheapest_outside(&mut self, i: usize) -> [Option<(i64, u32)>; 2] {
+        let (s, e) = self.range(i);
+        let pattern = &self.cols[s..e];
+        let mut found = [None, None];
+        let mut k = 0;
+        while k < 2 {
+            let Some(Reverse((p, j))) = self.heap.pop() else {
+                break;
+            };
+            self.work += 1;
+            let now = self.price[j as usize];
+            if p != now {
+                self.heap.push(Reverse((now, j))); // stale: refresh
+                continue;
+            }
+            self.popped.push(Reverse((p, j)));
+            if pattern.binary_search(&j).is_err() {
+                found[k] = Some((-p, j));
+                k += 1;
+            }
+        }
+        self.heap.extend(self.popped.drain(..));
+        found
+    }
+
+    /// Best profit, its column and the runner-up profit of row `i` over all `n`
+    /// columns (`i64::MIN` for a missing runner-up).
+    fn best_two(&mut self, i: usize) -> (i64, u32, i64) {
+        let (s, e) = self.range(i);
+        self.work += (e - s) as u64 + 1;
+        let (mut b1, mut j1, mut b2) = (i64::MIN, NONE, i64::MIN);
+        for k in s..e {
+            let j = self.cols[k];
+            let v = self.vals[k] - self.price[j as usize];
+            if v > b1 {
+                (b2, b1, j1) = (b1, v, j);
+            } else if v > b2 {
+                b2 = v;
+            }
+        }
+        // Implicit zeros: every profit there is at most −min price.
+        if e - s < self.n && -self.min_price() > b2 {
+            for (v, j) in self.cheapest_outside(i).into_iter().flatten() {
+                if v > b1 {
+                    (b2, b1, j1) = (b1, v, j);
+                } else if v > b2 {
+                    b2 = v;
+                }
+            }
+        }
+        (b1, j1, b2)
+    }
+
+    /// Row `i` (unassigned) bids with increment `ε`. Returns the displaced owner (if
+    /// any), or `None` when the budget or the price limit stops the auction.
+    fn bid(&mut self, i: usize, eps: i64) -> Option<Option<u32>> {
+        let (b1, j1, b2) = self.best_two(i);
+        if self.work > self.budget || j1 == NONE {
+            return None;
+        }
+        let inc = if b2 == i64::MIN { eps } else { b1 - b2 + eps };
+        let ju = j1 as usize;
+        let p = self.price[ju].checked_add(inc)?;
+        if p > PRICE_LIMIT {
+            return None;
+        }
+        self.price[ju] = p;
+        let prev = self.owner[ju];
+        self.owner[ju] = i as u32;
+        self.assigned[i] = j1;
+        if prev != NONE {
+            self.assigned[prev as usize] = NONE;
+            return Some(Some(prev));
+        }
+        Some(None)
+    }
+
+    /// Whether row `i` is assigned and within `ε` of its best profit (conservative: the
+    /// implicit zeros are bounded by `−min price`, so a row may be released needlessly,
+    /// never kept wrongly).
+    fn satisfies_cs(&mut self, i: usize, eps: i64) -> bool {
+        let j = self.assigned[i];
+        if j == NONE {
+            return false;
+        }
+        let (s, e) = self.range(i);
+        self.work += (e - s) as u64 + 1;
+        let mut best = i64::MIN;
+        let mut own = None;
+        for k in s..e {
+            let c = self.cols[k];
+            let v = self.vals[k] - self.price[c as usize];
+            best = best.max(v);
+            if c == j {
+                own = Some(v);
+            }
+        }
+        let own = own.unwrap_or(-self.price[j as usize]);
+        if e - s < self.n {
+            best = best.max(-self.min_price());
+        }
+        own >= best - eps
+    }
+}
+
+/// `min_price` on an empty heap: impossible, since every column keeps a current entry;
+/// answer a price no real one reaches so that callers stay total.
+#[cold]
+fn unreachable_min() -> i64 {
+    i64::MAX
+}
