@@ -47,9 +47,22 @@ capi_lib=$(cargo build "${BUILD[@]}" --workspace --lib --message-format=json \
     | tail -n 1)
 [[ -f "$capi_lib" ]] || { echo "missing library: '$capi_lib'" >&2; exit 1; }
 capi_dir=$(dirname "$capi_lib")
+# the unprefixed library (crate copr-scalapack), built by the same command
+unprefixed_lib="$capi_dir/libcopr_scalapack.so"
+[[ -f "$unprefixed_lib" ]] || { echo "missing library: '$unprefixed_lib'" >&2; exit 1; }
 capi_test="$capi_dir/capi-redist-test"
 mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include capi/tests/c/redist_test.c \
     -o "$capi_test" -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -lm -Wl,-rpath,"$capi_dir"
+# the same program relinked: ScaLAPACK's names from libcopr_scalapack (ahead of
+# ScaLAPACK), ScaLAPACK's own routines as the reference through scalapack_ref.c; and a
+# program that knows only ScaLAPACK, run with and without the library preloaded
+capi_test_unprefixed="$capi_dir/capi-redist-test-unprefixed"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -DCOPR_UNPREFIXED -Icapi/include -Icapi/tests/c \
+    capi/tests/c/redist_test.c capi/tests/c/scalapack_ref.c -o "$capi_test_unprefixed" \
+    -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -lm -ldl -Wl,-rpath,"$capi_dir"
+preload_check="$capi_dir/capi-preload-check"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/tests/c/preload_check.c -o "$preload_check" \
+    -lscalapack-openmpi -ldl
 # the README's example, built as a user builds it: installed by capi/install.sh into a
 # temporary prefix, compiled with the flags of its pkg-config file
 capi_prefix=$(mktemp -d)
@@ -64,9 +77,17 @@ mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/examples/redistribute.c -o "$capi_
 # their own: they are compiler-specific)
 capi_test_f="$capi_dir/capi-redist-test-f"
 mkdir -p "$capi_dir/capi-fortran-modules"
-mpifort -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/capi-fortran-modules" \
+mpifort -cpp -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/capi-fortran-modules" \
     capi/include/copr.f90 capi/tests/fortran/redist_test.f90 -o "$capi_test_f" \
     -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+# relinked with the unprefixed library, ScaLAPACK's own routines as ref_*
+capi_test_f_unprefixed="$capi_dir/capi-redist-test-f-unprefixed"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/tests/c -c capi/tests/c/scalapack_ref.c \
+    -o "$capi_dir/scalapack_ref.o"
+mpifort -cpp -DCOPR_UNPREFIXED -std=f2008 -O1 -Wall -Werror -fimplicit-none \
+    -J "$capi_dir/capi-fortran-modules" capi/include/copr.f90 \
+    capi/tests/fortran/redist_test.f90 "$capi_dir/scalapack_ref.o" -o "$capi_test_f_unprefixed" \
+    -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -ldl -Wl,-rpath,"$capi_dir"
 
 for n in 1 2 3 4 7; do
     echo "== engine_mpi on $n ranks"
@@ -94,6 +115,18 @@ done
 for n in 1 3 4; do
     echo "== Fortran module (copr.f90) against ScaLAPACK on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$capi_test_f"
+done
+
+for n in 2 4; do
+    echo "== the C test relinked with libcopr_scalapack (ScaLAPACK's names) against ScaLAPACK's own on $n ranks"
+    "${MPIRUN[@]}" -n "$n" "$capi_test_unprefixed" "${COPR_CAPI_CASES:-192}"
+done
+echo "== the Fortran test relinked with libcopr_scalapack against ScaLAPACK's own on 3 ranks"
+"${MPIRUN[@]}" -n 3 "$capi_test_f_unprefixed"
+for n in 3 4; do
+    echo "== a program linked only with ScaLAPACK, as is and with LD_PRELOAD=libcopr_scalapack.so, on $n ranks"
+    "${MPIRUN[@]}" -n "$n" "$preload_check" scalapack
+    "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$preload_check" copr
 done
 
 echo "== the README's C example (copr_pdgemr2d, installed library) on 4 ranks"

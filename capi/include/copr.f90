@@ -11,13 +11,14 @@
 ! A bad argument is reported on standard error and the call returns on every process
 ! without changing anything; copr_capi_errors() counts such calls.
 module copr
-  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, &
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, c_ptr, &
                                          c_float_complex, c_double_complex
   implicit none
   private
   public :: copr_psgemr2d, copr_pdgemr2d, copr_pcgemr2d, copr_pzgemr2d
   public :: copr_pstran, copr_pdtran, copr_pctranu, copr_pctranc, copr_pztranu, copr_pztranc
-  public :: copr_capi_errors
+  public :: copr_capi_errors, copr_capi_calls
+  public :: copr_pdgemr2d_batch, copr_pdgemr2d_relabel
 
   interface
     ! sub(B) <- sub(A), sub(A) = A(IA:IA+M-1, JA:JA+N-1), sub(B) = B(IB:IB+M-1, JB:JB+N-1)
@@ -108,5 +109,39 @@ module copr
       import :: c_int64_t
       integer(c_int64_t) :: count
     end function copr_capi_errors
+
+    ! calls of copr's entry points on this process, whatever their outcome (with the
+    ! unprefixed library, the calls of ScaLAPACK's names that copr served)
+    function copr_capi_calls() bind(C, name="copr_capi_calls") result(count)
+      import :: c_int64_t
+      integer(c_int64_t) :: count
+    end function copr_capi_calls
+
+    ! several copies sub(B_k) <- sub(A_k), k = 1 .. count, in one communication round:
+    ! copy k as pdgemr2d's m(k), n(k), ia(k), ..., descriptors desca(:, k), descb(:, k),
+    ! a(k) = c_loc of its local array of A, b(k) of B's; parameters numbered from count
+    subroutine copr_pdgemr2d_batch(count, m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt) &
+        bind(C, name="copr_pdgemr2d_batch")
+      import :: c_int, c_ptr
+      integer(c_int), value :: count, ictxt
+      integer(c_int), intent(in) :: m(*), n(*), ia(*), ja(*), ib(*), jb(*)
+      integer(c_int), intent(in) :: desca(9, *), descb(9, *)
+      type(c_ptr), intent(in) :: a(*), b(*)
+    end subroutine copr_pdgemr2d_batch
+
+    ! B <- sub(A) onto B's grid relabeled: the whole of B (m x n) is filled, the blocks
+    ! of B's grid position (r, c) (0-based) going to the process map(1 + r + c*nprow)
+    ! (a rank of ictxt's grid); every process passes b of lenb elements (enough for
+    ! the largest local matrix) and map of nprow*npcol; B's local matrix then has the
+    ! leading dimension max(1, LOCr) of the row it holds
+    subroutine copr_pdgemr2d_relabel(m, n, a, ia, ja, desca, b, lenb, descb, ictxt, map) &
+        bind(C, name="copr_pdgemr2d_relabel")
+      import :: c_int, c_double
+      integer(c_int), value :: m, n, ia, ja, lenb, ictxt
+      integer(c_int), intent(in) :: desca(9), descb(9)
+      real(c_double), intent(in) :: a(*)
+      real(c_double), intent(inout) :: b(*)
+      integer(c_int), intent(out) :: map(*)
+    end subroutine copr_pdgemr2d_relabel
   end interface
 end module copr

@@ -40,6 +40,9 @@ extern "C" {
 // How many calls on this process reported an error (and changed nothing).
 uint64_t copr_capi_errors(void);
 
+// How many calls of copr's entry points this process made, whatever their outcome.
+uint64_t copr_capi_calls(void);
+
 // `sub(B) ← sub(A)` for real single precision, as ScaLAPACK's `Cpsgemr2d`.
 void copr_psgemr2d(int m,
                    int n,
@@ -227,6 +230,33 @@ void copr_pztranc_(const int *m,
                    const int *ic,
                    const int *jc,
                    const int *descc);
+
+// Several copies `sub(B_k) ← sub(A_k)` in one communication round, real double precision.
+void copr_pdgemr2d_batch(int count,
+                         const int *m,
+                         const int *n,
+                         const double *const *a,
+                         const int *ia,
+                         const int *ja,
+                         const int *desca,
+                         double *const *b,
+                         const int *ib,
+                         const int *jb,
+                         const int *descb,
+                         int ictxt);
+
+// `B ← sub(A)` for real double precision onto B's grid relabeled (MAP says which).
+void copr_pdgemr2d_relabel(int m,
+                           int n,
+                           const double *a,
+                           int ia,
+                           int ja,
+                           const int *desca,
+                           double *b,
+                           int lenb,
+                           const int *descb,
+                           int ictxt,
+                           int *map);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -25,7 +25,7 @@ use std::ffi::c_int;
 
 use num_complex::{Complex32, Complex64};
 
-use crate::redist::{by_reference, gemr2d, tran};
+use crate::redist::{by_reference, gemr2d, redistribute, reject, tran, Call, CopyArgs};
 use crate::{CoprDcomplex, CoprScomplex};
 
 /// How many calls on this process reported an error (and changed nothing).
@@ -35,6 +35,18 @@ use crate::{CoprDcomplex, CoprScomplex};
 #[no_mangle]
 pub extern "C" fn copr_capi_errors() -> u64 {
     crate::state::lock().errors
+}
+
+/// How many calls of copr's entry points this process made, whatever their outcome.
+///
+/// The quick returns for M = 0 or N = 0 are counted too.
+///
+/// A program linked with the unprefixed library (`libcopr_scalapack`, whose
+/// `pdgemr2d_`, `Cpdgemr2d`, `pdtran_`, … are copr's) sees it grow with every call of
+/// those names: the proof that copr, not ScaLAPACK, ran them.
+#[no_mangle]
+pub extern "C" fn copr_capi_calls() -> u64 {
+    crate::state::CALLS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// `sub(B) ← sub(A)` for real single precision, as ScaLAPACK's `Cpsgemr2d`.
@@ -643,6 +655,182 @@ pub unsafe extern "C" fn copr_pztranc_(
             ic,
             jc,
             descc,
+        )
+    }
+}
+
+/// Several copies `sub(B_k) ← sub(A_k)` in one communication round, real double precision.
+///
+/// k = 0 … COUNT−1, one message per pair of processes for all of them: copy k has `Cpdgemr2d`'s arguments `M[k]`, `N[k]`, `A[k]`, `IA[k]`, `JA[k]`, the 9
+/// ints of its descriptor at `DESCA + 9k`, and likewise for B, all under the context
+/// ICTXT.
+///
+/// Parameters are numbered from COUNT (1): M is 2, ICTXT 12; an error names the copy
+/// (`IA[2]`). Copies with M or N 0 are skipped; the others may be on different grids
+/// and contexts, as for `Cpdgemr2d`. No B may share memory with another buffer of the
+/// call on a process.
+///
+/// # Safety
+/// See the module documentation; when COUNT > 0, the arrays hold COUNT entries (the
+/// descriptor arrays 9·COUNT), and each copy meets `Cpdgemr2d`'s contract.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pdgemr2d_batch(
+    count: c_int,
+    m: *const c_int,
+    n: *const c_int,
+    a: *const *const f64,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *const *mut f64,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    ictxt: c_int,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        batch::<f64>(
+            "copr_pdgemr2d_batch",
+            count,
+            m,
+            n,
+            a,
+            ia,
+            ja,
+            desca,
+            b,
+            ib,
+            jb,
+            descb,
+            ictxt,
+        )
+    }
+}
+
+/// The copies of a batch, read from the caller's arrays, then [`redistribute`].
+///
+/// # Safety
+/// As [`copr_pdgemr2d_batch`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn batch<T: copr::engine::Element>(
+    name: &str,
+    count: c_int,
+    m: *const c_int,
+    n: *const c_int,
+    a: *const *const T,
+    ia: *const c_int,
+    ja: *const c_int,
+    desca: *const c_int,
+    b: *const *mut T,
+    ib: *const c_int,
+    jb: *const c_int,
+    descb: *const c_int,
+    ictxt: c_int,
+) {
+    if count < 0 {
+        reject(name, 1, "COUNT", format!("{count} is negative"));
+        return;
+    }
+    let ints = [
+        (m, 2, "M"),
+        (n, 3, "N"),
+        (ia, 5, "IA"),
+        (ja, 6, "JA"),
+        (desca, 7, "DESCA"),
+        (ib, 9, "IB"),
+        (jb, 10, "JB"),
+        (descb, 11, "DESCB"),
+    ];
+    let null = ints
+        .iter()
+        .find(|(p, _, _)| p.is_null())
+        .map(|&(_, arg, name)| (arg, name))
+        .or(a.is_null().then_some((4, "A")))
+        .or(b.is_null().then_some((8, "B")));
+    if let (Some((arg, what)), true) = (null, count > 0) {
+        reject(name, arg, what, "null, but COUNT > 0".into());
+        return;
+    }
+    let copies: Vec<CopyArgs<T>> = (0..count as usize)
+        .map(|k| {
+            // SAFETY: the caller's contract: COUNT entries each (9·COUNT for the
+            // descriptors); Fortran may pass any address.
+            unsafe {
+                CopyArgs {
+                    m: m.add(k).read_unaligned(),
+                    n: n.add(k).read_unaligned(),
+                    a: a.add(k).read_unaligned(),
+                    ia: ia.add(k).read_unaligned(),
+                    ja: ja.add(k).read_unaligned(),
+                    desca: desca.add(9 * k),
+                    b: b.add(k).read_unaligned(),
+                    ib: ib.add(k).read_unaligned(),
+                    jb: jb.add(k).read_unaligned(),
+                    descb: descb.add(9 * k),
+                }
+            }
+        })
+        .collect();
+    // SAFETY: the caller's contract.
+    unsafe { redistribute(name, &copies, ictxt, Call::Batch) }
+}
+
+/// `B ← sub(A)` for real double precision onto B's grid relabeled (MAP says which).
+///
+/// The whole of B (M × N, B's size; IB = JB = 1) is filled from
+/// `sub(A) = A(IA : IA+M-1, JA : JA+N-1)`, but the blocks of B's grid position (r, c)
+/// go to the process `MAP[r + c·P]` (a rank of ICTXT's grid, numbered as
+/// `Cblacs_pnum(ICTXT, …)`; P × Q is B's grid), chosen to keep as much of the data
+/// where it is as possible (copr's exact relabeling; the identity when it saves
+/// nothing). A process's B afterwards holds the local matrix of the position it was
+/// given, with leading dimension `max(1, LOCr)` of that position's row, whatever
+/// DESCB's LLD says.
+///
+/// Every process of ICTXT passes a buffer B of LENB elements (any process may be given
+/// a position): enough for the largest local matrix, that of B's source row and column
+/// (`LOCr(RSRC) · LOCc(CSRC)` with `numroc`). MAP holds P·Q ints on every process and
+/// is the same on all afterwards. A process that would receive more than LENB
+/// elements makes the call fail on every process, changing nothing. To go on with
+/// ScaLAPACK on the relabeled B, make a context with `Cblacs_gridmap` from MAP.
+///
+/// Parameters: M, N, A, IA, JA, DESCA, B, LENB, DESCB, ICTXT, MAP (1 to 11).
+///
+/// # Safety
+/// See the module documentation; B is valid for LENB elements, MAP for P·Q ints.
+#[no_mangle]
+pub unsafe extern "C" fn copr_pdgemr2d_relabel(
+    m: c_int,
+    n: c_int,
+    a: *const f64,
+    ia: c_int,
+    ja: c_int,
+    desca: *const c_int,
+    b: *mut f64,
+    lenb: c_int,
+    descb: *const c_int,
+    ictxt: c_int,
+    map: *mut c_int,
+) {
+    let copy = CopyArgs {
+        m,
+        n,
+        a,
+        ia,
+        ja,
+        desca,
+        b,
+        ib: 1,
+        jb: 1,
+        descb,
+    };
+    // SAFETY: the caller's contract.
+    unsafe {
+        redistribute(
+            "copr_pdgemr2d_relabel",
+            &[copy],
+            ictxt,
+            Call::Relabeled { lenb, map },
         )
     }
 }

@@ -3,8 +3,9 @@
 
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
 
-use copr::engine::{Element, Job, Relabeling, Transform};
+use copr::engine::{Element, Job, Relabeling, TargetContents, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order, Submatrix};
 use copr::transport::Transport;
 
@@ -16,6 +17,8 @@ use crate::state::{self, Comm, State};
 pub(crate) struct Bad {
     arg: u32,
     name: &'static str,
+    /// The copy of a batch the argument belongs to.
+    item: Option<usize>,
     detail: String,
 }
 
@@ -23,6 +26,7 @@ fn bad(arg: u32, name: &'static str, detail: impl Into<String>) -> Bad {
     Bad {
         arg,
         name,
+        item: None,
         detail: detail.into(),
     }
 }
@@ -43,6 +47,7 @@ pub(crate) enum Failed {
 /// Runs one entry point: catches panics (they never cross the C boundary), prints what
 /// went wrong on standard error and counts it.
 pub(crate) fn run(routine: &str, body: impl FnOnce(&mut State) -> Result<(), (i32, Failed)>) {
+    state::CALLS.fetch_add(1, Ordering::Relaxed);
     let mut state = state::lock();
     let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut state)));
     let message = match outcome {
@@ -50,9 +55,10 @@ pub(crate) fn run(routine: &str, body: impl FnOnce(&mut State) -> Result<(), (i3
         Ok(Err((_, Failed::Elsewhere))) => None,
         Ok(Err((rank, Failed::Everywhere(m)))) => (rank == 0).then(|| format!("{routine}: {m}")),
         Ok(Err((rank, Failed::Here(b)))) => Some(format!(
-            "{routine}: parameter {} ({}) had an illegal value{}: {}",
+            "{routine}: parameter {} ({}{}) had an illegal value{}: {}",
             b.arg,
             b.name,
+            b.item.map_or(String::new(), |k| format!("[{k}]")),
             on(rank),
             b.detail
         )),
@@ -425,8 +431,358 @@ unsafe fn target<'a, T>(ptr: *mut T, len: usize) -> &'a mut [T] {
     unsafe { std::slice::from_raw_parts_mut(ptr, len) }
 }
 
-/// `sub(B) ← sub(A)` with ScaLAPACK's `p?gemr2d` arguments (A the source, B the
-/// target, `ictxt` a context holding every process of both grids).
+/// One `sub(B) ← sub(A)` with ScaLAPACK's `p?gemr2d` arguments (A the source, B the
+/// target).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CopyArgs<T> {
+    pub(crate) m: c_int,
+    pub(crate) n: c_int,
+    pub(crate) a: *const T,
+    pub(crate) ia: c_int,
+    pub(crate) ja: c_int,
+    pub(crate) desca: *const c_int,
+    pub(crate) b: *mut T,
+    pub(crate) ib: c_int,
+    pub(crate) jb: c_int,
+    pub(crate) descb: *const c_int,
+}
+
+/// The kind of redistribution call: how its parameters are numbered and where B's
+/// blocks end up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Call {
+    /// `p?gemr2d`: one copy, parameters numbered as ScaLAPACK numbers them.
+    Single,
+    /// Several copies in one round: parameter 1 is their count, so each of
+    /// `p?gemr2d`'s parameters comes one later, and names carry the copy's index.
+    Batch,
+    /// One copy to the whole of B with B's grid relabeled: parameters M, N, A, IA, JA,
+    /// DESCA, B, LENB, DESCB, ICTXT, MAP (1 to 11). B's local buffer holds `lenb`
+    /// elements on every process of ICTXT; `map[r + c·P]` receives the ICTXT rank that
+    /// holds B's grid position (r, c) afterwards.
+    Relabeled { lenb: c_int, map: *mut c_int },
+}
+
+/// A process's side of A and of B (`None` outside that matrix's grid).
+type Sides = (Option<Side>, Option<Side>);
+
+/// This process's checks of copy `c` (parameters numbered by `a_args`, `b_args`, `mn`):
+/// its side of A and of B, where it is in their grids.
+fn check_copy<T>(
+    c: &CopyArgs<T>,
+    (a_args, b_args): (&Args, &Args),
+    mn: [(u32, &'static str); 2],
+    whole_b: bool,
+) -> Result<Sides, Bad> {
+    if c.m < 0 {
+        return Err(bad(mn[0].0, mn[0].1, format!("{} is negative", c.m)));
+    }
+    if c.n < 0 {
+        return Err(bad(mn[1].0, mn[1].1, format!("{} is negative", c.n)));
+    }
+    let (mu, nu) = (c.m as usize, c.n as usize);
+    let mut sides = [None, None];
+    for (k, (desc, ptr, i, j, args)) in [
+        (c.desca, c.a, c.ia, c.ja, a_args),
+        (c.descb, c.b.cast_const(), c.ib, c.jb, b_args),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // SAFETY: ScaLAPACK's contract: a descriptor of 9 ints
+        let Some(raw) = (unsafe { read_desc(desc) }) else {
+            return Err(bad(args.desc.0, args.desc.1, "null"));
+        };
+        if raw[1] == -1 {
+            continue; // not in this matrix's grid
+        }
+        let Some(info) = blacs::gridinfo(raw[1]) else {
+            return Err(bad(
+                args.desc.0,
+                args.desc.1,
+                format!(
+                    "CTXT = {} is neither -1 nor a BLACS context (parameter entry 2)",
+                    raw[1]
+                ),
+            ));
+        };
+        if k == 1 && whole_b && (raw[2], raw[3]) != (c.m, c.n) {
+            return Err(bad(
+                mn[0].0,
+                mn[0].1,
+                format!(
+                    "M x N = {} x {}, but the relabeled copy fills the whole of B, which is {} x {}",
+                    c.m, c.n, raw[2], raw[3]
+                ),
+            ));
+        }
+        if info.me.is_some() {
+            sides[k] = Some(check_side(raw, info, (i, j), (mu, nu), ptr, args)?);
+        }
+    }
+    let [sa, sb] = sides;
+    Ok((sa, sb))
+}
+
+/// The memory this process's part of a call reads (`false`) or writes (`true`):
+/// pointer, elements, which copy, whether it is B.
+type Span<T> = (*const T, usize, usize, bool);
+
+/// The first written span that shares memory with another span, as a bad argument.
+fn overlapping<T>(spans: &[Span<T>], b_arg: (u32, &'static str), batch: bool) -> Option<Bad> {
+    for (x, &(p, len, k, written)) in spans.iter().enumerate() {
+        if !written {
+            continue;
+        }
+        for (y, &(q, qlen, l, b)) in spans.iter().enumerate() {
+            if x != y && overlap(p, len, q, qlen) {
+                let other = match (batch, b) {
+                    (false, _) => "A".to_string(),
+                    (true, false) => format!("A[{l}]"),
+                    (true, true) => format!("B[{l}]"),
+                };
+                let mut e = bad(
+                    b_arg.0,
+                    b_arg.1,
+                    format!("shares memory with {other} on this process"),
+                );
+                if batch {
+                    e.item = Some(k);
+                }
+                return Some(e);
+            }
+        }
+    }
+    None
+}
+
+/// `sub(B) ← sub(A)` for every copy of `copies` in one round, with ScaLAPACK's
+/// `p?gemr2d` arguments (`ictxt` a context holding every process of the grids), as
+/// `call` says: a plain `p?gemr2d`, a batch, or a relabeled whole target.
+///
+/// # Safety
+/// As the exported entry points: ScaLAPACK's contract for these arguments; for
+/// [`Call::Relabeled`], `b` valid for `lenb` elements and `map` for P·Q ints.
+pub(crate) unsafe fn redistribute<T: Element>(
+    routine: &str,
+    copies: &[CopyArgs<T>],
+    ictxt: c_int,
+    call: Call,
+) {
+    // ScaLAPACK returns at once when there is nothing to copy
+    let live: Vec<(usize, CopyArgs<T>)> = copies
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, c)| c.m != 0 && c.n != 0)
+        .collect();
+    if live.is_empty() {
+        state::CALLS.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let batch = matches!(call, Call::Batch);
+    let relabel = match call {
+        Call::Relabeled { lenb, map } => Some((lenb, map)),
+        _ => None,
+    };
+    run(routine, |state| {
+        let shift = u32::from(batch);
+        let ictxt_arg = if relabel.is_some() { 10 } else { 11 + shift };
+        let (_, comm) = context_comm(state, ictxt, (ictxt_arg, "ICTXT"), "")?;
+        let rank = comm.transport.rank();
+        let rank_i = rank as i32;
+
+        // this process's own checks, in ScaLAPACK's order of parameters
+        let a_args = Args::from(3 + shift, ["A", "IA", "JA", "DESCA"]);
+        let b_args = match relabel {
+            // IB = JB = 1 and M x N is B's whole size (checked first)
+            Some(_) => Args {
+                ptr: (7, "B"),
+                i: (0, "IB"),
+                j: (0, "JB"),
+                desc: (9, "DESCB"),
+            },
+            None => Args::from(7 + shift, ["B", "IB", "JB", "DESCB"]),
+        };
+        let mn = [(1 + shift, "M"), (2 + shift, "N")];
+        let local = (|| -> Result<Vec<Sides>, Bad> {
+            let mut sides = Vec::with_capacity(live.len());
+            let mut spans: Vec<Span<T>> = Vec::new();
+            for &(k, c) in &live {
+                let (sa, sb) = check_copy(&c, (&a_args, &b_args), mn, relabel.is_some()).map_err(
+                    |mut e| {
+                        if batch {
+                            e.item = Some(k);
+                        }
+                        e
+                    },
+                )?;
+                spans.push((c.a, sa.as_ref().map_or(0, |s| s.len), k, false));
+                if relabel.is_none() {
+                    spans.push((c.b.cast_const(), sb.as_ref().map_or(0, |s| s.len), k, true));
+                }
+                sides.push((sa, sb));
+            }
+            if let Some((lenb, map)) = relabel {
+                let b = live[0].1.b;
+                if lenb < 0 {
+                    return Err(bad(8, "LENB", format!("{lenb} is negative")));
+                }
+                if lenb > 0 && b.is_null() {
+                    return Err(bad(7, "B", format!("null, but LENB = {lenb}")));
+                }
+                if lenb > 0 && (b as usize) % std::mem::align_of::<T>() != 0 {
+                    return Err(bad(7, "B", "not aligned for its element type"));
+                }
+                if map.is_null() {
+                    return Err(bad(11, "MAP", "null"));
+                }
+                spans.push((b.cast_const(), lenb as usize, 0, true));
+            }
+            if let Some(e) = overlapping(&spans, b_args.ptr, batch) {
+                return Err(e);
+            }
+            Ok(sides)
+        })();
+        let (err, sides) = match local {
+            Ok(sides) => (None, sides),
+            Err(e) => (Some(e), Vec::new()),
+        };
+
+        // a batch: the processes must agree on the number of copies before they
+        // gather words about each
+        if batch {
+            let mut counts = vec![0u64; comm.transport.size()];
+            comm.transport
+                .all_gather(&[live.len() as u64], &mut counts)
+                .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+            if let Some(r) = counts.iter().position(|&c| c != counts[0]) {
+                return Err((
+                    rank_i,
+                    Failed::Everywhere(format!(
+                        "processes 0 and {r} of ICTXT pass {} and {} copies (counting those with M and N not 0)",
+                        counts[0], counts[r]
+                    )),
+                ));
+            }
+        }
+
+        // one gather: every process's verdict, and for every copy M, N and where the
+        // process is in each grid
+        const COPY_WORDS: usize = 2 + 2 * SIDE_WORDS;
+        let mut mine = vec![u64::from(err.is_some())];
+        for (i, &(_, c)) in live.iter().enumerate() {
+            let (sa, sb) = sides
+                .get(i)
+                .map_or((None, None), |(a, b)| (a.as_ref(), b.as_ref()));
+            mine.extend([c.m as u64, c.n as u64]);
+            mine.extend(side_words(sa));
+            mine.extend(side_words(sb));
+        }
+        let width = mine.len();
+        let all = gather_verdicts(&mut comm.transport, &mine, err)?;
+        let rows: Vec<&[u64]> = all.chunks_exact(width).collect();
+        let everywhere = |e: String| (rank_i, Failed::Everywhere(e));
+        let mut transforms = Vec::with_capacity(live.len());
+        let mut lens = Vec::with_capacity(live.len());
+        for (i, &(k, c)) in live.iter().enumerate() {
+            let at = 1 + i * COPY_WORDS;
+            let item = if batch {
+                format!(" of copy {k}")
+            } else {
+                String::new()
+            };
+            if let Some(r) = rows
+                .iter()
+                .position(|w| w[at..at + 2] != rows[0][at..at + 2])
+            {
+                return Err(everywhere(format!(
+                    "processes 0 and {r} of ICTXT pass different M, N{item} ({} x {} and {} x {})",
+                    rows[0][at] as i64,
+                    rows[0][at + 1] as i64,
+                    rows[r][at] as i64,
+                    rows[r][at + 1] as i64
+                )));
+            }
+            let side = |s: usize| -> Vec<&[u64]> {
+                let from = at + 2 + s * SIDE_WORDS;
+                rows.iter().map(|w| &w[from..from + SIDE_WORDS]).collect()
+            };
+            let (sa, sb) = &sides[i];
+            let shape = (c.m as usize, c.n as usize);
+            let a_layout = gathered_layout(
+                &side(0),
+                shape,
+                sa.as_ref().map(|s| s.desc.lld),
+                &format!("A{item}"),
+            )
+            .map_err(everywhere)?;
+            let b_layout = gathered_layout(
+                &side(1),
+                shape,
+                sb.as_ref().map(|s| s.desc.lld),
+                &format!("B{item}"),
+            )
+            .map_err(everywhere)?;
+            let (a_len, b_len) = (a_layout.local_len(rank), b_layout.local_len(rank));
+            // the lengths this process checked its pointers for
+            let checked = (
+                sa.as_ref().map_or(0, |s| s.len),
+                sb.as_ref().map_or(0, |s| s.len),
+            );
+            if a_len != checked.0 || (relabel.is_none() && b_len != checked.1) {
+                return Err((
+                    rank_i,
+                    Failed::Engine(format!(
+                        "internal error: local lengths {a_len}, {b_len} differ from the checked ones"
+                    )),
+                ));
+            }
+            let t = Transform::new(a_layout, b_layout, Op::Identity);
+            transforms.push(match relabel {
+                // B's old contents are overwritten everywhere: any relabeling is sound
+                Some(_) => t
+                    .with_relabeling(Relabeling::Optimal)
+                    .with_contents(TargetContents::Relabeled),
+                None => t.with_relabeling(Relabeling::Off),
+            });
+            lens.push((a_len, relabel.map_or(b_len, |(lenb, _)| lenb as usize)));
+        }
+        // SAFETY: pointers checked (aligned, not null where used), lengths within what
+        // ScaLAPACK requires the caller's buffers to hold (LENB for a relabeled B), and
+        // no written buffer shares memory with another of the call.
+        let mut jobs: Vec<Job<'_, T>> = live
+            .iter()
+            .zip(&lens)
+            .map(|(&(_, c), &(a_len, b_len))| unsafe {
+                Job::copy(source(c.a, a_len), target(c.b, b_len))
+            })
+            .collect();
+        let plan = comm
+            .cache
+            .execute(&mut comm.transport, &transforms, &mut jobs)
+            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+        if let Some((_, map)) = relabel {
+            let Layout::BlockCyclic(b) = plan.target(0) else {
+                return Err((
+                    rank_i,
+                    Failed::Engine("internal error: B is not block-cyclic".into()),
+                ));
+            };
+            let (p, q) = (b.spec().nprow, b.spec().npcol);
+            for r in 0..p {
+                for c in 0..q {
+                    // SAFETY: MAP holds P·Q ints (the caller's contract), not null.
+                    unsafe { map.add(r + c * p).write_unaligned(b.rank_at(r, c) as c_int) };
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `sub(B) ← sub(A)` with ScaLAPACK's `p?gemr2d` arguments: [`redistribute`] of one
+/// copy.
 ///
 /// # Safety
 /// As the exported entry points: ScaLAPACK's contract for these arguments.
@@ -445,116 +801,20 @@ pub(crate) unsafe fn gemr2d<T: Element>(
     descb: *const c_int,
     ictxt: c_int,
 ) {
-    // ScaLAPACK returns at once when there is nothing to copy
-    if m == 0 || n == 0 {
-        return;
-    }
-    run(routine, |state| {
-        let (_, comm) = context_comm(state, ictxt, (11, "ICTXT"), "")?;
-        let rank = comm.transport.rank();
-
-        // this process's own checks, in ScaLAPACK's order of parameters
-        let a_args = Args::from(3, ["A", "IA", "JA", "DESCA"]);
-        let b_args = Args::from(7, ["B", "IB", "JB", "DESCB"]);
-        let local = (|| -> Result<(Option<Side>, Option<Side>), Bad> {
-            if m < 0 {
-                return Err(bad(1, "M", format!("{m} is negative")));
-            }
-            if n < 0 {
-                return Err(bad(2, "N", format!("{n} is negative")));
-            }
-            let (mu, nu) = (m as usize, n as usize);
-            let mut sides = [None, None];
-            for (k, (desc, ptr, i, j, args)) in [
-                (desca, a, ia, ja, &a_args),
-                (descb, b.cast_const(), ib, jb, &b_args),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                // SAFETY: ScaLAPACK's contract: a descriptor of 9 ints
-                let Some(raw) = (unsafe { read_desc(desc) }) else {
-                    return Err(bad(args.desc.0, args.desc.1, "null"));
-                };
-                if raw[1] == -1 {
-                    continue; // not in this matrix's grid
-                }
-                let Some(info) = blacs::gridinfo(raw[1]) else {
-                    return Err(bad(
-                        args.desc.0,
-                        args.desc.1,
-                        format!(
-                            "CTXT = {} is neither -1 nor a BLACS context (parameter entry 2)",
-                            raw[1]
-                        ),
-                    ));
-                };
-                if info.me.is_some() {
-                    sides[k] = Some(check_side(raw, info, (i, j), (mu, nu), ptr, args)?);
-                }
-            }
-            let [sa, sb] = sides;
-            if let (Some(x), Some(y)) = (&sa, &sb) {
-                if overlap(a, x.len, b.cast_const(), y.len) {
-                    return Err(bad(7, "B", "shares memory with A on this process"));
-                }
-            }
-            Ok((sa, sb))
-        })();
-        let (err, sa, sb) = match local {
-            Ok((sa, sb)) => (None, sa, sb),
-            Err(e) => (Some(e), None, None),
-        };
-
-        // one gather: every process's verdict, M and N, and where it is in each grid
-        let mut mine = vec![u64::from(err.is_some()), m as u64, n as u64];
-        mine.extend(side_words(sa.as_ref()));
-        mine.extend(side_words(sb.as_ref()));
-        let width = mine.len();
-        let rank_i = rank as i32;
-        let all = gather_verdicts(&mut comm.transport, &mine, err)?;
-        let rows: Vec<&[u64]> = all.chunks_exact(width).collect();
-        if let Some(r) = rows.iter().position(|w| w[1..3] != rows[0][1..3]) {
-            return Err((
-                rank_i,
-                Failed::Everywhere(format!(
-                    "processes 0 and {r} of ICTXT pass different M, N ({} x {} and {} x {})",
-                    rows[0][1] as i64, rows[0][2] as i64, rows[r][1] as i64, rows[r][2] as i64
-                )),
-            ));
-        }
-        let shape = (m as usize, n as usize);
-        let side = |k: usize| -> Vec<&[u64]> {
-            rows.iter()
-                .map(|w| &w[3 + k * SIDE_WORDS..3 + (k + 1) * SIDE_WORDS])
-                .collect()
-        };
-        let everywhere = |e: String| (rank_i, Failed::Everywhere(e));
-        let a_layout = gathered_layout(&side(0), shape, sa.as_ref().map(|s| s.desc.lld), "A")
-            .map_err(everywhere)?;
-        let b_layout = gathered_layout(&side(1), shape, sb.as_ref().map(|s| s.desc.lld), "B")
-            .map_err(everywhere)?;
-        let (a_len, b_len) = (a_layout.local_len(rank), b_layout.local_len(rank));
-        // the lengths this process checked its pointers for
-        if (a_len, b_len) != (sa.map_or(0, |s| s.len), sb.map_or(0, |s| s.len)) {
-            return Err((
-                rank_i,
-                Failed::Engine(format!(
-                    "internal error: local lengths {a_len}, {b_len} differ from the checked ones"
-                )),
-            ));
-        }
-        let batch =
-            [Transform::new(a_layout, b_layout, Op::Identity).with_relabeling(Relabeling::Off)];
-        // SAFETY: pointers checked (aligned, not null where used), lengths within what
-        // ScaLAPACK requires the caller's buffers to hold, and A and B do not overlap.
-        let (src, dst) = unsafe { (source(a, a_len), target(b, b_len)) };
-        let mut jobs = [Job::copy(src, dst)];
-        comm.cache
-            .execute(&mut comm.transport, &batch, &mut jobs)
-            .map(|_| ())
-            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))
-    })
+    let copy = CopyArgs {
+        m,
+        n,
+        a,
+        ia,
+        ja,
+        desca,
+        b,
+        ib,
+        jb,
+        descb,
+    };
+    // SAFETY: the caller's contract.
+    unsafe { redistribute(routine, &[copy], ictxt, Call::Single) }
 }
 
 /// `sub(C) ← β·sub(C) + α·op(sub(A))` with PBLAS's `p?tran*` arguments, op the
@@ -708,6 +968,12 @@ pub(crate) unsafe fn tran<T: Element>(
             .map(|_| ())
             .map_err(|e| (rank_i, Failed::Engine(e.to_string())))
     })
+}
+
+/// Reports bad argument `arg` (`name`) of `routine` on this process, which does
+/// nothing further (a check made before the call's first collective step).
+pub(crate) fn reject(routine: &str, arg: u32, name: &'static str, detail: String) {
+    run(routine, |_| Err((-1, Failed::Here(bad(arg, name, detail)))));
 }
 
 /// Reads the by-reference scalars of a Fortran-style call; a null one is reported

@@ -2,6 +2,7 @@
 //! duplicate of its communicator with copr's MPI transport and plan cache.
 
 use std::mem::ManuallyDrop;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard};
 
 use copr::engine::PlanCache;
@@ -33,6 +34,10 @@ pub(crate) struct State {
 // made them; every use goes through the mutex, so one thread at a time makes MPI calls
 // with them (as ScaLAPACK itself requires of its callers).
 unsafe impl Send for State {}
+
+/// Calls of copr's entry points on this process, whatever their outcome
+/// ([`crate::exports::copr_capi_calls`]).
+pub(crate) static CALLS: AtomicU64 = AtomicU64::new(0);
 
 static STATE: Mutex<State> = Mutex::new(State {
     comms: Vec::new(),

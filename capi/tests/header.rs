@@ -52,6 +52,9 @@ fn checked_in_header_matches_the_declarations() {
         "copr_pdtran_(",
         "copr_pztranc_(",
         "copr_capi_errors(",
+        "copr_capi_calls(",
+        "copr_pdgemr2d_batch(",
+        "copr_pdgemr2d_relabel(",
     ] {
         assert!(fresh.contains(symbol), "the header declares {symbol}");
     }
@@ -130,8 +133,8 @@ fn c_functions(header: &str) -> Vec<(String, usize)> {
     out
 }
 
-/// The Fortran module binds every by-reference entry point of the header (and the error
-/// count) with as many arguments.
+/// The Fortran module binds every by-reference entry point of the header, the counters
+/// and the batched and relabeled copies, with as many arguments.
 #[test]
 fn fortran_module_binds_every_fortran_style_entry_point() {
     let header = generated();
@@ -139,9 +142,13 @@ fn fortran_module_binds_every_fortran_style_entry_point() {
     let module = module.replace("&\n", "");
     let wanted: Vec<(String, usize)> = c_functions(&header)
         .into_iter()
-        .filter(|(name, _)| name.ends_with('_') || name == "copr_capi_errors")
+        .filter(|(name, _)| {
+            name.ends_with('_')
+                || name.starts_with("copr_capi_")
+                || name.starts_with("copr_pdgemr2d_")
+        })
         .collect();
-    assert_eq!(wanted.len(), 11, "{wanted:?}");
+    assert_eq!(wanted.len(), 14, "{wanted:?}");
     for (name, count) in wanted {
         let bind = format!("bind(C, name=\"{name}\")");
         let line = module

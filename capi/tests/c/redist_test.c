@@ -16,6 +16,12 @@
  *
  *   mpirun -n P redist_test [cases]      (default 48 cases; exit status 1 on failure)
  *
+ * Built with -DCOPR_UNPREFIXED and linked with libcopr_scalapack (ahead of ScaLAPACK)
+ * and scalapack_ref.c, the same cases call ScaLAPACK's own names (Cpdgemr2d,
+ * pdgemr2d_, pdtran_, ...), which are then copr's, against ScaLAPACK's own routines
+ * reached under ref_ names. Every call copr serves must add one to copr_capi_calls()
+ * and every reference call nothing: a copr library that was not used fails.
+ *
  * Built and run by scripts/mpi-tests.sh. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -27,6 +33,26 @@
 #include <unistd.h>
 
 #include "copr.h"
+
+#ifdef COPR_UNPREFIXED
+/* relinked: ScaLAPACK's names are copr's; ScaLAPACK's own routines are ref_ */
+#include "scalapack_ref.h"
+#define REF(f) ref_##f
+#define COPR_C(f) C##f
+#define COPR_F(f) f##_
+void psgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, int *ib, int *jb,
+               int *descb, int *ictxt);
+void pdgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, int *ib, int *jb,
+               int *descb, int *ictxt);
+void pcgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, int *ib, int *jb,
+               int *descb, int *ictxt);
+void pzgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, int *ib, int *jb,
+               int *descb, int *ictxt);
+#else
+#define REF(f) f
+#define COPR_C(f) copr_##f
+#define COPR_F(f) copr_##f##_
+#endif
 
 /* BLACS, ScaLAPACK and PBLAS, as libscalapack-openmpi exports them */
 void Cblacs_pinfo(int *mypnum, int *nprocs);
@@ -227,6 +253,15 @@ static long check(int t, const matrix *x, const grid *g, int salt, expectation e
     return bad;
 }
 
+/* 1 if copr_capi_calls() is not `before + more` after a call of `whose` routine */
+static long check_calls(uint64_t before, uint64_t more, const char *what, const char *whose) {
+    uint64_t now = copr_capi_calls();
+    if (now == before + more) return 0;
+    fprintf(stderr, "process %d: %s: copr counted %llu calls during %s routine, expected %llu\n",
+            me, what, (unsigned long long)(now - before), whose, (unsigned long long)more);
+    return 1;
+}
+
 /* ---- p?gemr2d ---- */
 typedef struct {
     int m, n, ia, ja, ib, jb, salt_a;
@@ -241,28 +276,28 @@ static double expect_copy(const void *ctx, int i, int j, int c, double old) {
 static void scalapack_gemr2d(int t, int m, int n, void *a, int ia, int ja, int *desca, void *b,
                              int ib, int jb, int *descb, int ictxt) {
     switch (t) {
-    case 0: Cpsgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
-    case 1: Cpdgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
-    case 2: Cpcgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
-    default: Cpzgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);
+    case 0: REF(Cpsgemr2d)(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    case 1: REF(Cpdgemr2d)(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    case 2: REF(Cpcgemr2d)(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    default: REF(Cpzgemr2d)(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);
     }
 }
 static void copr_gemr2d(int fortran, int t, int m, int n, void *a, int ia, int ja, int *desca,
                         void *b, int ib, int jb, int *descb, int ictxt) {
     if (fortran) {
         switch (t) {
-        case 0: copr_psgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
-        case 1: copr_pdgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
-        case 2: copr_pcgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
-        default: copr_pzgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt);
+        case 0: COPR_F(psgemr2d)(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
+        case 1: COPR_F(pdgemr2d)(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
+        case 2: COPR_F(pcgemr2d)(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt); break;
+        default: COPR_F(pzgemr2d)(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ictxt);
         }
         return;
     }
     switch (t) {
-    case 0: copr_psgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
-    case 1: copr_pdgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
-    case 2: copr_pcgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
-    default: copr_pzgemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);
+    case 0: COPR_C(psgemr2d)(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    case 1: COPR_C(pdgemr2d)(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    case 2: COPR_C(pcgemr2d)(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt); break;
+    default: COPR_C(pzgemr2d)(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);
     }
 }
 
@@ -293,11 +328,14 @@ static long gemr2d_case(int t, int fortran, uint64_t *own, char *desc, size_t de
              a.desc[5], ga.nprow, ga.npcol, k.ib, k.jb, b.desc[2], b.desc[3], b.desc[4],
              b.desc[5], gb.nprow, gb.npcol, avail);
     if (G.ctxt >= 0) {
+        uint64_t calls = copr_capi_calls();
         scalapack_gemr2d(t, k.m, k.n, a.ref, k.ia, k.ja, a.desc, b.ref, k.ib, k.jb, b.desc,
                          G.ctxt);
+        bad += check_calls(calls, 0, desc, "ScaLAPACK's");
         copr_gemr2d(fortran, t, k.m, k.n, a.copr, k.ia, k.ja, a.desc, b.copr, k.ib, k.jb, b.desc,
                     G.ctxt);
-        bad = check(t, &b, &gb, k.salt_a + 1, expect_copy, &k, desc);
+        bad += check_calls(calls, 1, desc, "copr's");
+        bad += check(t, &b, &gb, k.salt_a + 1, expect_copy, &k, desc);
         /* the source is unchanged */
         if (ga.ctxt >= 0 && memcmp(a.copr, a.ref, a.len * elem_size(t)) != 0) {
             fprintf(stderr, "process %d: %s: copr changed the source\n", me, desc);
@@ -341,20 +379,20 @@ static void call_tran(int which, const tran_case *k, void *a, int *desca, void *
     double da[2] = {k->alpha[0], k->alpha[1]}, db[2] = {k->beta[0], k->beta[1]};
     int t = k->t;
     if (which == 0) { /* ScaLAPACK */
-        if (t == 0) pstran_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
-        if (t == 1) pdtran_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
-        if (t == 2 && !k->conj) pctranu_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
-        if (t == 2 && k->conj) pctranc_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
-        if (t == 3 && !k->conj) pztranu_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
-        if (t == 3 && k->conj) pztranc_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+        if (t == 0) REF(pstran_)(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+        if (t == 1) REF(pdtran_)(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+        if (t == 2 && !k->conj) REF(pctranu_)(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+        if (t == 2 && k->conj) REF(pctranc_)(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+        if (t == 3 && !k->conj) REF(pztranu_)(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+        if (t == 3 && k->conj) REF(pztranc_)(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
         return;
     }
-    if (t == 0) copr_pstran_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
-    if (t == 1) copr_pdtran_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
-    if (t == 2 && !k->conj) copr_pctranu_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
-    if (t == 2 && k->conj) copr_pctranc_(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
-    if (t == 3 && !k->conj) copr_pztranu_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
-    if (t == 3 && k->conj) copr_pztranc_(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+    if (t == 0) COPR_F(pstran)(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+    if (t == 1) COPR_F(pdtran)(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+    if (t == 2 && !k->conj) COPR_F(pctranu)(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+    if (t == 2 && k->conj) COPR_F(pctranc)(&m, &n, fa, a, &ia, &ja, desca, fb, c, &ic, &jc, descc);
+    if (t == 3 && !k->conj) COPR_F(pztranu)(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
+    if (t == 3 && k->conj) COPR_F(pztranc)(&m, &n, da, a, &ia, &ja, desca, db, c, &ic, &jc, descc);
 }
 
 static long tran_case_run(int t, uint64_t *own, char *desc, size_t desc_len) {
@@ -391,9 +429,12 @@ static long tran_case_run(int t, uint64_t *own, char *desc, size_t desc_len) {
              k.beta[0], k.beta[1], k.ia, k.ja, a.desc[2], a.desc[3], a.desc[4], a.desc[5], k.ic,
              k.jc, c.desc[2], c.desc[3], c.desc[4], c.desc[5], g.nprow, g.npcol);
     if (g.ctxt >= 0) {
+        uint64_t calls = copr_capi_calls();
         call_tran(0, &k, a.ref, a.desc, c.ref, c.desc);
+        bad += check_calls(calls, 0, desc, "ScaLAPACK's");
         call_tran(1, &k, a.copr, a.desc, c.copr, c.desc);
-        bad = check(t, &c, &g, k.salt_a + 1, expect_tran, &k, desc);
+        bad += check_calls(calls, 1, desc, "copr's");
+        bad += check(t, &c, &g, k.salt_a + 1, expect_tran, &k, desc);
     }
     free_matrix(&a);
     free_matrix(&c);
@@ -433,18 +474,18 @@ static long error_cases(void) {
         fflush(stderr);
         dup2(fileno(log), 2);
         if (kind == 1 && me == nprocs - 1) b.desc[8] = b.locr >= 2 ? b.locr - 1 : 0;
-        if (kind == 0) copr_pdgemr2d(m, n, a.copr, 0, ja, a.desc, b.copr, 1, 1, b.desc, g.ctxt);
-        if (kind == 1) copr_pdgemr2d(m, n, a.copr, ia, ja, a.desc, b.copr, 1, 1, b.desc, g.ctxt);
+        if (kind == 0) COPR_C(pdgemr2d)(m, n, a.copr, 0, ja, a.desc, b.copr, 1, 1, b.desc, g.ctxt);
+        if (kind == 1) COPR_C(pdgemr2d)(m, n, a.copr, ia, ja, a.desc, b.copr, 1, 1, b.desc, g.ctxt);
         if (kind == 2) {
             int other[9];
             memcpy(other, b.desc, sizeof other);
             other[1] = g.ctxt + 1000;
-            copr_pdtran_(&m, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, other);
+            COPR_F(pdtran)(&m, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, other);
         }
-        if (kind == 4) copr_pdgemr2d(m, n, a.copr, 1, 1, a.desc, a.copr, 2, 1, a.desc, g.ctxt);
+        if (kind == 4) COPR_C(pdgemr2d)(m, n, a.copr, 1, 1, a.desc, a.copr, 2, 1, a.desc, g.ctxt);
         if (kind == 3) {
             int neg = -1;
-            copr_pdtran_(&neg, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, b.desc);
+            COPR_F(pdtran)(&neg, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, b.desc);
         }
         b.desc[8] = saved_lld;
         fflush(stderr);
@@ -518,8 +559,15 @@ int main(int argc, char **argv) {
                          "processes that found it named the parameter");
     }
     if (me == 0)
-        printf("copr C entry points vs ScaLAPACK on %d processes: %d passed, %d failed\n",
-               nprocs, cases + 1 - failed_cases, failed_cases);
+        printf("%s vs ScaLAPACK's own on %d processes: %d passed, %d failed (copr served %llu "
+               "calls on process 0)\n",
+#ifdef COPR_UNPREFIXED
+               "ScaLAPACK's names relinked to libcopr_scalapack",
+#else
+               "copr C entry points",
+#endif
+               nprocs, cases + 1 - failed_cases, failed_cases,
+               (unsigned long long)copr_capi_calls());
     MPI_Finalize();
     return failed_cases ? 1 : 0;
 }

@@ -8,6 +8,34 @@
 !   mpirun -n P redist_test_f [cases per type]     (default 12; exit status 1 on failure)
 !
 ! Written out once per type: s, d, c, z differ only in the element type and the names.
+!
+! Preprocessed with -DCOPR_UNPREFIXED and linked with libcopr_scalapack ahead of
+! ScaLAPACK and capi/tests/c/scalapack_ref.c, the same cases call ScaLAPACK's own names
+! (pdgemr2d, pdtran, ...: then copr's) against ScaLAPACK's own routines, reached as
+! ref_pdgemr2d, ...; scalapack_ref.c stops the program when those are not distinct,
+! and copr must have counted calls (copr_capi_calls).
+#ifdef COPR_UNPREFIXED
+#define psgemr2d ref_psgemr2d
+#define pdgemr2d ref_pdgemr2d
+#define pcgemr2d ref_pcgemr2d
+#define pzgemr2d ref_pzgemr2d
+#define pstran ref_pstran
+#define pdtran ref_pdtran
+#define pctranu ref_pctranu
+#define pctranc ref_pctranc
+#define pztranu ref_pztranu
+#define pztranc ref_pztranc
+#define copr_psgemr2d PSGEMR2D
+#define copr_pdgemr2d PDGEMR2D
+#define copr_pcgemr2d PCGEMR2D
+#define copr_pzgemr2d PZGEMR2D
+#define copr_pstran PSTRAN
+#define copr_pdtran PDTRAN
+#define copr_pctranu PCTRANU
+#define copr_pctranc PCTRANC
+#define copr_pztranu PZTRANU
+#define copr_pztranc PZTRANC
+#endif
 module redist_tools
   implicit none
   integer, parameter :: dp = kind(1.0d0)
@@ -481,6 +509,9 @@ program redist_test_f
   integer :: cases, k, t, bad, all, failed, ierr
   character(len=16) :: arg
   integer(8) :: before
+#ifdef COPR_UNPREFIXED
+  integer(8) :: served, all_served
+#endif
   call blacs_pinfo(me, nprocs)
   cases = 12
   if (command_argument_count() > 0) then
@@ -510,6 +541,16 @@ program redist_test_f
     print '(a, i0, a)', 'process ', me, ': copr reported errors on valid calls'
     failed = failed + 1
   end if
+#ifdef COPR_UNPREFIXED
+  served = copr_capi_calls()
+  call MPI_Allreduce(served, all_served, 1, MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (all_served == 0) then
+    if (me == 0) print '(a)', 'copr served none of the calls of ScaLAPACK''s names'
+    failed = failed + 1
+  end if
+  if (me == 0) print '(a, i0, a)', 'ScaLAPACK''s names relinked to libcopr_scalapack: copr served ', &
+      all_served, ' calls'
+#endif
   if (me == 0) print '(a, i0, a, i0, a, i0, a)', 'copr Fortran interface vs ScaLAPACK on ', &
       nprocs, ' processes: ', 4 * cases - failed, ' passed, ', failed, ' failed'
   call blacs_exit(1)
