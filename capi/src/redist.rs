@@ -717,13 +717,14 @@ pub(crate) unsafe fn redistribute<T: Element>(
                 &format!("A{item}"),
             )
             .map_err(everywhere)?;
-            let b_layout = gathered_layout(
-                &side(1),
-                shape,
-                sb.as_ref().map(|s| s.desc.lld),
-                &format!("B{item}"),
-            )
-            .map_err(everywhere)?;
+            // a relabeled B is stored with the default LLD, whatever DESCB says (the
+            // process may be given another position's blocks)
+            let b_lld = sb
+                .as_ref()
+                .map(|s| s.desc.lld)
+                .filter(|_| relabel.is_none());
+            let b_layout =
+                gathered_layout(&side(1), shape, b_lld, &format!("B{item}")).map_err(everywhere)?;
             let (a_len, b_len) = (a_layout.local_len(rank), b_layout.local_len(rank));
             // the lengths this process checked its pointers for
             let checked = (

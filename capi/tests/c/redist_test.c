@@ -7,6 +7,12 @@
  *             submatrices at IA/JA != 1, per-process LLD with random padding;
  *   p?tran*:  transposes (and conjugate transposes) with random alpha, beta on one
  *             random grid; alpha = 0 with a source full of NaN (not to be read);
+ *   copr_pdgemr2d_batch: up to 4 such copies in one call (some with M = 0), against
+ *             Cpdgemr2d copy by copy;
+ *   copr_pdgemr2d_relabel: the whole of B on its grid relabeled; ScaLAPACK's
+ *             Cpdgemr2d onto a context made from the returned MAP gives the same local
+ *             arrays, and MAP keeps as many elements in place as the best of all
+ *             placements (brute force over them);
  *
  * for s, d, c, z, through the C-style and the Fortran-style entry points. Each case
  * also checks both results against the formula (values are small multiples of 1/4 and
@@ -442,6 +448,217 @@ static long tran_case_run(int t, uint64_t *own, char *desc, size_t desc_len) {
     return bad;
 }
 
+/* ---- copr_pdgemr2d_batch: up to 4 copies in one call, against Cpdgemr2d copy by copy ---- */
+static long batch_case(uint64_t *own, char *desc, size_t desc_len) {
+    const int t = 1;
+    int count = 1 + pick(4), i, m[4], n[4], ia[4], ja[4], ib[4], jb[4], desca[36], descb[36];
+    grid G = make_grid(nprocs, nprocs), ga[4], gb[4];
+    copy_case k[4];
+    matrix a[4], b[4];
+    const double *pa[4];
+    double *pb[4];
+    long bad = 0;
+    size_t at = 0;
+    for (i = 0; i < count; i++) {
+        ga[i] = make_grid(nprocs, 1 + pick(nprocs));
+        gb[i] = make_grid(nprocs, 1 + pick(nprocs));
+        k[i].m = pick(6) == 0 ? 0 : 1 + pick(40); /* M = 0: the copy is skipped */
+        k[i].n = 1 + pick(40);
+        k[i].ia = 1 + pick(9);
+        k[i].ja = 1 + pick(9);
+        k[i].ib = 1 + pick(9);
+        k[i].jb = 1 + pick(9);
+        k[i].salt_a = 1 + pick(1000);
+        a[i] = make_matrix(t, &ga[i], k[i].ia - 1 + k[i].m + pick(6), k[i].ja - 1 + k[i].n + pick(6),
+                           k[i].salt_a, 0, own);
+        b[i] = make_matrix(t, &gb[i], k[i].ib - 1 + k[i].m + pick(6), k[i].jb - 1 + k[i].n + pick(6),
+                           k[i].salt_a + 1, 0, own);
+        m[i] = k[i].m, n[i] = k[i].n, ia[i] = k[i].ia, ja[i] = k[i].ja, ib[i] = k[i].ib,
+        jb[i] = k[i].jb;
+        memcpy(desca + 9 * i, a[i].desc, sizeof a[i].desc);
+        memcpy(descb + 9 * i, b[i].desc, sizeof b[i].desc);
+        pa[i] = a[i].copr;
+        pb[i] = b[i].copr;
+        at += (size_t)snprintf(desc + at, desc_len - at, "%s%dx%d on %dx%d -> %dx%d", i ? ", " : "",
+                               k[i].m, k[i].n, ga[i].nprow, ga[i].npcol, gb[i].nprow, gb[i].npcol);
+        if (at >= desc_len) at = desc_len - 1;
+    }
+    snprintf(desc + at, desc_len - at, " (copr_pdgemr2d_batch of %d)", count);
+    {
+        uint64_t calls = copr_capi_calls();
+        for (i = 0; i < count; i++)
+            REF(Cpdgemr2d)(m[i], n[i], a[i].ref, ia[i], ja[i], desca + 9 * i, b[i].ref, ib[i],
+                           jb[i], descb + 9 * i, G.ctxt);
+        bad += check_calls(calls, 0, desc, "ScaLAPACK's");
+        copr_pdgemr2d_batch(count, m, n, pa, ia, ja, desca, pb, ib, jb, descb, G.ctxt);
+        bad += check_calls(calls, 1, desc, "copr's");
+    }
+    for (i = 0; i < count; i++) {
+        bad += check(t, &b[i], &gb[i], k[i].salt_a + 1, expect_copy, &k[i], desc);
+        free_matrix(&a[i]);
+        free_matrix(&b[i]);
+    }
+    for (i = count - 1; i >= 0; i--) {
+        free_grid(&gb[i]);
+        free_grid(&ga[i]);
+    }
+    free_grid(&G);
+    return bad;
+}
+
+/* the best number of elements any placement keeps where they are, over every one-to-one
+ * choice of processes for B's grid positions 0 .. pq-1 (brute force); v[r * pq + pos]
+ * is how many elements process r holds of A that go to position pos */
+/* relabel cases in which MAP moved some of B's grid positions to another process */
+static int relabeled_cases;
+
+static long best_kept(const long *v, int pq, int pos, int *used) {
+    long best = 0;
+    int r;
+    if (pos == pq) return 0;
+    for (r = 0; r < nprocs; r++) {
+        long x;
+        if (used[r]) continue;
+        used[r] = 1;
+        x = v[r * pq + pos] + best_kept(v, pq, pos + 1, used);
+        used[r] = 0;
+        if (x > best) best = x;
+    }
+    return best;
+}
+
+/* ---- copr_pdgemr2d_relabel: B filled on its grid relabeled; ScaLAPACK's Cpdgemr2d
+ * onto a context made from MAP must give the same local arrays, and MAP must keep as
+ * many elements in place as the best placement (brute force) ---- */
+static long relabel_case(uint64_t *own, char *desc, size_t desc_len) {
+    const int t = 1;
+    int ictxt, sys, ctx2, p, q, r, c, i, j, held = -1, ld, lr = 0, lc = 0;
+    int *map, *a_rank, mine[2];
+    grid ga, gb;
+    copy_case k;
+    matrix a, b;
+    long bad = 0, kept = 0, best, *v;
+    double *bc, *br;
+    size_t lenb;
+    Cblacs_get(-1, 0, &sys);
+    ictxt = sys;
+    Cblacs_gridinit(&ictxt, "R", 1, nprocs); /* ranks of ICTXT = process numbers */
+    ga = make_grid(nprocs, 1 + pick(nprocs));
+    gb = make_grid(nprocs, 1 + pick(nprocs));
+    k.m = 1 + pick(50);
+    k.n = 1 + pick(50);
+    k.ia = 1 + pick(9);
+    k.ja = 1 + pick(9);
+    k.ib = k.jb = 1;
+    k.salt_a = 1 + pick(1000);
+    a = make_matrix(t, &ga, k.ia - 1 + k.m + pick(6), k.ja - 1 + k.n + pick(6), k.salt_a, 0, own);
+    b = make_matrix(t, &gb, k.m, k.n, k.salt_a + 1, 0, own); /* for its descriptor */
+    p = gb.nprow, q = gb.npcol;
+    snprintf(desc, desc_len,
+             "copr_pdgemr2d_relabel %dx%d A(%d,%d) of %dx%d in %dx%d blocks on %dx%d, B in %dx%d "
+             "blocks on %dx%d",
+             k.m, k.n, k.ia, k.ja, a.desc[2], a.desc[3], a.desc[4], a.desc[5], ga.nprow, ga.npcol,
+             b.desc[4], b.desc[5], p, q);
+    /* every process's buffer fits the largest local matrix, B's source row and column */
+    lenb = (size_t)numroc_(&k.m, &b.desc[4], &b.desc[6], &b.desc[6], &p) *
+           (size_t)numroc_(&k.n, &b.desc[5], &b.desc[7], &b.desc[7], &q);
+    bc = malloc(sizeof(double) * (lenb ? lenb : 1));
+    br = malloc(sizeof(double) * (lenb ? lenb : 1));
+    for (i = 0; i < (int)lenb; i++) bc[i] = br[i] = PAD;
+    map = malloc(sizeof(int) * (size_t)(p * q));
+    {
+        uint64_t calls = copr_capi_calls();
+        copr_pdgemr2d_relabel(k.m, k.n, a.copr, k.ia, k.ja, a.desc, bc, (int)lenb, b.desc, ictxt,
+                              map);
+        bad += check_calls(calls, 1, desc, "copr's");
+    }
+    /* MAP: distinct processes, the same everywhere */
+    for (i = 0; i < p * q; i++) {
+        int lo, hi;
+        MPI_Allreduce(&map[i], &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&map[i], &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (lo != hi || map[i] < 0 || map[i] >= nprocs) bad++;
+        for (j = 0; j < i; j++) bad += map[j] == map[i];
+        if (map[i] == me) held = i;
+    }
+    if (bad) {
+        fprintf(stderr, "process %d: %s: MAP is not one process per position\n", me, desc);
+        goto done;
+    }
+    /* copr's B against the formula, at the position this process was given */
+    if (held >= 0) {
+        r = held % p, c = held / p;
+        lr = numroc_(&k.m, &b.desc[4], &r, &b.desc[6], &p);
+        lc = numroc_(&k.n, &b.desc[5], &c, &b.desc[7], &q);
+    }
+    ld = lr > 1 ? lr : 1;
+    for (j = 0; j < lc; j++)
+        for (i = 0; i < lr; i++) {
+            int gi = l2g(i, b.desc[4], held % p, b.desc[6], p);
+            int gj = l2g(j, b.desc[5], held / p, b.desc[7], q);
+            if (bc[i + (size_t)j * ld] != value(gi + k.ia - 1, gj + k.ja - 1, 0, k.salt_a)) bad++;
+        }
+    /* ScaLAPACK onto the relabeled grid: a context from MAP (usermap, leading dim P) */
+    Cblacs_get(-1, 0, &ctx2);
+    Cblacs_gridmap(&ctx2, map, p, p, q);
+    {
+        int d2[9];
+        memcpy(d2, b.desc, sizeof d2);
+        d2[1] = held >= 0 ? ctx2 : -1;
+        d2[8] = ld;
+        REF(Cpdgemr2d)(k.m, k.n, a.ref, k.ia, k.ja, a.desc, br, 1, 1, d2, ictxt);
+    }
+    for (i = 0; i < (int)lenb; i++) bad += bc[i] != br[i];
+    if (held >= 0) Cblacs_gridexit(ctx2);
+    /* optimality: v[process][position] of the elements of sub(A) = B */
+    a_rank = malloc(sizeof(int) * 2 * (size_t)nprocs);
+    mine[0] = ga.ctxt >= 0 ? ga.myrow * ga.npcol + ga.mycol : -1;
+    mine[1] = 0;
+    MPI_Allgather(mine, 2, MPI_INT, a_rank, 2, MPI_INT, MPI_COMM_WORLD);
+    v = calloc((size_t)(nprocs * p * q), sizeof(long));
+    for (j = 0; j < k.n; j++)
+        for (i = 0; i < k.m; i++) {
+            int ai = i + k.ia - 1, aj = j + k.ja - 1, owner = -1, x;
+            int apos = ((ai / a.desc[4] + a.desc[6]) % ga.nprow) * ga.npcol +
+                       (aj / a.desc[5] + a.desc[7]) % ga.npcol;
+            int bpos = (i / b.desc[4] + b.desc[6]) % p + ((j / b.desc[5] + b.desc[7]) % q) * p;
+            for (x = 0; x < nprocs; x++)
+                if (a_rank[2 * x] == apos) owner = x;
+            v[owner * p * q + bpos]++;
+        }
+    for (i = 0; i < p * q; i++) kept += v[map[i] * p * q + i];
+    /* whether MAP moved B at all: B's own grid position of every process */
+    mine[0] = gb.ctxt >= 0 ? gb.myrow + gb.mycol * p : -1;
+    MPI_Allgather(mine, 2, MPI_INT, a_rank, 2, MPI_INT, MPI_COMM_WORLD);
+    for (i = 0; i < nprocs; i++)
+        if (a_rank[2 * i] >= 0 && map[a_rank[2 * i]] != i) {
+            relabeled_cases++;
+            break;
+        }
+    {
+        int *used = calloc((size_t)nprocs, sizeof(int));
+        best = best_kept(v, p * q, 0, used);
+        free(used);
+    }
+    if (kept != best) {
+        fprintf(stderr, "process %d: %s: MAP keeps %ld elements in place, the best %ld\n", me,
+                desc, kept, best);
+        bad++;
+    }
+    free(v);
+    free(a_rank);
+done:
+    free(map);
+    free(bc);
+    free(br);
+    free_matrix(&a);
+    free_matrix(&b);
+    free_grid(&gb);
+    free_grid(&ga);
+    Cblacs_gridexit(ictxt);
+    return bad;
+}
+
 /* ---- bad arguments: every process returns, counts one error, changes nothing ---- */
 static long error_cases(void) {
     grid g = make_grid(nprocs, nprocs);
@@ -464,8 +681,10 @@ static long error_cases(void) {
         {"A and C on different contexts", "copr_pdtran_: parameter 12 (DESCC)", 2},
         {"negative M", "copr_pdtran_: parameter 1 (M) had an illegal value", 3},
         {"B is A", "copr_pdgemr2d: parameter 7 (B) had an illegal value", 4},
+        {"IA = 0 in a batch", "copr_pdgemr2d_batch: parameter 5 (IA[0]) had an illegal value", 5},
+        {"negative LENB", "copr_pdgemr2d_relabel: parameter 8 (LENB) had an illegal value", 6},
     };
-    for (i = 0; i < 5; i++) {
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         uint64_t before = copr_capi_errors();
         int kind = cases[i].kind, saved_stderr = dup(2), printed;
         FILE *log = tmpfile();
@@ -483,6 +702,19 @@ static long error_cases(void) {
             COPR_F(pdtran)(&m, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, other);
         }
         if (kind == 4) COPR_C(pdgemr2d)(m, n, a.copr, 1, 1, a.desc, a.copr, 2, 1, a.desc, g.ctxt);
+        if (kind == 5) {
+            const double *pa = a.copr;
+            double *pb = b.copr;
+            int zero = 0, first = 1;
+            copr_pdgemr2d_batch(1, &m, &n, &pa, &zero, &ja, a.desc, &pb, &first, &first, b.desc,
+                                g.ctxt);
+        }
+        if (kind == 6) {
+            int map[64], whole[9]; /* B's first m x n as a matrix of its own */
+            memcpy(whole, b.desc, sizeof whole);
+            whole[2] = m, whole[3] = n;
+            copr_pdgemr2d_relabel(m, n, a.copr, ia, ja, a.desc, b.copr, -1, whole, g.ctxt, map);
+        }
         if (kind == 3) {
             int neg = -1;
             COPR_F(pdtran)(&neg, &n, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic, &jc, b.desc);
@@ -528,6 +760,7 @@ static long error_cases(void) {
 
 int main(int argc, char **argv) {
     int cases = argc > 1 ? atoi(argv[1]) : 48, k, failed_cases = 0;
+    int extra = cases / 8 > 4 ? cases / 8 : 4; /* batched and relabeled cases, each */
     long total_bad = 0;
     uint64_t own;
     char desc[512];
@@ -548,12 +781,27 @@ int main(int argc, char **argv) {
         }
         total_bad += all;
     }
+    /* the batched and the relabeled entry point (double precision) */
+    for (k = 0; k < 2 * extra; k++) {
+        long bad, all;
+        desc[0] = 0;
+        bad = k % 2 ? relabel_case(&own, desc, sizeof desc) : batch_case(&own, desc, sizeof desc);
+        MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (all) {
+            failed_cases++;
+            if (me == 0) fprintf(stderr, "extra case %d FAILED (%ld mismatches): %s\n", k, all, desc);
+        }
+    }
+    if (me == 0)
+        printf("batched and relabeled entry points: %d cases each; MAP moved B in %d of the "
+               "relabeled ones\n",
+               extra, relabeled_cases);
     {
         long bad = error_cases(), all;
         MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (all) failed_cases++;
         if (me == 0)
-            printf("error cases (5 bad calls): %s\n",
+            printf("error cases (7 bad calls): %s\n",
                    all ? "FAILED"
                        : "every process returned, counted it, changed nothing, and the "
                          "processes that found it named the parameter");
@@ -566,7 +814,7 @@ int main(int argc, char **argv) {
 #else
                "copr C entry points",
 #endif
-               nprocs, cases + 1 - failed_cases, failed_cases,
+               nprocs, cases + 2 * extra + 1 - failed_cases, failed_cases,
                (unsigned long long)copr_capi_calls());
     MPI_Finalize();
     return failed_cases ? 1 : 0;
