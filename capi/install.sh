@@ -2,12 +2,15 @@
 # Installs copr's C and Fortran library under PREFIX (default /usr/local):
 #
 #   PREFIX/lib/libcopr_capi.so, PREFIX/lib/libcopr_capi.a
+#   PREFIX/lib/libcopr_scalapack.so (ScaLAPACK's own names on copr: link it ahead of
+#     ScaLAPACK, or LD_PRELOAD it)
 #   PREFIX/include/copr.h, PREFIX/include/copr.f90 (the Fortran module's source)
 #   PREFIX/lib/pkgconfig/copr-capi.pc
 #
 #   capi/install.sh [PREFIX]
 #
-# It builds the library first (cargo build --release -p copr-capi --features mpi; Open MPI
+# It builds the libraries first (cargo build --release -p copr-capi -p copr-scalapack
+# --features copr-capi/mpi,copr-scalapack/mpi; Open MPI
 # and Debian's libscalapack-openmpi-dev must be installed), unless COPR_CAPI_LIBDIR names
 # a directory that already holds it. Then, for a C program:
 #
@@ -21,20 +24,21 @@ prefix=$(realpath -m "${1:-/usr/local}")
 
 libdir=${COPR_CAPI_LIBDIR:-}
 if [[ -z "$libdir" ]]; then
-    so=$(cargo build --release -p copr-capi --features mpi --message-format=json \
+    so=$(cargo build --release -p copr-capi -p copr-scalapack \
+        --features copr-capi/mpi,copr-scalapack/mpi --message-format=json \
         | grep '"name":"copr_capi"' \
         | grep -o '"[^"]*/libcopr_capi\.so"' \
         | tr -d '"' \
         | tail -n 1)
     libdir=$(dirname "$so")
 fi
-for f in libcopr_capi.so libcopr_capi.a; do
+for f in libcopr_capi.so libcopr_capi.a libcopr_scalapack.so; do
     [[ -f "$libdir/$f" ]] || { echo "install.sh: $libdir/$f is missing" >&2; exit 1; }
 done
 
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 install -d "$prefix/lib/pkgconfig" "$prefix/include"
-install -m 755 "$libdir/libcopr_capi.so" "$prefix/lib/"
+install -m 755 "$libdir/libcopr_capi.so" "$libdir/libcopr_scalapack.so" "$prefix/lib/"
 install -m 644 "$libdir/libcopr_capi.a" "$prefix/lib/"
 install -m 644 capi/include/copr.h capi/include/copr.f90 "$prefix/include/"
 # Libs.private: what a static link (pkg-config --static) needs besides, for the library

@@ -1,5 +1,6 @@
 //! The README's C snippet is a line of the C example that scripts/mpi-tests.sh builds
-//! and runs, and its build commands name files that exist.
+//! and runs, its build commands name files that exist, and its `LD_PRELOAD` line is
+//! the one that script runs with the unprefixed library.
 
 use std::path::PathBuf;
 
@@ -24,6 +25,13 @@ fn readme_c_snippet_is_in_the_tested_example() {
             "README line {line:?} is not in capi/examples/redistribute.c"
         );
     }
+    // the unprefixed library: the preload line is the one scripts/mpi-tests.sh runs,
+    // and the library is the one the workspace builds and install.sh installs
+    let tests = std::fs::read_to_string(root.join("scripts/mpi-tests.sh")).unwrap();
+    let install = std::fs::read_to_string(root.join("capi/install.sh")).unwrap();
+    assert!(section.contains("mpirun -x LD_PRELOAD=") && section.contains("/libcopr_scalapack.so"));
+    assert!(tests.contains("-x LD_PRELOAD=\"$unprefixed_lib\""));
+    assert!(install.contains("libcopr_scalapack.so"));
     for file in [
         "capi/examples/redistribute.c",
         "capi/include/copr.h",
