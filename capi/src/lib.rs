@@ -7,6 +7,13 @@
 //! | `pstran_`, `pdtran_` | | `copr_pstran_`, `copr_pdtran_` |
 //! | `p?tranu_`, `p?tranc_` (c, z) | | `copr_p?tranu_`, `copr_p?tranc_` |
 //!
+//! Beyond ScaLAPACK: `copr_pdgemr2d_batch` (several copies in one communication round),
+//! `copr_pdgemr2d_relabel` (the whole target on its grid relabeled, the map returned),
+//! and `copr_capi_calls()` (how many calls copr served). The crate `copr-scalapack`
+//! builds `libcopr_scalapack.so`, which exports ScaLAPACK's own names on these entry
+//! points, for programs linked against it ahead of ScaLAPACK or run with it in
+//! `LD_PRELOAD`.
+//!
 //! The header `include/copr.h` is generated from these declarations by cbindgen
 //! (`tests/header.rs` regenerates it and fails when the checked-in one differs); the
 //! Fortran module `include/copr.f90` binds the Fortran-style entry points.
