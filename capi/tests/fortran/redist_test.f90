@@ -3,7 +3,8 @@
 ! grids: row-major, column-major and mapped grids of random subsets of the processes,
 ! so some processes are outside a grid; submatrices at IA/JA /= 1; padded LLD) and
 ! random p?tran / p?tranu / p?tranc cases with alpha and beta, under a context of all
-! processes. Built and run by scripts/mpi-tests.sh:
+! processes; and batches of two real double copies through copr_pdgemr2d_batch.
+! Built and run by scripts/mpi-tests.sh:
 !
 !   mpirun -n P redist_test_f [cases per type]     (default 12; exit status 1 on failure)
 !
@@ -309,6 +310,51 @@ contains
         ': pdtran (conj ', conj, ') differs: m n ', m, n, ' grid ', p, q
     call blacs_gridexit(g)
   end function tran_d
+  ! copr_pdgemr2d_batch of two copies (c_loc of each local array) against pdgemr2d copy
+  ! by copy; returns this process's mismatches
+  integer function batch_d() result(bad)
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_loc
+    integer :: g, gp, gq, gr, gc, k
+    integer :: ca(2), pa(2), qa(2), ra(2), cca(2), cb(2), pb(2), qb(2), rb(2), ccb(2)
+    integer :: m(2), n(2), ia(2), ja(2), ib(2), jb(2), desca(9, 2), descb(9, 2)
+    integer :: lra(2), lca(2), lrb(2), lcb(2)
+    real(dp), allocatable, target :: a1(:), a2(:), b1(:), b2(:)
+    real(dp), allocatable :: r1(:), r2(:)
+    type(c_ptr) :: ap(2), bp(2)
+    call make_grid(nprocs, g, gp, gq, gr, gc)
+    do k = 1, 2
+      call make_grid(1 + pick(nprocs), ca(k), pa(k), qa(k), ra(k), cca(k))
+      call make_grid(1 + pick(nprocs), cb(k), pb(k), qb(k), rb(k), ccb(k))
+      m(k) = 1 + pick(30)
+      n(k) = 1 + pick(30)
+      ia(k) = 1 + pick(6)
+      ja(k) = 1 + pick(6)
+      ib(k) = 1 + pick(6)
+      jb(k) = 1 + pick(6)
+      call make_desc(ia(k) - 1 + m(k) + pick(4), ja(k) - 1 + n(k) + pick(4), ca(k), pa(k), &
+                     qa(k), ra(k), cca(k), desca(:, k), lra(k), lca(k))
+      call make_desc(ib(k) - 1 + m(k) + pick(4), jb(k) - 1 + n(k) + pick(4), cb(k), pb(k), &
+                     qb(k), rb(k), ccb(k), descb(:, k), lrb(k), lcb(k))
+    end do
+    call fill_d(a1, desca(:, 1), lra(1), lca(1), ra(1), cca(1), pa(1), qa(1), 5)
+    call fill_d(a2, desca(:, 2), lra(2), lca(2), ra(2), cca(2), pa(2), qa(2), 6)
+    call fill_d(r1, descb(:, 1), lrb(1), lcb(1), rb(1), ccb(1), pb(1), qb(1), 7)
+    call fill_d(r2, descb(:, 2), lrb(2), lcb(2), rb(2), ccb(2), pb(2), qb(2), 8)
+    allocate(b1, source=r1)
+    allocate(b2, source=r2)
+    call pdgemr2d(m(1), n(1), a1, ia(1), ja(1), desca(:, 1), r1, ib(1), jb(1), descb(:, 1), g)
+    call pdgemr2d(m(2), n(2), a2, ia(2), ja(2), desca(:, 2), r2, ib(2), jb(2), descb(:, 2), g)
+    ap = [c_loc(a1), c_loc(a2)]
+    bp = [c_loc(b1), c_loc(b2)]
+    call copr_pdgemr2d_batch(2, m, n, ap, ia, ja, desca, bp, ib, jb, descb, g)
+    bad = count(b1 /= r1) + count(b2 /= r2)
+    if (bad > 0) print '(a, i0, a)', 'process ', me, ': copr_pdgemr2d_batch differs'
+    do k = 2, 1, -1
+      if (cb(k) >= 0) call blacs_gridexit(cb(k))
+      if (ca(k) >= 0) call blacs_gridexit(ca(k))
+    end do
+    call blacs_gridexit(g)
+  end function batch_d
 end module redist_d
 
 ! ---- type c ----
@@ -527,7 +573,7 @@ program redist_test_f
       case (1)
         bad = gemr2d_s() + tran_s(.false.)
       case (2)
-        bad = gemr2d_d() + tran_d(.false.)
+        bad = gemr2d_d() + tran_d(.false.) + batch_d()
       case (3)
         bad = gemr2d_c() + tran_c(.false.) + tran_c(.true.)
       case default
