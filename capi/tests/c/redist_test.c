@@ -683,6 +683,8 @@ static long error_cases(void) {
         {"B is A", "copr_pdgemr2d: parameter 7 (B) had an illegal value", 4},
         {"IA = 0 in a batch", "copr_pdgemr2d_batch: parameter 5 (IA[0]) had an illegal value", 5},
         {"negative LENB", "copr_pdgemr2d_relabel: parameter 8 (LENB) had an illegal value", 6},
+        {"LENB = 1: too small for the part some process is given",
+         "copr_pdgemr2d_relabel on process", 7},
     };
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         uint64_t before = copr_capi_errors();
@@ -709,11 +711,12 @@ static long error_cases(void) {
             copr_pdgemr2d_batch(1, &m, &n, &pa, &zero, &ja, a.desc, &pb, &first, &first, b.desc,
                                 g.ctxt);
         }
-        if (kind == 6) {
+        if (kind == 6 || kind == 7) {
             int map[64], whole[9]; /* B's first m x n as a matrix of its own */
             memcpy(whole, b.desc, sizeof whole);
             whole[2] = m, whole[3] = n;
-            copr_pdgemr2d_relabel(m, n, a.copr, ia, ja, a.desc, b.copr, -1, whole, g.ctxt, map);
+            copr_pdgemr2d_relabel(m, n, a.copr, ia, ja, a.desc, b.copr, kind == 6 ? -1 : 1, whole,
+                                  g.ctxt, map);
         }
         if (kind == 3) {
             int neg = -1;
@@ -801,7 +804,7 @@ int main(int argc, char **argv) {
         MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (all) failed_cases++;
         if (me == 0)
-            printf("error cases (7 bad calls): %s\n",
+            printf("error cases (8 bad calls): %s\n",
                    all ? "FAILED"
                        : "every process returned, counted it, changed nothing, and the "
                          "processes that found it named the parameter");
