@@ -150,7 +150,7 @@ for n in 8 4; do
     "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_PLACEMENT="$placement" \
         "$cart_test" mpi "$grid" --order "$order" --placement "$placement"
 done
-echo "== the interposer where copr cannot do better (2x2 on 2 nodes of 2) or fails (no machine)"
+echo "== the interposer where copr cannot do better (2x2 on 2 nodes of 2, on 1 node) or fails"
 # by hand: every pair of a periodic 2 x 2 grid on a node cuts the same 4 messages
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=2 -x COPR_INTERPOSE_LOG="$log" \
     "$cart_test" mpi 2x2 --identity
@@ -158,6 +158,9 @@ expect_log "$log" "kept the MPI library's order: copr's mapping is no better"
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_MACHINE=/nonexistent/machine.toml \
     -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --periods 1,0 --identity
 expect_log "$log" "kept the MPI library's order: /nonexistent/machine.toml"
+# no environment: the nodes found at run time, here this one host (nothing to gain)
+"${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --identity
+expect_log "$log" "machine: 1 node, flat network, 4 ranks per node (nodes found at run time)"
 echo "== copr_cart_create's errors (messages in a file) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$cart_test" errors 2>"$cart_dir/errors.txt"
 expect_log "$cart_dir/errors.txt" "copr_cart_create: comm is MPI_COMM_NULL"
