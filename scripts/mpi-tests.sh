@@ -128,6 +128,79 @@ for n in 3 4; do
     "${MPIRUN[@]}" -n "$n" "$preload_check" scalapack
     "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$preload_check" copr
 done
+# copr's process mapping as communicators: MPI_Cart_create(reorder = 1) under the
+# interposer (LD_PRELOAD), copr_cart_create / copr_comm_reorder from C and Fortran, on
+# emulated nodes; the expected orders are those `copr map` writes for the same machine
+echo "== building the interposer's test programs (C and Fortran)"
+copr_bin=$(executable copr build "${BUILD[@]}" --bin copr)
+interpose_lib="$capi_dir/libcopr_interpose.so"
+for f in "$copr_bin" "$interpose_lib"; do
+    [[ -f "$f" ]] || { echo "missing: '$f'" >&2; exit 1; }
+done
+cart_test="$capi_dir/cart-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include interpose/tests/c/cart_test.c \
+    -o "$cart_test" -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+cart_test_f="$capi_dir/cart-test-f"
+mpifort -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/capi-fortran-modules" \
+    capi/include/copr.f90 interpose/tests/fortran/cart_test.f90 -o "$cart_test_f" \
+    -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+cart_dir="$capi_prefix/cart"
+mkdir -p "$cart_dir"
+PRELOAD=(-x LD_PRELOAD="$interpose_lib")
+# the MPICH_RANK_ORDER file `copr map` writes for GRID on NODES flat nodes of K ranks
+rank_order() {
+    local out="$cart_dir/order-$1-$2x$3"
+    "$copr_bin" map --grid "$1" --flat "$2" --ranks-per-node "$3" --mpich-rank-order "$out" >/dev/null
+    echo "$out"
+}
+# a log line the interposer must have written to $1
+expect_log() {
+    grep -qF -- "$2" "$1" || { echo "the interposer's log $1 lacks: $2" >&2; cat "$1" >&2; exit 1; }
+}
+order_2x4=$(rank_order 2x4 2 4)
+order_4=$(rank_order 4 2 2)
+log="$cart_dir/interpose.log"
+
+echo "== MPI_Cart_create 2x4 under the interposer on 8 ranks, 2 emulated nodes of 4"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_INTERPOSE_LOG="$log" \
+    "$cart_test" mpi 2x4 --order "$order_2x4"
+# by hand: 32 messages of 1 MiB; rows on nodes cut the 16 column messages, 2 x 2 tiles
+# cut 8 of the row messages
+expect_log "$log" "predicted hop-bytes 16.777 MB -> 8.389 MB, off-node traffic 50.0 % -> 25.0 %"
+expect_log "$log" "reordered: new rank of ranks 0..8:"
+echo "== the same program without the interposer, and with reorder = 0 under it (identity)"
+"${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$cart_test" mpi 2x4 --identity
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 "$cart_test" mpi-noreorder 2x4 --identity
+echo "== copr_cart_create and copr_comm_reorder (C) on the same machine"
+"${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$cart_test" capi 2x4 --order "$order_2x4"
+"${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$cart_test" reorder 2x4 --order "$order_2x4"
+echo "== the interposer on 8 and 4 ranks placed round-robin on 2 nodes (COPR_PLACEMENT)"
+for n in 8 4; do
+    placement="$cart_dir/round-robin-$n"
+    for ((r = 0; r < n; r++)); do echo "$r node$((r % 2))"; done >"$placement"
+    [[ $n == 8 ]] && grid=2x4 order=$order_2x4 || grid=4 order=$order_4
+    "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_PLACEMENT="$placement" \
+        "$cart_test" mpi "$grid" --order "$order" --placement "$placement"
+done
+echo "== the interposer where copr cannot do better (2x2 on 2 nodes of 2, on 1 node) or fails"
+# by hand: every pair of a periodic 2 x 2 grid on a node cuts the same 4 messages
+"${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=2 -x COPR_INTERPOSE_LOG="$log" \
+    "$cart_test" mpi 2x2 --identity
+expect_log "$log" "kept the MPI library's order: copr's mapping is no better"
+"${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_MACHINE=/nonexistent/machine.toml \
+    -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --periods 1,0 --identity
+expect_log "$log" "kept the MPI library's order: /nonexistent/machine.toml"
+# no environment: the nodes found at run time, here this one host (nothing to gain)
+"${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --identity
+expect_log "$log" "machine: 1 node, flat network, 4 ranks per node (nodes found at run time)"
+echo "== copr_cart_create's errors (messages in a file) on 4 ranks"
+"${MPIRUN[@]}" -n 4 "$cart_test" errors 2>"$cart_dir/errors.txt"
+expect_log "$cart_dir/errors.txt" "copr_cart_create: comm is MPI_COMM_NULL"
+echo "== copr_cart_create / copr_comm_reorder from Fortran on 8 ranks, 2 emulated nodes of 4"
+tr ',' '\n' <"$order_2x4" | awk -F- 'NF == 2 { for (i = $1; i <= $2; i++) print i; next } NF == 1 { print $1 }' \
+    >"$cart_dir/order-2x4.lines"
+"${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$cart_test_f" 2 4 "$cart_dir/order-2x4.lines" \
+    2>"$cart_dir/errors-f.txt"
 
 echo "== the README's C example (copr_pdgemr2d, installed library) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$capi_example"

@@ -12,13 +12,14 @@
 ! without changing anything; copr_capi_errors() counts such calls.
 module copr
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, c_ptr, &
-                                         c_float_complex, c_double_complex
+                                         c_char, c_float_complex, c_double_complex
   implicit none
   private
   public :: copr_psgemr2d, copr_pdgemr2d, copr_pcgemr2d, copr_pzgemr2d
   public :: copr_pstran, copr_pdtran, copr_pctranu, copr_pctranc, copr_pztranu, copr_pztranc
   public :: copr_capi_errors, copr_capi_calls
   public :: copr_pdgemr2d_batch, copr_pdgemr2d_relabel
+  public :: copr_cart_create, copr_comm_reorder
 
   interface
     ! sub(B) <- sub(A), sub(A) = A(IA:IA+M-1, JA:JA+N-1), sub(B) = B(IB:IB+M-1, JB:JB+N-1)
@@ -143,5 +144,27 @@ module copr
       real(c_double), intent(inout) :: b(*)
       integer(c_int), intent(out) :: map(*)
     end subroutine copr_pdgemr2d_relabel
+    ! copr's mapping of the grid dims(1:ndims) (periods: 1 where it wraps around) onto
+    ! the machine as a Cartesian communicator (comm_cart) or a renumbered one (newcomm):
+    ! MPI handles as integers (use mpi / mpif.h); machine is a machine file's path ending
+    ! in c_null_char, or c_null_char alone for the environment's or the one found at run
+    ! time. Returns 0, or nonzero with MPI_COMM_NULL and a message on standard error.
+    function copr_cart_create(comm, ndims, dims, periods, machine, comm_cart) &
+        bind(C, name="copr_cart_create_f") result(ierr)
+      import :: c_int, c_char
+      integer(c_int), intent(in) :: comm, ndims, dims(*), periods(*)
+      character(kind=c_char), intent(in) :: machine(*)
+      integer(c_int), intent(out) :: comm_cart
+      integer(c_int) :: ierr
+    end function copr_cart_create
+
+    function copr_comm_reorder(comm, ndims, dims, periods, machine, newcomm) &
+        bind(C, name="copr_comm_reorder_f") result(ierr)
+      import :: c_int, c_char
+      integer(c_int), intent(in) :: comm, ndims, dims(*), periods(*)
+      character(kind=c_char), intent(in) :: machine(*)
+      integer(c_int), intent(out) :: newcomm
+      integer(c_int) :: ierr
+    end function copr_comm_reorder
   end interface
 end module copr

@@ -10,12 +10,17 @@
  * style, every argument by reference). IA/JA are 1-based, LLD is each process's own,
  * the target keeps its layout. A bad argument is reported on standard error with its
  * parameter number, and the call returns on every process without changing anything
- * (where ScaLAPACK aborts); copr_capi_errors() counts such calls. */
+ * (where ScaLAPACK aborts); copr_capi_errors() counts such calls.
+ *
+ * copr_cart_create / copr_comm_reorder (and _f with Fortran handles) return copr's
+ * process mapping of a grid onto the machine as an MPI communicator; 0 or an error
+ * code with a one-line message on standard error. */
 
 #ifndef COPR_H
 #define COPR_H
 
 #include <stdint.h>
+#include <mpi.h>
 
 // ScaLAPACK's single-precision complex number (its `complex`): real, imaginary.
 typedef struct copr_scomplex {
@@ -36,6 +41,38 @@ typedef struct copr_dcomplex {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Collective over `comm`: a Cartesian communicator for the grid `dims` (`periods`: 1
+int copr_cart_create(MPI_Comm comm,
+                     int ndims,
+                     const int *dims,
+                     const int *periods,
+                     const char *machine,
+                     MPI_Comm *comm_cart);
+
+// Collective over `comm`: `comm` renumbered so that rank `t` of `*newcomm` takes
+int copr_comm_reorder(MPI_Comm comm,
+                      int ndims,
+                      const int *dims,
+                      const int *periods,
+                      const char *machine,
+                      MPI_Comm *newcomm);
+
+// [`copr_cart_create`] with Fortran handles (`use mpi` / `mpif.h` integers), every
+int copr_cart_create_f(const MPI_Fint *comm,
+                       const int *ndims,
+                       const int *dims,
+                       const int *periods,
+                       const char *machine,
+                       MPI_Fint *comm_cart);
+
+// [`copr_comm_reorder`] with Fortran handles, as [`copr_cart_create_f`].
+int copr_comm_reorder_f(const MPI_Fint *comm,
+                        const int *ndims,
+                        const int *dims,
+                        const int *periods,
+                        const char *machine,
+                        MPI_Fint *newcomm);
 
 // How many calls on this process reported an error (and changed nothing).
 uint64_t copr_capi_errors(void);

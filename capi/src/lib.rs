@@ -60,6 +60,8 @@ pub struct CoprDcomplex {
 #[cfg(feature = "mpi")]
 mod blacs;
 #[cfg(feature = "mpi")]
+pub mod comm;
+#[cfg(feature = "mpi")]
 pub mod exports;
 #[cfg(feature = "mpi")]
 mod redist;

@@ -18,10 +18,10 @@
 //! arguments are wrong on any rank, every rank returns the same error, and none waits
 //! forever in a later call.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use copr_topology::Placement;
-use mpi::topology::{CartesianCommunicator, Color, Communicator, SimpleCommunicator};
+use mpi::topology::{CartesianCommunicator, Color, Communicator, Group, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::{MapMachine, Perm};
@@ -290,22 +290,11 @@ pub fn discover_machine<C: Communicator>(
         }
         machine_from_placement(&pl)
     });
-    let p = comm.size() as usize;
-    let mut failed = vec![0u8; p];
-    comm.all_gather_into(&u8::from(local.is_err()), &mut failed[..]);
-    match local {
-        Err(e) => Err(e),
-        Ok(_) if failed.iter().any(|&f| f != 0) => {
-            let r = failed
-                .iter()
-                .position(|&f| f != 0)
-                .expect("some rank failed");
-            Err(Error::Mismatch(format!(
-                "rank {r} could not build the machine from its placement"
-            )))
-        }
-        ok => ok,
-    }
+    agreed(
+        comm,
+        local,
+        "could not build the machine from its placement",
+    )
 }
 
 /// The mapping `map` (task → slot) as task → rank of the communicator, for ranks that
@@ -324,6 +313,330 @@ pub fn map_to_ranks(map: &Perm, slot_of_rank: &Perm) -> Result<Perm> {
         )));
     }
     Ok(slot_of_rank.inverted().compose(map))
+}
+
+/// Where [`machine_of`] finds the machine a communicator runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MachineSource {
+    /// A machine file ([`MapMachine::from_file`]) with exactly as many slots as the
+    /// communicator has ranks; rank `r` of the communicator sits on slot `r` (the
+    /// launcher's packed order).
+    File(PathBuf),
+    /// A placement file (`rank node [pu]` per line, as [`Placement::from_file`] reads)
+    /// that places the ranks of `MPI_COMM_WORLD`; the communicator's ranks are looked
+    /// up by their rank in `MPI_COMM_WORLD`.
+    Placement(PathBuf),
+    /// Emulated nodes: `k` consecutive ranks of `MPI_COMM_WORLD` per node (to test
+    /// mappings on one host).
+    EmulatedNodes(usize),
+    /// The nodes the ranks run on, found with `MPI_Comm_split_type` (shared memory).
+    Discover,
+}
+
+impl MachineSource {
+    /// Environment variable naming a machine file ([`MachineSource::File`]).
+    pub const ENV_MACHINE: &'static str = "COPR_MACHINE";
+    /// Environment variable naming a placement file ([`MachineSource::Placement`]).
+    pub const ENV_PLACEMENT: &'static str = "COPR_PLACEMENT";
+    /// Environment variable giving the ranks per emulated node
+    /// ([`MachineSource::EmulatedNodes`]).
+    pub const ENV_EMULATE: &'static str = "COPR_EMULATE_NODE_SIZE";
+
+    /// The source the environment names, the first set of `COPR_MACHINE`,
+    /// `COPR_PLACEMENT`, `COPR_EMULATE_NODE_SIZE` (an empty value counts as unset);
+    /// [`MachineSource::Discover`] when none is.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if `COPR_EMULATE_NODE_SIZE` is not an integer >= 1.
+    pub fn from_env() -> Result<Self> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(f) = var(Self::ENV_MACHINE) {
+            return Ok(Self::File(f.into()));
+        }
+        if let Some(f) = var(Self::ENV_PLACEMENT) {
+            return Ok(Self::Placement(f.into()));
+        }
+        if let Some(k) = var(Self::ENV_EMULATE) {
+            let text = k.to_string_lossy();
+            return match text.trim().parse::<usize>() {
+                Ok(k) if k >= 1 => Ok(Self::EmulatedNodes(k)),
+                _ => Err(Error::Mismatch(format!(
+                    "{}={text}: expected a number of ranks per node >= 1",
+                    Self::ENV_EMULATE
+                ))),
+            };
+        }
+        Ok(Self::Discover)
+    }
+
+    /// What the source is, for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::File(f) => format!("machine file {}", f.display()),
+            Self::Placement(f) => format!("placement file {}", f.display()),
+            Self::EmulatedNodes(k) => format!("emulated nodes of {k} ranks"),
+            Self::Discover => "nodes found at run time".into(),
+        }
+    }
+}
+
+/// Collective: `local` if it is `Ok` on every rank; otherwise every rank fails, the
+/// failing ones with their own error and the others with one naming the lowest
+/// failing rank.
+fn agreed<C: Communicator, T>(comm: &C, local: Result<T>, what: &str) -> Result<T> {
+    let p = comm.size() as usize;
+    let mut failed = vec![0u8; p];
+    comm.all_gather_into(&u8::from(local.is_err()), &mut failed[..]);
+    match local {
+        Err(e) => Err(e),
+        Ok(_) if failed.iter().any(|&f| f != 0) => {
+            let r = failed.iter().position(|&f| f != 0).unwrap_or(0);
+            Err(Error::Mismatch(format!("rank {r} {what}")))
+        }
+        ok => ok,
+    }
+}
+
+/// This process's rank in `MPI_COMM_WORLD`, for each rank of `comm` (one integer
+/// gathered per rank).
+fn world_ranks<C: Communicator>(comm: &C) -> Vec<usize> {
+    let world = SimpleCommunicator::world();
+    let mine = world.rank();
+    let mut all = vec![0i32; comm.size() as usize];
+    comm.all_gather_into(&mine, &mut all[..]);
+    all.into_iter().map(|r| r as usize).collect()
+}
+
+/// The node key of every rank of `comm` (ranks with equal keys share a node), from
+/// one integer per rank.
+fn gather_keys<C: Communicator>(comm: &C, key: u64) -> Vec<u64> {
+    let mut all = vec![0u64; comm.size() as usize];
+    comm.all_gather_into(&key, &mut all[..]);
+    all
+}
+
+/// Collective: the machine `comm` runs on, as `source` describes it, and the slot
+/// of every rank of `comm` (rank → slot; see [`machine_from_placement`]).
+///
+/// Nothing of size `p²` is exchanged: at most one or two integers per rank are
+/// gathered.
+///
+/// # Errors
+/// The file's errors, [`Error::Mismatch`] if a machine file's slots or a placement's
+/// ranks do not match, or nodes hold different numbers of ranks of `comm`; if any
+/// rank fails, every rank fails.
+pub fn machine_of<C: Communicator>(comm: &C, source: &MachineSource) -> Result<(MapMachine, Perm)> {
+    let p = comm.size() as usize;
+    let from_keys = |keys: Vec<u64>| {
+        let names: Vec<String> = keys.iter().map(|k| format!("node{k}")).collect();
+        machine_from_placement(&Placement::from_pairs(
+            names.iter().map(|n| (n.as_str(), None)),
+        ))
+    };
+    let local = match source {
+        MachineSource::File(f) => MapMachine::from_file(f).and_then(|m| {
+            if m.slots() == p {
+                Ok((m, Perm::identity(p)))
+            } else {
+                Err(Error::Mismatch(format!(
+                    "{}: {} slots ({} nodes x {} ranks) but the communicator has {p} ranks",
+                    f.display(),
+                    m.slots(),
+                    m.nodes(),
+                    m.ranks_per_node()
+                )))
+            }
+        }),
+        MachineSource::Placement(f) => {
+            let world = world_ranks(comm);
+            Placement::from_file(f).map_err(Error::from).and_then(|pl| {
+                if let Some(&w) = world.iter().find(|&&w| w >= pl.ranks()) {
+                    return Err(Error::Mismatch(format!(
+                        "{}: places {} ranks but MPI_COMM_WORLD rank {w} is in the communicator",
+                        f.display(),
+                        pl.ranks()
+                    )));
+                }
+                machine_from_placement(&Placement::from_pairs(
+                    world.iter().map(|&w| (pl.node_name(pl.node_of(w)), None)),
+                ))
+            })
+        }
+        MachineSource::EmulatedNodes(k) => {
+            let world = world_ranks(comm);
+            from_keys(world.iter().map(|&w| (w / k) as u64).collect())
+        }
+        MachineSource::Discover => {
+            // the lowest rank of comm on each node names the node
+            let node = comm.split_shared(comm.rank());
+            let lowest = node
+                .group()
+                .translate_rank(0, &comm.group())
+                .unwrap_or(comm.rank());
+            from_keys(gather_keys(comm, lowest as u64))
+        }
+    };
+    agreed(comm, local, "could not build the machine")
+}
+
+/// What [`plan_mapping`] decided, as seen on rank 0 of the communicator.
+#[derive(Debug, Clone)]
+pub struct MappingReport {
+    /// The machine's description.
+    pub machine: String,
+    /// Metrics of the order the ranks have now (task `t` on rank `t`).
+    pub before: super::Metrics,
+    /// Metrics of the best mapping found (the optimiser's).
+    pub best: super::Metrics,
+    /// Where the best mapping came from.
+    pub origin: String,
+}
+
+/// The result of [`plan_mapping`].
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// Task → rank of the communicator: pass it to [`reorder`] or [`cart_create`]. The
+    /// identity when nothing better than the present order was found.
+    pub ranks: Perm,
+    /// Whether `ranks` differs from the present order.
+    pub reordered: bool,
+    /// The decision's numbers, on rank 0 only (`None` elsewhere).
+    pub report: Option<MappingReport>,
+}
+
+/// Collective: copr's mapping of `pattern` (identical on every rank) onto the machine
+/// of `source`, for the ranks of `comm`.
+///
+/// The machine is built with [`machine_of`]; rank 0 runs every baseline and the
+/// optimiser ([`super::compare`] with `opts`, as `copr map` does) and broadcasts the
+/// optimiser's mapping, converted to ranks ([`map_to_ranks`]). It is kept only when
+/// it beats the present order (task `t` on rank `t`) on hop-bytes, or ties on
+/// hop-bytes and beats it on the busiest link's time; otherwise `ranks` is the
+/// identity.
+///
+/// # Errors
+/// [`machine_of`]'s errors, [`Error::Mismatch`] if the pattern's task count is not
+/// `comm.size()`, [`Error::Inconsistent`] if the ranks passed different patterns, and
+/// the optimiser's errors; the same verdict on every rank (the message of an error on
+/// rank 0 reaches every rank).
+pub fn plan_mapping<C: Communicator>(
+    comm: &C,
+    pattern: &super::Pattern,
+    source: &MachineSource,
+    opts: &super::Options,
+) -> Result<Planned> {
+    let p = comm.size() as usize;
+    let mut bytes = Vec::with_capacity(24 * pattern.edges().len() + 8);
+    bytes.extend((pattern.tasks() as u64).to_le_bytes());
+    for e in pattern.edges() {
+        bytes.extend((e.src as u64).to_le_bytes());
+        bytes.extend((e.dst as u64).to_le_bytes());
+        bytes.extend(e.bytes.to_le_bytes());
+    }
+    agree(comm, pattern.tasks(), fnv1a(&bytes))?;
+    let (machine, slot) = machine_of(comm, source)?;
+    let proc = comm.process_at_rank(0);
+    let mut outcome: Option<Result<(Perm, MappingReport)>> = None;
+    if comm.rank() == 0 {
+        outcome = Some(
+            super::compare(
+                pattern,
+                &machine,
+                &[super::Strategy::Optimised],
+                opts,
+                |_| {},
+            )
+            .and_then(|c| {
+                let row = c
+                    .row(super::Strategy::Optimised.name())
+                    .ok_or_else(|| Error::Mismatch("the optimiser did not run".into()))?;
+                let before = super::evaluate(pattern, &machine, &slot);
+                let better = row.metrics.hop_bytes < before.hop_bytes
+                    || (row.metrics.hop_bytes == before.hop_bytes
+                        && row.metrics.max_link_time < before.max_link_time);
+                let ranks = if better {
+                    map_to_ranks(&row.map, &slot)?
+                } else {
+                    Perm::identity(p)
+                };
+                Ok((
+                    ranks,
+                    MappingReport {
+                        machine: machine.description().to_string(),
+                        before,
+                        best: row.metrics.clone(),
+                        origin: row.origin.clone().unwrap_or_default(),
+                    },
+                ))
+            }),
+        );
+    }
+    // rank 0's verdict: 0 = a mapping follows, else the length of its error message
+    let mut status: u64 = match &outcome {
+        Some(Err(e)) => e.to_string().len().max(1) as u64,
+        _ => 0,
+    };
+    proc.broadcast_into(&mut status);
+    if status != 0 {
+        let mut msg = match &outcome {
+            Some(Err(e)) => e.to_string().into_bytes(),
+            _ => vec![0u8; status as usize],
+        };
+        msg.resize(status as usize, b' ');
+        proc.broadcast_into(&mut msg[..]);
+        return Err(match outcome {
+            Some(Err(e)) => e,
+            _ => Error::Mismatch(format!(
+                "rank 0: {}",
+                String::from_utf8_lossy(&msg).trim_end()
+            )),
+        });
+    }
+    let (mine, report) = match outcome {
+        Some(Ok((ranks, report))) => (Some(ranks), Some(report)),
+        _ => (None, None),
+    };
+    let ranks = broadcast_map(comm, 0, mine.as_ref())?;
+    Ok(Planned {
+        reordered: !ranks.is_identity(),
+        ranks,
+        report,
+    })
+}
+
+/// The pattern of a Cartesian grid as [`plan_mapping`] takes it from
+/// `MPI_Cart_create`'s arguments: every message `bytes` long (the grid's traffic is
+/// unknown, so every direction weighs the same).
+///
+/// # Errors
+/// [`Error::Mismatch`] for an extent below 1, `dims` and `periods` of different
+/// lengths, or a grid [`super::GridSpec`] does not support (0 or more than 3
+/// dimensions, too many tasks).
+pub fn grid_pattern(dims: &[i32], periods: &[bool], bytes: u64) -> Result<super::Pattern> {
+    if dims.len() != periods.len() {
+        return Err(Error::Mismatch(format!(
+            "Cartesian grid: {} dims and {} periods",
+            dims.len(),
+            periods.len()
+        )));
+    }
+    let extents = dims
+        .iter()
+        .enumerate()
+        .map(|(k, &d)| {
+            usize::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
+                Error::Mismatch(format!(
+                    "Cartesian grid: dims[{k}] = {d}; extents must be >= 1"
+                ))
+            })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    super::Pattern::grid(&super::GridSpec::new(
+        extents,
+        periods.to_vec(),
+        vec![bytes; dims.len()],
+    )?)
 }
 
 #[cfg(test)]
@@ -354,6 +667,29 @@ mod tests {
             assert_eq!(slot.apply(ranks.apply(t)), map.apply(t));
         }
         assert!(map_to_ranks(&map, &Perm::identity(3)).is_err());
+    }
+
+    #[test]
+    fn grid_patterns() {
+        // a periodic ring of 4 and an open line of 3: 2 messages per task and
+        // 2 per inner link
+        let ring = grid_pattern(&[4], &[true], 5).unwrap();
+        assert_eq!((ring.tasks(), ring.edges().len()), (4, 8));
+        assert_eq!(ring.total_bytes(), 40);
+        let line = grid_pattern(&[3], &[false], 1).unwrap();
+        assert_eq!(line.edges().len(), 4);
+        for (dims, periods) in [
+            (&[2, 0][..], &[true, true][..]),
+            (&[2, -1][..], &[true, true][..]),
+            (&[2, 2][..], &[true][..]),
+            (&[][..], &[][..]),
+            (&[1, 1, 1, 2][..], &[true; 4][..]),
+        ] {
+            assert!(
+                grid_pattern(dims, periods, 1).is_err(),
+                "{dims:?} {periods:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,33 @@
+//! `libcopr_interpose.so`: an `LD_PRELOAD`-able library through which an unmodified MPI
+//! program's `MPI_Cart_create(…, reorder = 1, …)` returns a communicator reordered by
+//! copr's process mapper for the machine the job runs on (MPI libraries return the
+//! launcher's order: Open MPI, MPICH and Intel MPI do not reorder).
+//!
+//! ```text
+//! mpirun -x LD_PRELOAD=/path/to/libcopr_interpose.so -n 64 ./app
+//! ```
+//!
+//! The machine comes from the environment (copr's `MachineSource::from_env`): a
+//! machine file named by `COPR_MACHINE` (as `copr map --machine` reads; the ranks on
+//! its slots in order), a placement file named by `COPR_PLACEMENT` (`rank node` lines
+//! for the ranks of `MPI_COMM_WORLD`), `COPR_EMULATE_NODE_SIZE=k` (`k` consecutive
+//! ranks of `MPI_COMM_WORLD` per node, to try it on one host), or else the nodes the
+//! ranks run on (`MPI_Comm_split_type`, shared memory). Every grid message weighs the
+//! same (1 MiB). Rank 0 of the communicator runs copr's baselines and optimiser (as
+//! `copr map` does) and broadcasts the mapping; no process gathers more than a few
+//! integers per rank.
+//!
+//! It never breaks a program: with `reorder = 0`, a grid of more than 3 dimensions or
+//! with fewer positions than ranks, an inter-communicator, a mapping no better than the
+//! present order, or any error, the call is `PMPI_Cart_create` with the program's own
+//! arguments. Calls made while it is at work (copr's own) go straight to PMPI.
+//!
+//! `COPR_INTERPOSE_LOG=1` (or `stderr`) prints what it decided on standard error from
+//! rank 0 of each communicator; any other value except `0` is a file the lines are
+//! appended to: the grid, the machine, the predicted hop-bytes and off-node share
+//! before and after, and the new order.
+//!
+//! Without the feature `mpi` the library is empty.
+
+#[cfg(feature = "mpi")]
+pub mod cart;
