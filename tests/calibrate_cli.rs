@@ -31,6 +31,11 @@ fn bad_budgets() {
 }
 
 #[test]
+fn config_path_clashing_with_its_companions() {
+    one_error_line(&["calibrate", "--out", "cal.placement"], ".placement");
+}
+
+#[test]
 fn alone_it_says_how_to_run_it() {
     let mentions = if cfg!(feature = "mpi") {
         "at least 2 ranks"

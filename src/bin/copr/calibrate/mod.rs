@@ -7,6 +7,7 @@ use crate::cli::CalibrateArgs;
 
 #[cfg(feature = "mpi")]
 mod measure;
+#[cfg(any(feature = "mpi", test))]
 mod stats;
 #[cfg(feature = "mpi")]
 mod validate;
@@ -44,6 +45,12 @@ fn check_args(a: &CalibrateArgs) -> Result<(), String> {
     }
     if a.emulate_nodes == Some(0) {
         return Err("--emulate-nodes 0: give at least 1 node".into());
+    }
+    if a.out == placement_path(&a.out) || a.out == raw_path(&a.out) {
+        return Err(format!(
+            "--out {}: the placement and the raw measurements are written beside the config with extensions .placement and .raw.json; give the config another extension (.toml or .json)",
+            a.out.display()
+        ));
     }
     for path in [a.out.clone(), placement_path(&a.out), raw_path(&a.out)] {
         let existed = path.exists();

@@ -175,6 +175,9 @@ mod tests {
         assert!((quantile(&xs, 0.1) - 1.3).abs() < 1e-12);
         assert!(median(&[]).is_nan());
         assert_eq!(median(&[7.0, 1.0, 5.0]), 5.0);
+        // 11 values 0..=10: p10 = 1, median = 5, p90 = 9
+        let s = Summary::of(&(0..=10).rev().map(f64::from).collect::<Vec<_>>());
+        assert_eq!((s.p10, s.median, s.p90, s.n), (1.0, 5.0, 9.0, 11));
     }
 
     #[test]
