@@ -283,6 +283,22 @@ fn pingpong(
     out
 }
 
+/// A barrier whose waiting ranks sleep between polls instead of spinning, so that
+/// the ranks idle while a pair measures leave the cores alone (what matters when ranks
+/// outnumber cores).
+fn quiet_barrier(w: &SimpleCommunicator) {
+    let mut req = w.immediate_barrier();
+    loop {
+        match req.test() {
+            Ok(_) => return,
+            Err(r) => {
+                req = r;
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+        }
+    }
+}
+
 /// One measured pair.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct PairResult {
@@ -315,6 +331,7 @@ pub(crate) fn measure_pairs(
     let mut buf = vec![1u8; *LADDER.last().expect("ladder")];
     let mut out = Vec::new();
     for (k, &(class, a, b)) in pairs.iter().enumerate() {
+        quiet_barrier(w);
         let mut go = [u8::from(
             k < classes || start.elapsed().as_secs_f64() < deadline,
         )];
@@ -322,7 +339,6 @@ pub(crate) fn measure_pairs(
         if go[0] == 0 {
             break;
         }
-        w.barrier();
         let lat = pingpong(w, a, b, &mut buf[..8], LATENCY_REPS, 10);
         let mut row: Vec<f64> = Vec::with_capacity(3 + LADDER.len());
         if me == a {
