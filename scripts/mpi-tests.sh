@@ -32,7 +32,8 @@ map_mpi=$(executable map_mpi test "${BUILD[@]}" --test map_mpi --no-run)
 reshuffle=$(executable reshuffle build "${BUILD[@]}" --example reshuffle)
 gain_mpi=$(executable gain_mpi build "${BUILD[@]}" --example gain_mpi)
 driver=$(executable mpi_driver test "${BUILD[@]}" --bench mpi_driver --no-run)
-for f in "$engine_mpi" "$map_mpi" "$reshuffle" "$gain_mpi" "$driver"; do
+calibrate_mpi=$(executable calibrate_mpi test "${BUILD[@]}" --test calibrate_mpi --no-run)
+for f in "$engine_mpi" "$map_mpi" "$reshuffle" "$gain_mpi" "$driver" "$calibrate_mpi"; do
     [[ -x "$f" ]] || { echo "missing executable: '$f'" >&2; exit 1; }
 done
 
@@ -211,5 +212,10 @@ echo "== example reshuffle on 4 ranks"
 echo "== bench driver smoke run (copr only, N = 600, 2 reps) on 4 and 2 ranks"
 "${MPIRUN[@]}" -n 4 "$driver" --sizes 600 --reps 2
 "${MPIRUN[@]}" -n 2 "$driver" --sizes 600 --reps 2
+
+# the program starts mpirun itself (copr calibrate on 4 ranks, two emulated nodes,
+# --validate) and checks the files it wrote; ~10 s
+echo "== copr calibrate --emulate-nodes 2 --validate on 4 ranks, and its bad inputs"
+"$calibrate_mpi" --mpirun
 
 echo "== all MPI tests passed"

@@ -37,6 +37,11 @@ pub(crate) enum Command {
     /// hop-bytes, dilation and link loads side by side, and the chosen mapping as
     /// rankfile, MPICH_RANK_ORDER, SLURM_HOSTFILE, SMPI hostfile, JSON and SVG.
     Map(Box<MapArgs>),
+    /// Measure this machine under mpirun (latency and bandwidth per class of rank pairs,
+    /// injection, the shared window, local kernels) and write a cost config for
+    /// `copr plan --cost`, with the raw measurements beside it; `--validate` times real
+    /// reshuffles against the config's predictions. Needs the `mpi` feature.
+    Calibrate(CalibrateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(crate::generate::CompletionsArgs),
     /// Print a manual page in roff: copr(1), or copr-COMMAND(1) for one command.
@@ -140,6 +145,27 @@ pub(crate) struct MapArgs {
     /// Print the comparison as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// Arguments of `copr calibrate`.
+#[derive(Debug, Args)]
+pub(crate) struct CalibrateArgs {
+    /// The cost config to write (TOML, or JSON by extension); the placement goes to
+    /// FILE with extension `.placement`, the raw measurements to `.raw.json`.
+    #[arg(long, value_name = "FILE", default_value = "copr-calibration.toml")]
+    pub(crate) out: PathBuf,
+    /// Time budget in seconds for the ping-pong sampling (half of it) and the rest;
+    /// every class gets at least one pair whatever the budget.
+    #[arg(long, default_value_t = 40.0, allow_negative_numbers = true)]
+    pub(crate) budget: f64,
+    /// Treat groups of consecutive ranks as this many nodes (shared window inside a
+    /// group, messages between groups), to calibrate emulated nodes on one machine.
+    #[arg(long, value_name = "NODES")]
+    pub(crate) emulate_nodes: Option<usize>,
+    /// Also run real reshuffles and compare their times with the written model's
+    /// predictions (error per case, rank correlation).
+    #[arg(long)]
+    pub(crate) validate: bool,
 }
 
 /// Arguments of `copr topo`.
@@ -363,6 +389,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Sweep(a) => sweep(a),
         Command::Topo(a) => topo(a),
         Command::Map(a) => map(*a),
+        Command::Calibrate(a) => crate::calibrate::run(a),
         Command::Completions(a) => crate::generate::completions(a),
         Command::Man(a) => crate::generate::man(a),
     }

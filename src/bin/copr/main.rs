@@ -2,6 +2,7 @@
 
 use clap::Parser;
 
+mod calibrate;
 mod cli;
 mod generate;
 mod plot;
