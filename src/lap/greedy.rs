@@ -17,10 +17,12 @@ use crate::sparse::Csr;
 /// on `Vᵀ`, which is never worse).
 ///
 /// # Complexity
-/// O(n + nnz) to weigh the pairs, then they are taken in rounds: the `K` heaviest
-/// still usable pairs are selected and sorted, and pairs with a used end dropped, `K`
-/// doubling from 1024 — O(nnz log nnz) at worst, a few linear passes when (as in
-/// relabeling) few pairs can be taken.
+/// O(n + nnz) to weigh the pairs, plus sorting the pairs that can still be taken: a
+/// swap uses two ranks, a pair holds a rank that sends and one that receives, so at
+/// most `U = 2·min(ranks that send, ranks that receive)` ranks are ever used; a pair
+/// ranked `U` or later among either end's pairs would need `U` used partners before
+/// it and is never taken. Relabeling onto a few receiving ranks (the paper's sweep on
+/// 320 × 320 ranks: 100 receivers, 10⁷ pairs) sorts at most `U` pairs per rank.
 ///
 /// # Panics
 /// If `v` is not square.
@@ -40,6 +42,9 @@ pub fn greedy_swaps(v: &Csr) -> Perm {
     greedy_swaps_transposed(v, &v.transpose())
 }
 
+/// A pair's place in the greedy order: weight descending, then (lo, hi).
+type Key = (std::cmp::Reverse<u128>, u32, u32);
+
 /// [`greedy_swaps`] given `vt = vᵀ` as well (callers that have it save a transpose).
 ///
 /// # Panics
@@ -53,20 +58,13 @@ pub(crate) fn greedy_swaps_transposed(v: &Csr, vt: &Csr) -> Perm {
         "vt must be v's transpose"
     );
     let diag: Vec<u64> = (0..n).map(|i| v.get(i, i)).collect();
-    // Each unordered pair {a < b} with V[a][b] or V[b][a] nonzero, from row a of V
-    // (V[a][b]) merged with row a of Vᵀ (V[b][a]); both rows are sorted by column.
-    // A pair is a key sorting like (weight descending, a, b): the weight's complement
-    // in the high 64 bits, a and b below; weights beyond 64 bits take the slow path.
-    let mut keys: Vec<u128> = Vec::new();
-    let mut wide: Vec<(u128, usize, usize)> = Vec::new();
     let (rp, rc, rv) = (v.row_ptr(), v.col_indices(), v.values());
     let (tp, tc, tv) = (vt.row_ptr(), vt.col_indices(), vt.values());
-    for a in 0..n {
+    // Every pair {a, b} (b ≠ a) with positive weight, from row a of V (V[a][b]) merged
+    // with row a of Vᵀ (V[b][a]); rows are sorted by column.
+    let pairs_of = |a: usize, out: &mut dyn FnMut(usize, Key)| {
         let (mut i, ie) = (rp[a], rp[a + 1]);
         let (mut j, je) = (tp[a], tp[a + 1]);
-        // skip columns <= a
-        i += rc[i..ie].partition_point(|&c| c as usize <= a);
-        j += tc[j..je].partition_point(|&c| c as usize <= a);
         while i < ie || j < je {
             let ci = if i < ie { rc[i] } else { u32::MAX };
             let cj = if j < je { tc[j] } else { u32::MAX };
@@ -76,55 +74,50 @@ pub(crate) fn greedy_swaps_transposed(v: &Csr, vt: &Csr) -> Perm {
             i += usize::from(ci == b);
             j += usize::from(cj == b);
             let b = b as usize;
+            if b == a {
+                continue;
+            }
             let gain = u128::from(vab) + u128::from(vba);
             let loss = u128::from(diag[a]) + u128::from(diag[b]);
             if gain > loss {
-                let w = gain - loss;
-                match u64::try_from(w) {
-                    Ok(w) => keys.push((u128::from(!w) << 64) | ((a as u128) << 32) | b as u128),
-                    Err(_) => wide.push((w, a, b)),
-                }
+                let (lo, hi) = (a.min(b) as u32, a.max(b) as u32);
+                out(b, (std::cmp::Reverse(gain - loss), lo, hi));
             }
         }
+    };
+    // At most `used` ranks are ever used: keep each rank's `used` best pairs.
+    let senders = (0..n).filter(|&a| rp[a + 1] > rp[a]).count();
+    let receivers = (0..n).filter(|&a| tp[a + 1] > tp[a]).count();
+    let used_max = 2 * senders.min(receivers);
+    let mut cut: Vec<Option<Key>> = vec![None; n];
+    let mut list: Vec<Key> = Vec::new();
+    for (a, c) in cut.iter_mut().enumerate() {
+        list.clear();
+        pairs_of(a, &mut |_, k| list.push(k));
+        if used_max > 0 && list.len() > used_max {
+            // the used_max-th best key: pairs after it are never taken
+            *c = Some(*list.select_nth_unstable(used_max - 1).1);
+        }
     }
+    let keep = |a: usize, k: &Key| cut[a].is_none_or(|c| *k <= c);
+    let mut keys: Vec<Key> = Vec::new();
+    for a in 0..n {
+        pairs_of(a, &mut |b, k| {
+            if b > a && keep(a, &k) && keep(b, &k) {
+                keys.push(k);
+            }
+        });
+    }
+    keys.sort_unstable();
     let mut fwd: Vec<usize> = (0..n).collect();
     let mut used = vec![false; n];
-    let mut take = |a: usize, b: usize, used: &mut Vec<bool>| {
+    for (_, a, b) in keys {
+        let (a, b) = (a as usize, b as usize);
         if !used[a] && !used[b] {
             used[a] = true;
             used[b] = true;
             fwd.swap(a, b);
         }
-    };
-    // Weights beyond 64 bits are heavier than all others: first, in order.
-    wide.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
-    for &(_, a, b) in &wide {
-        take(a, b, &mut used);
-    }
-    let ends = |k: u128| (((k >> 32) as u32) as usize, (k as u32) as usize);
-    keys.retain(|&k| {
-        let (a, b) = ends(k);
-        !used[a] && !used[b]
-    });
-    // Rounds: the K smallest keys in order, then drop every key with a used end
-    // (it could never be taken); the next round continues in the same order.
-    let mut batch = 1024usize;
-    while !keys.is_empty() {
-        let k = batch.min(keys.len());
-        if k < keys.len() {
-            keys.select_nth_unstable(k - 1);
-        }
-        keys[..k].sort_unstable();
-        for &key in &keys[..k] {
-            let (a, b) = ends(key);
-            take(a, b, &mut used);
-        }
-        keys.drain(..k);
-        keys.retain(|&key| {
-            let (a, b) = ends(key);
-            !used[a] && !used[b]
-        });
-        batch = batch.saturating_mul(2);
     }
     Perm::from_forward(fwd).expect("disjoint transpositions form a permutation")
 }

@@ -709,7 +709,7 @@ pub struct DragonflySpec {
 /// class runs one `O((V + E) log V)` search.
 #[derive(Clone, Debug)]
 pub struct NetworkCosts {
-    net: Network,
+    net: Box<Network>,
     model: BandwidthModel,
     /// Host index of each vertex (`u32::MAX` for switches).
     host_of_vertex: Vec<u32>,
@@ -723,7 +723,7 @@ pub struct NetworkCosts {
     /// Per class, the cost to every class's hosts (class × class).
     rows: Vec<OnceLock<Box<[Cell]>>>,
     /// The host × host table, built only if [`NetworkCosts::table`] is called.
-    table: OnceLock<PairTable>,
+    table: Box<OnceLock<PairTable>>,
     description: String,
 }
 
@@ -847,7 +847,7 @@ impl NetworkCosts {
             model
         );
         Ok(Self {
-            net: net.clone(),
+            net: Box::new(net.clone()),
             model,
             host_of_vertex,
             host_class,
@@ -855,7 +855,7 @@ impl NetworkCosts {
             start,
             adj,
             rows,
-            table: OnceLock::new(),
+            table: Box::default(),
             description,
         })
     }
