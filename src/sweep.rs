@@ -4,7 +4,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::lap::{greedy_swaps, sparse_max};
+use crate::lap::{greedy_swaps_transposed, sparse_max};
 use crate::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
 use crate::volume::{reduction_percent, Volumes};
 
@@ -115,9 +115,11 @@ impl SweepConfig {
                 let t0 = std::time::Instant::now();
                 let (src, dst) = self.layouts(b)?;
                 let v = Volumes::compute(&src, &dst, Op::Identity)?;
-                let sigma = sparse_max(&v.matrix().transpose())?;
+                let vt = v.matrix().transpose();
+                let sigma = sparse_max(&vt)?;
                 let seconds = t0.elapsed().as_secs_f64();
-                let greedy = greedy_swaps(v.matrix());
+                let greedy = greedy_swaps_transposed(v.matrix(), &vt);
+                drop(vt);
                 let before = v.remote();
                 let after = v.remote_after(&sigma);
                 let g_after = v.remote_after(&greedy);

@@ -66,3 +66,104 @@ fn smaller_sweeps_agree_with_kuhn_munkres_too() {
         );
     }
 }
+
+/// COSTA's greedy swaps the straightforward way: every unordered pair with traffic,
+/// its weight V[u][w] + V[w][u] − V[u][u] − V[w][w] (looked up entry by entry), all
+/// sorted by weight (descending) then (u, w), taken while both ends are free.
+fn greedy_reference(v: &copr::sparse::Csr) -> Vec<usize> {
+    let n = v.n_rows();
+    let mut pairs: Vec<(i128, usize, usize)> = Vec::new();
+    for u in 0..n {
+        for w in u + 1..n {
+            let (uw, wu) = (v.get(u, w), v.get(w, u));
+            if uw == 0 && wu == 0 {
+                continue;
+            }
+            let weight =
+                i128::from(uw) + i128::from(wu) - i128::from(v.get(u, u)) - i128::from(v.get(w, w));
+            if weight > 0 {
+                pairs.push((weight, u, w));
+            }
+        }
+    }
+    pairs.sort_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    let mut sigma: Vec<usize> = (0..n).collect();
+    let mut used = vec![false; n];
+    for (_, u, w) in pairs {
+        if !used[u] && !used[w] {
+            used[u] = true;
+            used[w] = true;
+            sigma.swap(u, w);
+        }
+    }
+    sigma
+}
+
+#[test]
+fn greedy_swaps_match_the_straightforward_greedy() {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+    for round in 0..400 {
+        let n = rng.random_range(1..70usize);
+        let density = rng.random_range(0.02..0.6);
+        // small values make many ties; huge ones exceed 64 bits once summed
+        let hi: u64 = match round % 3 {
+            0 => 4,
+            1 => 1000,
+            _ => u64::MAX,
+        };
+        // every other round only a few ranks receive (most pairs are then pruned)
+        let receivers: Vec<usize> = if round % 2 == 0 {
+            (0..n).collect()
+        } else {
+            (0..rng.random_range(1..4usize))
+                .map(|_| rng.random_range(0..n))
+                .collect()
+        };
+        let density = if round % 2 == 0 { density } else { 0.9 };
+        let mut t = Vec::new();
+        for r in 0..n {
+            for c in 0..n {
+                if receivers.contains(&c) && rng.random_bool(density) {
+                    let x = if hi == u64::MAX && rng.random_bool(0.5) {
+                        u64::MAX - rng.random_range(0..3u64)
+                    } else {
+                        rng.random_range(1..=hi.min(1 << 40))
+                    };
+                    t.push((r, c, x));
+                }
+            }
+        }
+        let v = copr::sparse::Csr::from_triplets(n, n, t);
+        assert_eq!(
+            copr::lap::greedy_swaps(&v).forward(),
+            greedy_reference(&v).as_slice(),
+            "round {round}, n {n}"
+        );
+    }
+    // sweep instances: every rank receives (target block 100), or 6 do (1000)
+    for (target_block, b) in [
+        (100, 1),
+        (100, 7),
+        (100, 64),
+        (1000, 1),
+        (1000, 7),
+        (1000, 250),
+    ] {
+        let cfg = SweepConfig {
+            m: 3000,
+            n: 2000,
+            nprow: 12,
+            npcol: 10,
+            target_block,
+            ..SweepConfig::default()
+        };
+        let (s, t) = cfg.layouts(b).unwrap();
+        let v = Volumes::compute(&s, &t, Op::Identity).unwrap();
+        assert_eq!(
+            copr::lap::greedy_swaps(v.matrix()).forward(),
+            greedy_reference(v.matrix()).as_slice(),
+            "target block {target_block}, block {b}"
+        );
+    }
+}

@@ -17,7 +17,12 @@ use crate::sparse::Csr;
 /// on `Vᵀ`, which is never worse).
 ///
 /// # Complexity
-/// O(n + nnz log nnz).
+/// O(n + nnz) to weigh the pairs, plus sorting the pairs that can still be taken: a
+/// swap uses two ranks, a pair holds a rank that sends and one that receives, so at
+/// most `U = 2·min(ranks that send, ranks that receive)` ranks are ever used; a pair
+/// ranked `U` or later among either end's pairs would need `U` used partners before
+/// it and is never taken. Relabeling onto a few receiving ranks (the paper's sweep on
+/// 320 × 320 ranks: 100 receivers, 10⁷ pairs) sorts at most `U` pairs per rank.
 ///
 /// # Panics
 /// If `v` is not square.
@@ -34,29 +39,80 @@ use crate::sparse::Csr;
 /// assert_eq!(assignment_value(&vt, &sparse_max(&vt).unwrap()), 30);
 /// ```
 pub fn greedy_swaps(v: &Csr) -> Perm {
+    greedy_swaps_transposed(v, &v.transpose())
+}
+
+/// A pair's place in the greedy order: weight descending, then (lo, hi).
+type Key = (std::cmp::Reverse<u128>, u32, u32);
+
+/// [`greedy_swaps`] given `vt = vᵀ` as well (callers that have it save a transpose).
+///
+/// # Panics
+/// If `v` is not square or `vt` is not its transpose's shape.
+pub(crate) fn greedy_swaps_transposed(v: &Csr, vt: &Csr) -> Perm {
     let n = v.n_rows();
     assert_eq!(v.n_cols(), n, "greedy_swaps needs a square volume matrix");
+    assert_eq!(
+        (vt.n_rows(), vt.n_cols()),
+        (n, n),
+        "vt must be v's transpose"
+    );
     let diag: Vec<u64> = (0..n).map(|i| v.get(i, i)).collect();
-    let mut pairs: Vec<(i128, usize, usize)> = Vec::new();
-    for (a, b, vab) in v.iter() {
-        if a == b {
-            continue;
+    let (rp, rc, rv) = (v.row_ptr(), v.col_indices(), v.values());
+    let (tp, tc, tv) = (vt.row_ptr(), vt.col_indices(), vt.values());
+    // Every pair {a, b} (b ≠ a) with positive weight, from row a of V (V[a][b]) merged
+    // with row a of Vᵀ (V[b][a]); rows are sorted by column.
+    let pairs_of = |a: usize, out: &mut dyn FnMut(usize, Key)| {
+        let (mut i, ie) = (rp[a], rp[a + 1]);
+        let (mut j, je) = (tp[a], tp[a + 1]);
+        while i < ie || j < je {
+            let ci = if i < ie { rc[i] } else { u32::MAX };
+            let cj = if j < je { tc[j] } else { u32::MAX };
+            let b = ci.min(cj);
+            let vab = if ci == b { rv[i] } else { 0 };
+            let vba = if cj == b { tv[j] } else { 0 };
+            i += usize::from(ci == b);
+            j += usize::from(cj == b);
+            let b = b as usize;
+            if b == a {
+                continue;
+            }
+            let gain = u128::from(vab) + u128::from(vba);
+            let loss = u128::from(diag[a]) + u128::from(diag[b]);
+            if gain > loss {
+                let (lo, hi) = (a.min(b) as u32, a.max(b) as u32);
+                out(b, (std::cmp::Reverse(gain - loss), lo, hi));
+            }
         }
-        let vba = v.get(b, a);
-        // Visit each unordered pair once: from its smaller end, or from the only end.
-        if a > b && vba != 0 {
-            continue;
-        }
-        let (lo, hi) = (a.min(b), a.max(b));
-        let weight = i128::from(vab) + i128::from(vba) - i128::from(diag[a]) - i128::from(diag[b]);
-        if weight > 0 {
-            pairs.push((weight, lo, hi));
+    };
+    // At most `used` ranks are ever used: keep each rank's `used` best pairs.
+    let senders = (0..n).filter(|&a| rp[a + 1] > rp[a]).count();
+    let receivers = (0..n).filter(|&a| tp[a + 1] > tp[a]).count();
+    let used_max = 2 * senders.min(receivers);
+    let mut cut: Vec<Option<Key>> = vec![None; n];
+    let mut list: Vec<Key> = Vec::new();
+    for (a, c) in cut.iter_mut().enumerate() {
+        list.clear();
+        pairs_of(a, &mut |_, k| list.push(k));
+        if used_max > 0 && list.len() > used_max {
+            // the used_max-th best key: pairs after it are never taken
+            *c = Some(*list.select_nth_unstable(used_max - 1).1);
         }
     }
-    pairs.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    let keep = |a: usize, k: &Key| cut[a].is_none_or(|c| *k <= c);
+    let mut keys: Vec<Key> = Vec::new();
+    for a in 0..n {
+        pairs_of(a, &mut |b, k| {
+            if b > a && keep(a, &k) && keep(b, &k) {
+                keys.push(k);
+            }
+        });
+    }
+    keys.sort_unstable();
     let mut fwd: Vec<usize> = (0..n).collect();
     let mut used = vec![false; n];
-    for (_, a, b) in pairs {
+    for (_, a, b) in keys {
+        let (a, b) = (a as usize, b as usize);
         if !used[a] && !used[b] {
             used[a] = true;
             used[b] = true;

@@ -38,6 +38,7 @@ pub use dense::{dense_max, dense_max_with, DenseSolver};
 /// sparse solver runs.
 pub const DENSE_LIMIT: usize = 8192;
 pub use greedy::greedy_swaps;
+pub(crate) use greedy::greedy_swaps_transposed;
 pub use perm::Perm;
 pub use sparse::sparse_max;
 

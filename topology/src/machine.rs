@@ -121,6 +121,18 @@ impl InterNode {
         }
     }
 
+    /// [`InterNode::link`] and [`InterNode::pair_level`] of `(a, b)` at once.
+    #[inline]
+    fn link_level(&self, a: usize, b: usize) -> (LinkCost, PairLevel) {
+        match self {
+            Self::Torus(t) => {
+                let (c, h) = t.link_and_hops(a, b);
+                (c, PairLevel::Hops(h))
+            }
+            _ => (self.link(a, b), self.pair_level(a, b)),
+        }
+    }
+
     /// The class of the node pair `(a, b)` for summaries.
     pub fn pair_level(&self, a: usize, b: usize) -> PairLevel {
         match self {
@@ -128,6 +140,19 @@ impl InterNode {
             Self::Torus(t) => PairLevel::Hops(t.hops(a, b)),
             Self::Network(n) => PairLevel::Hops(n.hops(a, b)),
             Self::Matrix(_) => PairLevel::InterNode,
+        }
+    }
+
+    /// A key such that source nodes with equal keys cost the same to and
+    /// from every other node (and pairs of distinct nodes with one key all
+    /// cost alike): torus coordinates, a network's host class, one key for
+    /// a uniform source, the node itself for a matrix.
+    fn pricing_key(&self, node: usize) -> usize {
+        match self {
+            Self::Uniform(_) => 0,
+            Self::Torus(t) => t.coord_index(t.coords(node)),
+            Self::Network(n) => n.host_class(node),
+            Self::Matrix(_) => node,
         }
     }
 
@@ -320,10 +345,13 @@ impl MachineBuilder {
 /// (same PU); treating it as free is the cost model's business.
 ///
 /// # Complexity
-/// Lookups are `O(1)`: inter-node costs between the placement's `N` nodes
-/// are tabulated at build time (`2·N²` bytes, for `N² ≤ 2²⁶` and at most
-/// 65536 distinct costs; otherwise read from the source, `O(n)` for an n-D
-/// torus). Building costs `O(N²)` source lookups.
+/// Lookups are `O(1)` (`O(n)` for an n-D torus). Nothing is stored per
+/// rank pair: inter-node costs come from the source on demand — the torus
+/// formula, a network's per-class shortest-path rows (computed on first use,
+/// see [`NetworkCosts`]), or a node matrix the user gave. For at most 2048
+/// placement nodes (`N² ≤ 2²²`) with at most 65536 distinct costs they are
+/// also tabulated per node pair at build time (`2·N²` bytes, `O(N²)` source
+/// lookups); beyond that no `N²` table is built.
 ///
 /// ```
 /// use copr_topology::{InterNode, IntraNode, LinkCost, Machine, PlacementRule};
@@ -361,14 +389,24 @@ struct NodeTable {
     costs: Vec<LinkCost>,
 }
 
-/// Node tables are built for at most this many node pairs (64 Mi: 128 MiB).
-const NODE_TABLE_MAX_PAIRS: usize = 1 << 26;
+/// Node tables are built for at most this many node pairs (4 Mi: 2048
+/// nodes, 8 MiB); beyond, costs come from the source's formulas (torus) or
+/// its on-demand rows (network).
+const NODE_TABLE_MAX_PAIRS: usize = 1 << 22;
+
+/// Threads for building summaries and network rows.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 
 impl NodeTable {
     fn build(inter: &InterNode, node_src: &[u32]) -> Option<Self> {
         let n = node_src.len();
         if n < 2 || n.checked_mul(n)? > NODE_TABLE_MAX_PAIRS {
             return None;
+        }
+        if let InterNode::Network(net) = inter {
+            net.prepare(node_src.iter().map(|&k| k as usize), threads());
         }
         let mut ids: std::collections::HashMap<(u64, u64), u16> = std::collections::HashMap::new();
         let mut costs = Vec::new();
@@ -776,9 +814,15 @@ impl Machine {
     /// ```
     ///
     /// # Complexity
-    /// `O(Σ_node r_node² + nodes²)` lookups for `r_node` ranks on a node — pairs of
-    /// nodes, not of ranks, are visited between nodes (102 400 ranks on 3 200 nodes:
-    /// 1.3·10⁷ instead of 10¹⁰); `O(p²)` for an explicit rank × rank matrix.
+    /// `O(Σ_node r_node² + K²)` lookups for `r_node` ranks on a node and `K`
+    /// *pricing groups* of nodes: nodes whose costs to every other node are
+    /// the same (one torus coordinate, one network host class — the hosts on
+    /// one edge switch of a fat tree —, all nodes of a uniform source) count
+    /// as one, weighted by their ranks, so neither rank pairs nor node pairs
+    /// are visited (102 400 ranks on a `k = 32` fat tree's 6 400 hosts: 400
+    /// groups). The group pairs are split over the machine's cores. `O(p²)`
+    /// for an explicit rank × rank matrix. Means are sums in a different
+    /// order than pair by pair, equal to within rounding.
     pub fn summary(&self) -> TopologySummary {
         self.summary_with_progress(&mut |_, _| {})
     }
@@ -788,74 +832,67 @@ impl Machine {
     /// for a progress bar on large machines.
     pub fn summary_with_progress(&self, progress: &mut dyn FnMut(u64, u64)) -> TopologySummary {
         let p = self.ranks();
-        let mut lat = Stats::new();
-        let mut inv = Stats::new();
-        let mut classes: Vec<(PairLevel, Stats, Stats)> = Vec::new();
-        let mut last = 0usize;
-        // `weight` ordered rank pairs that all cost what (i, j) costs
-        let mut add = |i: usize, j: usize, weight: u64| {
-            let c = self.link(i, j);
-            let lv = self.pair_level(i, j);
-            lat.add(c.latency, weight);
-            inv.add(c.inv_bandwidth, weight);
-            let k = if classes.get(last).is_some_and(|e| e.0 == lv) {
-                last
-            } else if let Some(k) = classes.iter().position(|e| e.0 == lv) {
-                k
-            } else {
-                classes.push((lv, Stats::new(), Stats::new()));
-                classes.len() - 1
-            };
-            last = k;
-            classes[k].1.add(c.latency, weight);
-            classes[k].2.add(c.inv_bandwidth, weight);
-        };
-        // report after each row of about total/256 lookups
-        let mut report = |done: u64, total: u64, last: &mut u64| {
-            if done == total || done >= *last + total.div_ceil(256) {
-                *last = done;
+        let mut acc = Acc::default();
+        // report after about total/256 lookups
+        let mut last = 0u64;
+        let mut report = |done: u64, total: u64| {
+            if done == total || done >= last + total.div_ceil(256) {
+                last = done;
                 progress(done, total);
             }
         };
-        let mut last = 0u64;
         if self.explicit.is_some() {
             // every pair has its own entry
             let total = (p * p) as u64;
             for i in 0..p {
                 for j in (0..p).filter(|&j| j != i) {
-                    add(i, j, 1);
+                    acc.add(self.pair_level(i, j), self.link(i, j), 1);
                 }
-                report(((i + 1) * p) as u64, total, &mut last);
+                report(((i + 1) * p) as u64, total);
             }
         } else {
-            // Between nodes a pair costs what its two nodes' first ranks cost: each
-            // ordered node pair once, weighted by its rank pairs. Inside a node, every
-            // pair of its ranks (they sit on different PUs).
             let mut members: Vec<Vec<usize>> = vec![Vec::new(); self.placement.num_nodes()];
             for (i, &n) in self.rank_node.iter().enumerate() {
                 members[n as usize].push(i);
             }
             members.retain(|m| !m.is_empty());
+            // Inside a node, every pair of its ranks (they sit on different PUs).
             let inside: u64 = members.iter().map(|m| (m.len() * m.len()) as u64).sum();
-            let total = inside + (members.len() * members.len()) as u64;
             for m in &members {
                 for &i in m {
                     for &j in m.iter().filter(|&&j| j != i) {
-                        add(i, j, 1);
+                        acc.add(self.pair_level(i, j), self.link(i, j), 1);
                     }
                 }
             }
-            report(inside, total, &mut last);
-            for (a, ma) in members.iter().enumerate() {
-                for (b, mb) in members.iter().enumerate() {
-                    if a != b {
-                        add(ma[0], mb[0], (ma.len() * mb.len()) as u64);
-                    }
+            // Between nodes: each ordered pair of pricing groups once, weighted by
+            // its rank pairs; inside a group, the pairs of its distinct nodes.
+            let groups = self.pricing_groups(&members);
+            let total = inside + (groups.len() * groups.len()) as u64;
+            report(inside, total);
+            match &self.inter {
+                InterNode::Torus(t) => {
+                    acc.merge(self.torus_pairs(t, &groups));
+                    report(total, total);
                 }
-                report(inside + ((a + 1) * members.len()) as u64, total, &mut last);
+                inter => {
+                    if let InterNode::Network(n) = inter {
+                        n.prepare(
+                            groups.iter().map(|g| self.rank_src[g.first] as usize),
+                            threads(),
+                        );
+                    }
+                    acc.merge(self.group_pairs(&groups, &mut |done| report(inside + done, total)));
+                }
             }
         }
-        classes.sort_by_key(|c| c.0);
+        let classes = acc.into_classes();
+        let mut lat = Stats::new();
+        let mut inv = Stats::new();
+        for (_, l, b) in &classes {
+            lat.merge(l);
+            inv.merge(b);
+        }
         let rpn = self.ranks_per_node();
         TopologySummary {
             ranks: p,
@@ -887,6 +924,246 @@ impl Machine {
             inv_bandwidth: inv.finish(),
         }
     }
+
+    /// Nodes (given by their ranks) grouped by the inter-node source's pricing
+    /// key, in order of first appearance.
+    fn pricing_groups(&self, members: &[Vec<usize>]) -> Vec<Group> {
+        let mut index: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        let mut groups: Vec<Group> = Vec::new();
+        for m in members {
+            let key = self.inter.pricing_key(self.rank_src[m[0]] as usize);
+            let r = m.len() as u64;
+            let g = *index.entry(key).or_insert_with(|| {
+                groups.push(Group {
+                    first: m[0],
+                    second: None,
+                    ranks: 0,
+                    squares: 0,
+                });
+                groups.len() - 1
+            });
+            let g = &mut groups[g];
+            if g.ranks > 0 && g.second.is_none() {
+                g.second = Some(m[0]);
+            }
+            g.ranks += r;
+            g.squares += r * r;
+        }
+        groups
+    }
+
+    /// Statistics over all ordered pairs of distinct nodes, by groups, on all
+    /// cores; `progress(done)` counts group pairs. Rows of groups go in fixed
+    /// chunks merged in order, so the result does not depend on the threads.
+    fn group_pairs(&self, groups: &[Group], progress: &mut dyn FnMut(u64)) -> Acc {
+        const CHUNK: usize = 16;
+        let k = groups.len();
+        let chunks = k.div_ceil(CHUNK);
+        let row = |a: usize, acc: &mut Acc| {
+            let ga = &groups[a];
+            for (b, gb) in groups.iter().enumerate() {
+                let (j, w) = if a != b {
+                    (gb.first, ga.ranks * gb.ranks)
+                } else {
+                    match ga.second {
+                        Some(j) => (j, ga.ranks * ga.ranks - ga.squares),
+                        None => continue,
+                    }
+                };
+                let (sa, sb) = (self.rank_src[ga.first] as usize, self.rank_src[j] as usize);
+                let (c, lv) = self.inter.link_level(sa, sb);
+                acc.add(lv, c, w);
+            }
+        };
+        let results: Vec<std::sync::Mutex<Option<Acc>>> =
+            (0..chunks).map(|_| std::sync::Mutex::new(None)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let work = |report: &mut dyn FnMut(u64)| loop {
+            let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if c >= chunks {
+                break;
+            }
+            let mut acc = Acc::default();
+            let rows = c * CHUNK..((c + 1) * CHUNK).min(k);
+            let n = rows.len();
+            for a in rows {
+                row(a, &mut acc);
+            }
+            *results[c].lock().unwrap_or_else(|e| e.into_inner()) = Some(acc);
+            let d = done.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+            report((d * k) as u64);
+        };
+        std::thread::scope(|s| {
+            for _ in 1..threads().min(chunks) {
+                s.spawn(|| work(&mut |_| {}));
+            }
+            work(progress);
+        });
+        let mut acc = Acc::default();
+        for r in results {
+            if let Some(a) = r.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                acc.merge(a);
+            }
+        }
+        acc
+    }
+}
+
+impl Machine {
+    /// [`Machine::group_pairs`] on a torus, where a pair's cost depends only on
+    /// its hops per dimension: the rank pairs are counted per hop vector (exact
+    /// integer sums, split over the cores), then each vector is priced once.
+    fn torus_pairs(&self, t: &Torus, groups: &[Group]) -> Acc {
+        let n = t.ndims();
+        let dims = t.dims();
+        // hop vectors as mixed-radix indices, hops in dimension d below dims[d]/2 + 1
+        let radix: Vec<usize> = dims.iter().map(|&e| e as usize / 2 + 1).collect();
+        let mut stride = vec![1usize; n];
+        for d in 1..n {
+            stride[d] = stride[d - 1] * radix[d - 1];
+        }
+        let size = stride[n - 1] * radix[n - 1];
+        let coords: Vec<u32> = groups
+            .iter()
+            .flat_map(|g| t.coords(self.rank_src[g.first] as usize).iter().copied())
+            .collect();
+        let k = groups.len();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        const CHUNK: usize = 64;
+        let count = || {
+            let mut hist = vec![0u64; size];
+            loop {
+                let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if c * CHUNK >= k {
+                    break hist;
+                }
+                for a in c * CHUNK..((c + 1) * CHUNK).min(k) {
+                    let ca = &coords[a * n..(a + 1) * n];
+                    let ra = groups[a].ranks;
+                    for (b, gb) in groups.iter().enumerate() {
+                        if b == a {
+                            continue;
+                        }
+                        let cb = &coords[b * n..(b + 1) * n];
+                        let mut idx = 0;
+                        for d in 0..n {
+                            let dd = ca[d].abs_diff(cb[d]);
+                            idx += dd.min(dims[d] - dd) as usize * stride[d];
+                        }
+                        hist[idx] += ra * gb.ranks;
+                    }
+                }
+            }
+        };
+        let hists: Vec<Vec<u64>> = std::thread::scope(|s| {
+            let others: Vec<_> = (1..threads().min(k.div_ceil(CHUNK)))
+                .map(|_| s.spawn(count))
+                .collect();
+            let mut all = vec![count()];
+            all.extend(others.into_iter().map(|h| h.join().expect("no panic")));
+            all
+        });
+        let mut hist = vec![0u64; size];
+        for h in hists {
+            for (x, y) in hist.iter_mut().zip(h) {
+                *x += y;
+            }
+        }
+        // distinct nodes at one coordinate: zero hops
+        for g in groups.iter().filter(|g| g.second.is_some()) {
+            hist[0] += g.ranks * g.ranks - g.squares;
+        }
+        let mut acc = Acc::default();
+        for (idx, &w) in hist.iter().enumerate().filter(|(_, &w)| w > 0) {
+            let (c, h) = t.cost_of_hops(|d| ((idx / stride[d]) % radix[d]) as u32);
+            acc.add(PairLevel::Hops(h), c, w);
+        }
+        acc
+    }
+}
+
+/// Nodes priced alike between nodes (see [`InterNode::pricing_key`]).
+struct Group {
+    /// A rank on the group's first node.
+    first: usize,
+    /// A rank on its second node, if any.
+    second: Option<usize>,
+    /// Ranks on the group's nodes.
+    ranks: u64,
+    /// `Σ r²` over its nodes.
+    squares: u64,
+}
+
+/// Statistics per pair class: hop classes by hop count, the few others in a list.
+#[derive(Default)]
+struct Acc {
+    hops: Vec<(Stats, Stats)>,
+    other: Vec<(PairLevel, Stats, Stats)>,
+}
+
+impl Acc {
+    #[inline]
+    fn add(&mut self, level: PairLevel, c: LinkCost, weight: u64) {
+        let (l, b) = match level {
+            PairLevel::Hops(h) => {
+                let h = h as usize;
+                if self.hops.len() <= h {
+                    self.hops
+                        .resize_with(h + 1, || (Stats::new(), Stats::new()));
+                }
+                let e = &mut self.hops[h];
+                (&mut e.0, &mut e.1)
+            }
+            lv => {
+                let k = match self.other.iter().position(|e| e.0 == lv) {
+                    Some(k) => k,
+                    None => {
+                        self.other.push((lv, Stats::new(), Stats::new()));
+                        self.other.len() - 1
+                    }
+                };
+                let e = &mut self.other[k];
+                (&mut e.1, &mut e.2)
+            }
+        };
+        l.add(c.latency, weight);
+        b.add(c.inv_bandwidth, weight);
+    }
+
+    fn merge(&mut self, o: Acc) {
+        if self.hops.len() < o.hops.len() {
+            self.hops
+                .resize_with(o.hops.len(), || (Stats::new(), Stats::new()));
+        }
+        for (k, (l, b)) in o.hops.into_iter().enumerate() {
+            self.hops[k].0.merge(&l);
+            self.hops[k].1.merge(&b);
+        }
+        for (lv, l, b) in o.other {
+            match self.other.iter_mut().find(|e| e.0 == lv) {
+                Some(e) => {
+                    e.1.merge(&l);
+                    e.2.merge(&b);
+                }
+                None => self.other.push((lv, l, b)),
+            }
+        }
+    }
+
+    /// The non-empty classes, nearest first.
+    fn into_classes(self) -> Vec<(PairLevel, Stats, Stats)> {
+        let mut out: Vec<(PairLevel, Stats, Stats)> = self
+            .hops
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (l, _))| l.count > 0)
+            .map(|(h, (l, b))| (PairLevel::Hops(h as u32), l, b))
+            .chain(self.other)
+            .collect();
+        out.sort_by_key(|c| c.0);
+        out
+    }
 }
 
 struct Stats {
@@ -911,6 +1188,12 @@ impl Stats {
         self.min = self.min.min(v);
         self.max = self.max.max(v);
         self.sum += v * weight as f64;
+    }
+    fn merge(&mut self, o: &Stats) {
+        self.count += o.count;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.sum += o.sum;
     }
     fn finish(&self) -> MinMaxMean {
         if self.count == 0 {

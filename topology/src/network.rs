@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
@@ -686,69 +687,338 @@ pub struct DragonflySpec {
     pub global_link: LinkSpec,
 }
 
-/// All host-to-host path costs of a [`Network`], precomputed (one Dijkstra
-/// per host): a [`PairTable`] of host pairs plus hop counts.
+/// Host-to-host path costs of a [`Network`] (see [`Network::shortest_paths`]),
+/// computed on demand: one Dijkstra per *host class*, run the first time a
+/// class is asked about and cached.
+///
+/// A host is a *leaf* when its only outgoing link and its only incoming link
+/// join it to the same vertex `s` (a fat tree's or dragonfly's host hanging
+/// off its edge switch or router). Leaves with the same `s` and the same two
+/// link costs form one class; every other host is a class of its own. Two
+/// hosts of one class see every other vertex identically (a search from
+/// either first reaches `s` at the same cost and then proceeds alike), so one
+/// search serves the whole class, and a leaf target is reached at the cost of
+/// `s` plus its last link. The costs and hop counts are exactly those of a
+/// search from each host.
 ///
 /// # Complexity
-/// Building: `O(H·(V + E) log V)` for `H` hosts; memory `20·H²` bytes.
-/// Lookups `O(1)`.
-#[derive(Clone, Debug, PartialEq)]
+/// Building: `O(V + E)` (classes and a reachability check); memory
+/// `O(V + E)` plus `24·C²` bytes once all `C` class rows have been asked for
+/// (a `k = 32` fat tree: 8192 hosts in 512 classes, 6 MiB instead of the
+/// 1.3 GiB of a host × host table). Lookups `O(1)`; the first lookup from a
+/// class runs one `O((V + E) log V)` search.
+#[derive(Clone, Debug)]
 pub struct NetworkCosts {
-    table: PairTable,
-    hops: Vec<u32>,
+    net: Box<Network>,
     model: BandwidthModel,
+    /// Host index of each vertex (`u32::MAX` for switches).
+    host_of_vertex: Vec<u32>,
+    /// Class of each host.
+    host_class: Vec<u32>,
+    classes: Vec<HostClass>,
+    /// Out-links of each vertex (`adj[start[v]..start[v + 1]]`), leaving out
+    /// links into leaf hosts: searches never need to pass through a leaf.
+    start: Vec<u32>,
+    adj: Vec<(u32, LinkCost)>,
+    /// Per class, the cost to every class's hosts (class × class).
+    rows: Vec<OnceLock<Box<[Cell]>>>,
+    /// The host × host table, built only if [`NetworkCosts::table`] is called.
+    table: Box<OnceLock<PairTable>>,
     description: String,
 }
 
+/// A host class: the host searches start from, and how its hosts are reached.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct HostClass {
+    /// Vertex of the class's first host.
+    first: NodeIndex,
+    reach: Reach,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Reach {
+    /// A leaf: through vertex `via`, then `last`.
+    Leaf { via: NodeIndex, last: LinkCost },
+    /// Any other host: the vertex itself.
+    Direct,
+}
+
+/// The cost from one host class to the hosts of another.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Cell {
+    latency: f64,
+    inv_bandwidth: f64,
+    hops: u32,
+}
+
+impl PartialEq for NetworkCosts {
+    /// Equal networks (vertices and links in order) under the same model.
+    fn eq(&self, o: &Self) -> bool {
+        let g = &self.net.graph;
+        let h = &o.net.graph;
+        self.model == o.model
+            && self.net.name == o.net.name
+            && self.net.hosts == o.net.hosts
+            && g.node_count() == h.node_count()
+            && g.edge_count() == h.edge_count()
+            && g.node_weights().eq(h.node_weights())
+            && g.edge_references().zip(h.edge_references()).all(|(x, y)| {
+                (x.source(), x.target(), x.weight()) == (y.source(), y.target(), y.weight())
+            })
+    }
+}
+
 impl NetworkCosts {
-    /// Computes all host-pair costs of `net` under `model`.
+    /// Prepares the host-pair costs of `net` under `model` (the paths
+    /// themselves are searched on demand).
     ///
     /// # Errors
-    /// [`TopologyError::Unreachable`] for the first host pair without a path.
+    /// [`TopologyError::Unreachable`] for the first host pair `(a, b)`, in
+    /// order of `a` then `b`, without a path.
     pub fn compute(net: &Network, model: BandwidthModel) -> Result<Self> {
+        let g = &net.graph;
         let h = net.num_hosts();
-        let mut latency = vec![0.0; h * h];
-        let mut inv_bandwidth = vec![0.0; h * h];
-        let mut hops = vec![0u32; h * h];
-        for a in 0..h {
-            let (costs, _) = net.shortest_paths(net.hosts[a], model);
-            for b in 0..h {
-                let Some(c) = costs[net.hosts[b].index()] else {
-                    return Err(TopologyError::Unreachable {
-                        origin: crate::Origin::none(),
-                        from: net.host_name(a).to_string(),
-                        to: net.host_name(b).to_string(),
-                    });
-                };
-                latency[a * h + b] = c.latency;
-                inv_bandwidth[a * h + b] = c.inv_bandwidth;
-                hops[a * h + b] = c.hops;
-            }
+        let mut host_of_vertex = vec![u32::MAX; g.node_count()];
+        for (k, v) in net.hosts.iter().enumerate() {
+            host_of_vertex[v.index()] = k as u32;
         }
-        let names: Vec<String> = (0..h).map(|k| net.host_name(k).to_string()).collect();
+        check_reachable(net)?;
+        // Leaves grouped by (via, out cost, in cost); everything else alone.
+        let mut key_class: HashMap<(usize, [u64; 4]), u32> = HashMap::new();
+        let mut classes = Vec::new();
+        let mut host_class = Vec::with_capacity(h);
+        for &v in &net.hosts {
+            let mut out = g.edges_directed(v, petgraph::Direction::Outgoing);
+            let mut inc = g.edges_directed(v, petgraph::Direction::Incoming);
+            let leaf = match (out.next(), out.next(), inc.next(), inc.next()) {
+                (Some(o), None, Some(i), None) if o.target() == i.source() => {
+                    Some((o.target(), *o.weight(), *i.weight()))
+                }
+                _ => None,
+            };
+            let class = match leaf {
+                Some((via, o, i)) => {
+                    let bits = [
+                        o.latency.to_bits(),
+                        o.inv_bandwidth.to_bits(),
+                        i.latency.to_bits(),
+                        i.inv_bandwidth.to_bits(),
+                    ];
+                    *key_class.entry((via.index(), bits)).or_insert_with(|| {
+                        classes.push(HostClass {
+                            first: v,
+                            reach: Reach::Leaf { via, last: i },
+                        });
+                        (classes.len() - 1) as u32
+                    })
+                }
+                None => {
+                    classes.push(HostClass {
+                        first: v,
+                        reach: Reach::Direct,
+                    });
+                    (classes.len() - 1) as u32
+                }
+            };
+            host_class.push(class);
+        }
+        let mut leaf = vec![false; g.node_count()];
+        for (k, &v) in net.hosts.iter().enumerate() {
+            leaf[v.index()] = matches!(classes[host_class[k] as usize].reach, Reach::Leaf { .. });
+        }
+        let mut start = Vec::with_capacity(g.node_count() + 1);
+        let mut adj = Vec::new();
+        for v in g.node_indices() {
+            start.push(adj.len() as u32);
+            adj.extend(
+                g.edges(v)
+                    .filter(|e| !leaf[e.target().index()])
+                    .map(|e| (e.target().index() as u32, *e.weight())),
+            );
+        }
+        start.push(adj.len() as u32);
+        let rows = (0..classes.len()).map(|_| OnceLock::new()).collect();
+        let description = format!(
+            "network `{}`: {} hosts, {} switches, {} directed links, {} bandwidth model",
+            net.name(),
+            h,
+            g.node_count() - h,
+            g.edge_count(),
+            model
+        );
         Ok(Self {
-            table: PairTable::new(names, latency, inv_bandwidth)?,
-            hops,
+            net: Box::new(net.clone()),
             model,
-            description: format!(
-                "network `{}`: {} hosts, {} switches, {} directed links, {} bandwidth model",
-                net.name(),
-                h,
-                net.graph.node_count() - h,
-                net.graph.edge_count(),
-                model
-            ),
+            host_of_vertex,
+            host_class,
+            classes,
+            start,
+            adj,
+            rows,
+            table: Box::default(),
+            description,
         })
     }
 
-    /// The host-pair costs (rows named by host).
+    /// One search from class `c`'s first host, read at every class's hosts.
+    fn row(&self, c: usize) -> &[Cell] {
+        self.rows[c].get_or_init(|| {
+            let best = self.search(self.classes[c].first);
+            let at = |v: NodeIndex| best[v.index()].expect("hosts are mutually reachable");
+            self.classes
+                .iter()
+                .map(|d| match d.reach {
+                    Reach::Direct => {
+                        let p = at(d.first);
+                        Cell {
+                            latency: p.latency,
+                            inv_bandwidth: p.inv_bandwidth,
+                            hops: p.hops,
+                        }
+                    }
+                    Reach::Leaf { via, last } => {
+                        let p = at(via);
+                        Cell {
+                            latency: p.latency + last.latency,
+                            inv_bandwidth: self.model.combine(p.inv_bandwidth, last.inv_bandwidth),
+                            hops: p.hops + 1,
+                        }
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// [`Network::shortest_paths`] from `from` over the links of `adj`
+    /// (leaf hosts other than `from` are never reached; every other vertex
+    /// gets the same cost and hop count as there: a leaf, once settled,
+    /// relaxes only its one neighbour, settled before it, so leaving leaves
+    /// out changes neither the order nor the outcome of the other steps).
+    fn search(&self, from: NodeIndex) -> Vec<Option<PathCost>> {
+        let n = self.start.len() - 1;
+        let mut best: Vec<Option<(f64, f64, u32)>> = vec![None; n];
+        let mut done = vec![false; n];
+        let mut heap = BinaryHeap::new();
+        best[from.index()] = Some((0.0, 0.0, 0));
+        heap.push(Key(0.0, 0.0, from.index()));
+        // the source's own links, even into a leaf (a two-host network)
+        let own: Vec<(u32, LinkCost)> = self
+            .net
+            .graph
+            .edges(from)
+            .map(|e| (e.target().index() as u32, *e.weight()))
+            .collect();
+        while let Some(Key(l, b, v)) = heap.pop() {
+            if done[v] {
+                continue;
+            }
+            done[v] = true;
+            let h = best[v].map_or(0, |x| x.2);
+            let relax = |(w, c): (u32, LinkCost),
+                         best: &mut Vec<Option<(f64, f64, u32)>>,
+                         heap: &mut BinaryHeap<Key>| {
+                let w = w as usize;
+                if done[w] {
+                    return;
+                }
+                let cand = (l + c.latency, self.model.combine(b, c.inv_bandwidth), h + 1);
+                if best[w].is_none_or(|cur| better(cand, cur)) {
+                    best[w] = Some(cand);
+                    heap.push(Key(cand.0, cand.1, w));
+                }
+            };
+            if v == from.index() {
+                for &e in &own {
+                    relax(e, &mut best, &mut heap);
+                }
+            } else {
+                for &e in &self.adj[self.start[v] as usize..self.start[v + 1] as usize] {
+                    relax(e, &mut best, &mut heap);
+                }
+            }
+        }
+        best.into_iter()
+            .map(|o| {
+                o.map(|(latency, inv_bandwidth, hops)| PathCost {
+                    latency,
+                    inv_bandwidth,
+                    hops,
+                })
+            })
+            .collect()
+    }
+
+    #[inline]
+    fn cell(&self, a: usize, b: usize) -> Cell {
+        let (ca, cb) = (self.host_class[a] as usize, self.host_class[b] as usize);
+        if a == b {
+            return Cell::default();
+        }
+        self.row(ca)[cb]
+    }
+
+    /// The number of host classes (hosts priced alike; see the type's docs).
+    pub fn num_classes(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// The class of host `k`.
+    ///
+    /// # Panics
+    /// If `k >= num_hosts()`.
+    pub fn host_class(&self, k: usize) -> usize {
+        self.host_class[k] as usize
+    }
+
+    /// Runs the searches of the classes of `hosts` not yet run, on up to
+    /// `threads` threads (later lookups from these hosts then cost `O(1)`).
+    pub fn prepare(&self, hosts: impl IntoIterator<Item = usize>, threads: usize) {
+        let mut want = vec![false; self.classes.len()];
+        for k in hosts {
+            want[self.host_class[k] as usize] = true;
+        }
+        let todo: Vec<usize> = (0..want.len())
+            .filter(|&c| want[c] && self.rows[c].get().is_none())
+            .collect();
+        let threads = threads.clamp(1, todo.len().max(1));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&c) = todo.get(k) else { break };
+                    self.row(c);
+                });
+            }
+        });
+    }
+
+    /// The host × host costs as a table (rows named by host), built on the
+    /// first call.
+    ///
+    /// # Complexity
+    /// `O(H²)` time and `16·H²` bytes for `H` hosts: prefer
+    /// [`NetworkCosts::link_cost`].
     pub fn table(&self) -> &PairTable {
-        &self.table
+        self.table.get_or_init(|| {
+            let h = self.num_hosts();
+            let mut latency = vec![0.0; h * h];
+            let mut inv_bandwidth = vec![0.0; h * h];
+            for a in 0..h {
+                for b in 0..h {
+                    let c = self.cell(a, b);
+                    latency[a * h + b] = c.latency;
+                    inv_bandwidth[a * h + b] = c.inv_bandwidth;
+                }
+            }
+            let names = (0..h).map(|k| self.host_name(k).to_string()).collect();
+            PairTable::new(names, latency, inv_bandwidth).expect("path costs are valid")
+        })
     }
 
     /// The number of hosts.
     pub fn num_hosts(&self) -> usize {
-        self.table.len()
+        self.host_class.len()
     }
 
     /// The name of host `k`.
@@ -756,21 +1026,32 @@ impl NetworkCosts {
     /// # Panics
     /// If `k >= num_hosts()`.
     pub fn host_name(&self, k: usize) -> &str {
-        self.table.name(k)
+        self.net.host_name(k)
     }
 
     /// The index of the host called `name`.
     pub fn host_index(&self, name: &str) -> Option<usize> {
-        self.table.index_of(name)
+        let v = self.net.by_name.get(name)?;
+        match self.host_of_vertex[v.index()] {
+            u32::MAX => None,
+            k => Some(k as usize),
+        }
     }
 
     /// The cost from host `a` to host `b` (zero for `a == b`).
     ///
     /// # Panics
     /// If `a` or `b` is `>= num_hosts()`.
+    ///
+    /// # Complexity
+    /// `O(1)`; the first lookup from `a`'s class searches the network.
     #[inline]
     pub fn link_cost(&self, a: usize, b: usize) -> LinkCost {
-        self.table.link_cost(a, b)
+        let c = self.cell(a, b);
+        LinkCost {
+            latency: c.latency,
+            inv_bandwidth: c.inv_bandwidth,
+        }
     }
 
     /// Number of links on the path from host `a` to host `b`.
@@ -779,10 +1060,10 @@ impl NetworkCosts {
     /// If `a` or `b` is `>= num_hosts()`.
     #[inline]
     pub fn hops(&self, a: usize, b: usize) -> u32 {
-        self.hops[a * self.table.len() + b]
+        self.cell(a, b).hops
     }
 
-    /// The bandwidth model the costs were computed with.
+    /// The bandwidth model the costs are computed with.
     pub fn model(&self) -> BandwidthModel {
         self.model
     }
@@ -791,4 +1072,45 @@ impl NetworkCosts {
     pub fn description(&self) -> &str {
         &self.description
     }
+}
+
+/// `Ok` if every host reaches every host; else the first pair `(a, b)`, in
+/// order of `a` then `b`, without a path.
+fn check_reachable(net: &Network) -> Result<()> {
+    let g = &net.graph;
+    let Some(&h0) = net.hosts.first() else {
+        return Ok(());
+    };
+    let reach = |from: NodeIndex, dir: petgraph::Direction| {
+        let mut seen = vec![false; g.node_count()];
+        let mut stack = vec![from];
+        seen[from.index()] = true;
+        while let Some(v) = stack.pop() {
+            for w in g.neighbors_directed(v, dir) {
+                if !seen[w.index()] {
+                    seen[w.index()] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        seen
+    };
+    // All hosts reach h0 and h0 reaches all hosts: every pair is joined.
+    let fwd = reach(h0, petgraph::Direction::Outgoing);
+    let back = reach(h0, petgraph::Direction::Incoming);
+    if net.hosts.iter().all(|v| fwd[v.index()] && back[v.index()]) {
+        return Ok(());
+    }
+    // Some pair is disconnected: find the first.
+    for (a, &va) in net.hosts.iter().enumerate() {
+        let seen = reach(va, petgraph::Direction::Outgoing);
+        if let Some(b) = net.hosts.iter().position(|v| !seen[v.index()]) {
+            return Err(TopologyError::Unreachable {
+                origin: crate::Origin::none(),
+                from: net.host_name(a).to_string(),
+                to: net.host_name(b).to_string(),
+            });
+        }
+    }
+    Ok(())
 }

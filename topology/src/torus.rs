@@ -533,13 +533,27 @@ impl Torus {
     /// `O(n)`, no allocation.
     #[inline]
     pub fn link_cost(&self, i: usize, j: usize) -> LinkCost {
+        self.link_and_hops(i, j).0
+    }
+
+    /// [`Torus::link_cost`] and [`Torus::hops`] of `(i, j)` in one pass.
+    #[inline]
+    pub(crate) fn link_and_hops(&self, i: usize, j: usize) -> (LinkCost, u32) {
         let (a, b) = (self.coords(i), self.coords(j));
-        let mut hops = 0u32;
-        let mut inv = self.inj_inv_bw;
-        for d in 0..a.len() {
+        self.cost_of_hops(|d| {
             let e = self.params.dims[d];
             let dd = a[d].abs_diff(b[d]);
-            let h = dd.min(e - dd);
+            dd.min(e - dd)
+        })
+    }
+
+    /// The cost and total hops of a route with `hop(d)` hops in dimension `d`.
+    #[inline]
+    pub(crate) fn cost_of_hops(&self, hop: impl Fn(usize) -> u32) -> (LinkCost, u32) {
+        let mut hops = 0u32;
+        let mut inv = self.inj_inv_bw;
+        for d in 0..self.ndims() {
+            let h = hop(d);
             if h > 0 {
                 hops += h;
                 inv = match self.params.bandwidth_model {
@@ -548,10 +562,13 @@ impl Torus {
                 };
             }
         }
-        LinkCost {
-            latency: self.params.base_latency + f64::from(hops) * self.params.hop_latency,
-            inv_bandwidth: inv,
-        }
+        (
+            LinkCost {
+                latency: self.params.base_latency + f64::from(hops) * self.params.hop_latency,
+                inv_bandwidth: inv,
+            },
+            hops,
+        )
     }
 
     /// The dimension-order route from node `i` to node `j`: first all hops
