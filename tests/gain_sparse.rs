@@ -16,8 +16,10 @@ use rand_chacha::ChaCha8Rng;
 
 use common::{permutations, two_islands};
 
-/// The gap the docs state for the models with a machine on block-cyclic layouts: at
-/// most 0.1 % of the cost after relabeling (random small grids: reported, not bounded).
+/// The target gap for the models with a machine: 0.1 % of the cost after
+/// relabeling. Asserted on the block-cyclic instances here (p ≤ 100, the configs'
+/// own ranks per node), where it holds; random small grids and the larger instances of
+/// `examples/gain_gap.rs` exceed it (benches/RESULTS.md) and are only reported.
 const STATED_GAP: f64 = 1e-3;
 
 fn cost_models(p: usize) -> Vec<(String, Box<dyn CostModel>)> {
@@ -223,4 +225,36 @@ fn certificate_bounds_the_brute_force_optimum() {
             }
         }
     }
+}
+
+#[test]
+fn a_model_without_candidates_is_refused_beyond_the_dense_limit() {
+    use copr_cost_models::{FnModel, Package};
+    let p = copr::lap::DENSE_LIMIT + 1;
+    let pk = Packages::from_list(p, vec![(1, 0, 1, Package::plain(8))]).unwrap();
+    let opaque = FnModel::new(
+        "opaque",
+        |i: usize, j: usize, s: &Package| {
+            if i == j {
+                0.0
+            } else {
+                s.bytes as f64
+            }
+        },
+    );
+    let e = gain::relabel(&opaque, &pk).unwrap_err().to_string();
+    assert!(
+        e.contains("DENSE_LIMIT") && e.contains(&p.to_string()),
+        "{e}"
+    );
+    // the same packages under a model that names candidates: solved, sparse
+    let sigma = gain::relabel(
+        &LocalityPenalty {
+            remote_only: true,
+            ..LocalityPenalty::default()
+        },
+        &pk,
+    )
+    .unwrap();
+    assert_eq!(sigma.apply(0), 1);
 }

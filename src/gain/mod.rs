@@ -11,6 +11,12 @@
 //! [`incoming`] computes from the two layouts alone — so each rank can compute its own row
 //! ([`distributed_relabel`] runs that with p simulated ranks; `gain::mpi` with real ones).
 //!
+//! Without the p × p table: a model that names candidate processes
+//! ([`CostModel::candidates`]) gets [`sparse_relabel`], the exact solve of a relaxation on
+//! the candidates with a certified bound on how far σ is from the optimum (exact for the
+//! volume and pair-free models; what is proven and measured is in `docs/SCALING.md`);
+//! `gain::mpi::relabel_sparse` gathers those rows as sparse lists.
+//!
 //! Package summaries are computed per class pair of the layouts' axes, like the volumes:
 //! no loop over blocks. A piece of the overlay that lies in `r` source rows and `c` source
 //! columns is `c` segments of `r` elements in column-major local storage (`r` segments of
@@ -19,7 +25,7 @@
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
-mod sparse;
+pub mod sparse;
 
 pub use sparse::{candidate_row, sparse_relabel, CandidateRow, SparseRelabeling};
 
@@ -320,7 +326,7 @@ pub fn gain_matrix(model: &dyn CostModel, packages: &Packages) -> Vec<f64> {
 fn check_dense_limit(p: usize) -> Result<()> {
     if p > DENSE_LIMIT {
         return Err(Error::Limit(format!(
-            "this cost model needs the dense p x p gain table, and p = {p} ranks exceeds the limit of {DENSE_LIMIT} (copr::lap::DENSE_LIMIT; the table would take {:.1} GB); only models that price bytes alone avoid it",
+            "this cost model needs the dense p x p gain table, and p = {p} ranks exceeds the limit of {DENSE_LIMIT} (copr::lap::DENSE_LIMIT; the table would take {:.1} GB); models that name candidate processes (CostModel::candidates) avoid it",
             (p as f64).powi(2) * 8.0 / 1e9
         )));
     }

@@ -19,7 +19,10 @@
 //! `res · (q + 1)` of its positive entries, `R ≤ res · (Q* + m)` with `Q*` the integer
 //! optimum and `m` the rows with a positive entry. The σ returned is evaluated exactly
 //! (`saving = W(G) − W(G_σ)`, summed from the model's own costs); `bound − saving` is
-//! the certified gap: σ is within it of the optimum whatever the instance.
+//! the certified gap: σ is within it of the optimum whatever the instance. The labels
+//! the relaxation leaves on zero-weight pairs are then re-paired among themselves on
+//! their real gains `δ > 0` (candidates only), or keep their own process: this changes
+//! neither the relaxation's value nor the certificate, only σ's real saving.
 //!
 //! For the locally-free volume the bound is exact (a non-candidate receives every
 //! package remotely, `C(x, y) = b_x`), so the candidate problem *is* the problem; the
@@ -144,7 +147,7 @@ pub(crate) struct Relaxed {
 
 /// Quantises the positive values of `value(x, y, C)` of the rows and solves them
 /// exactly: σ and `res · (Q* + m)`, the bound on the best real-valued sum (see the
-/// module docs). Rows not in `rows` (when given) and columns not in `cols` are left out.
+/// [module docs](self)). Columns not in `cols` (when given) are left out.
 fn solve_quantised(
     p: usize,
     ptr: &[usize],
@@ -292,7 +295,7 @@ pub(crate) fn finish(
 
 /// The sparse relabeling of `packages` under `model`: every target label's candidate
 /// row (in parallel), one exact sparse solve, σ evaluated exactly, and the certificate
-/// (see the module docs).
+/// (see the [module docs](self)).
 ///
 /// # Complexity
 /// O(p + Σ_x candidates(x)) memory — no p × p table; time: the model's candidate
