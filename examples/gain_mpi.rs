@@ -1,7 +1,9 @@
 //! Multi-rank check of the distributed relabeling gain (run under mpirun, e.g.
 //! `mpirun -n 4 target/release/examples/gain_mpi`): for several layout pairs and cost
 //! models, every rank's row of δ (computed from its own incoming packages) must equal the
-//! serial table's row, and every rank must hold the same σ, equal to the serial solve.
+//! serial table's row, and every rank must hold the same σ, equal to the serial solve;
+//! the sparse candidate path (`gain::mpi::relabel_sparse`) must give the serial sparse σ
+//! with no rank's buffer longer than its candidates.
 //! Exits non-zero on any mismatch.
 
 #[path = "../tests/common/mod.rs"]
@@ -58,6 +60,7 @@ fn main() {
     let (me, p) = (world.rank() as usize, world.size() as usize);
     let mut rng = ChaCha8Rng::seed_from_u64(p as u64);
     let mut checked = 0;
+    let (mut sparse_rows, mut max_row) = (0usize, 0usize);
     for case in 0..12 {
         let (m, n) = (rng.random_range(1..60), rng.random_range(1..60));
         let op = [Op::Identity, Op::Transpose][case % 2];
@@ -100,7 +103,48 @@ fn main() {
                 all.chunks(p).all(|c| c == &mine[..]),
                 "σ differs between ranks"
             );
+            // the sparse candidate rows: the same σ as the serial sparse solve, and no
+            // rank holds more than its candidates (≤ 2 per sender node here, and itself)
+            let sp = gain::mpi::relabel_sparse(&world, model.as_ref(), &input).unwrap();
+            let serial_sp = gain::sparse_relabel(model.as_ref(), &pk).unwrap();
+            assert_eq!(
+                sp.result.sigma, serial_sp.sigma,
+                "case {case} {name}: sparse σ on rank {me}"
+            );
+            let received = gain::incoming(&input, me).unwrap().len();
+            assert!(sp.row_len <= sp.candidates, "case {case} {name}: {sp:?}");
+            assert!(
+                sp.candidates <= 2 * received + 1,
+                "case {case} {name}: {} candidates for {received} senders",
+                sp.candidates
+            );
+            let expect_gathered = if me == 0 { serial_sp.entries } else { 0 };
+            assert_eq!(sp.gathered_len, expect_gathered, "case {case} {name}");
+            let tol = 1e-9 * serial_sp.cost_before.abs().max(1e-300);
+            assert!((sp.result.saving - serial_sp.saving).abs() <= tol);
+            assert!((sp.result.bound - serial_sp.bound).abs() <= tol);
+            sparse_rows += sp.row_len;
+            max_row = max_row.max(sp.candidates);
             checked += 1;
+        }
+    }
+    // a layout onto itself: every label receives from its own process only, so every
+    // rank's candidates (its node, 2 ranks) are fewer than p: no p-long row anywhere
+    if p >= 3 {
+        let l = common::random_layout(&mut rng, 40, 30, p)
+            .with_ranks(p)
+            .unwrap();
+        let input = PackageInput {
+            source: &l,
+            target: &l,
+            transform: TransformKind::default(),
+            element_size: 8,
+        };
+        for (name, model) in models(p) {
+            let sp = gain::mpi::relabel_sparse(&world, model.as_ref(), &input).unwrap();
+            assert!(sp.candidates <= 2 && sp.candidates < p, "{name}: {sp:?}");
+            assert!(sp.row_len < p && sp.gathered_len < p * p, "{name}: {sp:?}");
+            assert!(sp.result.sigma.is_identity(), "{name}: nothing to gain");
         }
     }
     // a communicator that does not match the layouts is refused on every rank
@@ -130,6 +174,7 @@ fn main() {
             "gain_mpi: placement discovered at run time:\n{}",
             text.trim_end()
         );
-        println!("gain_mpi: {p} ranks, {checked} distributed relabelings match the serial ones");
+        println!("gain_mpi: {p} ranks, {checked} distributed relabelings (dense and sparse) match the serial ones");
+        println!("gain_mpi: rank 0 sent {sparse_rows} sparse entries in all, at most {max_row} candidates per row");
     }
 }

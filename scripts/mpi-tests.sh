@@ -101,7 +101,7 @@ for n in 1 3 4 8; do
 done
 
 for n in 4 7; do
-    echo "== distributed relabeling gain (gain_mpi) on $n ranks"
+    echo "== distributed relabeling gain, dense and sparse rows (gain_mpi) on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$gain_mpi"
 done
 echo "== gain_mpi on 2 ranks bound to cores (run-time placement reads the binding)"

@@ -30,11 +30,13 @@
 //!
 //! Nothing here knows about MPI; topologies come from [`copr_topology`].
 
+mod candidates;
 mod config;
 mod error;
 mod models;
 mod package;
 
+pub use candidates::delivered_cost;
 pub use config::{load, load_setup, CostConfig, CostSetup, Term};
 pub use error::{CostError, Result};
 pub use models::{

@@ -59,6 +59,37 @@ pub trait CostModel: Send + Sync {
             *o += factor * self.cost(from, j, pkg);
         }
     }
+    /// The processes worth evaluating as the new home of target label `x`, with what
+    /// `x`'s packages would cost there, and a bound for every other process.
+    ///
+    /// `incoming = [(i, S[i][x])]` are the packages `x` receives. An implementation
+    /// pushes pairs `(y, C(x, y))` onto `out`, each `y` at most once, with
+    ///
+    /// `C(x, y) = Σ_i w(i, y, S[i][x])`,
+    ///
+    /// and returns `Some(b)` with `b ≤ C(x, y)` for **every** process `y` it did not push
+    /// (of any communicator the model prices; `b = +∞` when it pushed every process).
+    /// `None` (the default) means the model cannot bound the others; planners then build
+    /// the dense gain table.
+    ///
+    /// The relabeling gain is `δ(x, y) = C(x, x) − C(x, y)`, so `C(x, x) − b` bounds
+    /// `δ(x, y)` from above off the candidates: the sparse relabeling of `copr::gain`
+    /// solves on the candidates alone and certifies how far it can be from the optimum.
+    /// The models here name the senders (a package costs least where it already is), for
+    /// [`LatencyBandwidth`] also the ranks sharing a node with a sender, and bound the
+    /// rest by pricing every package as remote (as cheaply as the machine allows).
+    ///
+    /// # Complexity
+    /// For the models here, O(|incoming| · candidates) cost evaluations at most.
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        let _ = (x, incoming, out);
+        None
+    }
 }
 
 impl std::fmt::Debug for dyn CostModel + '_ {
@@ -83,6 +114,14 @@ impl<M: CostModel + ?Sized> CostModel for &M {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         (**self).add_costs_from(from, pkg, factor, out)
     }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        (**self).candidates(x, incoming, out)
+    }
 }
 
 impl<M: CostModel + ?Sized> CostModel for Box<M> {
@@ -101,6 +140,14 @@ impl<M: CostModel + ?Sized> CostModel for Box<M> {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         (**self).add_costs_from(from, pkg, factor, out)
     }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        (**self).candidates(x, incoming, out)
+    }
 }
 
 impl<M: CostModel + ?Sized> CostModel for Arc<M> {
@@ -118,6 +165,14 @@ impl<M: CostModel + ?Sized> CostModel for Arc<M> {
     }
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         (**self).add_costs_from(from, pkg, factor, out)
+    }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        (**self).candidates(x, incoming, out)
     }
 }
 
@@ -147,6 +202,14 @@ impl CostModel for LocallyFreeVolume {
     fn volume_scale(&self) -> Option<f64> {
         Some(1.0)
     }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        crate::candidates::pair_free_candidates(self, x, incoming, out)
+    }
 }
 
 /// Latency + bandwidth from a topology: `w(i, j, s) = L(i, j) + B(i, j)·V(s)`
@@ -169,12 +232,16 @@ impl CostModel for LocallyFreeVolume {
 #[derive(Clone, Debug)]
 pub struct LatencyBandwidth {
     machine: Arc<Machine>,
+    helpers: crate::candidates::SharedHelpers,
 }
 
 impl LatencyBandwidth {
     /// The model for `machine`.
     pub fn new(machine: Arc<Machine>) -> Self {
-        Self { machine }
+        Self {
+            machine,
+            helpers: Default::default(),
+        }
     }
 
     /// The machine.
@@ -223,6 +290,18 @@ impl CostModel for LatencyBandwidth {
                 *o -= factor * (row[from].latency + row[from].inv_bandwidth * b);
             }
         });
+    }
+    fn candidates(
+        &self,
+        _x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        use crate::candidates::{machine_candidates, min_inter_node_link, NodeRanks};
+        let m = &self.machine;
+        let idx = self.helpers.nodes.get_or_init(|| NodeRanks::new(m));
+        let low = *self.helpers.low.get_or_init(|| min_inter_node_link(m));
+        Some(machine_candidates(m, idx, low, incoming, out))
     }
 }
 
@@ -373,6 +452,14 @@ impl CostModel for TransformCost {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         add_uniform_costs(self, from, pkg, factor, out);
     }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        crate::candidates::pair_free_candidates(self, x, incoming, out)
+    }
 }
 
 /// Stride/locality penalty: the extra packing and unpacking work of
@@ -509,6 +596,14 @@ impl CostModel for LocalityPenalty {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         add_uniform_costs(self, from, pkg, factor, out);
     }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        crate::candidates::pair_free_candidates(self, x, incoming, out)
+    }
 }
 
 /// The sum of models: `w(i, j, s) = Σ_k w_k(i, j, s)` (0 without terms).
@@ -589,6 +684,39 @@ impl<M: CostModel> CostModel for Sum<M> {
             t.add_costs_from(from, pkg, factor, out);
         }
     }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        // the union of the terms' candidates; a term prices the others' itself
+        let mut lists = Vec::with_capacity(self.terms.len());
+        let mut bound = 0.0;
+        for t in &self.terms {
+            let mut list = Vec::new();
+            bound += t.candidates(x, incoming, &mut list)?;
+            list.sort_unstable_by_key(|e: &(usize, f64)| e.0);
+            lists.push(list);
+        }
+        let mut ys: Vec<usize> = lists.iter().flatten().map(|e| e.0).collect();
+        ys.sort_unstable();
+        ys.dedup();
+        let mut at = vec![0usize; lists.len()];
+        for y in ys {
+            let mut c = 0.0;
+            for ((t, list), k) in self.terms.iter().zip(&lists).zip(at.iter_mut()) {
+                if list.get(*k).is_some_and(|e| e.0 == y) {
+                    c += list[*k].1;
+                    *k += 1;
+                } else {
+                    c += crate::candidates::delivered_cost(t, y, incoming);
+                }
+            }
+            out.push((y, c));
+        }
+        Some(bound)
+    }
 }
 
 /// A model times a constant weight: `w(i, j, s) = weight · inner(i, j, s)`.
@@ -656,6 +784,23 @@ impl<M: CostModel> CostModel for Scaled<M> {
         }
         self.inner
             .add_costs_from(from, pkg, factor * self.weight, out)
+    }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        let first = out.len();
+        let bound = self.inner.candidates(x, incoming, out)?;
+        for e in &mut out[first..] {
+            e.1 *= self.weight;
+        }
+        Some(if self.weight == 0.0 {
+            0.0
+        } else {
+            self.weight * bound
+        })
     }
 }
 

@@ -11,6 +11,12 @@
 //! [`incoming`] computes from the two layouts alone — so each rank can compute its own row
 //! ([`distributed_relabel`] runs that with p simulated ranks; `gain::mpi` with real ones).
 //!
+//! Without the p × p table: a model that names candidate processes
+//! ([`CostModel::candidates`]) gets [`sparse_relabel`], the exact solve of a relaxation on
+//! the candidates with a certified bound on how far σ is from the optimum (exact for the
+//! volume and pair-free models; what is proven and measured is in `docs/SCALING.md`);
+//! `gain::mpi::relabel_sparse` gathers those rows as sparse lists.
+//!
 //! Package summaries are computed per class pair of the layouts' axes, like the volumes:
 //! no loop over blocks. A piece of the overlay that lies in `r` source rows and `c` source
 //! columns is `c` segments of `r` elements in column-major local storage (`r` segments of
@@ -19,6 +25,9 @@
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
+pub mod sparse;
+
+pub use sparse::{candidate_row, sparse_relabel, CandidateRow, SparseRelabeling};
 
 use rayon::prelude::*;
 
@@ -317,7 +326,7 @@ pub fn gain_matrix(model: &dyn CostModel, packages: &Packages) -> Vec<f64> {
 fn check_dense_limit(p: usize) -> Result<()> {
     if p > DENSE_LIMIT {
         return Err(Error::Limit(format!(
-            "this cost model needs the dense p x p gain table, and p = {p} ranks exceeds the limit of {DENSE_LIMIT} (copr::lap::DENSE_LIMIT; the table would take {:.1} GB); only models that price bytes alone avoid it",
+            "this cost model needs the dense p x p gain table, and p = {p} ranks exceeds the limit of {DENSE_LIMIT} (copr::lap::DENSE_LIMIT; the table would take {:.1} GB); models that name candidate processes (CostModel::candidates) avoid it",
             (p as f64).powi(2) * 8.0 / 1e9
         )));
     }
@@ -334,14 +343,22 @@ pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
     }
 }
 
-/// The cost-optimal σ: exact dense assignment on δ, or the sparse exact solver when the
-/// model is a multiple of the locally-free volume (no p × p table then). When σ saves
-/// nothing — no less volume, or a saving `Σ_x δ(x, σ(x))` within rounding of zero
-/// ([`keep_if_gain`]) — the result is the identity, as in the engine.
+/// The cost-optimal σ, with no p × p table wherever the model allows it:
+/// * a multiple of the locally-free volume: the sparse exact solver on the received
+///   volumes (exact);
+/// * a model that names candidates ([`CostModel::candidates`]): the certified sparse
+///   relabeling ([`sparse_relabel`]); up to [`DENSE_LIMIT`] ranks it is kept only when
+///   its certificate proves it optimal within [`CERTIFIED`]` · W(G)`, otherwise the
+///   dense table decides ([`relabel_dense`]); beyond, it is kept with its certified gap
+///   (measured in `benches/RESULTS.md`);
+/// * any other model: the exact dense assignment on δ ([`relabel_dense`]).
+///
+/// When σ saves nothing — no less volume, or a saving `Σ_x δ(x, σ(x))` within rounding
+/// of zero ([`keep_if_gain`]) — the result is the identity, as in the engine.
 ///
 /// # Errors
 /// [`Error::Mismatch`] if the model's machine has fewer ranks than the packages;
-/// [`Error::Limit`] if the model needs the dense gain table and there are more than
+/// [`Error::Limit`] if the model names no candidates and there are more than
 /// [`DENSE_LIMIT`] ranks; solver errors.
 pub fn relabel(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
     let p = packages.ranks();
@@ -363,6 +380,34 @@ pub fn relabel(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
             return Ok(Perm::identity(p));
         }
     }
+    match sparse_relabel(model, packages) {
+        Ok(r) if p > DENSE_LIMIT || r.gap() <= CERTIFIED * r.cost_before.abs() => {
+            return Ok(r.sigma)
+        }
+        Ok(_) => {}
+        Err(Error::Limit(e)) if p > DENSE_LIMIT => return Err(Error::Limit(e)),
+        Err(Error::Limit(_)) => {}
+        Err(e) => return Err(e),
+    }
+    relabel_dense(model, packages)
+}
+
+/// A sparse relabeling whose certified gap is at most this fraction of `W(G)` is taken
+/// as the optimum by [`relabel`] (the dense table's own rounding is of this order).
+pub const CERTIFIED: f64 = 1e-9;
+
+/// The cost-optimal σ from the dense p × p table of δ (exact assignment), the identity
+/// if it saves nothing ([`keep_if_gain`]): the reference [`relabel`] falls back on.
+///
+/// # Complexity
+/// O(p · nnz) cost evaluations, p²·8 bytes, and [`dense_max`].
+///
+/// # Errors
+/// [`Error::Mismatch`] if the model's machine has fewer ranks than the packages;
+/// [`Error::Limit`] beyond [`DENSE_LIMIT`] ranks; solver errors.
+pub fn relabel_dense(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
+    let p = packages.ranks();
+    check_model_ranks(model, p)?;
     check_dense_limit(p)?;
     let table = gain_matrix(model, packages);
     let sigma = dense_max(p, &table)?;

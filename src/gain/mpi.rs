@@ -1,12 +1,19 @@
 //! δ across real MPI ranks: rank `x` computes row `x` from the packages it receives, the
 //! rows meet at rank 0, which solves the exact assignment, and σ is broadcast.
+//!
+//! [`relabel_sparse`] sends only each rank's candidate entries (O(k) per rank, O(nnz)
+//! at rank 0); [`relabel`] sends dense rows (p² doubles at rank 0), for checking.
 
 use mpi::topology::Communicator;
 use mpi::traits::{Root, *};
 
 use copr_cost_models::CostModel;
 
-use super::{check_model_ranks, cost_here, gain_row, incoming, keep_if_gain, PackageInput};
+use super::sparse::{finish, no_candidates, solve_rows};
+use super::{
+    candidate_row, check_model_ranks, cost_here, gain_row, incoming, keep_if_gain, PackageInput,
+    SparseRelabeling,
+};
 use crate::error::{Error, Result};
 use crate::lap::{dense_max, Perm};
 
@@ -100,6 +107,160 @@ pub fn relabel<C: Communicator>(
     }
     let sigma = Perm::from_forward(msg[1..].iter().map(|&s| s as usize).collect())?;
     Ok(MpiRelabeling { row, sigma })
+}
+
+/// The outcome of [`relabel_sparse`] on one rank, with the sizes of its buffers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MpiSparseRelabeling {
+    /// σ and its certificate, the same on every rank.
+    pub result: SparseRelabeling,
+    /// Candidates this rank's model named (`k`).
+    pub candidates: usize,
+    /// `(index, value)` pairs this rank sent: its positive candidate entries, `≤ k`.
+    pub row_len: usize,
+    /// Pairs rank 0 received from all ranks (the solver's input); 0 on the others.
+    pub gathered_len: usize,
+}
+
+/// Collective: the sparse candidate relabeling ([`super::sparse_relabel`]) across real
+/// ranks. Rank `x` computes its candidate row from [`incoming`]`(input, x)` — `k`
+/// candidates, only the positive shifted gains kept — the rows travel to rank 0 as
+/// sparse `(index, value)` lists (`MPI_Gatherv`), rank 0 solves the sparse problem and
+/// broadcasts σ, and every rank adds what its packages cost at `σ(x)` to the exact
+/// saving and the certificate. No rank holds a p-long row of gains: the buffers are
+/// `O(k)` on every rank and `O(nnz + p)` at rank 0 (σ itself is p long).
+///
+/// The result equals the serial [`super::sparse_relabel`] on the same layouts: the same
+/// rows, the same solver; the sums may differ in their last bits.
+///
+/// # Errors
+/// As [`relabel`]; [`Error::Limit`] if the model names no candidates (on every rank).
+pub fn relabel_sparse<C: Communicator>(
+    comm: &C,
+    model: &dyn CostModel,
+    input: &PackageInput<'_>,
+) -> Result<MpiSparseRelabeling> {
+    use mpi::collective::SystemOperation;
+    use mpi::datatype::PartitionMut;
+    let p = input.ranks();
+    let size = comm.size() as usize;
+    if size != p {
+        return Err(Error::Mismatch(format!(
+            "the layouts live on {p} ranks but the communicator has {size}"
+        )));
+    }
+    check_model_ranks(model, p)?;
+    let me = comm.rank() as usize;
+    let local = incoming(input, me).and_then(|inc| {
+        let row = candidate_row(model, me, &inc, p).ok_or_else(|| no_candidates(model, p))?;
+        Ok((inc, row))
+    });
+    let ok_here = i32::from(local.is_ok());
+    let mut ok_all = 0i32;
+    comm.all_reduce_into(&ok_here, &mut ok_all, SystemOperation::min());
+    let (inc, row) = local?;
+    if ok_all == 0 {
+        return Err(Error::Mismatch(
+            "another rank failed to compute its candidate row".into(),
+        ));
+    }
+    // W(G) and Σ_x u_x
+    let sums_here = [row.here, row.here - row.lower];
+    let mut sums = [0.0f64; 2];
+    comm.all_reduce_into(&sums_here[..], &mut sums[..], SystemOperation::sum());
+    let ys: Vec<u32> = row.entries.iter().map(|e| e.0).collect();
+    let gs: Vec<f64> = row.entries.iter().map(|e| e.1).collect();
+    let count = i32::try_from(ys.len())
+        .map_err(|_| Error::Limit(format!("{} candidate entries on one rank", ys.len())))?;
+    // every rank learns the total first, so that all refuse an oversized gather
+    let mut total = 0u64;
+    comm.all_reduce_into(&(ys.len() as u64), &mut total, SystemOperation::sum());
+    if total > i32::MAX as u64 {
+        return Err(Error::Limit(format!(
+            "{total} candidate entries exceed what one MPI_Gatherv carries (2^31 - 1)"
+        )));
+    }
+    let root = comm.process_at_rank(0);
+    // status (1 = ok), the relaxation bound's bits, the entries' count and longest row, σ
+    let mut msg = vec![0u64; p + 4];
+    let mut root_err = None;
+    let mut gathered_len = 0;
+    if me == 0 {
+        let mut counts = vec![0i32; p];
+        root.gather_into_root(&count, &mut counts[..]);
+        let mut head_vals = vec![0f64; 2 * p];
+        root.gather_into_root(&sums_here[..], &mut head_vals[..]);
+        let heads: Vec<(f64, f64)> = head_vals
+            .chunks_exact(2)
+            .map(|h| (h[0], h[0] - h[1]))
+            .collect();
+        let mut ptr = vec![0usize; p + 1];
+        for (x, &c) in counts.iter().enumerate() {
+            ptr[x + 1] = ptr[x] + c as usize;
+        }
+        gathered_len = ptr[p];
+        // ≤ 2^31 − 1 in total, checked above
+        let displs: Vec<i32> = ptr[..p].iter().map(|&d| d as i32).collect();
+        let mut all_y = vec![0u32; gathered_len];
+        let mut all_g = vec![0f64; gathered_len];
+        root.gather_varcount_into_root(
+            &ys[..],
+            &mut PartitionMut::new(&mut all_y[..], &counts[..], &displs[..]),
+        );
+        root.gather_varcount_into_root(
+            &gs[..],
+            &mut PartitionMut::new(&mut all_g[..], &counts[..], &displs[..]),
+        );
+        let entries: Vec<(u32, f64)> = all_y.into_iter().zip(all_g).collect();
+        match solve_rows(p, &ptr, &entries, &heads) {
+            Ok(r) => {
+                msg[0] = 1;
+                msg[1] = r.relaxation.to_bits();
+                msg[2] = gathered_len as u64;
+                msg[3] = counts.iter().copied().max().unwrap_or(0) as u64;
+                for (m, &s) in msg[4..].iter_mut().zip(r.sigma.forward()) {
+                    *m = s as u64;
+                }
+            }
+            Err(e) => root_err = Some(e),
+        }
+    } else {
+        root.gather_into(&count);
+        root.gather_into(&sums_here[..]);
+        root.gather_varcount_into(&ys[..]);
+        root.gather_varcount_into(&gs[..]);
+    }
+    root.broadcast_into(&mut msg[..]);
+    if let Some(e) = root_err {
+        return Err(e);
+    }
+    if msg[0] != 1 {
+        return Err(Error::Assignment(
+            "the sparse solve failed on rank 0".into(),
+        ));
+    }
+    let sigma = Perm::from_forward(msg[4..].iter().map(|&s| s as usize).collect())?;
+    // W(G_σ): each rank prices its own packages at σ(x); rank 0's sum decides for all
+    let here_after = copr_cost_models::delivered_cost(model, sigma.apply(me), &inc);
+    let mut after = here_after;
+    comm.all_reduce_into(&here_after, &mut after, SystemOperation::sum());
+    let mut after_bits = after.to_bits();
+    root.broadcast_into(&mut after_bits);
+    let result = finish(
+        sigma,
+        sums[0],
+        f64::from_bits(after_bits),
+        sums[1],
+        f64::from_bits(msg[1]),
+        msg[2] as usize,
+        msg[3] as usize,
+    );
+    Ok(MpiSparseRelabeling {
+        result,
+        candidates: row.candidates,
+        row_len: ys.len(),
+        gathered_len,
+    })
 }
 
 /// Longest processor name exchanged by [`discover_placement`].

@@ -568,8 +568,9 @@ impl Plan {
     /// # Errors
     /// [`Error::Plan`] for an element size or α that [`PlanSpec::check`] refuses;
     /// [`Error::Mismatch`] if the model's machine has fewer ranks than the plan;
-    /// [`Error::Limit`] if the model needs the dense gain table beyond
-    /// [`DENSE_LIMIT`] ranks.
+    /// [`Error::Limit`] if the model names no candidate processes
+    /// ([`copr_cost_models::CostModel::candidates`]) and needs the dense gain table
+    /// beyond [`DENSE_LIMIT`] ranks.
     pub fn cost_report(
         &self,
         model: &dyn copr_cost_models::CostModel,

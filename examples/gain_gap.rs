@@ -1,0 +1,115 @@
+//! The sparse candidate relabeling against the dense exact optimum on larger instances
+//! (benches/RESULTS.md, "sparse candidate gains"): block-cyclic 32 → 128 (column-major
+//! target grid) and 3 → 8 layouts on a √p × √p grid, under the cost configs of
+//! `data/cost/` with as many ranks per node as `p` needs, and under sums with the
+//! volume and the locality penalty. Prints one line per instance:
+//!
+//! `p layout config model W(G) dense-saving sparse-saving measured-gap certified-gap t_dense t_sparse`
+//!
+//! (gaps relative to the optimal cost after relabeling). Usage:
+//! `cargo run --release --example gain_gap -- 1024 4096`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use copr::gain::{self, PackageInput, Packages, TransformKind};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Order};
+use copr_cost_models::{CostConfig, CostModel, LocalityPenalty, LocallyFreeVolume, Scaled, Sum};
+use copr_topology::files::Format;
+
+/// Config name, and how many nodes its machine has for `ranks_per_node` placement.
+const CONFIGS: [(&str, usize); 5] = [
+    ("torus-3d", 128),
+    ("torus-3d-spread", 100),
+    ("fat-tree", 16),
+    ("dragonfly", 40),
+    ("two-islands", 8),
+];
+
+fn layout(n: usize, b: usize, side: usize, order: Order) -> Layout {
+    let mut s = BlockCyclicSpec::new(n, n, b, b, side, side);
+    s.grid_order = order;
+    BlockCyclic::new(s).unwrap().into()
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("sizes are numbers"))
+        .collect();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/cost");
+    for p in sizes {
+        let side = (p as f64).sqrt() as usize;
+        let p = side * side;
+        let pairs = [
+            ("bc 32->128", 96 * side, 32, 128),
+            ("bc 3->8", 24 * side, 3, 8),
+        ];
+        for (lname, n, b1, b2) in pairs {
+            let src = layout(n, b1, side, Order::RowMajor);
+            let dst = layout(n, b2, side, Order::ColMajor);
+            let input = PackageInput {
+                source: &src,
+                target: &dst,
+                transform: TransformKind::default(),
+                element_size: 8,
+            };
+            let pk = Packages::compute(&input).unwrap();
+            for (cname, nodes) in CONFIGS {
+                let text = std::fs::read_to_string(dir.join(format!("{cname}.toml"))).unwrap();
+                let rpn = p.div_ceil(nodes).max(1);
+                let text: String = text
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("ranks"))
+                    .map(|l| {
+                        if l.trim_start().starts_with("rule") {
+                            format!("{l}\nranks_per_node = {rpn}")
+                        } else {
+                            l.to_string()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let cfg = CostConfig::from_str(&text, Format::Toml).unwrap();
+                let setup = match cfg.build(&dir, Some(p)) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("{cname}: {e}");
+                        continue;
+                    }
+                };
+                let config_model = setup.model;
+                let models: Vec<(&str, Box<dyn CostModel>)> = vec![
+                    ("config", config_model),
+                    (
+                        "config+volume+locality",
+                        Box::new(Sum::<Box<dyn CostModel>>::new(vec![
+                            cfg.build(&dir, Some(p)).unwrap().model,
+                            Box::new(Scaled::new(1e-10, LocallyFreeVolume).unwrap()),
+                            Box::new(LocalityPenalty::default()),
+                        ])),
+                    ),
+                ];
+                for (mname, model) in models {
+                    let w0 = pk.total_cost(model.as_ref(), None);
+                    let t = Instant::now();
+                    let dense = gain::relabel_dense(model.as_ref(), &pk).unwrap();
+                    let t_dense = t.elapsed().as_secs_f64();
+                    let t = Instant::now();
+                    let s = gain::sparse_relabel(model.as_ref(), &pk).unwrap();
+                    let t_sparse = t.elapsed().as_secs_f64();
+                    let dsave = w0 - pk.total_cost(model.as_ref(), Some(&dense));
+                    let after = (w0 - dsave).max(1e-300);
+                    println!(
+                        "{p} | {lname} | {cname} ({rpn}/node) | {mname} | {w0:.4e} | {dsave:.4e} | {:.4e} | {:.2e} | {:.2e} | {t_dense:.2} | {t_sparse:.3}",
+                        s.saving,
+                        ((dsave - s.saving) / after).max(0.0),
+                        s.gap() / after,
+                    );
+                }
+            }
+        }
+        // the volume model: the sparse path is the exact solver on the volumes
+        let _ = LocallyFreeVolume;
+    }
+}

@@ -1,0 +1,379 @@
+//! The relabeling gain on candidate processes only: no p × p table for any cost model
+//! that names its candidates ([`CostModel::candidates`]).
+//!
+//! # The relaxation and its certificate
+//! With `C(x, y) = Σ_i w(i, y, S[i][x])` the cost of target label `x`'s packages at
+//! process `y`, the gain is `δ(x, y) = C(x, x) − C(x, y)`. The model names candidates
+//! `K_x` and a bound `b_x ≤ C(x, y)` for every `y ∉ K_x`. Subtracting the row constant
+//! `u_x = C(x, x) − b_x` from row `x` changes every assignment's value by the same
+//! `Σ_x u_x`, so the optimal σ is unchanged, and the shifted gain
+//!
+//! `g(x, y) = δ(x, y) − u_x = b_x − C(x, y)`
+//!
+//! is `≤ 0` off the candidates. Keeping only the candidate entries with `g > 0` and
+//! counting every other pair as 0 over-estimates every assignment, so the best
+//! assignment of that sparse problem is an upper bound `R` on the best shifted value,
+//! and `bound = Σ_x u_x + R` bounds the largest saving `W(G) − W(G_σ)` of any σ. The
+//! exact sparse solver ([`crate::lap::sparse_max`]) takes integer weights: `g` is
+//! quantised as `q = ⌊g / res⌋` with `res = max g / 2^40`, and since each row adds at most
+//! `res · (q + 1)` of its positive entries, `R ≤ res · (Q* + m)` with `Q*` the integer
+//! optimum and `m` the rows with a positive entry. The σ returned is evaluated exactly
+//! (`saving = W(G) − W(G_σ)`, summed from the model's own costs); `bound − saving` is
+//! the certified gap: σ is within it of the optimum whatever the instance. The labels
+//! the relaxation leaves on zero-weight pairs are then re-paired among themselves on
+//! their real gains `δ > 0` (candidates only), or keep their own process: this changes
+//! neither the relaxation's value nor the certificate, only σ's real saving.
+//!
+//! For the locally-free volume the bound is exact (a non-candidate receives every
+//! package remotely, `C(x, y) = b_x`), so the candidate problem *is* the problem; the
+//! planners solve it on the received volumes directly. For latency + bandwidth the
+//! bound prices every package at the machine's cheapest inter-node link; the gap is
+//! measured in `benches/RESULTS.md` and stated in `docs/SCALING.md`.
+
+use rayon::prelude::*;
+
+use copr_cost_models::{delivered_cost, CostModel, Package};
+
+use crate::error::{Error, Result};
+use crate::lap::{assignment_value, sparse_max, Perm};
+use crate::sparse::Csr;
+
+use super::{cost_here, Packages};
+
+/// Quantisation of the shifted gains: the largest becomes `2^40`.
+const LEVELS: f64 = (1u64 << 40) as f64;
+
+/// Relative slack on the certificate for the rounding of the `f64` sums behind it.
+const ROUNDING: f64 = 1e-12;
+
+/// One target label's row of the candidate problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateRow {
+    /// `C(x, x)`: what the label's packages cost where they are addressed.
+    pub here: f64,
+    /// The shift `L_x`: the model's bound `b_x` off the candidates, or `max_y C(x, y)`
+    /// when every process is a candidate; `L_x − C(x, y) ≤ 0` for every non-candidate.
+    pub lower: f64,
+    /// `(y, C(x, y))` for the candidates that can gain, `C(x, y) < max(L_x, C(x, x))`,
+    /// sorted by `y`.
+    pub entries: Vec<(u32, f64)>,
+    /// How many candidates the model named (inside the communicator).
+    pub candidates: usize,
+}
+
+/// Row `x` of the candidate problem on `p` processes from the packages `x` receives;
+/// `None` if the model names no candidates.
+///
+/// # Complexity
+/// What [`CostModel::candidates`] costs, O(candidates) memory.
+pub fn candidate_row(
+    model: &dyn CostModel,
+    x: usize,
+    incoming: &[(usize, Package)],
+    p: usize,
+) -> Option<CandidateRow> {
+    let mut list = Vec::new();
+    let bound = model.candidates(x, incoming, &mut list)?;
+    let here = cost_here(model, x, incoming);
+    list.retain(|e| e.0 < p);
+    if !list.iter().any(|e| e.0 == x) {
+        list.push((x, here));
+    }
+    // the largest valid shift: the bound itself, or (every process a candidate) the
+    // dearest candidate
+    let lower = if bound.is_finite() {
+        bound
+    } else {
+        list.iter().map(|e| e.1).fold(f64::NEG_INFINITY, f64::max)
+    };
+    let keep = lower.max(here);
+    let mut entries: Vec<(u32, f64)> = list
+        .iter()
+        .filter(|e| e.1 < keep)
+        .map(|e| (e.0 as u32, e.1))
+        .collect();
+    entries.sort_unstable_by_key(|e| e.0);
+    Some(CandidateRow {
+        here,
+        lower,
+        entries,
+        candidates: list.len(),
+    })
+}
+
+/// The sparse relabeling and its certificate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SparseRelabeling {
+    /// σ: target label `t` is taken by process `σ(t)`; the identity if σ saves nothing
+    /// (at most `10⁻¹⁰ · W(G)`, as [`super::keep_if_gain`]).
+    pub sigma: Perm,
+    /// `W(G)`: the cost without relabeling.
+    pub cost_before: f64,
+    /// `W(G) − W(G_σ)`, evaluated exactly for the σ returned.
+    pub saving: f64,
+    /// An upper bound on the saving of **every** σ (the certificate).
+    pub bound: f64,
+    /// Positive candidate entries of all rows together (the solver's input size).
+    pub entries: usize,
+    /// The longest row of candidate entries.
+    pub max_row: usize,
+}
+
+impl SparseRelabeling {
+    /// `bound − saving ≥ 0`: σ saves at most this much less than the optimum.
+    pub fn gap(&self) -> f64 {
+        (self.bound - self.saving).max(0.0)
+    }
+
+    /// The gap relative to the cost after relabeling, `gap / W(G_σ)` (0 when both are 0).
+    pub fn relative_gap(&self) -> f64 {
+        let after = self.cost_before - self.saving;
+        if after > 0.0 {
+            self.gap() / after
+        } else if self.gap() > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What the solver hands back before σ is evaluated.
+pub(crate) struct Relaxed {
+    pub(crate) sigma: Perm,
+    /// `R`: the bound on the best shifted value `Σ_x g(x, σ(x))`.
+    pub(crate) relaxation: f64,
+}
+
+/// Quantises the positive values of `value(x, y, C)` of the rows and solves them
+/// exactly: σ and `res · (Q* + m)`, the bound on the best real-valued sum (see the
+/// [module docs](self)). Columns not in `cols` (when given) are left out.
+fn solve_quantised(
+    p: usize,
+    ptr: &[usize],
+    entries: &[(u32, f64)],
+    value: impl Fn(usize, f64) -> f64,
+    cols: Option<&[bool]>,
+) -> Result<(Csr, Perm, f64)> {
+    let mut gmax = 0.0f64;
+    for x in 0..p {
+        for &(y, c) in &entries[ptr[x]..ptr[x + 1]] {
+            if cols.is_none_or(|k| k[y as usize]) {
+                let g = value(x, c);
+                if !g.is_finite() && !g.is_nan() {
+                    return Err(Error::Assignment(format!(
+                        "a candidate gain is not finite ({g}) in row {x}"
+                    )));
+                }
+                gmax = gmax.max(g);
+            }
+        }
+    }
+    if gmax <= 0.0 {
+        return Ok((Csr::from_triplets(p, p, Vec::new()), Perm::identity(p), 0.0));
+    }
+    let res = gmax / LEVELS;
+    let mut trip = Vec::new();
+    let mut rows_with = 0usize;
+    for x in 0..p {
+        let mut any = false;
+        for &(y, c) in &entries[ptr[x]..ptr[x + 1]] {
+            if cols.is_some_and(|k| !k[y as usize]) {
+                continue;
+            }
+            let g = value(x, c);
+            if g > 0.0 {
+                any = true;
+                let q = (g / res).floor().min(LEVELS) as u64;
+                if q > 0 {
+                    trip.push((x, y as usize, q));
+                }
+            }
+        }
+        rows_with += usize::from(any);
+    }
+    let w = Csr::from_triplets(p, p, trip);
+    let sigma = sparse_max(&w)?;
+    let q_star = assignment_value(&w, &sigma);
+    Ok((
+        w,
+        sigma,
+        res * (q_star as f64 + rows_with as f64) * (1.0 + ROUNDING),
+    ))
+}
+
+/// Solves the candidate problem given as CSR-like rows (`ptr`, `(y, C(x, y))`) with
+/// `heads[x] = (C(x, x), L_x)` on `p` labels.
+///
+/// 1. the certified relaxation on `g = L_x − C(x, y) > 0` gives σ and the bound;
+/// 2. the labels it leaves on zero-weight pairs (any pairing of them keeps its value)
+///    are re-solved among their processes on the real gain `δ = C(x, x) − C(x, y) > 0`;
+/// 3. the labels still without a gaining pair take their own process where it is among
+///    theirs, the rest pair up in order.
+pub(crate) fn solve_rows(
+    p: usize,
+    ptr: &[usize],
+    entries: &[(u32, f64)],
+    heads: &[(f64, f64)],
+) -> Result<Relaxed> {
+    let (w, sigma, relaxation) = solve_quantised(p, ptr, entries, |x, c| heads[x].1 - c, None)?;
+    let mut fwd = sigma.forward().to_vec();
+    let zero: Vec<usize> = (0..p).filter(|&x| w.get(x, fwd[x]) == 0).collect();
+    let mut spare = vec![false; p];
+    for &x in &zero {
+        spare[fwd[x]] = true;
+    }
+    // stage 2 on the zero rows and their processes
+    let mut in_zero = vec![false; p];
+    for &x in &zero {
+        in_zero[x] = true;
+    }
+    let mut zptr = vec![0usize; p + 1];
+    let mut zent = Vec::new();
+    for x in 0..p {
+        if in_zero[x] {
+            zent.extend_from_slice(&entries[ptr[x]..ptr[x + 1]]);
+        }
+        zptr[x + 1] = zent.len();
+    }
+    let (w2, sigma2, _) = solve_quantised(p, &zptr, &zent, |x, c| heads[x].0 - c, Some(&spare))?;
+    let mut rest = Vec::new();
+    for &x in &zero {
+        let y = sigma2.apply(x);
+        if w2.get(x, y) > 0 {
+            fwd[x] = y;
+            spare[y] = false;
+        } else {
+            rest.push(x);
+        }
+    }
+    let mut left = Vec::new();
+    for x in rest {
+        if spare[x] {
+            fwd[x] = x;
+            spare[x] = false;
+        } else {
+            left.push(x);
+        }
+    }
+    let mut free = (0..p).filter(|&y| spare[y]);
+    for x in left {
+        fwd[x] = free.next().expect("as many spare processes as labels");
+    }
+    Ok(Relaxed {
+        sigma: Perm::from_forward(fwd)?,
+        relaxation,
+    })
+}
+
+/// The certificate and the choice between σ and the identity from the global sums.
+pub(crate) fn finish(
+    sigma: Perm,
+    cost_before: f64,
+    cost_after: f64,
+    shift: f64,
+    relaxation: f64,
+    entries: usize,
+    max_row: usize,
+) -> SparseRelabeling {
+    let saving = cost_before - cost_after;
+    let bound = shift + relaxation + ROUNDING * cost_before.abs();
+    let (sigma, saving) = if saving > 0.0 && saving > 1e-10 * cost_before.abs() {
+        (sigma, saving)
+    } else {
+        (Perm::identity(sigma.len()), 0.0)
+    };
+    SparseRelabeling {
+        sigma,
+        cost_before,
+        saving,
+        bound,
+        entries,
+        max_row,
+    }
+}
+
+/// The sparse relabeling of `packages` under `model`: every target label's candidate
+/// row (in parallel), one exact sparse solve, σ evaluated exactly, and the certificate
+/// (see the [module docs](self)).
+///
+/// # Complexity
+/// O(p + Σ_x candidates(x)) memory — no p × p table; time: the model's candidate
+/// pricing plus [`crate::lap::sparse_max`] on the positive entries.
+///
+/// # Errors
+/// [`Error::Limit`] if the model names no candidates ([`CostModel::candidates`] is
+/// `None`); [`Error::Mismatch`] if its machine has fewer ranks than the packages;
+/// solver errors.
+///
+/// # Example
+/// ```
+/// use copr::gain::{sparse_relabel, Packages};
+/// use copr_cost_models::{LocalityPenalty, LocallyFreeVolume, Package, Sum, CostModel};
+/// let pkg = |bytes| Package { bytes, blocks: 1, ..Package::EMPTY };
+/// // label 0 receives 8 bytes from process 1, label 1 receives 8 bytes from process 0
+/// let pk = Packages::from_list(2, vec![(1, 0, 1, pkg(8)), (0, 1, 1, pkg(8))]).unwrap();
+/// let remote_only = LocalityPenalty { remote_only: true, ..LocalityPenalty::default() };
+/// let model = Sum::new(vec![
+///     Box::new(LocallyFreeVolume) as Box<dyn CostModel>,
+///     Box::new(remote_only),
+/// ]);
+/// let r = sparse_relabel(&model, &pk).unwrap();
+/// assert_eq!(r.sigma.forward(), [1, 0]); // swap: nothing crosses ranks
+/// assert!((r.saving - r.cost_before).abs() < 1e-12);
+/// assert!(r.gap() <= 1e-9 * r.cost_before);
+/// ```
+pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<SparseRelabeling> {
+    let p = packages.ranks();
+    super::check_model_ranks(model, p)?;
+    let inc = packages.by_target();
+    let rows: Vec<Option<CandidateRow>> = inc
+        .par_iter()
+        .enumerate()
+        .map(|(x, inc)| candidate_row(model, x, inc, p))
+        .collect();
+    let rows: Vec<CandidateRow> = rows
+        .into_iter()
+        .collect::<Option<_>>()
+        .ok_or_else(|| no_candidates(model, p))?;
+    let mut ptr = Vec::with_capacity(p + 1);
+    ptr.push(0);
+    let mut entries = Vec::new();
+    let mut heads = Vec::with_capacity(p);
+    let (mut before, mut shift, mut max_row) = (0.0, 0.0, 0);
+    for r in &rows {
+        entries.extend_from_slice(&r.entries);
+        ptr.push(entries.len());
+        heads.push((r.here, r.lower));
+        before += r.here;
+        shift += r.here - r.lower;
+        max_row = max_row.max(r.entries.len());
+    }
+    drop(rows);
+    let relaxed = solve_rows(p, &ptr, &entries, &heads)?;
+    let sigma = &relaxed.sigma;
+    let after: f64 = inc
+        .par_iter()
+        .enumerate()
+        .map(|(x, inc)| delivered_cost(model, sigma.apply(x), inc))
+        .sum();
+    Ok(finish(
+        relaxed.sigma,
+        before,
+        after,
+        shift,
+        relaxed.relaxation,
+        entries.len(),
+        max_row,
+    ))
+}
+
+/// The error for a model without candidates on a communicator too large for the table.
+pub(crate) fn no_candidates(model: &dyn CostModel, p: usize) -> Error {
+    Error::Limit(format!(
+        "the cost model ({}) names no candidate processes, so it needs the dense p x p gain table, and p = {p} ranks exceeds the limit of {} (copr::lap::DENSE_LIMIT; the table would take {:.1} GB)",
+        model.describe(),
+        crate::lap::DENSE_LIMIT,
+        (p as f64).powi(2) * 8.0 / 1e9
+    ))
+}
