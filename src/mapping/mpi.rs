@@ -526,7 +526,6 @@ pub fn plan_mapping<C: Communicator>(
     source: &MachineSource,
     opts: &super::Options,
 ) -> Result<Planned> {
-    let p = comm.size() as usize;
     let mut bytes = Vec::with_capacity(24 * pattern.edges().len() + 8);
     bytes.extend((pattern.tasks() as u64).to_le_bytes());
     for e in pattern.edges() {
@@ -535,19 +534,47 @@ pub fn plan_mapping<C: Communicator>(
         bytes.extend(e.bytes.to_le_bytes());
     }
     agree(comm, pattern.tasks(), fnv1a(&bytes))?;
+    plan_mapping_at_root(comm, (comm.rank() == 0).then_some(pattern), source, opts)
+}
+
+/// Collective: [`plan_mapping`] for a pattern held by rank 0 only (as
+/// [`gather_out_edges`] returns it): `pattern` is read on rank 0 and ignored elsewhere.
+///
+/// # Errors
+/// [`machine_of`]'s errors, [`Error::Mismatch`] if rank 0 passes no pattern or one
+/// whose task count is not `comm.size()`, and the optimiser's errors; the same verdict
+/// on every rank.
+pub fn plan_mapping_at_root<C: Communicator>(
+    comm: &C,
+    pattern: Option<&super::Pattern>,
+    source: &MachineSource,
+    opts: &super::Options,
+) -> Result<Planned> {
+    let p = comm.size() as usize;
     let (machine, slot) = machine_of(comm, source)?;
     let proc = comm.process_at_rank(0);
     let mut outcome: Option<Result<(Perm, MappingReport)>> = None;
     if comm.rank() == 0 {
         outcome = Some(
-            super::compare(
-                pattern,
-                &machine,
-                &[super::Strategy::Optimised],
-                opts,
-                |_| {},
-            )
-            .and_then(|c| {
+            match pattern {
+                None => Err(Error::Mismatch("rank 0 passed no pattern".into())),
+                Some(pt) if pt.tasks() != p => Err(Error::Mismatch(format!(
+                    "a pattern of {} tasks for a communicator of {p} ranks",
+                    pt.tasks()
+                ))),
+                Some(pt) => Ok(pt),
+            }
+            .and_then(|pattern| {
+                super::compare(
+                    pattern,
+                    &machine,
+                    &[super::Strategy::Optimised],
+                    opts,
+                    |_| {},
+                )
+                .map(|c| (pattern, c))
+            })
+            .and_then(|(pattern, c)| {
                 let row = c
                     .row(super::Strategy::Optimised.name())
                     .ok_or_else(|| Error::Mismatch("the optimiser did not run".into()))?;
@@ -637,6 +664,86 @@ pub fn grid_pattern(dims: &[i32], periods: &[bool], bytes: u64) -> Result<super:
         periods.to_vec(),
         vec![bytes; dims.len()],
     )?)
+}
+
+/// Collective: the pattern of a distributed graph whose ranks each know only their
+/// own out-edges, assembled on rank 0 (as `MPI_Dist_graph_create_adjacent` describes a
+/// graph): rank `r` passes `out`, pairs `(destination rank, bytes)`, and rank 0 gets
+/// the pattern of all of them, message `r → destination` weighing `bytes`; the other
+/// ranks get `None`. Pass the result to [`plan_mapping_at_root`].
+///
+/// # Complexity
+/// Two integers per edge are gathered on rank 0, and one per rank; no rank receives
+/// anything in proportion to `p²`.
+///
+/// # Errors
+/// [`Error::Mismatch`] if a destination is not a rank of `comm`, `comm` has more than
+/// [`super::MAX_TASKS`] ranks, or the graph has more edges than one gather can carry
+/// (2³⁰); the same verdict on every rank.
+pub fn gather_out_edges<C: Communicator>(
+    comm: &C,
+    out: &[(usize, u64)],
+    description: &str,
+) -> Result<Option<super::Pattern>> {
+    let p = comm.size() as usize;
+    if p > super::MAX_TASKS {
+        return Err(Error::Mismatch(format!(
+            "graph: {p} ranks; patterns have at most {} tasks",
+            super::MAX_TASKS
+        )));
+    }
+    let local = match out.iter().find(|&&(d, _)| d >= p) {
+        Some(&(d, _)) => Err(Error::Mismatch(format!(
+            "graph: destination {d} is not a rank of a communicator of {p} ranks"
+        ))),
+        None => Ok(()),
+    };
+    agreed(comm, local, "passed a destination outside the communicator")?;
+    let mut total = 0u64;
+    comm.all_reduce_into(
+        &(out.len() as u64),
+        &mut total,
+        mpi::collective::SystemOperation::sum(),
+    );
+    if total > 1 << 30 {
+        return Err(Error::Mismatch(format!(
+            "graph: {total} edges; at most 2^30 are gathered"
+        )));
+    }
+    let mine: Vec<u64> = out.iter().flat_map(|&(d, b)| [d as u64, b]).collect();
+    let root = comm.process_at_rank(0);
+    let count = mine.len() as mpi::Count;
+    if comm.rank() != 0 {
+        root.gather_into(&count);
+        root.gather_varcount_into(&mine[..]);
+        return Ok(None);
+    }
+    let mut counts: Vec<mpi::Count> = vec![0; p];
+    root.gather_into_root(&count, &mut counts[..]);
+    let displs: Vec<mpi::Count> = counts
+        .iter()
+        .scan(0, |acc, &c| {
+            let d = *acc;
+            *acc += c;
+            Some(d)
+        })
+        .collect();
+    let mut all = vec![0u64; 2 * total as usize];
+    {
+        let mut part = mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+        root.gather_varcount_into_root(&mine[..], &mut part);
+    }
+    let mut edges = Vec::with_capacity(total as usize);
+    for (src, (&c, &d)) in counts.iter().zip(&displs).enumerate() {
+        for e in all[d as usize..(d + c) as usize].chunks(2) {
+            edges.push(super::Edge {
+                src: src as u32,
+                dst: e[0] as u32,
+                bytes: e[1],
+            });
+        }
+    }
+    super::Pattern::from_edges(p, edges, description.to_string()).map(Some)
 }
 
 #[cfg(test)]
