@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use copr::mapping::mpi::{grid_pattern, plan_mapping, MachineSource, MappingReport};
+use copr::mapping::mpi::{grid_pattern, plan_mapping, MachineSource, MappingReport, Planned};
 use copr::mapping::{Options, Perm};
 use mpi::ffi::{MPI_Comm, PMPI_Cart_create, PMPI_Comm_free, PMPI_Comm_split};
 use mpi::raw::FromRaw;
@@ -25,7 +25,7 @@ const ENV_LOG: &str = "COPR_INTERPOSE_LOG";
 
 thread_local! {
     /// Set while this thread is inside the interposer: nested calls go to PMPI.
-    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    pub(crate) static ACTIVE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Where the log goes, if anywhere.
@@ -46,7 +46,7 @@ fn log_target() -> Log {
 
 /// Writes `lines` (each prefixed) where [`log_target`] says; a file that cannot be
 /// written is reported once on standard error, never an error of the call.
-fn write_log(lines: &[String]) {
+pub(crate) fn write_log(lines: &[String]) {
     let mut text = String::new();
     for l in lines {
         let _ = writeln!(text, "copr-interpose: {l}");
@@ -88,11 +88,11 @@ fn off_node_percent(m: &copr::mapping::Metrics) -> f64 {
 }
 
 /// The lines describing a report.
-fn report_lines(r: &MappingReport) -> Vec<String> {
+pub(crate) fn report_lines(r: &MappingReport, unit: &str) -> Vec<String> {
     vec![
         format!("  machine: {}", r.machine),
         format!(
-            "  predicted hop-bytes {} -> {}, off-node traffic {:.1} % -> {:.1} % (1 MiB per grid message)",
+            "  predicted hop-bytes {} -> {}, off-node traffic {:.1} % -> {:.1} % ({unit})",
             mb(r.before.hop_bytes),
             mb(r.best.hop_bytes),
             off_node_percent(&r.before),
@@ -109,38 +109,66 @@ fn grid_text(dims: &[i32], periods: &[bool]) -> String {
     format!("{}, periods {}", d.join("x"), p.join(","))
 }
 
-/// The collective part: every process of `comm` reaches the same decision (a correct
-/// program passes the same grid everywhere; copr's calls agree on every error).
-fn decide(comm: &SimpleCommunicator, dims: &[i32], periods: &[bool]) -> Decision {
+/// Collective: the machine source of the environment, when it is usable on every
+/// process of `comm`; otherwise `None` everywhere, logged under `head`.
+pub(crate) fn machine_source(comm: &SimpleCommunicator, head: &str) -> Option<MachineSource> {
     let p = comm.size() as usize;
     let root = comm.rank() == 0;
-    let head = format!(
-        "MPI_Cart_create({}, reorder = 1) on {p} ranks",
-        grid_text(dims, periods)
-    );
     let source = MachineSource::from_env();
     // an unreadable environment on one process must not leave the others waiting
     let mut failed = vec![0u8; p];
     comm.all_gather_into(&u8::from(source.is_err()), &mut failed[..]);
-    let source = match source {
-        Ok(s) if failed.iter().all(|&f| f == 0) => s,
+    match source {
+        Ok(s) if failed.iter().all(|&f| f == 0) => Some(s),
         Ok(_) => {
             if root {
                 write_log(&[
-                    head,
+                    head.to_string(),
                     "  kept the MPI library's order: the environment of another rank is not usable"
                         .into(),
                 ]);
             }
-            return Decision::Pass;
+            None
         }
         Err(e) => {
-            write_log(&[head, format!("  kept the MPI library's order: {e}")]);
-            return Decision::Pass;
+            write_log(&[
+                head.to_string(),
+                format!("  kept the MPI library's order: {e}"),
+            ]);
+            None
         }
+    }
+}
+
+/// The collective part: every process of `comm` reaches the same decision (a correct
+/// program passes the same grid everywhere; copr's calls agree on every error).
+fn decide(comm: &SimpleCommunicator, dims: &[i32], periods: &[bool]) -> Decision {
+    let p = comm.size() as usize;
+    let head = format!(
+        "MPI_Cart_create({}, reorder = 1) on {p} ranks",
+        grid_text(dims, periods)
+    );
+    let Some(source) = machine_source(comm, &head) else {
+        return Decision::Pass;
     };
     let planned = grid_pattern(dims, periods, GRID_MESSAGE_BYTES)
         .and_then(|pattern| plan_mapping(comm, &pattern, &source, &Options::default()));
+    match conclude(comm, head, &source, planned, "1 MiB per grid message") {
+        Some(ranks) => Decision::Split(ranks.inverse()[comm.rank() as usize] as c_int),
+        None => Decision::Pass,
+    }
+}
+
+/// Logs (on rank 0) what [`plan_mapping`] decided under `head`, and returns the
+/// mapping (task → rank of `comm`) when it reorders; `unit` says what a message weighs.
+pub(crate) fn conclude(
+    comm: &SimpleCommunicator,
+    head: String,
+    source: &MachineSource,
+    planned: copr::Result<Planned>,
+    unit: &str,
+) -> Option<Perm> {
+    let root = comm.rank() == 0;
     match planned {
         Err(e) => {
             if root {
@@ -150,13 +178,13 @@ fn decide(comm: &SimpleCommunicator, dims: &[i32], periods: &[bool]) -> Decision
                     format!("  kept the MPI library's order: {e}"),
                 ]);
             }
-            Decision::Pass
+            None
         }
         Ok(planned) => {
             if root {
                 let mut lines = vec![head];
                 if let Some(r) = &planned.report {
-                    lines.extend(report_lines(r));
+                    lines.extend(report_lines(r, unit));
                     lines[1].push_str(&format!(" ({})", source.describe()));
                 }
                 lines.push(if planned.reordered {
@@ -166,17 +194,13 @@ fn decide(comm: &SimpleCommunicator, dims: &[i32], periods: &[bool]) -> Decision
                 });
                 write_log(&lines);
             }
-            if planned.reordered {
-                Decision::Split(planned.ranks.inverse()[comm.rank() as usize] as c_int)
-            } else {
-                Decision::Pass
-            }
+            planned.reordered.then_some(planned.ranks)
         }
     }
 }
 
 /// `reordered: new rank of ranks 0..p: …` (up to [`LOG_ORDER_UP_TO`] ranks).
-fn order_line(ranks: &Perm) -> String {
+pub(crate) fn order_line(ranks: &Perm) -> String {
     let inv = ranks.inverse();
     if inv.len() <= LOG_ORDER_UP_TO {
         let v: Vec<String> = inv.iter().map(|r| r.to_string()).collect();

@@ -22,6 +22,11 @@
 //! present order, or any error, the call is `PMPI_Cart_create` with the program's own
 //! arguments. Calls made while it is at work (copr's own) go straight to PMPI.
 //!
+//! `MPI_Dist_graph_create_adjacent(…, reorder = 1, …)` is taken the same way (see the
+//! module `dist_graph`): the out-edges are gathered on rank 0 (two integers per edge),
+//! the graph is mapped, and each vertex's neighbour lists go to the process that holds
+//! it in the new order.
+//!
 //! `COPR_INTERPOSE_LOG=1` (or `stderr`) prints what it decided on standard error from
 //! rank 0 of each communicator; any other value except `0` is a file the lines are
 //! appended to: the grid, the machine, the predicted hop-bytes and off-node share
@@ -31,3 +36,5 @@
 
 #[cfg(feature = "mpi")]
 pub mod cart;
+#[cfg(feature = "mpi")]
+pub mod dist_graph;
