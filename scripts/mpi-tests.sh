@@ -139,8 +139,10 @@ for f in "$copr_bin" "$interpose_lib"; do
     [[ -f "$f" ]] || { echo "missing: '$f'" >&2; exit 1; }
 done
 cart_test="$capi_dir/cart-test"
-mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include interpose/tests/c/cart_test.c \
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include -Iinterpose/tests/c interpose/tests/c/cart_test.c \
     -o "$cart_test" -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+dist_graph_test="$capi_dir/dist-graph-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Iinterpose/tests/c interpose/tests/c/dist_graph_test.c -o "$dist_graph_test"
 cart_test_f="$capi_dir/cart-test-f"
 mpifort -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/capi-fortran-modules" \
     capi/include/copr.f90 interpose/tests/fortran/cart_test.f90 -o "$cart_test_f" \
@@ -194,6 +196,27 @@ expect_log "$log" "kept the MPI library's order: /nonexistent/machine.toml"
 # no environment: the nodes found at run time, here this one host (nothing to gain)
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --identity
 expect_log "$log" "machine: 1 node, flat network, 4 ranks per node (nodes found at run time)"
+echo "== MPI_Dist_graph_create_adjacent(reorder = 1) under the interposer on 8 ranks, 2 emulated nodes of 4"
+# by hand: vertex v sends weight 3 to v + 4 and 1 to v + 1 (mod 8), 1 MiB per unit,
+# 32 MiB in all. Packed, every weight-3 edge and 3 -> 4, 7 -> 0 leave a node: 26 MiB
+# (27.263 MB). Any split cutting a pair costs >= 6; two whole pairs per node, e.g.
+# {0,4,1,5} and {2,6,3,7}, cut 4 ring edges at best: 4 MiB (4.194 MB, 12.5 %).
+graph_log="$cart_dir/interpose-graph.log"
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_INTERPOSE_LOG="$graph_log" \
+    "$dist_graph_test" pairs 4 4 --reordered
+expect_log "$graph_log" "predicted hop-bytes 27.263 MB -> 4.194 MB, off-node traffic 81.2 % -> 12.5 % (1 MiB per unit of edge weight)"
+expect_log "$graph_log" "reordered: new rank of ranks 0..8:"
+echo "== the same graph without the interposer, and with reorder = 0 under it (identity)"
+"${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$dist_graph_test" pairs 4 26 --identity
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 "$dist_graph_test" pairs 4 26 --noreorder --identity
+echo "== an unweighted ring under the interposer: nothing to gain (identity)"
+# by hand: every split of a ring of 8 into two nodes of 4 cuts >= 2 edges, as packed does
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_INTERPOSE_LOG="$graph_log" \
+    "$dist_graph_test" ring 4 2 --identity
+expect_log "$graph_log" "predicted hop-bytes 2.097 MB -> 2.097 MB"
+expect_log "$graph_log" "kept the MPI library's order: copr's mapping is no better"
 echo "== copr_cart_create's errors (messages in a file) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$cart_test" errors 2>"$cart_dir/errors.txt"
 expect_log "$cart_dir/errors.txt" "copr_cart_create: comm is MPI_COMM_NULL"

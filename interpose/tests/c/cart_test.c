@@ -30,24 +30,8 @@
 
 #include "copr.h"
 
-static int failures = 0;
-
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            int me_;                                                                       \
-            MPI_Comm_rank(MPI_COMM_WORLD, &me_);                                           \
-            fprintf(stderr, "rank %d: check failed (%s): ", me_, #cond);                   \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fprintf(stderr, "\n");                                                         \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
-
-static void usage(const char *msg) {
-    fprintf(stderr, "cart_test: %s\n", msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
+#define PROGRAM "cart_test"
+#include "check.h"
 
 /* the whole text of a small file */
 static char *slurp(const char *path) {
