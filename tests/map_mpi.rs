@@ -7,7 +7,9 @@
 //! `MPI_Cart_shift` names the ranks of its grid neighbours, that it runs on the node
 //! the mapping chose, exchanges checksummed messages with its neighbours along every
 //! dimension in both directions, and checks that `reorder` renumbers the ranks the same
-//! way. Then the collective error checks: wrong-length, inconsistent and malformed
+//! way. A distributed graph's out-edges gathered on rank 0 (`gather_out_edges`) must
+//! be the graph every rank builds from the same formula, and `plan_mapping_at_root`
+//! must map it. Then the collective error checks: wrong-length, inconsistent and malformed
 //! arguments give the same error on every rank, and nothing hangs.
 //!
 //! A test program without the libtest harness (feature `mpi`): `cargo test --features
@@ -19,12 +21,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use copr::mapping::mpi::{
-    broadcast_map, cart_create, discover_machine, discover_nodes, machine_from_placement,
-    map_to_ranks, reorder,
+    broadcast_map, cart_create, discover_machine, discover_nodes, gather_out_edges,
+    machine_from_placement, map_to_ranks, plan_mapping_at_root, reorder, MachineSource,
 };
 use copr::mapping::{
-    baseline, evaluate, optimise, GridSpec, MapMachine, Options, Pattern, Perm, Scored, SplitMix,
-    Strategy,
+    baseline, evaluate, optimise, Edge, GridSpec, MapMachine, Options, Pattern, Perm, Scored,
+    SplitMix, Strategy,
 };
 use copr_topology::Placement;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -480,6 +482,72 @@ fn error_cases(world: &SimpleCommunicator, dir: &Path) -> (usize, Vec<String>) {
     (cases, errs)
 }
 
+/// The out-edges of rank `r` of `p` in the graph cases: `(destination, bytes)`.
+fn graph_out_edges(r: usize, p: usize) -> Vec<(usize, u64)> {
+    let mut out = vec![((r + 1) % p, 100 + r as u64), ((r * 3 + 2) % p, 7)];
+    if r % 2 == 0 {
+        out.push(((r + p / 2) % p, 1000));
+    }
+    out
+}
+
+/// `gather_out_edges` and `plan_mapping_at_root` on the graph of [`graph_out_edges`];
+/// returns (cases, failures).
+fn graph_cases(world: &SimpleCommunicator, placement: &Path) -> (usize, Vec<String>) {
+    let (me, p) = (world.rank() as usize, world.size() as usize);
+    let mut errs = Vec::new();
+    let gathered = gather_out_edges(world, &graph_out_edges(me, p), "graph");
+    // every rank builds the whole graph from the formula
+    let all: Vec<Edge> = (0..p)
+        .flat_map(|r| {
+            graph_out_edges(r, p).into_iter().map(move |(d, b)| Edge {
+                src: r as u32,
+                dst: d as u32,
+                bytes: b,
+            })
+        })
+        .collect();
+    let want = Pattern::from_edges(p, all, "graph".into()).expect("a valid graph");
+    match (&gathered, me) {
+        (Ok(Some(g)), 0) if g.edges() == want.edges() && g.tasks() == p => {}
+        (Ok(None), r) if r != 0 => {}
+        (other, r) => errs.push(format!(
+            "gather_out_edges on rank {r}: {:?}",
+            other.as_ref().map(|g| g.as_ref().map(|g| g.edges().len()))
+        )),
+    }
+    let source = MachineSource::Placement(placement.to_path_buf());
+    let pattern = gathered.ok().flatten();
+    match plan_mapping_at_root(world, pattern.as_ref(), &source, &Options::default()) {
+        Ok(planned) if planned.ranks.len() == p => {
+            if !same_everywhere(world, &format!("{:?}", planned.ranks.forward())) {
+                errs.push("plan_mapping_at_root: the ranks got different mappings".into());
+            }
+        }
+        other => errs.push(format!(
+            "plan_mapping_at_root: {:?}",
+            other.map(|x| x.ranks)
+        )),
+    }
+    // a destination outside the communicator on the last rank: an error everywhere
+    let mut bad = graph_out_edges(me, p);
+    if me == p - 1 {
+        bad.push((p, 1));
+    }
+    if gather_out_edges(world, &bad, "graph").is_ok() {
+        errs.push("gather_out_edges: a destination p gave no error".into());
+    }
+    // rank 0 without a pattern: an error on every rank, with rank 0's message
+    match plan_mapping_at_root(world, None, &source, &Options::default()) {
+        Err(e) if e.to_string().contains("rank 0 passed no pattern") => {}
+        other => errs.push(format!(
+            "plan_mapping_at_root without a pattern: {:?}",
+            other.map(|x| x.ranks)
+        )),
+    }
+    (4, errs)
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises once");
     let world = universe.world();
@@ -566,6 +634,9 @@ fn main() {
             }
         }
     }
+    let (n_graph, errs) = graph_cases(&world, &rr);
+    cases += n_graph;
+    failures.extend(errs);
     let (n_err, errs) = error_cases(&world, &dir);
     failures.extend(errs);
 
