@@ -147,8 +147,9 @@ pub(crate) fn min_inter_node_link(m: &Machine) -> LinkCost {
 /// of every node per sender node); larger machines keep the senders' nodes alone.
 pub(crate) const MAX_NEAR_SCAN_NODES: usize = 8192;
 
-/// Most ranks the neighbouring nodes may add to one row's candidates; a row whose
-/// neighbourhood holds more keeps the senders' nodes alone (and the looser bound).
+/// Most ranks the neighbouring nodes of one sender's node may hold; a row with `s`
+/// sender nodes adds at most `max(MAX_NEAR_RANKS, 64·s)` ranks from them (fewer rings,
+/// or none and the looser bound, otherwise).
 pub(crate) const MAX_NEAR_RANKS: usize = 256;
 
 /// The nodes around one node, ring by ring (fewest hops first), and what every node
@@ -166,7 +167,7 @@ pub(crate) struct NearNodes {
 /// [`NearNodes`] of node `a`: O(nodes) link evaluations between representatives.
 ///
 /// The distance level of a pair is its hop count ([`Machine::pair_level`]) on a torus
-/// or network; a source without hop counts (uniform, node matrix) has one level. Each
+/// or network (the only sources rings are built for). Each
 /// `beyond[r]` is the minimum over the actual links of the nodes farther than ring `r`,
 /// hence a valid lower bound whatever the level means.
 pub(crate) fn near_nodes(m: &Machine, idx: &NodeRanks, a: usize) -> NearNodes {
@@ -215,8 +216,8 @@ pub(crate) fn near_nodes(m: &Machine, idx: &NodeRanks, a: usize) -> NearNodes {
 ///
 /// The candidates are the ranks of the senders' nodes and, when `near` is not empty (one
 /// lazily built [`NearNodes`] per node), the ranks of the nodes in the first `d` rings
-/// around each sender's node, for the largest `d` that adds at most [`MAX_NEAR_RANKS`]
-/// ranks (`d = 0`: none). A process on any other node is beyond ring `d` of every sender
+/// around each sender's node, for the largest `d` that adds at most
+/// `max(`[`MAX_NEAR_RANKS`]`, 64·s)` ranks for `s` sender nodes (`d = 0`: none). A process on any other node is beyond ring `d` of every sender
 /// node, so each package from node `a` costs at least `beyond[d−1](a)` there: the bound
 /// is `Σ_e beyond[d−1](node_e).cost(bytes_e)` (`+∞` when no node is left outside), and
 /// never below the `d = 0` bound, which prices every package at the cheapest
@@ -249,7 +250,7 @@ pub(crate) fn machine_candidates(
             .map(|&a| near(a).rings.len())
             .min()
             .unwrap_or(0);
-        // the widest common depth whose rings add at most MAX_NEAR_RANKS ranks
+        // the widest common depth whose rings add at most max(MAX_NEAR_RANKS, 64·s) ranks
         for depth in (1..=deepest).rev() {
             let mut wider = nodes.clone();
             for &a in &nodes {
@@ -264,7 +265,7 @@ pub(crate) fn machine_candidates(
                 .filter(|n| nodes.binary_search(n).is_err())
                 .map(|&n| idx.of(n).len())
                 .sum();
-            if added > MAX_NEAR_RANKS {
+            if added > MAX_NEAR_RANKS.max(64 * nodes.len()) {
                 continue;
             }
             let b: f64 = pk
@@ -321,8 +322,9 @@ pub(crate) fn machine_candidates(
 pub(crate) struct MachineHelpers {
     pub(crate) nodes: std::sync::OnceLock<NodeRanks>,
     pub(crate) low: std::sync::OnceLock<LinkCost>,
-    /// One [`NearNodes`] per node, built when the node first holds a sender; empty when
-    /// the machine has an explicit rank table or more than [`MAX_NEAR_SCAN_NODES`] nodes.
+    /// One [`NearNodes`] per node, built when the node first holds a sender; empty (no
+    /// rings) unless the nodes are a torus or a network of at most
+    /// [`MAX_NEAR_SCAN_NODES`] nodes without an explicit rank table.
     pub(crate) near: std::sync::OnceLock<Vec<std::sync::OnceLock<NearNodes>>>,
 }
 

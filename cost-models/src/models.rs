@@ -305,7 +305,12 @@ impl CostModel for LatencyBandwidth {
         let low = *self.helpers.low.get_or_init(|| min_inter_node_link(m));
         let cells = self.helpers.near.get_or_init(|| {
             let nodes = m.placement().num_nodes();
-            if m.rank_matrix().is_some() || nodes > MAX_NEAR_SCAN_NODES {
+            // rings need hop counts: a torus or a network, not an explicit table
+            let hops = matches!(
+                m.inter(),
+                Some(copr_topology::InterNode::Torus(_) | copr_topology::InterNode::Network(_))
+            );
+            if !hops || m.rank_matrix().is_some() || nodes > MAX_NEAR_SCAN_NODES {
                 Vec::new()
             } else {
                 (0..nodes).map(|_| std::sync::OnceLock::new()).collect()

@@ -88,7 +88,7 @@ fn bound_is_below_every_non_candidate_and_candidates_are_exact() {
                 );
                 is_candidate[y] = true;
             }
-            // k: the senders' nodes' ranks plus at most 256 from the rings
+            // k: the senders' nodes' ranks plus at most max(256, 64·s) from the rings
             let mut sender_nodes: Vec<usize> = incoming.iter().map(|e| m.node_of(e.0)).collect();
             sender_nodes.sort_unstable();
             sender_nodes.dedup();
@@ -96,7 +96,12 @@ fn bound_is_below_every_non_candidate_and_candidates_are_exact() {
                 .iter()
                 .map(|&n| (0..p).filter(|&r| m.node_of(r) == n).count())
                 .sum();
-            assert!(list.len() <= own + 256, "{name}: {} candidates", list.len());
+            let rings = 256.max(64 * sender_nodes.len());
+            assert!(
+                list.len() <= own + rings,
+                "{name}: {} candidates",
+                list.len()
+            );
             let mut outside = 0;
             for y in (0..p).filter(|&y| !is_candidate[y]) {
                 let c = delivered_cost(&model, y, &incoming);
