@@ -143,18 +143,94 @@ pub(crate) fn min_inter_node_link(m: &Machine) -> LinkCost {
     }
 }
 
-/// [`CostModel::candidates`] of the latency + bandwidth model on `m`: the senders'
-/// nodes' ranks are the candidates, every other process receives every package from
-/// another node, at least at the cheapest inter-node link `low` (`+∞` when the
-/// senders cover every node: no other process is left).
+/// Most nodes for which the neighbourhoods of [`NearNodes`] are computed (by a scan
+/// of every node per sender node); larger machines keep the senders' nodes alone.
+pub(crate) const MAX_NEAR_SCAN_NODES: usize = 8192;
+
+/// Most ranks the neighbouring nodes of one sender's node may hold; a row with `s`
+/// sender nodes adds at most `max(MAX_NEAR_RANKS, 64·s)` ranks from them (fewer rings,
+/// or none and the looser bound, otherwise).
+pub(crate) const MAX_NEAR_RANKS: usize = 256;
+
+/// The nodes around one node, ring by ring (fewest hops first), and what every node
+/// beyond each ring costs at least.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NearNodes {
+    /// `rings[r]`: the other nodes at the `r`-th smallest distance level, kept while
+    /// rings `0..=r` together hold at most [`MAX_NEAR_RANKS`] ranks.
+    pub(crate) rings: Vec<Vec<u32>>,
+    /// `beyond[r]`: lower bounds on `L` and on `B` (separately) from the node to every
+    /// node outside itself and rings `0..=r`; `None` when no such node exists.
+    pub(crate) beyond: Vec<Option<LinkCost>>,
+}
+
+/// [`NearNodes`] of node `a`: O(nodes) link evaluations between representatives.
+///
+/// The distance level of a pair is its hop count ([`Machine::pair_level`]) on a torus
+/// or network (the only sources rings are built for). Each
+/// `beyond[r]` is the minimum over the actual links of the nodes farther than ring `r`,
+/// hence a valid lower bound whatever the level means.
+pub(crate) fn near_nodes(m: &Machine, idx: &NodeRanks, a: usize) -> NearNodes {
+    let nodes = m.placement().num_nodes();
+    let ra = idx.of(a)[0] as usize;
+    // (level, node, link) of every other node that holds ranks
+    let mut all: Vec<(u32, u32, LinkCost)> = (0..nodes)
+        .filter(|&n| n != a && !idx.of(n).is_empty())
+        .map(|n| {
+            let rn = idx.of(n)[0] as usize;
+            let level = match m.pair_level(ra, rn) {
+                copr_topology::PairLevel::Hops(h) => h,
+                _ => 0,
+            };
+            (level, n as u32, m.link(ra, rn))
+        })
+        .collect();
+    all.sort_unstable_by_key(|e| (e.0, e.1));
+    let mut out = NearNodes::default();
+    let mut ranks = 0usize;
+    let mut k = 0;
+    while k < all.len() {
+        let level = all[k].0;
+        let end = k + all[k..].iter().take_while(|e| e.0 == level).count();
+        ranks += all[k..end]
+            .iter()
+            .map(|e| idx.of(e.1 as usize).len())
+            .sum::<usize>();
+        if ranks > MAX_NEAR_RANKS {
+            break;
+        }
+        out.rings.push(all[k..end].iter().map(|e| e.1).collect());
+        let mut low: Option<LinkCost> = None;
+        for e in &all[end..] {
+            let l = low.get_or_insert(e.2);
+            l.latency = l.latency.min(e.2.latency);
+            l.inv_bandwidth = l.inv_bandwidth.min(e.2.inv_bandwidth);
+        }
+        out.beyond.push(low);
+        k = end;
+    }
+    out
+}
+
+/// [`CostModel::candidates`] of the latency + bandwidth model on `m`.
+///
+/// The candidates are the ranks of the senders' nodes and, when `near` is not empty (one
+/// lazily built [`NearNodes`] per node), the ranks of the nodes in the first `d` rings
+/// around each sender's node, for the largest `d` that adds at most
+/// `max(`[`MAX_NEAR_RANKS`]`, 64·s)` ranks for `s` sender nodes (`d = 0`: none). A process on any other node is beyond ring `d` of every sender
+/// node, so each package from node `a` costs at least `beyond[d−1](a)` there: the bound
+/// is `Σ_e beyond[d−1](node_e).cost(bytes_e)` (`+∞` when no node is left outside), and
+/// never below the `d = 0` bound, which prices every package at the cheapest
+/// inter-node link `low`.
 ///
 /// Off an explicit rank table the inter-node part of `C(x, y)` is the same for every
-/// rank `y` of a node, so it is summed once per node: O(nodes of senders · senders +
+/// rank `y` of a node, so it is summed once per node: O(candidate nodes · senders +
 /// candidates · senders on their node) cost evaluations.
 pub(crate) fn machine_candidates(
     m: &Machine,
     idx: &NodeRanks,
     low: LinkCost,
+    near: &[std::sync::OnceLock<NearNodes>],
     incoming: &[(usize, Package)],
     out: &mut Vec<(usize, f64)>,
 ) -> f64 {
@@ -163,20 +239,59 @@ pub(crate) fn machine_candidates(
         .filter(|(_, p)| p.bytes > 0)
         .map(|(i, p)| (*i, m.node_of(*i), p.bytes))
         .collect();
-    let bound: f64 = pk.iter().map(|e| low.cost(e.2)).sum();
+    let mut bound: f64 = pk.iter().map(|e| low.cost(e.2)).sum();
     let mut nodes: Vec<usize> = pk.iter().map(|e| e.1).collect();
     nodes.sort_unstable();
     nodes.dedup();
-    // every node holds a sender: every process was pushed, nothing is left to bound
-    let bound = if nodes.len() == m.placement().num_nodes() {
-        f64::INFINITY
-    } else {
-        bound
-    };
+    if !near.is_empty() && !pk.is_empty() {
+        let near = |a: usize| near[a].get_or_init(|| near_nodes(m, idx, a));
+        let deepest = nodes
+            .iter()
+            .map(|&a| near(a).rings.len())
+            .min()
+            .unwrap_or(0);
+        // the widest common depth whose rings add at most max(MAX_NEAR_RANKS, 64·s) ranks
+        for depth in (1..=deepest).rev() {
+            let mut wider = nodes.clone();
+            for &a in &nodes {
+                for ring in &near(a).rings[..depth] {
+                    wider.extend(ring.iter().map(|&n| n as usize));
+                }
+            }
+            wider.sort_unstable();
+            wider.dedup();
+            let added: usize = wider
+                .iter()
+                .filter(|n| nodes.binary_search(n).is_err())
+                .map(|&n| idx.of(n).len())
+                .sum();
+            if added > MAX_NEAR_RANKS.max(64 * nodes.len()) {
+                continue;
+            }
+            let b: f64 = pk
+                .iter()
+                .map(|e| match near(e.1).beyond[depth - 1] {
+                    Some(c) => c.cost(e.2),
+                    None => f64::INFINITY,
+                })
+                .sum();
+            // both bounds hold; keep the larger
+            bound = bound.max(b);
+            nodes = wider;
+            break;
+        }
+    }
+    // every node holds a candidate: every process was pushed, nothing is left to bound
+    if nodes.len() == m.placement().num_nodes() {
+        bound = f64::INFINITY;
+    }
     let explicit = m.rank_matrix().is_some();
     let cost = |i: usize, y: usize, b: u64| if i == y { 0.0 } else { m.cost(i, y, b) };
     for n in nodes {
         let ranks = idx.of(n);
+        if ranks.is_empty() {
+            continue;
+        }
         if explicit {
             for &y in ranks {
                 let y = y as usize;
@@ -207,6 +322,10 @@ pub(crate) fn machine_candidates(
 pub(crate) struct MachineHelpers {
     pub(crate) nodes: std::sync::OnceLock<NodeRanks>,
     pub(crate) low: std::sync::OnceLock<LinkCost>,
+    /// One [`NearNodes`] per node, built when the node first holds a sender; empty (no
+    /// rings) unless the nodes are a torus or a network of at most
+    /// [`MAX_NEAR_SCAN_NODES`] nodes without an explicit rank table.
+    pub(crate) near: std::sync::OnceLock<Vec<std::sync::OnceLock<NearNodes>>>,
 }
 
 /// Shared, so that clones of a model share what was built.

@@ -297,11 +297,26 @@ impl CostModel for LatencyBandwidth {
         incoming: &[(usize, Package)],
         out: &mut Vec<(usize, f64)>,
     ) -> Option<f64> {
-        use crate::candidates::{machine_candidates, min_inter_node_link, NodeRanks};
+        use crate::candidates::{
+            machine_candidates, min_inter_node_link, NodeRanks, MAX_NEAR_SCAN_NODES,
+        };
         let m = &self.machine;
         let idx = self.helpers.nodes.get_or_init(|| NodeRanks::new(m));
         let low = *self.helpers.low.get_or_init(|| min_inter_node_link(m));
-        Some(machine_candidates(m, idx, low, incoming, out))
+        let cells = self.helpers.near.get_or_init(|| {
+            let nodes = m.placement().num_nodes();
+            // rings need hop counts: a torus or a network, not an explicit table
+            let hops = matches!(
+                m.inter(),
+                Some(copr_topology::InterNode::Torus(_) | copr_topology::InterNode::Network(_))
+            );
+            if !hops || m.rank_matrix().is_some() || nodes > MAX_NEAR_SCAN_NODES {
+                Vec::new()
+            } else {
+                (0..nodes).map(|_| std::sync::OnceLock::new()).collect()
+            }
+        });
+        Some(machine_candidates(m, idx, low, cells, incoming, out))
     }
 }
 
