@@ -27,7 +27,9 @@
 pub mod mpi;
 pub mod sparse;
 
-pub use sparse::{candidate_row, sparse_relabel, CandidateRow, SparseRelabeling};
+pub use sparse::{
+    candidate_row, sparse_relabel, CandidateRow, SparseRelabeling, MAX_CANDIDATE_ENTRIES,
+};
 
 use rayon::prelude::*;
 

@@ -175,11 +175,7 @@ pub fn relabel_sparse<C: Communicator>(
     // every rank learns the total first, so that all refuse an oversized gather
     let mut total = 0u64;
     comm.all_reduce_into(&(ys.len() as u64), &mut total, SystemOperation::sum());
-    if total > i32::MAX as u64 {
-        return Err(Error::Limit(format!(
-            "{total} candidate entries exceed what one MPI_Gatherv carries (2^31 - 1)"
-        )));
-    }
+    super::sparse::check_candidate_entries(usize::try_from(total).unwrap_or(usize::MAX), p)?;
     let root = comm.process_at_rank(0);
     // status (1 = ok), the relaxation bound's bits, the entries' count and longest row, σ
     let mut msg = vec![0u64; p + 4];
@@ -199,7 +195,7 @@ pub fn relabel_sparse<C: Communicator>(
             ptr[x + 1] = ptr[x] + c as usize;
         }
         gathered_len = ptr[p];
-        // ≤ 2^31 − 1 in total, checked above
+        // ≤ MAX_CANDIDATE_ENTRIES < 2^31 in total, checked above
         let displs: Vec<i32> = ptr[..p].iter().map(|&d| d as i32).collect();
         let mut all_y = vec![0u32; gathered_len];
         let mut all_g = vec![0f64; gathered_len];

@@ -46,6 +46,12 @@ const LEVELS: f64 = (1u64 << 40) as f64;
 /// Relative slack on the certificate for the rounding of the `f64` sums behind it.
 const ROUNDING: f64 = 1e-12;
 
+/// Most candidate entries a sparse relabeling keeps in all (2^27, about 2 GB of rows):
+/// a machine whose nodes hold very many ranks makes every rank a candidate of every
+/// label, which would grow as p²; beyond this the relabeling is refused with
+/// [`Error::Limit`] instead of exhausting memory.
+pub const MAX_CANDIDATE_ENTRIES: usize = 1 << 27;
+
 /// One target label's row of the candidate problem.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CandidateRow {
@@ -303,7 +309,7 @@ pub(crate) fn finish(
 ///
 /// # Errors
 /// [`Error::Limit`] if the model names no candidates ([`CostModel::candidates`] is
-/// `None`); [`Error::Mismatch`] if its machine has fewer ranks than the packages;
+/// `None`) or more than [`MAX_CANDIDATE_ENTRIES`] in all; [`Error::Mismatch`] if its machine has fewer ranks than the packages;
 /// solver errors.
 ///
 /// # Example
@@ -327,11 +333,21 @@ pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<Spar
     let p = packages.ranks();
     super::check_model_ranks(model, p)?;
     let inc = packages.by_target();
+    // rows stop being priced once the total passes the limit (checked below)
+    let total = std::sync::atomic::AtomicUsize::new(0);
     let rows: Vec<Option<CandidateRow>> = inc
         .par_iter()
         .enumerate()
-        .map(|(x, inc)| candidate_row(model, x, inc, p))
+        .map(|(x, inc)| {
+            if total.load(std::sync::atomic::Ordering::Relaxed) > MAX_CANDIDATE_ENTRIES {
+                return None;
+            }
+            let row = candidate_row(model, x, inc, p)?;
+            total.fetch_add(row.entries.len(), std::sync::atomic::Ordering::Relaxed);
+            Some(row)
+        })
         .collect();
+    check_candidate_entries(total.into_inner(), p)?;
     let rows: Vec<CandidateRow> = rows
         .into_iter()
         .collect::<Option<_>>()
@@ -368,6 +384,16 @@ pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<Spar
     ))
 }
 
+/// Refuses more than [`MAX_CANDIDATE_ENTRIES`] candidate entries in all.
+pub(crate) fn check_candidate_entries(total: usize, p: usize) -> Result<()> {
+    if total > MAX_CANDIDATE_ENTRIES {
+        return Err(Error::Limit(format!(
+            "the sparse relabeling of {p} ranks needs more than {total} candidate entries, beyond the limit of {MAX_CANDIDATE_ENTRIES} (copr::gain::MAX_CANDIDATE_ENTRIES): the machine puts too many ranks on the nodes that send each label its data"
+        )));
+    }
+    Ok(())
+}
+
 /// The error for a model without candidates on a communicator too large for the table.
 pub(crate) fn no_candidates(model: &dyn CostModel, p: usize) -> Error {
     Error::Limit(format!(
@@ -376,4 +402,18 @@ pub(crate) fn no_candidates(model: &dyn CostModel, p: usize) -> Error {
         crate::lap::DENSE_LIMIT,
         (p as f64).powi(2) * 8.0 / 1e9
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidate_entries_beyond_the_limit_are_refused_in_one_line() {
+        assert!(check_candidate_entries(MAX_CANDIDATE_ENTRIES, 9000).is_ok());
+        let err = check_candidate_entries(MAX_CANDIDATE_ENTRIES + 1, 9000).unwrap_err();
+        assert!(matches!(err, Error::Limit(_)), "{err:?}");
+        let msg = err.to_string();
+        assert!(!msg.contains('\n') && msg.contains("9000 ranks"), "{msg}");
+    }
 }
