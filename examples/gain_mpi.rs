@@ -54,6 +54,40 @@ fn models(p: usize) -> Vec<(&'static str, Box<dyn CostModel>)> {
     ]
 }
 
+/// The volume model, except that it names no candidates for label `.0`.
+struct NoCandidatesOn(usize);
+
+impl CostModel for NoCandidatesOn {
+    fn cost(&self, from: usize, to: usize, pkg: &copr_cost_models::Package) -> f64 {
+        LocallyFreeVolume.cost(from, to, pkg)
+    }
+    fn describe(&self) -> String {
+        "volume without candidates on one label".into()
+    }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, copr_cost_models::Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        if x == self.0 {
+            None
+        } else {
+            LocallyFreeVolume.candidates(x, incoming, out)
+        }
+    }
+}
+
+/// A layout redistributed onto itself, 8-byte elements.
+fn onto_itself(l: &copr::layout::Layout) -> PackageInput<'_> {
+    PackageInput {
+        source: l,
+        target: l,
+        transform: TransformKind::default(),
+        element_size: 8,
+    }
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises");
     let world = universe.world();
@@ -134,12 +168,7 @@ fn main() {
         let l = common::random_layout(&mut rng, 40, 30, p)
             .with_ranks(p)
             .unwrap();
-        let input = PackageInput {
-            source: &l,
-            target: &l,
-            transform: TransformKind::default(),
-            element_size: 8,
-        };
+        let input = onto_itself(&l);
         for (name, model) in models(p) {
             let sp = gain::mpi::relabel_sparse(&world, model.as_ref(), &input).unwrap();
             assert!(sp.candidates <= 2 && sp.candidates < p, "{name}: {sp:?}");
@@ -151,13 +180,24 @@ fn main() {
     let src = common::random_layout(&mut rng, 5, 5, p + 1)
         .with_ranks(p + 1)
         .unwrap();
-    let input = PackageInput {
-        source: &src,
-        target: &src,
-        transform: TransformKind::default(),
-        element_size: 8,
-    };
+    let input = onto_itself(&src);
     assert!(gain::mpi::relabel(&world, &LocallyFreeVolume, &input).is_err());
+    // a model that names no candidates on rank 1 only: rank 1 fails by itself, and every
+    // other rank must learn of it and return an error too (without the agreement they
+    // would wait in the gather forever)
+    if p >= 2 {
+        let l = common::random_layout(&mut rng, 20, 20, p)
+            .with_ranks(p)
+            .unwrap();
+        let input = onto_itself(&l);
+        let err = gain::mpi::relabel_sparse(&world, &NoCandidatesOn(1), &input).unwrap_err();
+        let msg = err.to_string();
+        if me == 1 {
+            assert!(msg.contains("candidates"), "rank 1: {msg}");
+        } else {
+            assert!(msg.contains("another rank failed"), "rank {me}: {msg}");
+        }
+    }
     // run-time placement: every rank sees the same placement, and itself on its own host
     let placement = gain::mpi::discover_placement(&world).unwrap();
     let host = mpi::environment::processor_name().unwrap();

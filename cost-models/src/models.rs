@@ -98,82 +98,53 @@ impl std::fmt::Debug for dyn CostModel + '_ {
     }
 }
 
-impl<M: CostModel + ?Sized> CostModel for &M {
-    fn cost(&self, from: usize, to: usize, pkg: &Package) -> f64 {
-        (**self).cost(from, to, pkg)
-    }
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-    fn ranks(&self) -> Option<usize> {
-        (**self).ranks()
-    }
-    fn volume_scale(&self) -> Option<f64> {
-        (**self).volume_scale()
-    }
-    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
-        (**self).add_costs_from(from, pkg, factor, out)
-    }
-    fn candidates(
-        &self,
-        x: usize,
-        incoming: &[(usize, Package)],
-        out: &mut Vec<(usize, f64)>,
-    ) -> Option<f64> {
-        (**self).candidates(x, incoming, out)
-    }
+/// `CostModel` for the pointer types `&M`, `Box<M>` and `Arc<M>`: every method forwards
+/// to the model pointed to.
+macro_rules! forward_cost_model {
+    ($($ptr:ty),*) => {$(
+        impl<M: CostModel + ?Sized> CostModel for $ptr {
+            fn cost(&self, from: usize, to: usize, pkg: &Package) -> f64 {
+                (**self).cost(from, to, pkg)
+            }
+            fn describe(&self) -> String {
+                (**self).describe()
+            }
+            fn ranks(&self) -> Option<usize> {
+                (**self).ranks()
+            }
+            fn volume_scale(&self) -> Option<f64> {
+                (**self).volume_scale()
+            }
+            fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+                (**self).add_costs_from(from, pkg, factor, out)
+            }
+            fn candidates(
+                &self,
+                x: usize,
+                incoming: &[(usize, Package)],
+                out: &mut Vec<(usize, f64)>,
+            ) -> Option<f64> {
+                (**self).candidates(x, incoming, out)
+            }
+        }
+    )*};
 }
 
-impl<M: CostModel + ?Sized> CostModel for Box<M> {
-    fn cost(&self, from: usize, to: usize, pkg: &Package) -> f64 {
-        (**self).cost(from, to, pkg)
-    }
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-    fn ranks(&self) -> Option<usize> {
-        (**self).ranks()
-    }
-    fn volume_scale(&self) -> Option<f64> {
-        (**self).volume_scale()
-    }
-    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
-        (**self).add_costs_from(from, pkg, factor, out)
-    }
-    fn candidates(
-        &self,
-        x: usize,
-        incoming: &[(usize, Package)],
-        out: &mut Vec<(usize, f64)>,
-    ) -> Option<f64> {
-        (**self).candidates(x, incoming, out)
-    }
-}
+forward_cost_model!(&M, Box<M>, Arc<M>);
 
-impl<M: CostModel + ?Sized> CostModel for Arc<M> {
-    fn cost(&self, from: usize, to: usize, pkg: &Package) -> f64 {
-        (**self).cost(from, to, pkg)
-    }
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-    fn ranks(&self) -> Option<usize> {
-        (**self).ranks()
-    }
-    fn volume_scale(&self) -> Option<f64> {
-        (**self).volume_scale()
-    }
-    fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
-        (**self).add_costs_from(from, pkg, factor, out)
-    }
-    fn candidates(
-        &self,
-        x: usize,
-        incoming: &[(usize, Package)],
-        out: &mut Vec<(usize, f64)>,
-    ) -> Option<f64> {
-        (**self).candidates(x, incoming, out)
-    }
+/// The `candidates` method of a model whose cost depends on the pair `(i, j)` only
+/// through `i == j` (see `pair_free_candidates`).
+macro_rules! pair_free_candidates_method {
+    () => {
+        fn candidates(
+            &self,
+            x: usize,
+            incoming: &[(usize, Package)],
+            out: &mut Vec<(usize, f64)>,
+        ) -> Option<f64> {
+            crate::candidates::pair_free_candidates(self, x, incoming, out)
+        }
+    };
 }
 
 /// Locally-free volume (COSTA eq. 1): `w(i, j, s) = V(s)` (bytes) if
@@ -202,14 +173,7 @@ impl CostModel for LocallyFreeVolume {
     fn volume_scale(&self) -> Option<f64> {
         Some(1.0)
     }
-    fn candidates(
-        &self,
-        x: usize,
-        incoming: &[(usize, Package)],
-        out: &mut Vec<(usize, f64)>,
-    ) -> Option<f64> {
-        crate::candidates::pair_free_candidates(self, x, incoming, out)
-    }
+    pair_free_candidates_method!();
 }
 
 /// Latency + bandwidth from a topology: `w(i, j, s) = L(i, j) + B(i, j)·V(s)`
@@ -467,14 +431,7 @@ impl CostModel for TransformCost {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         add_uniform_costs(self, from, pkg, factor, out);
     }
-    fn candidates(
-        &self,
-        x: usize,
-        incoming: &[(usize, Package)],
-        out: &mut Vec<(usize, f64)>,
-    ) -> Option<f64> {
-        crate::candidates::pair_free_candidates(self, x, incoming, out)
-    }
+    pair_free_candidates_method!();
 }
 
 /// Stride/locality penalty: the extra packing and unpacking work of
@@ -611,14 +568,7 @@ impl CostModel for LocalityPenalty {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         add_uniform_costs(self, from, pkg, factor, out);
     }
-    fn candidates(
-        &self,
-        x: usize,
-        incoming: &[(usize, Package)],
-        out: &mut Vec<(usize, f64)>,
-    ) -> Option<f64> {
-        crate::candidates::pair_free_candidates(self, x, incoming, out)
-    }
+    pair_free_candidates_method!();
 }
 
 /// The sum of models: `w(i, j, s) = Σ_k w_k(i, j, s)` (0 without terms).

@@ -43,42 +43,13 @@ pub fn relabel<C: Communicator>(
     input: &PackageInput<'_>,
 ) -> Result<MpiRelabeling> {
     let p = input.ranks();
-    let size = comm.size() as usize;
-    if size != p {
-        // every rank sees the same sizes, so every rank returns here
-        return Err(Error::Mismatch(format!(
-            "the layouts live on {p} ranks but the communicator has {size}"
-        )));
-    }
-    check_model_ranks(model, p)?;
-    let me = comm.rank() as usize;
-    let mut row = vec![0.0; p];
-    let mut here = 0.0;
-    let local = incoming(input, me).map(|inc| {
+    let (me, row, [cost_before, _]) = agreed_rows(comm, model, input, "row of δ", |me| {
+        let inc = incoming(input, me)?;
+        let mut row = vec![0.0; p];
         gain_row(model, me, &inc, &mut row);
-        here = cost_here(model, me, &inc);
-    });
-    // agree on success before any collective that carries data
-    let ok_here = i32::from(local.is_ok());
-    let mut ok_all = 0i32;
-    comm.all_reduce_into(
-        &ok_here,
-        &mut ok_all,
-        mpi::collective::SystemOperation::min(),
-    );
-    local?;
-    if ok_all == 0 {
-        return Err(Error::Mismatch(
-            "another rank failed to compute its row of δ".into(),
-        ));
-    }
-    // W(G), the cost without relabeling: what counts as "saves nothing"
-    let mut cost_before = 0.0f64;
-    comm.all_reduce_into(
-        &here,
-        &mut cost_before,
-        mpi::collective::SystemOperation::sum(),
-    );
+        let here = cost_here(model, me, &inc);
+        Ok((row, [here, 0.0]))
+    })?;
     let root = comm.process_at_rank(0);
     // status (1 = ok) followed by σ
     let mut msg = vec![0u64; p + 1];
@@ -107,6 +78,43 @@ pub fn relabel<C: Communicator>(
     }
     let sigma = Perm::from_forward(msg[1..].iter().map(|&s| s as usize).collect())?;
     Ok(MpiRelabeling { row, sigma })
+}
+
+/// The opening both relabelings share: the communicator must match the layouts and the
+/// model's machine; `compute` makes this rank's row; every rank learns whether all
+/// succeeded before any collective that carries data (so none waits forever); and the
+/// two sums `compute` returns are added over the ranks.
+fn agreed_rows<C: Communicator, T>(
+    comm: &C,
+    model: &dyn CostModel,
+    input: &PackageInput<'_>,
+    what: &str,
+    compute: impl FnOnce(usize) -> Result<(T, [f64; 2])>,
+) -> Result<(usize, T, [f64; 2])> {
+    use mpi::collective::SystemOperation;
+    let p = input.ranks();
+    let size = comm.size() as usize;
+    if size != p {
+        // every rank sees the same sizes, so every rank returns here
+        return Err(Error::Mismatch(format!(
+            "the layouts live on {p} ranks but the communicator has {size}"
+        )));
+    }
+    check_model_ranks(model, p)?;
+    let me = comm.rank() as usize;
+    let local = compute(me);
+    let ok_here = i32::from(local.is_ok());
+    let mut ok_all = 0i32;
+    comm.all_reduce_into(&ok_here, &mut ok_all, SystemOperation::min());
+    let (value, sums_here) = local?;
+    if ok_all == 0 {
+        return Err(Error::Mismatch(format!(
+            "another rank failed to compute its {what}"
+        )));
+    }
+    let mut sums = [0.0f64; 2];
+    comm.all_reduce_into(&sums_here[..], &mut sums[..], SystemOperation::sum());
+    Ok((me, value, sums))
 }
 
 /// The outcome of [`relabel_sparse`] on one rank, with the sizes of its buffers.
@@ -143,39 +151,22 @@ pub fn relabel_sparse<C: Communicator>(
     use mpi::collective::SystemOperation;
     use mpi::datatype::PartitionMut;
     let p = input.ranks();
-    let size = comm.size() as usize;
-    if size != p {
-        return Err(Error::Mismatch(format!(
-            "the layouts live on {p} ranks but the communicator has {size}"
-        )));
-    }
-    check_model_ranks(model, p)?;
-    let me = comm.rank() as usize;
-    let local = incoming(input, me).and_then(|inc| {
+    let (me, (inc, row), sums) = agreed_rows(comm, model, input, "candidate row", |me| {
+        let inc = incoming(input, me)?;
         let row = candidate_row(model, me, &inc, p).ok_or_else(|| no_candidates(model, p))?;
-        Ok((inc, row))
-    });
-    let ok_here = i32::from(local.is_ok());
-    let mut ok_all = 0i32;
-    comm.all_reduce_into(&ok_here, &mut ok_all, SystemOperation::min());
-    let (inc, row) = local?;
-    if ok_all == 0 {
-        return Err(Error::Mismatch(
-            "another rank failed to compute its candidate row".into(),
-        ));
-    }
-    // W(G) and Σ_x u_x
+        // W(G) and Σ_x u_x
+        let sums = [row.here, row.here - row.lower];
+        Ok(((inc, row), sums))
+    })?;
     let sums_here = [row.here, row.here - row.lower];
-    let mut sums = [0.0f64; 2];
-    comm.all_reduce_into(&sums_here[..], &mut sums[..], SystemOperation::sum());
     let ys: Vec<u32> = row.entries.iter().map(|e| e.0).collect();
     let gs: Vec<f64> = row.entries.iter().map(|e| e.1).collect();
-    let count = i32::try_from(ys.len())
-        .map_err(|_| Error::Limit(format!("{} candidate entries on one rank", ys.len())))?;
     // every rank learns the total first, so that all refuse an oversized gather
     let mut total = 0u64;
     comm.all_reduce_into(&(ys.len() as u64), &mut total, SystemOperation::sum());
     super::sparse::check_candidate_entries(usize::try_from(total).unwrap_or(usize::MAX), p)?;
+    // ≤ MAX_CANDIDATE_ENTRIES < 2^31, checked on every rank just above
+    let count = ys.len() as i32;
     let root = comm.process_at_rank(0);
     // status (1 = ok), the relaxation bound's bits, the entries' count and longest row, σ
     let mut msg = vec![0u64; p + 4];
