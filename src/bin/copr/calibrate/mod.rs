@@ -570,9 +570,14 @@ mod with_mpi {
             return;
         };
         let pairs = nodes * (nodes - 1) / 2;
+        let measured = c.node_links.len();
         println!(
-            "node pairs ({file}): {} of {pairs} measured, the others priced as the other-node class",
-            c.node_links.len()
+            "node pairs ({file}): {measured} of {pairs} measured{}",
+            if measured < pairs {
+                ", the others priced as the other-node class"
+            } else {
+                ""
+            }
         );
         for l in c.node_links.iter().take(8) {
             println!(

@@ -452,8 +452,9 @@ fn prepare(
 ///
 /// `model` is the calibrated model (built from the written config by the same loader
 /// `copr plan --cost` uses); `copy_per_byte` the local copy rate of f64; `node` the
-/// node of every rank. Cases are built and rounds run while rank 0 sees time before
-/// `until` seconds after `start` (at least one round of what was built).
+/// node of every rank. Cases are built while rank 0 sees time before half of what is
+/// left until `until` (seconds after `start`), rounds run until `until` (at least
+/// one round of what was built).
 pub(crate) fn validate(
     w: &SimpleCommunicator,
     t: &mut MpiTransport,
@@ -465,7 +466,10 @@ pub(crate) fn validate(
 ) -> Result<Validation> {
     let p = w.size() as usize;
     let mut skipped = Vec::new();
-    let mut runs = prepare(w, t, model, node, start, until, &mut skipped)?;
+    // building the cases may use half of what is left; warm-up and rounds the rest
+    let now = start.elapsed().as_secs_f64();
+    let build_until = now + 0.5 * (until - now).max(0.0);
+    let mut runs = prepare(w, t, model, node, start, build_until, &mut skipped)?;
     // warm-up: every run once, untimed
     for r in runs.iter_mut() {
         r.execute(w, t)?;
@@ -609,13 +613,13 @@ pub(crate) fn print(v: &Validation) {
         ms(v.round_seconds)
     );
     println!(
-        "{:<28} {:>8} {:<9} {:<12} {:>5} {:>5} {:>11} {:>11} {:>7}",
+        "{:<28} {:>8} {:<9} {:<16} {:>5} {:>5} {:>11} {:>11} {:>7}",
         "case", "KiB/rank", "op", "sigma", "local", "cross", "predicted", "measured", "error"
     );
     for r in &v.runs {
         let sigma: Vec<&str> = r.sigma.iter().map(|s| s.name()).collect();
         println!(
-            "{:<28} {:>8} {:<9} {:<12} {:>4.0}% {:>4.0}% {:>11} {:>11} {:>+6.0}%",
+            "{:<28} {:>8} {:<9} {:<16} {:>4.0}% {:>4.0}% {:>11} {:>11} {:>+6.0}%",
             r.case,
             r.elements_per_rank * ELEM / 1024,
             r.op,
