@@ -16,7 +16,8 @@ use mpi::traits::*;
 use num_complex::{Complex32, Complex64};
 use serde::Serialize;
 
-use super::stats::{fit_latency_bandwidth, median, LinearFit, SplitMix, Summary};
+use super::classes::{Class, RankMap};
+use super::stats::{fit_latency_bandwidth, median, LinearFit, Summary};
 
 /// Tag of the ping-pong and injection messages.
 const TAG: i32 = 0x6361;
@@ -36,219 +37,8 @@ pub(crate) const LADDER: [usize; 9] = [
 ];
 /// Timed round trips per ladder size (after one untimed).
 const LADDER_REPS: usize = 5;
-/// Most pairs measured per class.
-pub(crate) const MAX_PAIRS_PER_CLASS: usize = 16;
 /// Elements per rank of the engine measurements (4 MiB of f64).
 const ENGINE_ELEMENTS: usize = 1 << 19;
-
-/// What two ranks share, from closest to farthest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Class {
-    /// Same node, PUs under one cache (PU, core, L1–L5).
-    SameCache,
-    /// Same node, same socket (NUMA node, die, package) but no shared cache.
-    SameSocket,
-    /// Same node, different sockets.
-    OtherSocket,
-    /// Same node, sharing unknown (ranks not bound, or no hwloc).
-    SameNode,
-    /// Different nodes.
-    OtherNode,
-}
-
-impl Class {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Class::SameCache => "same-cache",
-            Class::SameSocket => "same-socket",
-            Class::OtherSocket => "other-socket",
-            Class::SameNode => "same-node",
-            Class::OtherNode => "other-node",
-        }
-    }
-
-    /// The hwloc levels a class stands for in the written `[topology.intra.levels]`.
-    pub(crate) fn levels(self) -> &'static [copr_topology::Level] {
-        use copr_topology::Level::*;
-        match self {
-            Class::SameCache => &[Pu, Core, L1, L2, L3, L4, L5],
-            Class::SameSocket => &[Numa, Die, Package],
-            Class::OtherSocket => &[Group, Machine],
-            Class::SameNode | Class::OtherNode => &[],
-        }
-    }
-}
-
-/// Where the ranks run: node index and PU (if bound) per rank.
-#[derive(Debug, Clone)]
-pub(crate) struct RankMap {
-    pub(crate) node_names: Vec<String>,
-    pub(crate) node: Vec<usize>,
-    pub(crate) pu: Vec<Option<usize>>,
-    /// Whether nodes are emulated groups of one machine.
-    pub(crate) emulated: bool,
-    /// The node tree used for intra-node classes (all ranks bound, hwloc).
-    pub(crate) tree: Option<copr_topology::NodeTree>,
-}
-
-impl RankMap {
-    /// From the discovered placement, or `emulate` groups of consecutive ranks.
-    pub(crate) fn new(placement: &copr_topology::Placement, emulate: Option<usize>) -> Self {
-        let p = placement.ranks();
-        let (node_names, node, emulated) = match emulate {
-            Some(k) => (
-                (0..k).map(|g| format!("emulated-{g}")).collect(),
-                (0..p).map(|r| r * k / p).collect(),
-                true,
-            ),
-            None => (
-                placement.node_names().to_vec(),
-                (0..p).map(|r| placement.node_of(r)).collect(),
-                false,
-            ),
-        };
-        let pu: Vec<Option<usize>> = (0..p).map(|r| placement.pu_of(r)).collect();
-        let tree = if pu.iter().all(Option::is_some) {
-            copr_topology::NodeTree::from_this_machine(&copr_topology::LevelCosts::default())
-                .ok()
-                .filter(|t| pu.iter().all(|&u| u.is_some_and(|u| u < t.num_pus())))
-        } else {
-            None
-        };
-        Self {
-            node_names,
-            node,
-            pu,
-            emulated,
-            tree,
-        }
-    }
-
-    pub(crate) fn nodes(&self) -> usize {
-        self.node_names.len()
-    }
-
-    pub(crate) fn ranks_of(&self, n: usize) -> Vec<usize> {
-        (0..self.node.len())
-            .filter(|&r| self.node[r] == n)
-            .collect()
-    }
-
-    pub(crate) fn class(&self, a: usize, b: usize) -> Class {
-        use copr_topology::Level::*;
-        if self.node[a] != self.node[b] {
-            return Class::OtherNode;
-        }
-        match (&self.tree, self.pu[a], self.pu[b]) {
-            (Some(t), Some(x), Some(y)) => match t.level(x, y) {
-                Pu | Core | L1 | L2 | L3 | L4 | L5 => Class::SameCache,
-                Numa | Die | Package => Class::SameSocket,
-                _ => Class::OtherSocket,
-            },
-            _ => Class::SameNode,
-        }
-    }
-
-    /// The placement written beside the config (PUs only if classes used them).
-    pub(crate) fn placement(&self) -> copr_topology::Placement {
-        let with_pu = self.tree.is_some();
-        copr_topology::Placement::from_pairs((0..self.node.len()).map(|r| {
-            (
-                self.node_names[self.node[r]].clone(),
-                if with_pu { self.pu[r] } else { None },
-            )
-        }))
-    }
-}
-
-/// The rank pairs to measure, classes interleaved (every class gets its first pair
-/// before any gets a second). Intra-node pairs come from at most four nodes (all
-/// pairs of small nodes, a random sample of large ones); node pairs are all of them
-/// for up to eight nodes, else a random sample. The work is independent of the
-/// number of ranks beyond the sample sizes.
-pub(crate) fn sample_pairs(l: &RankMap, seed: u64) -> Vec<(Class, usize, usize)> {
-    let mut rng = SplitMix(seed);
-    let mut by_class: BTreeMap<Class, Vec<(usize, usize)>> = BTreeMap::new();
-    let mut nodes: Vec<usize> = (0..l.nodes()).collect();
-    rng.shuffle(&mut nodes);
-    for &n in nodes.iter().take(4) {
-        let ranks = l.ranks_of(n);
-        let q = ranks.len();
-        if q < 2 {
-            continue;
-        }
-        let mut cand = Vec::new();
-        if q <= 64 {
-            for i in 0..q {
-                for j in i + 1..q {
-                    cand.push((ranks[i], ranks[j]));
-                }
-            }
-        } else {
-            for _ in 0..4096 {
-                let i = rng.below(q);
-                let j = (i + 1 + rng.below(q - 1)) % q;
-                cand.push((ranks[i], ranks[j]));
-            }
-        }
-        rng.shuffle(&mut cand);
-        for (a, b) in cand {
-            let v = by_class.entry(l.class(a, b)).or_default();
-            if v.len() < MAX_PAIRS_PER_CLASS {
-                v.push((a, b));
-            }
-        }
-    }
-    let k = l.nodes();
-    if k > 1 {
-        let mut node_pairs = Vec::new();
-        if k <= 8 {
-            for x in 0..k {
-                for y in x + 1..k {
-                    node_pairs.push((x, y));
-                }
-            }
-            rng.shuffle(&mut node_pairs);
-        } else {
-            while node_pairs.len() < MAX_PAIRS_PER_CLASS {
-                let x = rng.below(k);
-                let y = (x + 1 + rng.below(k - 1)) % k;
-                if !node_pairs.contains(&(x, y)) && !node_pairs.contains(&(y, x)) {
-                    node_pairs.push((x, y));
-                }
-            }
-        }
-        // a few nodes: several rank pairs per node pair, up to the class's cap
-        let per = (MAX_PAIRS_PER_CLASS / node_pairs.len()).max(1);
-        let v = by_class.entry(Class::OtherNode).or_default();
-        for (x, y) in node_pairs {
-            let (rx, ry) = (l.ranks_of(x), l.ranks_of(y));
-            let mut cand: Vec<(usize, usize)> = if rx.len() * ry.len() <= 4 * per {
-                rx.iter()
-                    .flat_map(|&a| ry.iter().map(move |&b| (a, b)))
-                    .collect()
-            } else {
-                (0..4 * per)
-                    .map(|_| (rx[rng.below(rx.len())], ry[rng.below(ry.len())]))
-                    .collect()
-            };
-            rng.shuffle(&mut cand);
-            cand.dedup();
-            v.extend(cand.into_iter().take(per));
-        }
-    }
-    let mut out = Vec::new();
-    let longest = by_class.values().map(Vec::len).max().unwrap_or(0);
-    for i in 0..longest {
-        for (&c, v) in &by_class {
-            if let Some(&(a, b)) = v.get(i) {
-                out.push((c, a, b));
-            }
-        }
-    }
-    out
-}
 
 /// Ping-pong between `a` and `b` with `bytes`-byte messages: the half round-trip
 /// times of `reps` timed round trips after `warm` untimed ones, on rank `a` (empty
@@ -299,6 +89,14 @@ fn quiet_barrier(w: &SimpleCommunicator) {
     }
 }
 
+/// Whether to start another step of a phase (collective): rank 0's clock is before
+/// `until` seconds after `start`, or the step is one the phase must take (`must`).
+pub(crate) fn proceed(w: &SimpleCommunicator, start: Instant, until: f64, must: bool) -> bool {
+    let mut go = [u8::from(must || start.elapsed().as_secs_f64() < until)];
+    w.process_at_rank(0).broadcast_into(&mut go[..]);
+    go[0] != 0
+}
+
 /// One measured pair.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct PairResult {
@@ -332,11 +130,7 @@ pub(crate) fn measure_pairs(
     let mut out = Vec::new();
     for (k, &(class, a, b)) in pairs.iter().enumerate() {
         quiet_barrier(w);
-        let mut go = [u8::from(
-            k < classes || start.elapsed().as_secs_f64() < deadline,
-        )];
-        w.process_at_rank(0).broadcast_into(&mut go[..]);
-        if go[0] == 0 {
+        if !proceed(w, start, deadline, k < classes) {
             break;
         }
         let lat = pingpong(w, a, b, &mut buf[..8], LATENCY_REPS, 10);
@@ -396,6 +190,21 @@ pub(crate) struct ClassResult {
     pub(crate) fit: Option<LinearFit>,
 }
 
+/// Latency over a group of pairs, the median ladder and its fit.
+fn group(rs: &[&PairResult]) -> (Summary, Vec<f64>, Option<LinearFit>) {
+    let lat: Vec<f64> = rs.iter().map(|r| r.latency.median).collect();
+    let ladder: Vec<f64> = (0..LADDER.len())
+        .map(|k| median(&rs.iter().map(|r| r.ladder[k]).collect::<Vec<_>>()))
+        .collect();
+    let pts: Vec<(f64, f64)> = LADDER
+        .iter()
+        .zip(&ladder)
+        .map(|(&s, &t)| (s as f64, t))
+        .collect();
+    let fit = fit_latency_bandwidth(&pts);
+    (Summary::of(&lat), ladder, fit)
+}
+
 pub(crate) fn summarise(results: &[PairResult]) -> Vec<ClassResult> {
     let mut by: BTreeMap<Class, Vec<&PairResult>> = BTreeMap::new();
     for r in results {
@@ -403,21 +212,47 @@ pub(crate) fn summarise(results: &[PairResult]) -> Vec<ClassResult> {
     }
     by.into_iter()
         .map(|(class, rs)| {
-            let lat: Vec<f64> = rs.iter().map(|r| r.latency.median).collect();
-            let ladder: Vec<f64> = (0..LADDER.len())
-                .map(|k| median(&rs.iter().map(|r| r.ladder[k]).collect::<Vec<_>>()))
-                .collect();
-            let pts: Vec<(f64, f64)> = LADDER
-                .iter()
-                .zip(&ladder)
-                .map(|(&s, &t)| (s as f64, t))
-                .collect();
+            let (latency, ladder, fit) = group(&rs);
             ClassResult {
                 class,
                 pairs: rs.len(),
-                latency: Summary::of(&lat),
-                fit: fit_latency_bandwidth(&pts),
+                latency,
+                fit,
                 ladder,
+            }
+        })
+        .collect()
+}
+
+/// One node pair: its measured rank pairs' latency and ladder fit.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct NodePairResult {
+    /// Node indices, smaller first.
+    pub(crate) nodes: [usize; 2],
+    pub(crate) names: [String; 2],
+    pub(crate) pairs: usize,
+    /// Median over the rank pairs of their median 8-byte half round trips.
+    pub(crate) latency: Summary,
+    /// `t(s) = L + s/B` fitted to the median ladder of the rank pairs.
+    pub(crate) fit: Option<LinearFit>,
+}
+
+/// The other-node pairs grouped by node pair.
+pub(crate) fn by_node_pair(results: &[PairResult], l: &RankMap) -> Vec<NodePairResult> {
+    let mut by: BTreeMap<(usize, usize), Vec<&PairResult>> = BTreeMap::new();
+    for r in results.iter().filter(|r| r.class == Class::OtherNode) {
+        let (x, y) = (l.node[r.ranks[0]], l.node[r.ranks[1]]);
+        by.entry((x.min(y), x.max(y))).or_default().push(r);
+    }
+    by.into_iter()
+        .map(|((x, y), rs)| {
+            let (latency, _, fit) = group(&rs);
+            NodePairResult {
+                nodes: [x, y],
+                names: [l.node_names[x].clone(), l.node_names[y].clone()],
+                pairs: rs.len(),
+                latency,
+                fit,
             }
         })
         .collect()
@@ -437,7 +272,12 @@ pub(crate) struct Injection {
 /// Injection bandwidth of up to two node pairs, one after the other (collective; the
 /// result on rank 0). Every rank of node A sends `reps` messages of 1 MiB to a rank of
 /// node B (round-robin over B's ranks); the slowest rank's time counts.
-pub(crate) fn injection(w: &SimpleCommunicator, l: &RankMap) -> Vec<Injection> {
+pub(crate) fn injection(
+    w: &SimpleCommunicator,
+    l: &RankMap,
+    start: Instant,
+    until: f64,
+) -> Vec<Injection> {
     const BYTES: usize = 1 << 20;
     const REPS: usize = 4;
     const TRIALS: usize = 5;
@@ -455,7 +295,10 @@ pub(crate) fn injection(w: &SimpleCommunicator, l: &RankMap) -> Vec<Injection> {
     for (x, y) in pairs {
         let (sx, ry) = (l.ranks_of(x), l.ranks_of(y));
         let mut trials = Vec::new();
-        for _ in 0..TRIALS {
+        for trial in 0..TRIALS {
+            if !proceed(w, start, until, trial == 0 && out.is_empty()) {
+                break;
+            }
             w.barrier();
             let t0 = Instant::now();
             let sources: Vec<usize> = if l.node[me] == y {
@@ -499,6 +342,9 @@ pub(crate) fn injection(w: &SimpleCommunicator, l: &RankMap) -> Vec<Injection> {
             w.all_reduce_into(&mine, &mut slowest, SystemOperation::max());
             trials.push((sx.len() * REPS * BYTES) as f64 / slowest);
         }
+        if trials.is_empty() {
+            break;
+        }
         out.push(Injection {
             nodes: [l.node_names[x].clone(), l.node_names[y].clone()],
             senders: sx.len(),
@@ -510,9 +356,8 @@ pub(crate) fn injection(w: &SimpleCommunicator, l: &RankMap) -> Vec<Injection> {
 }
 
 /// The engine's path between ranks of one node, per element type: every node's ranks
-/// redistribute column slabs into row slabs among themselves at once (each rank keeps
-/// 1/q of its data and receives the rest from the node's q − 1 others through the
-/// shared window).
+/// pass their column slabs on to the next rank of the node at once (each rank sends
+/// and receives all it holds, one contiguous package, through the shared window).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct WindowPath {
     pub(crate) element: &'static str,
@@ -527,10 +372,14 @@ pub(crate) struct WindowPath {
     pub(crate) unpack_per_byte: Summary,
 }
 
+/// Column slabs (contiguous in column-major storage), each to the next rank: every
+/// byte a rank holds crosses the path, as one contiguous package.
 fn slabs(n: usize, q: usize) -> Result<(Layout, Layout)> {
     let w = n.div_ceil(q);
     let src = BlockCyclic::new(BlockCyclicSpec::new(n, n, n, w, 1, q))?;
-    let dst = BlockCyclic::new(BlockCyclicSpec::new(n, n, w, n, q, 1))?;
+    let mut shifted = BlockCyclicSpec::new(n, n, n, w, 1, q);
+    shifted.csrc = 1;
+    let dst = BlockCyclic::new(shifted)?;
     Ok((src.into(), dst.into()))
 }
 
@@ -583,7 +432,7 @@ fn window_one<T: Element>(
         let b = vec![T::one(); lb];
         let mut a = vec![T::zero(); la];
         let runs = run_plan(node, &mut plan, &b, &mut a, T::one(), 3)?;
-        let recv_bytes = (la - la / q) as f64 * T::BYTES as f64;
+        let recv_bytes = la as f64 * T::BYTES as f64;
         let mut times = Vec::new();
         let (mut pack, mut unpack) = (Vec::new(), Vec::new());
         for (t, s) in runs {
@@ -610,7 +459,7 @@ fn window_one<T: Element>(
     Ok(Some(WindowPath {
         element: name,
         ranks_per_node: q_max as usize,
-        bytes_per_rank: per_rank * (q_max as f64 - 1.0) / q_max as f64,
+        bytes_per_rank: per_rank,
         bandwidth: Summary::of(&bw),
         pack_per_byte: Summary::of(&col(1)),
         unpack_per_byte: Summary::of(&col(2)),
@@ -618,17 +467,29 @@ fn window_one<T: Element>(
 }
 
 /// The shared-window path for each element type (collective; every rank gets it).
-pub(crate) fn window_paths(w: &SimpleCommunicator, l: &RankMap) -> Result<Vec<WindowPath>> {
+pub(crate) fn window_paths(
+    w: &SimpleCommunicator,
+    l: &RankMap,
+    start: Instant,
+    until: f64,
+) -> Result<Vec<WindowPath>> {
     let me = w.rank() as usize;
     let node_comm = w
         .split_by_color(Color::with_value(l.node[me] as i32))
         .expect("every rank has a colour");
     let mut t = MpiTransport::new(node_comm.duplicate());
     let mut out = Vec::new();
-    out.extend(window_one::<f32>(w, &mut t, &node_comm, "f32")?);
+    // f64 always (the config's intra-node cap), the others while time is left
     out.extend(window_one::<f64>(w, &mut t, &node_comm, "f64")?);
-    out.extend(window_one::<Complex32>(w, &mut t, &node_comm, "c32")?);
-    out.extend(window_one::<Complex64>(w, &mut t, &node_comm, "c64")?);
+    if proceed(w, start, until, false) {
+        out.extend(window_one::<f32>(w, &mut t, &node_comm, "f32")?);
+    }
+    if proceed(w, start, until, false) {
+        out.extend(window_one::<Complex32>(w, &mut t, &node_comm, "c32")?);
+    }
+    if proceed(w, start, until, false) {
+        out.extend(window_one::<Complex64>(w, &mut t, &node_comm, "c64")?);
+    }
     Ok(out)
 }
 
@@ -701,11 +562,23 @@ fn local_type<T: Element>(
 }
 
 /// The local throughput of every element type (collective; every rank gets it).
-pub(crate) fn local_throughput(w: &SimpleCommunicator) -> Result<Vec<LocalThroughput>> {
-    Ok(vec![
-        local_type::<f32>(w, "f32", false)?,
-        local_type::<f64>(w, "f64", false)?,
-        local_type::<Complex32>(w, "c32", true)?,
-        local_type::<Complex64>(w, "c64", true)?,
-    ])
+///
+/// f64 always (the validation's copy floor and the transform coefficients), c64 (the
+/// conjugation coefficient), f32 and c32 while rank 0 sees time before `until`.
+pub(crate) fn local_throughput(
+    w: &SimpleCommunicator,
+    start: Instant,
+    until: f64,
+) -> Result<Vec<LocalThroughput>> {
+    let mut out = vec![local_type::<f64>(w, "f64", false)?];
+    if proceed(w, start, until, false) {
+        out.push(local_type::<Complex64>(w, "c64", true)?);
+    }
+    if proceed(w, start, until, false) {
+        out.push(local_type::<f32>(w, "f32", false)?);
+    }
+    if proceed(w, start, until, false) {
+        out.push(local_type::<Complex32>(w, "c32", true)?);
+    }
+    Ok(out)
 }

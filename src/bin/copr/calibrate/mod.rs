@@ -5,6 +5,13 @@
 
 use crate::cli::CalibrateArgs;
 
+// pure planning and classification: built for the unit tests in every build
+#[cfg(any(feature = "mpi", test))]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod budget;
+#[cfg(any(feature = "mpi", test))]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod classes;
 #[cfg(feature = "mpi")]
 mod measure;
 #[cfg(any(feature = "mpi", test))]
@@ -46,13 +53,21 @@ fn check_args(a: &CalibrateArgs) -> Result<(), String> {
     if a.emulate_nodes == Some(0) {
         return Err("--emulate-nodes 0: give at least 1 node".into());
     }
-    if a.out == placement_path(&a.out) || a.out == raw_path(&a.out) {
+    if a.out == placement_path(&a.out)
+        || a.out == raw_path(&a.out)
+        || a.out == node_matrix_path(&a.out)
+    {
         return Err(format!(
-            "--out {}: the placement and the raw measurements are written beside the config with extensions .placement and .raw.json; give the config another extension (.toml or .json)",
+            "--out {}: the placement, the node-pair matrix and the raw measurements are written beside the config with extensions .placement, .nodes.toml and .raw.json; give the config another extension (.toml or .json)",
             a.out.display()
         ));
     }
-    for path in [a.out.clone(), placement_path(&a.out), raw_path(&a.out)] {
+    for path in [
+        a.out.clone(),
+        placement_path(&a.out),
+        raw_path(&a.out),
+        node_matrix_path(&a.out),
+    ] {
         let existed = path.exists();
         std::fs::OpenOptions::new()
             .create(true)
@@ -73,6 +88,10 @@ fn placement_path(out: &std::path::Path) -> std::path::PathBuf {
 
 fn raw_path(out: &std::path::Path) -> std::path::PathBuf {
     out.with_extension("raw.json")
+}
+
+fn node_matrix_path(out: &std::path::Path) -> std::path::PathBuf {
+    out.with_extension("nodes.toml")
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -101,12 +120,27 @@ mod with_mpi {
     use mpi::traits::*;
     use serde::Serialize;
 
+    use super::budget::{self, PhasePlan};
+    use super::classes::{self, Class, RankMap};
     use super::measure::{
-        self, Class, ClassResult, Injection, LocalThroughput, PairResult, RankMap, WindowPath,
+        self, ClassResult, Injection, LocalThroughput, NodePairResult, PairResult, WindowPath,
         LADDER,
     };
     use super::validate::{self, Validation};
-    use super::{placement_path, raw_path, CalibrateArgs};
+    use super::{node_matrix_path, placement_path, raw_path, CalibrateArgs};
+
+    /// Up to this many nodes the config prices node pairs with a node × node matrix
+    /// (measured pairs as measured, the others with the inter-node class's values);
+    /// beyond, one inter-node cost for all.
+    const NODE_MATRIX_UP_TO: usize = 64;
+
+    /// One measured node pair's link as written.
+    #[derive(Debug, Clone, Serialize)]
+    struct NodeLink {
+        nodes: [String; 2],
+        latency: f64,
+        bandwidth: f64,
+    }
 
     /// The values the written config takes, and why.
     #[derive(Debug, Clone, Serialize)]
@@ -114,6 +148,10 @@ mod with_mpi {
         rule: &'static str,
         intra: Vec<(String, f64, f64)>,
         inter: Option<(f64, f64)>,
+        /// The node-pair matrix file, if written.
+        node_matrix: Option<String>,
+        /// The measured node pairs' links in it (the other pairs take `inter`).
+        node_links: Vec<NodeLink>,
         transform_scale: f64,
         transform_transpose: f64,
         transform_conjugate: f64,
@@ -128,9 +166,13 @@ mod with_mpi {
         emulated_nodes: bool,
         budget_seconds: f64,
         seconds: f64,
+        plan: PhasePlan,
+        /// What the budget left out.
+        skipped: Vec<String>,
         ladder_bytes: Vec<usize>,
         classes: Vec<ClassResult>,
         pairs: Vec<PairResult>,
+        node_pairs: Vec<NodePairResult>,
         injection: Vec<Injection>,
         window: Vec<WindowPath>,
         local: Vec<LocalThroughput>,
@@ -178,6 +220,8 @@ mod with_mpi {
         let placement = agree(w, copr::gain::mpi::discover_placement(w))?;
         let map = RankMap::new(&placement, a.emulate_nodes);
         let budget = a.budget;
+        let pairs = classes::sample_pairs(&map, 0x636f7072);
+        let plan = PhasePlan::new(budget, pairs.len(), a.validate);
         if me == 0 {
             println!(
                 "copr calibrate: {p} ranks on {} node{}{}, budget {budget} s",
@@ -189,13 +233,42 @@ mod with_mpi {
                     ""
                 }
             );
+            println!("{}", plan.describe());
         }
-        let pairs = measure::sample_pairs(&map, 0x636f7072);
-        let results = measure::measure_pairs(w, &map, &pairs, start, 0.5 * budget);
+        let results = measure::measure_pairs(w, &map, &pairs, start, plan.until(budget::PAIRS));
         let pair_seconds = start.elapsed().as_secs_f64();
-        let injection = measure::injection(w, &map);
-        let window = agree(w, measure::window_paths(w, &map))?;
-        let local = agree(w, measure::local_throughput(w))?;
+        let mut skipped = Vec::new();
+        if results.len() < pairs.len() && me == 0 {
+            skipped.push(format!(
+                "{} of {} sampled rank pairs: out of the ping-pong phase's budget",
+                pairs.len() - results.len(),
+                pairs.len()
+            ));
+        }
+        let node_paths = plan.until(budget::NODE_PATHS);
+        let injection = measure::injection(w, &map, start, node_paths);
+        let window = agree(w, measure::window_paths(w, &map, start, node_paths))?;
+        let local = agree(
+            w,
+            measure::local_throughput(w, start, plan.until(budget::LOCAL)),
+        )?;
+        if me == 0 {
+            if map.nodes() > 1 && injection.len() < 2.min(map.nodes() / 2) {
+                skipped.push("the second injection node pair: out of budget".into());
+            }
+            if window.len() < 4 && map.nodes() < p {
+                skipped.push(format!(
+                    "shared window of {} of 4 element types: out of budget",
+                    4 - window.len()
+                ));
+            }
+            if local.len() < 4 {
+                skipped.push(format!(
+                    "local kernels of {} of 4 element types: out of budget",
+                    4 - local.len()
+                ));
+            }
+        }
         // every rank has the same (gathered) local rates
         let copy = local
             .iter()
@@ -206,6 +279,7 @@ mod with_mpi {
         let mut raw = None;
         if me == 0 {
             let classes = measure::summarise(&results);
+            let node_pairs = measure::by_node_pair(&results, &map);
             print_classes(
                 &classes,
                 results.len(),
@@ -214,7 +288,8 @@ mod with_mpi {
                 &window,
                 &local,
             );
-            let chosen = choose(&classes, &injection, &window, &local);
+            let chosen = choose(a, &map, &classes, &node_pairs, &injection, &window, &local);
+            print_node_links(&chosen, map.nodes());
             match write_config(a, &map, &chosen) {
                 Ok(()) => written = 1,
                 Err(e) => eprintln!("copr: error: {e}"),
@@ -226,9 +301,12 @@ mod with_mpi {
                 emulated_nodes: map.emulated,
                 budget_seconds: budget,
                 seconds: 0.0,
+                plan: plan.clone(),
+                skipped: Vec::new(),
                 ladder_bytes: LADDER.to_vec(),
                 classes,
                 pairs: results,
+                node_pairs,
                 injection,
                 window,
                 local,
@@ -249,33 +327,54 @@ mod with_mpi {
         )?;
         let mut validation = None;
         if a.validate {
-            let mut t = match a.emulate_nodes {
-                Some(k) => MpiTransport::with_groups(w.duplicate(), (me * k / p) as u32),
-                None => MpiTransport::new(w.duplicate()),
-            };
-            let per_rank = if budget >= 20.0 { 1 << 19 } else { 1 << 17 };
-            let v = agree(
-                w,
-                validate::validate(w, &mut t, setup.model.as_ref(), copy, per_rank),
-            )?;
-            if me == 0 {
-                validate::print(&v);
+            let until = plan.until(budget::VALIDATION);
+            if measure::proceed(w, start, until, false) {
+                let mut t = match a.emulate_nodes {
+                    Some(k) => MpiTransport::with_groups(w.duplicate(), (me * k / p) as u32),
+                    None => MpiTransport::new(w.duplicate()),
+                };
+                let v = agree(
+                    w,
+                    validate::validate(
+                        w,
+                        &mut t,
+                        setup.model.as_ref(),
+                        copy,
+                        &map.node,
+                        start,
+                        until,
+                    ),
+                )?;
+                if me == 0 {
+                    validate::print(&v);
+                }
+                validation = Some(v);
+                drop(t);
+            } else if me == 0 {
+                skipped.push("the validation: out of budget".into());
             }
-            validation = Some(v);
-            drop(t);
         }
         if let Some(mut raw) = raw {
             raw.validation = validation;
             raw.seconds = start.elapsed().as_secs_f64();
+            raw.skipped = skipped;
             let text = serde_json::to_string_pretty(&raw).expect("measurements serialise");
             std::fs::write(raw_path(&a.out), text + "\n")
                 .map_err(|e| format!("{}: {e}", raw_path(&a.out).display()))?;
             println!();
+            for s in &raw.skipped {
+                println!("skipped: {s}");
+            }
             println!(
-                "wrote {} (cost config: copr plan FILE --cost {}), {}, {} in {:.1} s",
+                "wrote {} (cost config: copr plan FILE --cost {}), {}, {}{} in {:.1} s (budget {budget} s)",
                 a.out.display(),
                 a.out.display(),
                 placement_path(&a.out).display(),
+                raw
+                    .config
+                    .node_matrix
+                    .as_ref()
+                    .map_or(String::new(), |_| format!("{}, ", node_matrix_path(&a.out).display())),
                 raw_path(&a.out).display(),
                 raw.seconds
             );
@@ -379,22 +478,24 @@ mod with_mpi {
         }
     }
 
-    const RULE: &str = "latency: the class's median 8-byte half round trip; bandwidth: the ladder fit's, capped by what a rank gets when all ranks move data at once (inside a node: the engine's shared-window path for f64; between nodes: the node's injection bandwidth divided by its sending ranks); transform: extra seconds per byte over a plain local copy (scale and transpose of f64, conjugation of c64)";
+    const RULE: &str = "latency: the class's median 8-byte half round trip; bandwidth: the ladder fit's, capped by what a rank gets when all ranks move data at once (inside a node: the engine's shared-window path for f64; between nodes: the node's injection bandwidth divided by its sending ranks); node pairs (up to 64 nodes): a node x node matrix with each measured node pair's own latency and capped fit, the other-node class's values for pairs not measured; transform: extra seconds per byte over a plain local copy (scale and transpose of f64, conjugation of c64)";
 
     fn choose(
+        a: &CalibrateArgs,
+        map: &RankMap,
         classes: &[ClassResult],
+        node_pairs: &[NodePairResult],
         injection: &[Injection],
         window: &[WindowPath],
         local: &[LocalThroughput],
     ) -> Chosen {
-        let bandwidth = |c: &ClassResult| {
-            c.fit
-                .as_ref()
-                .map(|f| f.bandwidth)
+        let bandwidth = |fit: Option<&super::stats::LinearFit>, ladder: Option<&[f64]>| {
+            fit.map(|f| f.bandwidth)
                 // no usable fit: the largest message's rate
-                .unwrap_or_else(|| {
-                    *LADDER.last().expect("ladder") as f64 / c.ladder[LADDER.len() - 1]
+                .or_else(|| {
+                    ladder.map(|l| *LADDER.last().expect("ladder") as f64 / l[LADDER.len() - 1])
                 })
+                .unwrap_or(f64::NAN)
         };
         let win = window
             .iter()
@@ -413,18 +514,36 @@ mod with_mpi {
         let mut intra = Vec::new();
         let mut inter = None;
         for c in classes {
-            let lat = c.latency.median.max(0.0);
-            let (lat, bw) = if c.class == Class::OtherNode {
-                (lat, cap(bandwidth(c), Some(inj)))
+            let lat = sig4(c.latency.median.max(0.0));
+            let cap_by = if c.class == Class::OtherNode {
+                Some(inj)
             } else {
-                (lat, cap(bandwidth(c), win))
+                win
             };
-            let (lat, bw) = (sig4(lat), sig4(bw));
+            let bw = sig4(cap(bandwidth(c.fit.as_ref(), Some(&c.ladder)), cap_by));
             if c.class == Class::OtherNode {
                 inter = Some((lat, bw));
             } else {
                 intra.push((c.class.name().to_string(), lat, bw));
             }
+        }
+        let mut node_links = Vec::new();
+        let mut node_matrix = None;
+        if inter.is_some() && map.nodes() <= NODE_MATRIX_UP_TO {
+            for np in node_pairs {
+                let bw = cap(bandwidth(np.fit.as_ref(), None), Some(inj));
+                if !(bw.is_finite() && bw > 0.0) {
+                    continue;
+                }
+                node_links.push(NodeLink {
+                    nodes: np.names.clone(),
+                    latency: sig4(np.latency.median.max(0.0)),
+                    bandwidth: sig4(bw),
+                });
+            }
+            node_matrix = node_matrix_path(&a.out)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned());
         }
         let f64l = local.iter().find(|x| x.element == "f64");
         let c64l = local.iter().find(|x| x.element == "c64");
@@ -433,6 +552,8 @@ mod with_mpi {
             rule: RULE,
             intra,
             inter,
+            node_matrix,
+            node_links,
             transform_scale: f64l.map_or(0.0, |l| extra(l.scale.median, l.copy.median)),
             transform_transpose: f64l.map_or(0.0, |l| extra(l.transpose.median, l.copy.median)),
             transform_conjugate: c64l
@@ -441,6 +562,60 @@ mod with_mpi {
                         .map(|c| extra(c.median, l.transpose.median))
                 })
                 .unwrap_or(0.0),
+        }
+    }
+
+    fn print_node_links(c: &Chosen, nodes: usize) {
+        let Some(file) = &c.node_matrix else {
+            return;
+        };
+        let pairs = nodes * (nodes - 1) / 2;
+        let measured = c.node_links.len();
+        println!(
+            "node pairs ({file}): {measured} of {pairs} measured{}",
+            if measured < pairs {
+                ", the others priced as the other-node class"
+            } else {
+                ""
+            }
+        );
+        for l in c.node_links.iter().take(8) {
+            println!(
+                "  {} <-> {}: latency {}, bandwidth {}",
+                l.nodes[0],
+                l.nodes[1],
+                us(l.latency),
+                gbs(l.bandwidth)
+            );
+        }
+        if c.node_links.len() > 8 {
+            println!("  … (all in the raw measurements)");
+        }
+    }
+
+    /// The node × node matrix: measured pairs as measured, the others (and both
+    /// directions) the inter-node class's link; zero on the diagonal.
+    fn node_matrix(map: &RankMap, c: &Chosen, inter: (f64, f64)) -> copr_topology::MatrixFile {
+        let k = map.nodes();
+        let mut lat = vec![vec![inter.0; k]; k];
+        let mut inv = vec![vec![1.0 / inter.1; k]; k];
+        for x in 0..k {
+            lat[x][x] = 0.0;
+            inv[x][x] = 0.0;
+        }
+        let index = |name: &str| map.node_names.iter().position(|n| n == name);
+        for l in &c.node_links {
+            if let (Some(x), Some(y)) = (index(&l.nodes[0]), index(&l.nodes[1])) {
+                for (i, j) in [(x, y), (y, x)] {
+                    lat[i][j] = l.latency;
+                    inv[i][j] = 1.0 / l.bandwidth;
+                }
+            }
+        }
+        copr_topology::MatrixFile {
+            names: map.node_names.clone(),
+            latency: lat,
+            inv_bandwidth: inv,
         }
     }
 
@@ -473,9 +648,17 @@ mod with_mpi {
                 bandwidth: *bw,
             })
         };
-        let inter = c
-            .inter
-            .map(|(latency, bandwidth)| InterConfig::Uniform { latency, bandwidth });
+        let inter = match (c.inter, &c.node_matrix) {
+            (Some(link), Some(file)) => {
+                let m = node_matrix(map, c, link);
+                let text =
+                    copr_topology::files::to_string(&m, Format::Toml).map_err(|e| e.to_string())?;
+                write(&node_matrix_path(&a.out), &text)?;
+                Some(InterConfig::Matrix { file: file.into() })
+            }
+            (Some((latency, bandwidth)), None) => Some(InterConfig::Uniform { latency, bandwidth }),
+            (None, _) => None,
+        };
         let place = placement_path(&a.out);
         let place_name = place
             .file_name()
