@@ -196,6 +196,33 @@ expect_log "$log" "kept the MPI library's order: /nonexistent/machine.toml"
 # no environment: the nodes found at run time, here this one host (nothing to gain)
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --identity
 expect_log "$log" "machine: 1 node, flat network, 4 ranks per node (nodes found at run time)"
+expect_log "$log" "inside nodes: flat: rank 0 is not bound to a PU"
+echo "== inside the nodes (hwloc): 8 ranks bound to cores, 4 emulated nodes of 2, this host as one package of two L3 caches"
+# HWLOC_SYNTHETIC (with HWLOC_THISSYSTEM, so that hwloc reads the real binding) shows
+# the ranks this host as one package with two L3 caches of one core each; rank r is
+# bound to PU 1 - r % 2 (taskset), so the ranks of a node take its slots in reverse
+# order (slot of rank r: r + 1 - 2 (r % 2)). The order must be that of `copr map` for
+# the same machine written as a file.
+machine_l3="$cart_dir/two-l3.toml"
+printf 'ranks_per_node = 2\n[flat]\nnodes = 4\n[intra]\nkind = "tree"\nshape = "pack:1 l3:2 core:1"\n' \
+    >"$machine_l3"
+order_l3="$cart_dir/order-2x4-l3"
+"$copr_bin" map --grid 2x4 --machine "$machine_l3" --mpich-rank-order "$order_l3" >/dev/null
+synthetic=(-x HWLOC_SYNTHETIC="pack:1 l3:2 core:1 pu:1" -x HWLOC_THISSYSTEM=1 -x COPR_EMULATE_NODE_SIZE=2)
+# shellcheck disable=SC2016 # expanded by the shell of each rank
+bind_reversed=(sh -c 'exec taskset -c $((1 - OMPI_COMM_WORLD_RANK % 2)) "$@"' sh)
+rm -f "$log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" "${synthetic[@]}" -x COPR_INTERPOSE_LOG="$log" \
+    "${bind_reversed[@]}" "$cart_test" mpi 2x4 --order "$order_l3" --slots 1,0,3,2,5,4,7,6
+expect_log "$log" "nodes: hwloc: this machine restricted to the PUs the ranks are bound to (emulated nodes of 2 ranks)"
+expect_log "$log" "inside nodes: hwloc: ranks bound to PUs; two ranks of a node share a package"
+"${MPIRUN[@]}" -n 8 "${synthetic[@]}" "${bind_reversed[@]}" \
+    "$cart_test" capi 2x4 --order "$order_l3" --slots 1,0,3,2,5,4,7,6
+echo "== two ranks of a node on one core: flat nodes (logged), the order of the flat machine"
+rm -f "$log"
+mpirun --allow-run-as-root --oversubscribe --bind-to core:overload-allowed -n 8 "${PRELOAD[@]}" \
+    -x COPR_EMULATE_NODE_SIZE=4 -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x4 --order "$order_2x4"
+expect_log "$log" "are bound to the same PU"
 echo "== MPI_Dist_graph_create_adjacent(reorder = 1) under the interposer on 8 ranks, 2 emulated nodes of 4"
 # by hand: vertex v sends weight 3 to v + 4 and 1 to v + 1 (mod 8), 1 MiB per unit,
 # 32 MiB in all. Packed, every weight-3 edge and 3 -> 4, 7 -> 0 leave a node: 26 MiB

@@ -53,6 +53,24 @@ enum Kind {
     Cart,
 }
 
+/// One of the entry points: the name its messages carry, and what it returns.
+#[derive(Clone, Copy)]
+struct Entry {
+    name: &'static str,
+    kind: Kind,
+}
+
+impl Entry {
+    const fn new(name: &'static str, kind: Kind) -> Self {
+        Self { name, kind }
+    }
+}
+
+const CART_CREATE: Entry = Entry::new("copr_cart_create", Kind::Cart);
+const COMM_REORDER: Entry = Entry::new("copr_comm_reorder", Kind::Reorder);
+const CART_CREATE_F: Entry = Entry::new("copr_cart_create_f", Kind::Cart);
+const COMM_REORDER_F: Entry = Entry::new("copr_comm_reorder_f", Kind::Reorder);
+
 /// An error and whether this process prints it (rank 0 of the communicator prints
 /// the common verdict; a process whose own arguments are wrong prints its own).
 struct Failure {
@@ -159,15 +177,13 @@ unsafe fn make(
     out.map_err(common)
 }
 
-#[allow(clippy::too_many_arguments)]
 /// Runs [`make`] behind the C boundary: a panic becomes an error, an error a message on
 /// standard error, a nonzero return and `MPI_COMM_NULL`.
 ///
 /// # Safety
 /// As [`make`]; `out` is NULL or points to a writable `MPI_Comm`.
 unsafe fn entry(
-    name: &str,
-    kind: Kind,
+    Entry { name, kind }: Entry,
     comm: MPI_Comm,
     ndims: c_int,
     dims: *const c_int,
@@ -233,18 +249,7 @@ pub unsafe extern "C" fn copr_cart_create(
     comm_cart: *mut MPI_Comm,
 ) -> c_int {
     // SAFETY: the caller's contract.
-    unsafe {
-        entry(
-            "copr_cart_create",
-            Kind::Cart,
-            comm,
-            ndims,
-            dims,
-            periods,
-            machine,
-            comm_cart,
-        )
-    }
+    unsafe { entry(CART_CREATE, comm, ndims, dims, periods, machine, comm_cart) }
 }
 
 /// Collective over `comm`: `comm` renumbered so that rank `t` of `*newcomm` takes
@@ -263,28 +268,16 @@ pub unsafe extern "C" fn copr_comm_reorder(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     // SAFETY: the caller's contract.
-    unsafe {
-        entry(
-            "copr_comm_reorder",
-            Kind::Reorder,
-            comm,
-            ndims,
-            dims,
-            periods,
-            machine,
-            newcomm,
-        )
-    }
+    unsafe { entry(COMM_REORDER, comm, ndims, dims, periods, machine, newcomm) }
 }
 
-#[allow(clippy::too_many_arguments)]
-/// The Fortran handles' form of both entry points.
+/// The Fortran handles' form of both entry points: the handle converted, then
+/// [`entry`].
 ///
 /// # Safety
 /// Every pointer is valid as its C counterpart's contract says.
 unsafe fn fortran(
-    name: &str,
-    kind: Kind,
+    e: Entry,
     comm: *const MPI_Fint,
     ndims: *const c_int,
     dims: *const c_int,
@@ -293,14 +286,14 @@ unsafe fn fortran(
     out: *mut MPI_Fint,
 ) -> c_int {
     if comm.is_null() || ndims.is_null() || out.is_null() {
-        eprintln!("{name}: comm, ndims or the output handle is not given");
+        eprintln!("{}: comm, ndims or the output handle is not given", e.name);
         return FAILED;
     }
     // SAFETY: checked non-NULL; the caller's contract. MPI_Comm_f2c/c2f convert handles.
     unsafe {
         let c = mpi::ffi::MPI_Comm_f2c(*comm);
         let mut made = mpi::ffi::RSMPI_COMM_NULL;
-        let rc = entry(name, kind, c, *ndims, dims, periods, machine, &mut made);
+        let rc = entry(e, c, *ndims, dims, periods, machine, &mut made);
         *out = mpi::ffi::MPI_Comm_c2f(made);
         rc
     }
@@ -325,8 +318,7 @@ pub unsafe extern "C" fn copr_cart_create_f(
     // SAFETY: the caller's contract.
     unsafe {
         fortran(
-            "copr_cart_create_f",
-            Kind::Cart,
+            CART_CREATE_F,
             comm,
             ndims,
             dims,
@@ -351,16 +343,5 @@ pub unsafe extern "C" fn copr_comm_reorder_f(
     newcomm: *mut MPI_Fint,
 ) -> c_int {
     // SAFETY: the caller's contract.
-    unsafe {
-        fortran(
-            "copr_comm_reorder_f",
-            Kind::Reorder,
-            comm,
-            ndims,
-            dims,
-            periods,
-            machine,
-            newcomm,
-        )
-    }
+    unsafe { fortran(COMM_REORDER_F, comm, ndims, dims, periods, machine, newcomm) }
 }

@@ -25,7 +25,7 @@ use std::ffi::c_int;
 
 use num_complex::{Complex32, Complex64};
 
-use crate::redist::{by_reference, gemr2d, redistribute, reject, tran, Call, CopyArgs};
+use crate::redist::{bad, by_reference, gemr2d, redistribute, tran, Call, CopyArgs};
 use crate::{CoprDcomplex, CoprScomplex};
 
 /// How many calls on this process reported an error (and changed nothing).
@@ -670,6 +670,12 @@ pub unsafe extern "C" fn copr_pztranc_(
 /// and contexts, as for `Cpdgemr2d`. No B may share memory with another buffer of the
 /// call on a process.
 ///
+/// Every process of ICTXT makes the call, also one with COUNT = 0 or nothing to copy:
+/// the processes agree on the number of copies (those with M and N not 0) and on the
+/// validity of COUNT and the arrays first, so a process that passes another count or
+/// a null array makes the call fail on every process instead of leaving the others
+/// waiting.
+///
 /// # Safety
 /// See the module documentation; when COUNT > 0, the arrays hold COUNT entries (the
 /// descriptor arrays 9·COUNT), and each copy meets `Cpdgemr2d`'s contract.
@@ -728,10 +734,6 @@ unsafe fn batch<T: copr::engine::Element>(
     descb: *const c_int,
     ictxt: c_int,
 ) {
-    if count < 0 {
-        reject(name, 1, "COUNT", format!("{count} is negative"));
-        return;
-    }
     let ints = [
         (m, 2, "M"),
         (n, 3, "N"),
@@ -748,11 +750,14 @@ unsafe fn batch<T: copr::engine::Element>(
         .map(|&(_, arg, name)| (arg, name))
         .or(a.is_null().then_some((4, "A")))
         .or(b.is_null().then_some((8, "B")));
-    if let (Some((arg, what)), true) = (null, count > 0) {
-        reject(name, arg, what, "null, but COUNT > 0".into());
-        return;
-    }
-    let copies: Vec<CopyArgs<T>> = (0..count as usize)
+    // found before the copies can be read; reported on every process together
+    let refused = match null {
+        _ if count < 0 => Some(bad(1, "COUNT", format!("{count} is negative"))),
+        Some((arg, what)) if count > 0 => Some(bad(arg, what, "null, but COUNT > 0")),
+        _ => None,
+    };
+    let readable = if refused.is_some() { 0 } else { count as usize };
+    let copies: Vec<CopyArgs<T>> = (0..readable)
         .map(|k| {
             // SAFETY: the caller's contract: COUNT entries each (9·COUNT for the
             // descriptors); Fortran may pass any address.
@@ -773,7 +778,7 @@ unsafe fn batch<T: copr::engine::Element>(
         })
         .collect();
     // SAFETY: the caller's contract.
-    unsafe { redistribute(name, &copies, ictxt, Call::Batch) }
+    unsafe { redistribute(name, &copies, ictxt, Call::Batch, refused) }
 }
 
 /// `B ← sub(A)` for real double precision onto B's grid relabeled (MAP says which).
@@ -831,6 +836,7 @@ pub unsafe extern "C" fn copr_pdgemr2d_relabel(
             &[copy],
             ictxt,
             Call::Relabeled { lenb, map },
+            None,
         )
     }
 }

@@ -22,7 +22,7 @@ pub(crate) struct Bad {
     detail: String,
 }
 
-fn bad(arg: u32, name: &'static str, detail: impl Into<String>) -> Bad {
+pub(crate) fn bad(arg: u32, name: &'static str, detail: impl Into<String>) -> Bad {
     Bad {
         arg,
         name,
@@ -560,6 +560,14 @@ fn overlapping<T>(spans: &[Span<T>], b_arg: (u32, &'static str), batch: bool) ->
 /// `p?gemr2d` arguments (`ictxt` a context holding every process of the grids), as
 /// `call` says: a plain `p?gemr2d`, a batch, or a relabeled whole target.
 ///
+/// `refused` is a bad argument this process found before it could read the copies
+/// (a batch's COUNT or a null array): the call then fails on every process of ICTXT
+/// together, as for any other bad argument.
+///
+/// A batch takes one collective step even when it has nothing to copy, so that the
+/// processes agree on the number of copies (and on `refused`) instead of some waiting
+/// for others that returned.
+///
 /// # Safety
 /// As the exported entry points: ScaLAPACK's contract for these arguments; for
 /// [`Call::Relabeled`], `b` valid for `lenb` elements and `map` for P·Q ints.
@@ -568,7 +576,9 @@ pub(crate) unsafe fn redistribute<T: Element>(
     copies: &[CopyArgs<T>],
     ictxt: c_int,
     call: Call,
+    refused: Option<Bad>,
 ) {
+    let batch = matches!(call, Call::Batch);
     // ScaLAPACK returns at once when there is nothing to copy
     let live: Vec<(usize, CopyArgs<T>)> = copies
         .iter()
@@ -576,11 +586,10 @@ pub(crate) unsafe fn redistribute<T: Element>(
         .enumerate()
         .filter(|(_, c)| c.m != 0 && c.n != 0)
         .collect();
-    if live.is_empty() {
+    if live.is_empty() && !batch && refused.is_none() {
         state::CALLS.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let batch = matches!(call, Call::Batch);
     let relabel = match call {
         Call::Relabeled { lenb, map } => Some((lenb, map)),
         _ => None,
@@ -606,6 +615,9 @@ pub(crate) unsafe fn redistribute<T: Element>(
         };
         let mn = [(1 + shift, "M"), (2 + shift, "N")];
         let local = (|| -> Result<Vec<Sides>, Bad> {
+            if let Some(e) = refused {
+                return Err(e);
+            }
             let mut sides = Vec::with_capacity(live.len());
             let mut spans: Vec<Span<T>> = Vec::new();
             for &(k, c) in &live {
@@ -644,18 +656,25 @@ pub(crate) unsafe fn redistribute<T: Element>(
             }
             Ok(sides)
         })();
-        let (err, sides) = match local {
+        let (mut err, sides) = match local {
             Ok(sides) => (None, sides),
             Err(e) => (Some(e), Vec::new()),
         };
 
-        // a batch: the processes must agree on the number of copies before they
-        // gather words about each
+        // a batch: the processes must agree on their verdicts and the number of copies
+        // before they gather words about each
         if batch {
-            let mut counts = vec![0u64; comm.transport.size()];
+            let mut words = vec![0u64; 2 * comm.transport.size()];
             comm.transport
-                .all_gather(&[live.len() as u64], &mut counts)
+                .all_gather(&[live.len() as u64, u64::from(err.is_some())], &mut words)
                 .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+            if let Some(e) = err.take() {
+                return Err((rank_i, Failed::Here(e)));
+            }
+            if words.chunks_exact(2).any(|w| w[1] != 0) {
+                return Err((rank_i, Failed::Elsewhere));
+            }
+            let counts: Vec<u64> = words.iter().step_by(2).copied().collect();
             if let Some(r) = counts.iter().position(|&c| c != counts[0]) {
                 return Err((
                     rank_i,
@@ -664,6 +683,9 @@ pub(crate) unsafe fn redistribute<T: Element>(
                         counts[0], counts[r]
                     )),
                 ));
+            }
+            if live.is_empty() {
+                return Ok(()); // nothing to copy anywhere
             }
         }
 
@@ -815,7 +837,7 @@ pub(crate) unsafe fn gemr2d<T: Element>(
         descb,
     };
     // SAFETY: the caller's contract.
-    unsafe { redistribute(routine, &[copy], ictxt, Call::Single) }
+    unsafe { redistribute(routine, &[copy], ictxt, Call::Single, None) }
 }
 
 /// `sub(C) ← β·sub(C) + α·op(sub(A))` with PBLAS's `p?tran*` arguments, op the
@@ -969,12 +991,6 @@ pub(crate) unsafe fn tran<T: Element>(
             .map(|_| ())
             .map_err(|e| (rank_i, Failed::Engine(e.to_string())))
     })
-}
-
-/// Reports bad argument `arg` (`name`) of `routine` on this process, which does
-/// nothing further (a check made before the call's first collective step).
-pub(crate) fn reject(routine: &str, arg: u32, name: &'static str, detail: String) {
-    run(routine, |_| Err((-1, Failed::Here(bad(arg, name, detail)))));
 }
 
 /// Reads the by-reference scalars of a Fortran-style call; a null one is reported

@@ -89,8 +89,9 @@ fn off_node_percent(m: &copr::mapping::Metrics) -> f64 {
 
 /// The lines describing a report.
 pub(crate) fn report_lines(r: &MappingReport, unit: &str) -> Vec<String> {
-    vec![
-        format!("  machine: {}", r.machine),
+    let mut lines = vec![format!("  machine: {}", r.machine)];
+    lines.extend(r.inside.iter().map(|i| format!("  inside nodes: {i}")));
+    lines.extend([
         format!(
             "  predicted hop-bytes {} -> {}, off-node traffic {:.1} % -> {:.1} % ({unit})",
             mb(r.before.hop_bytes),
@@ -99,7 +100,8 @@ pub(crate) fn report_lines(r: &MappingReport, unit: &str) -> Vec<String> {
             off_node_percent(&r.best)
         ),
         format!("  best mapping: {}", r.origin),
-    ]
+    ]);
+    lines
 }
 
 /// The grid as the log names it: `2x4, periods 1,1`.

@@ -12,7 +12,12 @@
 //! its slots in order), a placement file named by `COPR_PLACEMENT` (`rank node` lines
 //! for the ranks of `MPI_COMM_WORLD`), `COPR_EMULATE_NODE_SIZE=k` (`k` consecutive
 //! ranks of `MPI_COMM_WORLD` per node, to try it on one host), or else the nodes the
-//! ranks run on (`MPI_Comm_split_type`, shared memory). Every grid message weighs the
+//! ranks run on (`MPI_Comm_split_type`, shared memory). Inside found or emulated nodes,
+//! when built with the feature `hwloc` and every rank is bound to its own PU
+//! (`mpirun --bind-to core`), the ranks take their node's slots in PU order and the
+//! machine gets hwloc's tree of those PUs, so that the mapping keeps neighbours in a
+//! package or cache; otherwise the nodes are flat, and the log says why. Every grid
+//! message weighs the
 //! same (1 MiB). Rank 0 of the communicator runs copr's baselines and optimiser (as
 //! `copr map` does) and broadcasts the mapping; no process gathers more than a few
 //! integers per rank.
@@ -29,7 +34,8 @@
 //!
 //! `COPR_INTERPOSE_LOG=1` (or `stderr`) prints what it decided on standard error from
 //! rank 0 of each communicator; any other value except `0` is a file the lines are
-//! appended to: the grid, the machine, the predicted hop-bytes and off-node share
+//! appended to: the grid, the machine and what is known inside its nodes, the
+//! predicted hop-bytes and off-node share
 //! before and after, and the new order.
 //!
 //! Without the feature `mpi` the library is empty.

@@ -20,7 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
-use copr_topology::Placement;
+use copr_topology::{NodeTree, Placement};
 use mpi::topology::{CartesianCommunicator, Color, Communicator, Group, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
@@ -261,6 +261,92 @@ pub fn machine_from_placement(placement: &Placement) -> Result<(MapMachine, Perm
     Ok((machine, Perm::from_forward(fwd)?))
 }
 
+/// The machine a placement with PUs describes, inside every node the tree `tree` of
+/// the PUs the ranks sit on (not collective): as [`machine_from_placement`], but the
+/// ranks of a node take its slots in the order of their PUs (`placement.pu_of`,
+/// logical indices in `tree`), and the machine gets `tree` restricted to those PUs
+/// ([`NodeTree::restricted`]) as its node tree, so that mappings and metrics see which
+/// ranks share a package or a cache.
+///
+/// `tree` describes every node (the same hardware); the ranks of each node must sit on
+/// distinct PUs, and every node's PUs must form the same restricted tree (as node
+/// 0's, in PU order).
+///
+/// ```
+/// use copr::mapping::mpi::machine_from_bound_placement;
+/// use copr_topology::{Level, LevelCosts, NodeTree, Placement};
+/// let tree = NodeTree::from_shape("pack:2 core:2", &LevelCosts::default()).unwrap();
+/// // two nodes; on each, one rank per package (PUs 0 and 2), listed out of order
+/// let pl = Placement::parse("0 a 2\n1 a 0\n2 b 0\n3 b 2\n", None).unwrap();
+/// let (m, slot) = machine_from_bound_placement(&pl, &tree).unwrap();
+/// assert_eq!((m.nodes(), m.ranks_per_node()), (2, 2));
+/// assert_eq!(slot.forward(), [1, 0, 2, 3]);
+/// assert_eq!(m.node_tree().unwrap().level(0, 1), Level::Machine);
+/// ```
+///
+/// # Errors
+/// As [`machine_from_placement`], and [`Error::Mismatch`] if a rank has no PU, two
+/// ranks of a node share one, or a node's PUs differ in shape from node 0's;
+/// [`Error::Topology`] if a PU is not one of `tree`'s.
+pub fn machine_from_bound_placement(
+    placement: &Placement,
+    tree: &NodeTree,
+) -> Result<(MapMachine, Perm)> {
+    let (machine, by_rank) = machine_from_placement(placement)?;
+    let (n, k) = (machine.nodes(), machine.ranks_per_node());
+    // the ranks of every node, by their slot in rank order
+    let mut ranks_of = vec![0usize; n * k];
+    for r in 0..placement.ranks() {
+        ranks_of[by_rank.apply(r)] = r;
+    }
+    let description = format!(
+        "{} restricted to the PUs the ranks are bound to",
+        tree.description()
+    );
+    let mut fwd = vec![0usize; placement.ranks()];
+    let mut first: Option<NodeTree> = None;
+    for node in 0..n {
+        let mut pus = Vec::with_capacity(k);
+        for &r in &ranks_of[node * k..(node + 1) * k] {
+            let pu = placement.pu_of(r).ok_or_else(|| {
+                Error::Mismatch(format!("placement: rank {r} is not bound to a PU"))
+            })?;
+            pus.push((pu, r));
+        }
+        pus.sort_unstable();
+        if let Some(w) = pus.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::Mismatch(format!(
+                "placement: ranks {} and {} of node `{}` are bound to the same PU {}",
+                w[0].1.min(w[1].1),
+                w[0].1.max(w[1].1),
+                placement.node_name(node),
+                w[0].0
+            )));
+        }
+        for (i, &(_, r)) in pus.iter().enumerate() {
+            fwd[r] = node * k + i;
+        }
+        let list: Vec<usize> = pus.iter().map(|&(pu, _)| pu).collect();
+        let here = tree.restricted(&list, description.clone())?;
+        match &first {
+            None => first = Some(here),
+            Some(t) if *t == here => {}
+            Some(_) => {
+                return Err(Error::Mismatch(format!(
+                "placement: the ranks of node `{}` sit on PUs arranged unlike those of node `{}`",
+                placement.node_name(node),
+                placement.node_name(0)
+            )))
+            }
+        }
+    }
+    let machine = match first {
+        Some(t) => machine.with_node_tree(t)?,
+        None => machine,
+    };
+    Ok((machine, Perm::from_forward(fwd)?))
+}
+
 /// Collective: [`machine_from_placement`] of the placement file `file` (`rank node
 /// [pu]` per line, to emulate nodes or describe a launcher's placement), or of the
 /// nodes [`discover_nodes`] finds when `file` is `None`.
@@ -328,9 +414,18 @@ pub enum MachineSource {
     /// up by their rank in `MPI_COMM_WORLD`.
     Placement(PathBuf),
     /// Emulated nodes: `k` consecutive ranks of `MPI_COMM_WORLD` per node (to test
-    /// mappings on one host).
+    /// mappings on one host), each like this host inside (as for
+    /// [`MachineSource::Discover`]).
     EmulatedNodes(usize),
     /// The nodes the ranks run on, found with `MPI_Comm_split_type` (shared memory).
+    ///
+    /// Inside the nodes, with the feature `hwloc`: when every rank is bound to a PU
+    /// (hwloc's reading of its CPU binding), the ranks of a node are its slots in PU
+    /// order and the machine's node tree is hwloc's tree of this host restricted to
+    /// those PUs ([`machine_from_bound_placement`]), so that mappings keep neighbours
+    /// in a package or cache. Otherwise (a rank unbound, two ranks of a node on one PU,
+    /// nodes of different hardware, no hwloc) the nodes are flat, as without the
+    /// feature; [`MappingReport::inside`] says which.
     Discover,
 }
 
@@ -419,25 +514,152 @@ fn gather_keys<C: Communicator>(comm: &C, key: u64) -> Vec<u64> {
 /// Collective: the machine `comm` runs on, as `source` describes it, and the slot
 /// of every rank of `comm` (rank → slot; see [`machine_from_placement`]).
 ///
-/// Nothing of size `p²` is exchanged: at most one or two integers per rank are
-/// gathered.
+/// Nothing of size `p²` is exchanged: a few integers per rank are gathered. The
+/// ranks first agree that they read the same source (else every rank fails).
 ///
 /// # Errors
 /// The file's errors, [`Error::Mismatch`] if a machine file's slots or a placement's
 /// ranks do not match, or nodes hold different numbers of ranks of `comm`; if any
 /// rank fails, every rank fails.
 pub fn machine_of<C: Communicator>(comm: &C, source: &MachineSource) -> Result<(MapMachine, Perm)> {
-    let p = comm.size() as usize;
-    let from_keys = |keys: Vec<u64>| {
-        let names: Vec<String> = keys.iter().map(|k| format!("node{k}")).collect();
+    machine_and_inside(comm, source).map(|(m, slot, _)| (m, slot))
+}
+
+/// A rank's binding as gathered: its PU, or one of these.
+const UNBOUND: u64 = u64::MAX;
+const UNREADABLE: u64 = u64::MAX - 1;
+
+/// What the ranks' CPU bindings tell about the inside of their nodes.
+enum Inside {
+    /// Every rank's PU (logical index), and the hwloc tree of this process's node, the
+    /// same on every node.
+    Bound {
+        pus: Vec<usize>,
+        tree: Box<NodeTree>,
+    },
+    /// Why the nodes stay flat.
+    Flat(String),
+}
+
+/// A fingerprint of a node tree's pair levels.
+fn tree_fingerprint(tree: &NodeTree) -> u64 {
+    let n = tree.num_pus();
+    let mut bytes = Vec::with_capacity(8 + n * n);
+    bytes.extend((n as u64).to_le_bytes());
+    for a in 0..n {
+        bytes.extend((0..n).map(|b| tree.level(a, b) as u8));
+    }
+    fnv1a(&bytes).min(UNREADABLE - 1)
+}
+
+/// Collective: every rank's PU and its node's tree, read with hwloc (feature `hwloc`),
+/// or why not; the same verdict on every rank (two integers gathered per rank).
+fn discover_inside<C: Communicator>(comm: &C) -> Inside {
+    if !cfg!(feature = "hwloc") {
+        return Inside::Flat("copr was built without hwloc".into());
+    }
+    let code = match copr_topology::current_binding_pu() {
+        Ok(Some(pu)) => pu as u64,
+        Ok(None) => UNBOUND,
+        Err(_) => UNREADABLE,
+    };
+    let tree = (code < UNREADABLE)
+        .then(|| NodeTree::from_this_machine(&copr_topology::LevelCosts::default()).ok())
+        .flatten();
+    let fp = tree.as_ref().map_or(UNREADABLE, tree_fingerprint);
+    let mut all = vec![0u64; 2 * comm.size() as usize];
+    comm.all_gather_into(&[code, fp][..], &mut all[..]);
+    let codes: Vec<u64> = all.iter().step_by(2).copied().collect();
+    let fps: Vec<u64> = all.iter().skip(1).step_by(2).copied().collect();
+    if let Some(r) = codes.iter().position(|&c| c == UNREADABLE) {
+        return Inside::Flat(format!("hwloc cannot read the CPU binding of rank {r}"));
+    }
+    if let Some(r) = codes.iter().position(|&c| c == UNBOUND) {
+        return Inside::Flat(format!(
+            "rank {r} is not bound to a PU (mpirun --bind-to core binds every rank)"
+        ));
+    }
+    if let Some(r) = fps.iter().position(|&f| f == UNREADABLE) {
+        return Inside::Flat(format!("hwloc cannot read the topology of rank {r}"));
+    }
+    if let Some(r) = fps.iter().position(|&f| f != fps[0]) {
+        return Inside::Flat(format!(
+            "hwloc finds other hardware under rank {r} than under rank 0"
+        ));
+    }
+    match tree {
+        Some(tree) => Inside::Bound {
+            pus: codes.iter().map(|&c| c as usize).collect(),
+            tree: Box::new(tree),
+        },
+        None => Inside::Flat("hwloc cannot read this node's topology".into()),
+    }
+}
+
+/// The flat machine of the node keys `keys` (equal keys share a node), or with the
+/// nodes' inside as `inside` tells; and a line saying which.
+fn machine_of_keys(keys: &[u64], inside: Inside) -> Result<(MapMachine, Perm, String)> {
+    let names: Vec<String> = keys.iter().map(|k| format!("node{k}")).collect();
+    let flat = |why: String| {
         machine_from_placement(&Placement::from_pairs(
             names.iter().map(|n| (n.as_str(), None)),
         ))
+        .map(|(m, slot)| (m, slot, format!("flat: {why}")))
     };
+    match inside {
+        Inside::Flat(why) => flat(why),
+        Inside::Bound { pus, tree } => {
+            let pl = Placement::from_pairs(
+                names
+                    .iter()
+                    .zip(&pus)
+                    .map(|(n, &pu)| (n.as_str(), Some(pu))),
+            );
+            match machine_from_bound_placement(&pl, &tree) {
+                Ok((m, slot)) => {
+                    let levels: Vec<String> = m
+                        .node_tree()
+                        .map(|t| {
+                            t.levels_present()
+                                .iter()
+                                .filter(|&&l| l != copr_topology::Level::Pu)
+                                .map(|l| l.to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let line = format!(
+                        "hwloc: ranks bound to PUs; two ranks of a node share a {}",
+                        levels.join(" or a ")
+                    );
+                    Ok((m, slot, line))
+                }
+                Err(Error::Mismatch(why)) => flat(why),
+                Err(e) => flat(e.to_string()),
+            }
+        }
+    }
+}
+
+/// Collective: [`machine_of`], and for nodes found at run time or emulated, a line
+/// saying what is known inside them (an hwloc tree from the ranks' bindings, or why
+/// they are flat).
+fn machine_and_inside<C: Communicator>(
+    comm: &C,
+    source: &MachineSource,
+) -> Result<(MapMachine, Perm, Option<String>)> {
+    let p = comm.size() as usize;
+    // the ranks must agree on the source before taking its collective steps
+    let mut sources = vec![0u64; p];
+    comm.all_gather_into(&fnv1a(source.describe().as_bytes()), &mut sources[..]);
+    if let Some(r) = sources.iter().position(|&s| s != sources[0]) {
+        return Err(Error::Mismatch(format!(
+            "rank {r} describes the machine otherwise than rank 0 (the environment differs)"
+        )));
+    }
     let local = match source {
         MachineSource::File(f) => MapMachine::from_file(f).and_then(|m| {
             if m.slots() == p {
-                Ok((m, Perm::identity(p)))
+                Ok((m, Perm::identity(p), None))
             } else {
                 Err(Error::Mismatch(format!(
                     "{}: {} slots ({} nodes x {} ranks) but the communicator has {p} ranks",
@@ -461,11 +683,13 @@ pub fn machine_of<C: Communicator>(comm: &C, source: &MachineSource) -> Result<(
                 machine_from_placement(&Placement::from_pairs(
                     world.iter().map(|&w| (pl.node_name(pl.node_of(w)), None)),
                 ))
+                .map(|(m, slot)| (m, slot, None))
             })
         }
         MachineSource::EmulatedNodes(k) => {
             let world = world_ranks(comm);
-            from_keys(world.iter().map(|&w| (w / k) as u64).collect())
+            let keys: Vec<u64> = world.iter().map(|&w| (w / k) as u64).collect();
+            machine_of_keys(&keys, discover_inside(comm)).map(|(m, s, l)| (m, s, Some(l)))
         }
         MachineSource::Discover => {
             // the lowest rank of comm on each node names the node
@@ -474,7 +698,8 @@ pub fn machine_of<C: Communicator>(comm: &C, source: &MachineSource) -> Result<(
                 .group()
                 .translate_rank(0, &comm.group())
                 .unwrap_or(comm.rank());
-            from_keys(gather_keys(comm, lowest as u64))
+            let keys = gather_keys(comm, lowest as u64);
+            machine_of_keys(&keys, discover_inside(comm)).map(|(m, s, l)| (m, s, Some(l)))
         }
     };
     agreed(comm, local, "could not build the machine")
@@ -491,6 +716,9 @@ pub struct MappingReport {
     pub best: super::Metrics,
     /// Where the best mapping came from.
     pub origin: String,
+    /// For nodes found at run time or emulated: what is known inside them (an hwloc
+    /// tree from the ranks' CPU bindings, or why they are taken as flat).
+    pub inside: Option<String>,
 }
 
 /// The result of [`plan_mapping`].
@@ -512,8 +740,9 @@ pub struct Planned {
 /// optimiser ([`super::compare`] with `opts`, as `copr map` does) and broadcasts the
 /// optimiser's mapping, converted to ranks ([`map_to_ranks`]). It is kept only when
 /// it beats the present order (task `t` on rank `t`) on hop-bytes, or ties on
-/// hop-bytes and beats it on the busiest link's time; otherwise `ranks` is the
-/// identity.
+/// hop-bytes and beats it on the busiest link's time, or ties on both and beats it
+/// inside the nodes (`Σ bytes·inv_bandwidth` by the level of the node tree two ranks
+/// share, when the machine has a tree); otherwise `ranks` is the identity.
 ///
 /// # Errors
 /// [`machine_of`]'s errors, [`Error::Mismatch`] if the pattern's task count is not
@@ -551,7 +780,7 @@ pub fn plan_mapping_at_root<C: Communicator>(
     opts: &super::Options,
 ) -> Result<Planned> {
     let p = comm.size() as usize;
-    let (machine, slot) = machine_of(comm, source)?;
+    let (machine, slot, inside) = machine_and_inside(comm, source)?;
     let proc = comm.process_at_rank(0);
     let mut outcome: Option<Result<(Perm, MappingReport)>> = None;
     if comm.rank() == 0 {
@@ -581,7 +810,10 @@ pub fn plan_mapping_at_root<C: Communicator>(
                 let before = super::evaluate(pattern, &machine, &slot);
                 let better = row.metrics.hop_bytes < before.hop_bytes
                     || (row.metrics.hop_bytes == before.hop_bytes
-                        && row.metrics.max_link_time < before.max_link_time);
+                        && (row.metrics.max_link_time < before.max_link_time
+                            || (row.metrics.max_link_time == before.max_link_time
+                                && intra_time(&machine, &row.metrics)
+                                    < intra_time(&machine, &before))));
                 let ranks = if better {
                     map_to_ranks(&row.map, &slot)?
                 } else {
@@ -594,6 +826,7 @@ pub fn plan_mapping_at_root<C: Communicator>(
                         before,
                         best: row.metrics.clone(),
                         origin: row.origin.clone().unwrap_or_default(),
+                        inside: inside.clone(),
                     },
                 ))
             }),
@@ -614,10 +847,15 @@ pub fn plan_mapping_at_root<C: Communicator>(
         proc.broadcast_into(&mut msg[..]);
         return Err(match outcome {
             Some(Err(e)) => e,
-            _ => Error::Mismatch(format!(
-                "rank 0: {}",
-                String::from_utf8_lossy(&msg).trim_end()
-            )),
+            _ => {
+                // rank 0's message names its kind: a mismatch's is not said twice
+                let text = String::from_utf8_lossy(&msg);
+                let text = text.trim_end();
+                Error::Mismatch(format!(
+                    "rank 0: {}",
+                    text.strip_prefix("mismatch: ").unwrap_or(text)
+                ))
+            }
         });
     }
     let (mine, report) = match outcome {
@@ -630,6 +868,21 @@ pub fn plan_mapping_at_root<C: Communicator>(
         ranks,
         report,
     })
+}
+
+/// `Σ bytes·inv_bandwidth` of the intra-node messages by the level of the node tree
+/// their two ranks share (0 without a tree): what arranging ranks inside nodes lowers.
+fn intra_time(machine: &MapMachine, m: &super::Metrics) -> f64 {
+    let Some(tree) = machine.node_tree() else {
+        return 0.0;
+    };
+    m.intra_levels
+        .iter()
+        .filter_map(|lb| {
+            copr_topology::Level::parse(&lb.level)
+                .map(|l| lb.bytes as f64 * tree.level_cost(l).inv_bandwidth)
+        })
+        .sum()
 }
 
 /// The pattern of a Cartesian grid as [`plan_mapping`] takes it from
@@ -762,6 +1015,94 @@ mod tests {
             e.contains("node `x` runs 1 ranks but node `y` runs 2"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn bound_placement_to_machine() {
+        use copr_topology::{Level, LevelCosts};
+        let tree = NodeTree::from_shape("pack:2 core:4", &LevelCosts::default()).unwrap();
+        // two nodes of 4 ranks; node x's ranks on PUs 5, 0, 4, 1, node y's on 4, 5, 0, 1
+        let pl = Placement::parse(
+            "0 x 5\n1 x 0\n2 y 4\n3 y 5\n4 x 4\n5 x 1\n6 y 0\n7 y 1\n",
+            None,
+        )
+        .unwrap();
+        let (m, slot) = machine_from_bound_placement(&pl, &tree).unwrap();
+        assert_eq!((m.nodes(), m.ranks_per_node()), (2, 4));
+        // slots in PU order on each node: x = 0 1 4 5, y = 0 1 4 5
+        assert_eq!(slot.forward(), [3, 0, 6, 7, 2, 1, 4, 5]);
+        let t = m.node_tree().unwrap();
+        assert_eq!(t.num_pus(), 4);
+        assert_eq!(
+            (t.level(0, 1), t.level(1, 2)),
+            (Level::Package, Level::Machine)
+        );
+        for (text, needle) in [
+            (
+                "0 x 0\n1 x 0\n",
+                "ranks 0 and 1 of node `x` are bound to the same PU 0",
+            ),
+            ("0 x 0\n1 x\n", "rank 1 is not bound to a PU"),
+            (
+                "0 x 0\n1 x 1\n2 y 0\n3 y 4\n",
+                "node `y` sit on PUs arranged unlike",
+            ),
+            ("0 x 0\n1 x 9\n", "PU 9 is not one of the tree's 8 PUs"),
+            (
+                "0 x 0\n1 y 0\n2 y 1\n",
+                "node `x` runs 1 ranks but node `y` runs 2",
+            ),
+        ] {
+            let pl = Placement::parse(text, None).unwrap();
+            let e = machine_from_bound_placement(&pl, &tree)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn node_tree_splits_tiles_per_package() {
+        use copr_topology::LevelCosts;
+        // two nodes of two packages of two cores, the ranks of each node bound
+        // round-robin over its packages (PUs 0 2 1 3); a periodic 2 x 4 grid, 1 byte
+        // per message (a column pair exchanges 4 messages, a row pair 2). By hand: in
+        // rank order the nodes hold the rows, 16 column messages leave them, and inside
+        // each node every row pair crosses the packages (2 x 8). The best: 2 x 2 tiles
+        // per node (8 row messages leave), inside each a column pair per package (4
+        // row messages cross the packages, against 8 for row pairs).
+        let tree = NodeTree::from_shape("pack:2 core:2", &LevelCosts::default()).unwrap();
+        let text: String = [0, 2, 1, 3, 0, 2, 1, 3]
+            .iter()
+            .enumerate()
+            .map(|(r, pu)| format!("{r} n{} {pu}\n", r / 4))
+            .collect();
+        let pl = Placement::parse(&text, None).unwrap();
+        let (m, slot) = machine_from_bound_placement(&pl, &tree).unwrap();
+        let pattern = grid_pattern(&[2, 4], &[true, true], 1).unwrap();
+        // (off-node bytes, bytes between packages of one node)
+        let cut = |map: &Perm| {
+            let e = super::super::evaluate(&pattern, &m, map);
+            let packages = e.intra_levels.iter().find(|l| l.level == "machine");
+            (
+                e.total_bytes - e.intra_node_bytes,
+                packages.map_or(0, |l| l.bytes),
+            )
+        };
+        assert_eq!(cut(&slot), (16, 16));
+        let c = super::super::compare(
+            &pattern,
+            &m,
+            &[super::super::Strategy::Optimised],
+            &super::super::Options::default(),
+            |_| {},
+        )
+        .unwrap();
+        let best = &c.row("optimised").unwrap().map;
+        assert_eq!(cut(best), (8, 8));
+        // as ranks, placed on their slots again
+        let ranks = map_to_ranks(best, &slot).unwrap();
+        assert_eq!(cut(&slot.compose(&ranks)), (8, 8));
     }
 
     #[test]

@@ -458,6 +458,68 @@ impl NodeTree {
     pub fn description(&self) -> &str {
         &self.description
     }
+
+    /// The tree of the PUs `pus` alone, in that order: PU `i` of the result is PU
+    /// `pus[i]` of `self`, and two of them share the level they share in `self` (with
+    /// the same costs). For a node on which ranks are bound to some of the PUs.
+    ///
+    /// # Complexity
+    /// `O(k²)` for `k = pus.len()`.
+    ///
+    /// ```
+    /// use copr_topology::{Level, LevelCosts, NodeTree};
+    /// let t = NodeTree::from_shape("pack:2 core:4", &LevelCosts::default()).unwrap();
+    /// // one core of the first package, two of the second
+    /// let r = t.restricted(&[5, 0, 6], "three cores").unwrap();
+    /// assert_eq!(r.num_pus(), 3);
+    /// assert_eq!(r.level(0, 2), Level::Package);
+    /// assert_eq!(r.level(0, 1), Level::Machine);
+    /// assert_eq!(r.levels_present(), [Level::Pu, Level::Package, Level::Machine]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`TopologyError::Inconsistent`] if `pus` is empty, names a PU `>= num_pus()`,
+    /// or names one twice.
+    pub fn restricted(&self, pus: &[usize], description: impl Into<String>) -> Result<Self> {
+        if pus.is_empty() {
+            return Err(crate::link::inconsistent(
+                "pus",
+                "a node needs at least one PU",
+            ));
+        }
+        let mut seen = vec![false; self.npu];
+        for &p in pus {
+            if p >= self.npu {
+                return Err(crate::link::inconsistent(
+                    "pus",
+                    format!("PU {p} is not one of the tree's {} PUs", self.npu),
+                ));
+            }
+            if std::mem::replace(&mut seen[p], true) {
+                return Err(crate::link::inconsistent(
+                    "pus",
+                    format!("PU {p} is listed twice"),
+                ));
+            }
+        }
+        let k = pus.len();
+        let mut pair = vec![0u8; k * k];
+        let mut occurs = [false; 12];
+        for (i, &a) in pus.iter().enumerate() {
+            for (j, &b) in pus.iter().enumerate() {
+                let l = self.pair[a * self.npu + b];
+                occurs[l as usize] = true;
+                pair[i * k + j] = l;
+            }
+        }
+        Ok(Self {
+            npu: k,
+            pair,
+            costs: self.costs,
+            present: Level::ALL.into_iter().filter(|l| occurs[l.idx()]).collect(),
+            description: description.into(),
+        })
+    }
 }
 
 fn classify(a: &PuAncestry, b: &PuAncestry, same: bool) -> Level {
@@ -619,5 +681,36 @@ mod tests {
             e.contains("levels.package") || e.contains("levels.pu"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn restricted_to_some_pus() {
+        let c = LevelCosts::default();
+        let full = NodeTree::from_shape("pack:2 l3:2 core:2", &c).unwrap();
+        // the first core of every L3 is the tree `pack:2 l3:2`
+        let r = full.restricted(&[0, 2, 4, 6], "firsts").unwrap();
+        let small = NodeTree::from_shape("pack:2 l3:2", &c).unwrap();
+        for a in 0..4 {
+            for b in 0..4 {
+                assert_eq!(r.level(a, b), small.level(a, b), "({a}, {b})");
+            }
+        }
+        assert_eq!(r.levels_present(), small.levels_present());
+        assert_eq!(r.description(), "firsts");
+        // in another order: PU i of the result is the i-th listed
+        let r = full.restricted(&[7, 6, 0], "").unwrap();
+        assert_eq!(
+            (r.level(0, 1), r.level(0, 2), r.level(1, 2)),
+            (Level::L3, Level::Machine, Level::Machine)
+        );
+        assert_eq!(r.link(0, 1), full.link(7, 6));
+        for (pus, needle) in [
+            (&[][..], "at least one PU"),
+            (&[0, 8][..], "PU 8 is not one of the tree's 8 PUs"),
+            (&[3, 1, 3][..], "PU 3 is listed twice"),
+        ] {
+            let e = full.restricted(pus, "").unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+        }
     }
 }

@@ -17,18 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void Cblacs_pinfo(int *mypnum, int *nprocs);
-void Cblacs_get(int context, int what, int *val);
-void Cblacs_gridinit(int *context, char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int context, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int context);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc, const int *nprocs);
-void pdgemr2d_(int *m, int *n, double *a, int *ia, int *ja, int *desca, double *b, int *ib,
-               int *jb, int *descb, int *ictxt);
-void Cpdgemr2d(int m, int n, double *a, int ia, int ja, int *desca, double *b, int ib, int jb,
-               int *descb, int ictxt);
-void pdtran_(int *m, int *n, double *alpha, double *a, int *ia, int *ja, int *desca,
-             double *beta, double *c, int *ic, int *jc, int *descc);
+#include "blacs.h"
 
 static int ctxt, nprow, npcol, myrow, mycol;
 

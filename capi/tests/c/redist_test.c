@@ -48,8 +48,6 @@
 #define COPR_F(f) f##_
 void psgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, int *ib, int *jb,
                int *descb, int *ictxt);
-void pdgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, int *ib, int *jb,
-               int *descb, int *ictxt);
 void pcgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, int *ib, int *jb,
                int *descb, int *ictxt);
 void pzgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, int *ib, int *jb,
@@ -60,17 +58,10 @@ void pzgemr2d_(int *m, int *n, void *a, int *ia, int *ja, int *desca, void *b, i
 #define COPR_F(f) copr_##f##_
 #endif
 
-/* BLACS, ScaLAPACK and PBLAS, as libscalapack-openmpi exports them */
-void Cblacs_pinfo(int *mypnum, int *nprocs);
-void Cblacs_get(int context, int what, int *val);
-void Cblacs_gridinit(int *context, char *order, int nprow, int npcol);
-void Cblacs_gridmap(int *context, int *usermap, int ldumap, int nprow, int npcol);
-void Cblacs_gridinfo(int context, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int context);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc, const int *nprocs);
+/* BLACS, ScaLAPACK and PBLAS, as libscalapack-openmpi exports them (the double
+ * precision ones in blacs.h) */
+#include "blacs.h"
 void Cpsgemr2d(int m, int n, float *a, int ia, int ja, int *desca, float *b, int ib, int jb,
-               int *descb, int ictxt);
-void Cpdgemr2d(int m, int n, double *a, int ia, int ja, int *desca, double *b, int ib, int jb,
                int *descb, int ictxt);
 void Cpcgemr2d(int m, int n, copr_scomplex *a, int ia, int ja, int *desca, copr_scomplex *b,
                int ib, int jb, int *descb, int ictxt);
@@ -78,8 +69,6 @@ void Cpzgemr2d(int m, int n, copr_dcomplex *a, int ia, int ja, int *desca, copr_
                int ib, int jb, int *descb, int ictxt);
 void pstran_(int *m, int *n, float *alpha, float *a, int *ia, int *ja, int *desca, float *beta,
              float *c, int *ic, int *jc, int *descc);
-void pdtran_(int *m, int *n, double *alpha, double *a, int *ia, int *ja, int *desca,
-             double *beta, double *c, int *ic, int *jc, int *descc);
 void pctranu_(int *m, int *n, float *alpha, float *a, int *ia, int *ja, int *desca, float *beta,
               float *c, int *ic, int *jc, int *descc);
 void pctranc_(int *m, int *n, float *alpha, float *a, int *ia, int *ja, int *desca, float *beta,
@@ -660,6 +649,7 @@ done:
 }
 
 /* ---- bad arguments: every process returns, counts one error, changes nothing ---- */
+static int bad_calls; /* how many error_cases made */
 static long error_cases(void) {
     grid g = make_grid(nprocs, nprocs);
     uint64_t own = 99;
@@ -685,10 +675,21 @@ static long error_cases(void) {
         {"negative LENB", "copr_pdgemr2d_relabel: parameter 8 (LENB) had an illegal value", 6},
         {"LENB = 1: too small for the part some process is given",
          "copr_pdgemr2d_relabel on process", 7},
+        {"a null M array in a batch on the last process only",
+         "copr_pdgemr2d_batch: parameter 2 (M) had an illegal value", 8},
+        {"COUNT 0 on the last process, 1 on the others",
+         "copr_pdgemr2d_batch: processes 0 and", 9},
     };
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         uint64_t before = copr_capi_errors();
-        int kind = cases[i].kind, saved_stderr = dup(2), printed;
+        int kind = cases[i].kind, saved_stderr, printed;
+        /* who prints the message: every process, or the last one (its own bad
+         * argument); a disagreement (it needs two processes) is printed by the first
+         * process of the context, once */
+        int printer = kind == 1 || kind == 8 ? nprocs - 1 : -1;
+        if (kind == 9 && nprocs == 1) continue;
+        bad_calls++;
+        saved_stderr = dup(2);
         FILE *log = tmpfile();
         char text[4096];
         size_t got;
@@ -710,6 +711,13 @@ static long error_cases(void) {
             int zero = 0, first = 1;
             copr_pdgemr2d_batch(1, &m, &n, &pa, &zero, &ja, a.desc, &pb, &first, &first, b.desc,
                                 g.ctxt);
+        }
+        if (kind == 8 || kind == 9) {
+            const double *pa = a.copr;
+            double *pb = b.copr;
+            int first = 1, last = me == nprocs - 1;
+            copr_pdgemr2d_batch(kind == 9 && last ? 0 : 1, kind == 8 && last ? NULL : &m, &n,
+                                &pa, &ia, &ja, a.desc, &pb, &first, &first, b.desc, g.ctxt);
         }
         if (kind == 6 || kind == 7) {
             int map[64], whole[9]; /* B's first m x n as a matrix of its own */
@@ -738,8 +746,12 @@ static long error_cases(void) {
             MPI_Allreduce(&printed, &anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
             printed = anywhere;
         }
-        /* kind 1: only the last process finds it */
-        if (printed != (kind == 1 ? me == nprocs - 1 : 1)) {
+        if (kind == 9) {
+            int printers;
+            MPI_Allreduce(&printed, &printers, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            printed = printers == 1;
+        }
+        if (printed != (printer < 0 || me == printer)) {
             fprintf(stderr, "process %d: %s: expected %s\"%s\" on standard error, got \"%s\"\n", me,
                     cases[i].what, printed ? "no " : "", cases[i].message, text);
             bad++;
@@ -804,7 +816,7 @@ int main(int argc, char **argv) {
         MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (all) failed_cases++;
         if (me == 0)
-            printf("error cases (8 bad calls): %s\n",
+            printf("error cases (%d bad calls): %s\n", bad_calls,
                    all ? "FAILED"
                        : "every process returned, counted it, changed nothing, and the "
                          "processes that found it named the parameter");

@@ -2,7 +2,8 @@
  * or without libcopr_interpose.so in LD_PRELOAD) or by copr-capi's copr_cart_create /
  * copr_comm_reorder, on MPI_COMM_WORLD:
  *
- *   cart_test MODE DIMS [--periods P] [--order FILE | --identity] [--placement FILE]
+ *   cart_test MODE DIMS [--periods P] [--order FILE | --identity]
+ *             [--placement FILE | --slots S]
  *
  *   MODE     mpi (MPI_Cart_create), mpi-noreorder (the same with reorder = 0), capi
  *            (copr_cart_create), reorder (copr_comm_reorder), errors (copr_cart_create's
@@ -16,6 +17,8 @@
  *   --placement: the placement file given to the interposer (rank node per line): the
  *            slot of rank r is node·k + (ranks below r on its node), nodes numbered in
  *            order of first appearance in rank order; without it slot = rank
+ *   --slots: the slot of every rank, comma separated in rank order (for slots that
+ *            follow the ranks' CPU bindings)
  *
  * Every process checks: the topology (MPI_Topo_test, MPI_Cartdim_get, MPI_Cart_get), its
  * coordinates against MPI_Cart_rank / MPI_Cart_coords and row-major order, MPI_Cart_shift
@@ -165,7 +168,7 @@ int main(int argc, char **argv) {
         dims[ndims++] = (int)strtol(s, &s, 10);
         if (*s == 'x') s++;
     }
-    const char *order_file = NULL, *placement = NULL;
+    const char *order_file = NULL, *placement = NULL, *slots = NULL;
     int identity = 0;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--periods") == 0 && i + 1 < argc) {
@@ -178,6 +181,8 @@ int main(int argc, char **argv) {
             order_file = argv[++i];
         } else if (strcmp(argv[i], "--placement") == 0 && i + 1 < argc) {
             placement = argv[++i];
+        } else if (strcmp(argv[i], "--slots") == 0 && i + 1 < argc) {
+            slots = argv[++i];
         } else if (strcmp(argv[i], "--identity") == 0) {
             identity = 1;
         } else {
@@ -274,6 +279,14 @@ int main(int argc, char **argv) {
         read_order(order_file, p, by_slot);
         if (placement) {
             read_slots(placement, p, slot);
+        } else if (slots) {
+            char *s = (char *)slots;
+            for (int r = 0; r < p; r++) {
+                char *end;
+                slot[r] = (int)strtol(s, &end, 10);
+                if (end == s || slot[r] < 0 || slot[r] >= p) usage("bad --slots list");
+                s = *end == ',' ? end + 1 : end;
+            }
         } else {
             for (int r = 0; r < p; r++) slot[r] = r;
         }
