@@ -40,7 +40,8 @@ impl Csr {
     /// Builds from `(row, col, value)` triplets; duplicates are summed, zeros dropped.
     ///
     /// # Complexity
-    /// O(n_rows + k log k) for k triplets (counting sort by row, sort within rows).
+    /// O(n_rows + k log k) for k triplets (counting sort by row, then a sort within each
+    /// row that is not already in column order).
     ///
     /// # Panics
     /// If a row or column index is out of range, or `n_cols` exceeds `u32::MAX`.
@@ -72,7 +73,9 @@ impl Csr {
         row_ptr.push(0);
         for r in 0..n_rows {
             let row = &mut entries[counts[r]..counts[r + 1]];
-            row.sort_unstable_by_key(|e| e.0);
+            if !row.windows(2).all(|w| w[0].0 <= w[1].0) {
+                row.sort_unstable_by_key(|e| e.0);
+            }
             let mut k = 0;
             while k < row.len() {
                 let c = row[k].0;
@@ -88,6 +91,25 @@ impl Csr {
             }
             row_ptr.push(cols.len());
         }
+        Self::from_parts(n_rows, n_cols, row_ptr, cols, vals)
+    }
+
+    /// Wraps arrays that already are in CSR form (crate-internal builders that produce
+    /// rows in order). The invariants are checked in debug builds only.
+    pub(crate) fn from_parts(
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: Vec<usize>,
+        cols: Vec<u32>,
+        vals: Vec<u64>,
+    ) -> Self {
+        debug_assert_eq!(row_ptr.len(), n_rows + 1);
+        debug_assert_eq!(row_ptr.last().copied(), Some(cols.len()));
+        debug_assert_eq!(cols.len(), vals.len());
+        debug_assert!((0..n_rows).all(|r| {
+            let row = &cols[row_ptr[r]..row_ptr[r + 1]];
+            row.windows(2).all(|w| w[0] < w[1]) && row.iter().all(|&c| (c as usize) < n_cols)
+        }));
         Self {
             n_rows,
             n_cols,

@@ -117,6 +117,36 @@ fn sparse_and_dense_match_kuhn_munkres_on_random_sparse() {
     }
 }
 
+/// Few distinct weights (many ties): the sparse solver's phases-only path (largest
+/// weight ≤ 64) and, just above that limit, the adaptive path, against Kuhn–Munkres and
+/// the dense solver; larger instances against the dense solver alone.
+#[test]
+fn sparse_matches_references_with_few_distinct_weights() {
+    let mut seed = 500;
+    for n in [2usize, 9, 60, 250, 500] {
+        for per_row in [1usize, 3, 16] {
+            for hi in [2u64, 3, 4, 65, 66] {
+                seed += 1;
+                let w = common::random_sparse_rows(n, per_row.min(n), hi, seed);
+                let g = to_f64(&w);
+                let want = km_value(n, &g);
+                let got = assignment_value(&w, &sparse_max(&w).unwrap()) as i64;
+                assert_eq!(got, want, "n={n} {per_row}/row [1,{hi})");
+                let pd = dense_max(n, &g).unwrap();
+                assert_eq!(dense_value(n, &g, &pd), want);
+            }
+        }
+    }
+    for (n, per_row, hi) in [(2000usize, 16usize, 4u64), (3000, 16, 3), (3000, 4, 4)] {
+        seed += 1;
+        let w = common::random_sparse_rows(n, per_row, hi, seed);
+        let g = to_f64(&w);
+        let pd = dense_max(n, &g).unwrap();
+        let got = assignment_value(&w, &sparse_max(&w).unwrap()) as i64;
+        assert_eq!(got, dense_value(n, &g, &pd), "n={n} {per_row}/row [1,{hi})");
+    }
+}
+
 #[test]
 fn block_cyclic_instances_match_kuhn_munkres() {
     for p in [4usize, 16, 64, 144, 256] {

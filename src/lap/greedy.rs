@@ -62,9 +62,14 @@ pub(crate) fn greedy_swaps_transposed(v: &Csr, vt: &Csr) -> Perm {
     let (tp, tc, tv) = (vt.row_ptr(), vt.col_indices(), vt.values());
     // Every pair {a, b} (b ≠ a) with positive weight, from row a of V (V[a][b]) merged
     // with row a of Vᵀ (V[b][a]); rows are sorted by column.
-    let pairs_of = |a: usize, out: &mut dyn FnMut(usize, Key)| {
+    // With `above`, only the partners b > a.
+    let pairs_of = |a: usize, above: bool, out: &mut dyn FnMut(usize, Key)| {
         let (mut i, ie) = (rp[a], rp[a + 1]);
         let (mut j, je) = (tp[a], tp[a + 1]);
+        if above {
+            i += rc[i..ie].partition_point(|&c| c as usize <= a);
+            j += tc[j..je].partition_point(|&c| c as usize <= a);
+        }
         while i < ie || j < je {
             let ci = if i < ie { rc[i] } else { u32::MAX };
             let cj = if j < je { tc[j] } else { u32::MAX };
@@ -92,8 +97,11 @@ pub(crate) fn greedy_swaps_transposed(v: &Csr, vt: &Csr) -> Perm {
     let mut cut: Vec<Option<Key>> = vec![None; n];
     let mut list: Vec<Key> = Vec::new();
     for (a, c) in cut.iter_mut().enumerate() {
+        if used_max == 0 || (rp[a + 1] - rp[a]) + (tp[a + 1] - tp[a]) <= used_max {
+            continue; // fewer partners than used_max: nothing to cut
+        }
         list.clear();
-        pairs_of(a, &mut |_, k| list.push(k));
+        pairs_of(a, false, &mut |_, k| list.push(k));
         if used_max > 0 && list.len() > used_max {
             // the used_max-th best key: pairs after it are never taken
             *c = Some(*list.select_nth_unstable(used_max - 1).1);
@@ -102,8 +110,8 @@ pub(crate) fn greedy_swaps_transposed(v: &Csr, vt: &Csr) -> Perm {
     let keep = |a: usize, k: &Key| cut[a].is_none_or(|c| *k <= c);
     let mut keys: Vec<Key> = Vec::new();
     for a in 0..n {
-        pairs_of(a, &mut |b, k| {
-            if b > a && keep(a, &k) && keep(b, &k) {
+        pairs_of(a, true, &mut |b, k| {
+            if keep(a, &k) && keep(b, &k) {
                 keys.push(k);
             }
         });

@@ -14,10 +14,13 @@
 //!    runner-up's level, displacing the owner);
 //! 3. successive shortest augmenting paths (Dijkstra with potentials) for the rows still
 //!    free, either one search per row or, when many rows are tied (few distinct
-//!    weights), *phases*: one multi-source Dijkstra from all free rows that makes every
-//!    shortest augmenting path tight, then depth-first augmentation along vertex-disjoint
-//!    tight paths. The solver switches between the two by their measured edge visits per
-//!    matched row;
+//!    weights), *phases*: breadth-first layers of the tight pairs from all free rows
+//!    (preceded, when they hold no augmenting path, by one multi-source Dijkstra that
+//!    makes every shortest augmenting path tight), then depth-first augmentation along
+//!    vertex-disjoint tight paths that descend the layers (Hopcroft–Karp). The solver
+//!    switches between the two by their measured edge visits per matched row; with
+//!    weights of at most 64 it runs phases only, which then need at most 64 Dijkstra
+//!    searches in all (see `SMALL_WEIGHT`), and is never handed over;
 //! 4. when the shortest paths turn expensive (after `4·(nnz + n)` edge visits, the free
 //!    rows times the recent visits per matched row exceed `16·(nnz + n)`; rows of at most
 //!    64 entries on average), the ε-scaling auction of `auction.rs` takes over from the
@@ -65,6 +68,15 @@ const MAX_AUCTION_DEGREE: u64 = 64;
 /// one per row) before a handover: its per-row cost is erratic early on, and most
 /// instances that need it at all finish within this budget.
 const MIN_SAP_WORK_PER_ENTRY: u64 = 4;
+
+/// Largest weight for which the shortest-path stage runs phases only: a phase searches
+/// (Dijkstra) only when no tight augmenting path is left, that search's distance `L` is
+/// then an integer `≥ 1`, and it lowers every free row's price by `L`; a free row's
+/// price starts at most at its largest weight and never drops below 0, so at most
+/// `SMALL_WEIGHT` searches run in all, and the rest is Hopcroft–Karp phases on the
+/// tight pairs (random rows with weights in `[1, 4)`: ties everywhere, which the
+/// auction handles badly).
+const SMALL_WEIGHT: u64 = 64;
 
 /// Edge visits per stored entry (plus one per row) the auction may spend before it
 /// gives up and the shortest-path stage finishes the job.
@@ -143,16 +155,37 @@ fn compact(w: &Csr) -> Option<(Vec<usize>, Csr)> {
     if w.n_cols() != n || n < 64 {
         return None;
     }
-    let mut used: Vec<usize> = w.col_indices().iter().map(|&c| c as usize).collect();
-    used.extend((0..n).filter(|&r| w.row_ptr()[r + 1] > w.row_ptr()[r]));
-    used.sort_unstable();
-    used.dedup();
+    // new index + 1 of every used index, 0 for unused
+    let mut index = vec![0u32; n];
+    let rp = w.row_ptr();
+    for (r, x) in index.iter_mut().enumerate() {
+        *x = u32::from(rp[r + 1] > rp[r]);
+    }
+    for &c in w.col_indices() {
+        index[c as usize] = 1;
+    }
+    let mut used = Vec::new();
+    for (i, x) in index.iter_mut().enumerate() {
+        if *x != 0 {
+            used.push(i);
+            *x = used.len() as u32;
+        }
+    }
     if used.len() > n / 2 {
         return None;
     }
-    let at = |i: usize| used.binary_search(&i).expect("collected above");
-    let trip = w.iter().map(|(r, c, v)| (at(r), at(c), v)).collect();
-    let small = Csr::from_triplets(used.len(), used.len(), trip);
+    // the renumbering keeps the order, so rows stay sorted
+    let mut row_ptr = Vec::with_capacity(used.len() + 1);
+    row_ptr.push(0);
+    for &i in &used {
+        row_ptr.push(row_ptr[row_ptr.len() - 1] + rp[i + 1] - rp[i]);
+    }
+    let cols = w
+        .col_indices()
+        .iter()
+        .map(|&c| index[c as usize] - 1)
+        .collect();
+    let small = Csr::from_parts(used.len(), used.len(), row_ptr, cols, w.values().to_vec());
     Some((used, small))
 }
 
@@ -162,7 +195,8 @@ enum Strategy {
     Adaptive,
     #[cfg(test)]
     PerRow,
-    #[cfg(test)]
+    /// Phases only (layers of tight pairs, a search when none is left), never handed
+    /// over: what [`Strategy::Adaptive`] becomes for small weights.
     Phases,
     /// The ε-scaling auction alone (the shortest paths only if it gives up).
     #[cfg(test)]
@@ -210,6 +244,11 @@ fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
             return perm_of(sigma);
         }
     }
+    let max_w = w.values().iter().copied().max().unwrap_or(0);
+    let strategy = match strategy {
+        Strategy::Adaptive if max_w <= SMALL_WEIGHT => Strategy::Phases,
+        st => st,
+    };
     let mut s = Solver::new(w);
     let mut free = s.warm_start();
     for _ in 0..2 {
@@ -270,6 +309,16 @@ struct Solver<'a> {
     work: u64,
     /// Depth-first stack of `(row, next edge position)`.
     stack: Vec<(u32, usize)>,
+    /// Per row: the layering (see [`Solver::layers`]) that last reached it, and its
+    /// layer there.
+    layer: Vec<(u32, u32)>,
+    /// The current layering.
+    layering: u32,
+    /// The current depth-first phase (column stamps).
+    phase: u32,
+    /// Breadth-first frontiers of [`Solver::layers`].
+    frontier: Vec<u32>,
+    next: Vec<u32>,
 }
 
 /// Per-column state of [`Solver`].
@@ -321,6 +370,11 @@ impl<'a> Solver<'a> {
             heap: BinaryHeap::new(),
             work: 0,
             stack: Vec::new(),
+            layer: vec![(0, 0); n],
+            layering: 0,
+            phase: 0,
+            frontier: Vec::new(),
+            next: Vec::new(),
         }
     }
 
@@ -474,7 +528,6 @@ impl<'a> Solver<'a> {
         // Work (edge visits) per matched row of each mode; an untried mode counts as 0,
         // and the mode not in use is made to look cheaper over time so it is re-tried.
         let (mut est_phase, mut est_row) = (0.0f64, 0.0f64);
-        let mut phase = 0u32;
         // Edge visits per matched row of the last step.
         let mut recent = 0.0f64;
         let min_work = self.work.saturating_add(handover.min_work);
@@ -489,12 +542,18 @@ impl<'a> Solver<'a> {
                 Strategy::Handover => est_phase <= est_row,
                 #[cfg(test)]
                 Strategy::PerRow => false,
+                Strategy::Phases => true,
                 #[cfg(test)]
-                Strategy::Phases | Strategy::Auction => true,
+                Strategy::Auction => true,
             };
             if use_phase {
-                phase += 1;
-                self.search(&free);
+                self.phase += 1;
+                let phase = self.phase;
+                if !self.layers(&free) {
+                    // no tight augmenting path: make the shortest ones tight
+                    self.search(&free);
+                    self.layers(&free);
+                }
                 let before = free.len();
                 free.retain(|&r| !self.tight_augment(r as usize, phase));
                 let done = before - free.len();
@@ -566,8 +625,57 @@ impl<'a> Solver<'a> {
         best.1
     }
 
+    /// Breadth-first layers of the tight alternating graph from the free rows
+    /// `sources` (layer 0): a matched row is one layer below the row from which a
+    /// tight pair reaches its column. Stops after the first layer that holds an end of
+    /// an augmenting path (a free column, or a row with `u = 0`, whose dummy is tight);
+    /// returns whether there is one. [`Solver::tight_augment`] then follows the layers,
+    /// so one phase augments along many short vertex-disjoint paths (Hopcroft–Karp).
+    fn layers(&mut self, sources: &[u32]) -> bool {
+        self.layering += 1;
+        let id = self.layering;
+        let mut frontier = std::mem::take(&mut self.frontier);
+        let mut next = std::mem::take(&mut self.next);
+        frontier.clear();
+        let mut found = false;
+        for &s in sources {
+            self.layer[s as usize] = (id, 0);
+            found |= self.u[s as usize] == 0;
+            frontier.push(s);
+        }
+        let mut depth = 0u32;
+        while !found && !frontier.is_empty() {
+            next.clear();
+            for &i in &frontier {
+                let iu = i as usize;
+                let (cols, vals) = self.row(iu);
+                self.work += cols.len() as u64 + 1;
+                let (ui, own) = (self.u[iu], self.match_row[iu]);
+                for (&j, &wij) in cols.iter().zip(vals) {
+                    let c = self.col[j as usize];
+                    if j == own || ui + c.v != wij as i64 {
+                        continue;
+                    }
+                    if c.mate == FREE {
+                        found = true;
+                    } else if self.layer[c.mate as usize].0 != id {
+                        self.layer[c.mate as usize] = (id, depth + 1);
+                        found |= self.u[c.mate as usize] == 0;
+                        next.push(c.mate);
+                    }
+                }
+            }
+            std::mem::swap(&mut frontier, &mut next);
+            depth += 1;
+        }
+        self.frontier = frontier;
+        self.next = next;
+        found
+    }
+
     /// Depth-first search for an augmenting path of tight pairs from the free row `s`
-    /// (columns are visited once per `phase`); flips it and returns true if found.
+    /// that descends one layer of the last [`Solver::layers`] per step (columns are
+    /// visited once per `phase`); flips it and returns true if found.
     fn tight_augment(&mut self, s: usize, phase: u32) -> bool {
         if self.u[s] == 0 {
             self.match_row[s] = DUMMY;
@@ -584,6 +692,7 @@ impl<'a> Solver<'a> {
             let stop = self.row_ptr[iu + 1];
             let ui = self.u[iu];
             let own = self.match_row[iu];
+            let below = (self.layering, self.layer[iu].1 + 1);
             let mut next_row = None;
             while *pos < stop {
                 let e = *pos;
@@ -597,8 +706,11 @@ impl<'a> Solver<'a> {
                 if ui + self.col[ju].v != self.vals[e] as i64 {
                     continue;
                 }
-                self.col[ju].stamp = phase;
                 let r = self.col[ju].mate;
+                if r != FREE && self.layer[r as usize] != below {
+                    continue;
+                }
+                self.col[ju].stamp = phase;
                 if r == FREE {
                     break 'dfs j;
                 }
