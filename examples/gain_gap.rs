@@ -4,10 +4,14 @@
 //! `data/cost/` with as many ranks per node as `p` needs, and under sums with the
 //! volume and the locality penalty. Prints one line per instance:
 //!
-//! `p layout config model W(G) dense-saving sparse-saving measured-gap certified-gap t_dense t_sparse`
+//! `p layout config model W(G) dense-saving sparse-saving measured-gap certified-gap
+//! rounds priced t_dense t_sparse`
 //!
-//! (gaps relative to the optimal cost after relabeling). Usage:
-//! `cargo run --release --example gain_gap -- 1024 4096`.
+//! (gaps relative to the optimal cost after relabeling; `rounds` and `priced`: the
+//! column generation's pricing rounds and the pairs it added). Usage:
+//! `cargo run --release --example gain_gap -- 1024 4096`; the environment variables
+//! `GAP_LAYOUTS` (`32`, `3`), `GAP_CONFIGS` (config names) and `GAP_MODELS` (`config`,
+//! `sum`), comma-separated, choose a subset.
 
 use std::path::Path;
 use std::time::Instant;
@@ -32,6 +36,12 @@ fn layout(n: usize, b: usize, side: usize, order: Order) -> Layout {
     BlockCyclic::new(s).unwrap().into()
 }
 
+/// Whether `name` is in the comma-separated list of environment variable `var` (or the
+/// variable is unset).
+fn chosen(var: &str, name: &str) -> bool {
+    std::env::var(var).map_or(true, |v| v.split(',').any(|w| w == name))
+}
+
 fn main() {
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
@@ -46,6 +56,9 @@ fn main() {
             ("bc 3->8", 24 * side, 3, 8),
         ];
         for (lname, n, b1, b2) in pairs {
+            if !chosen("GAP_LAYOUTS", &b1.to_string()) {
+                continue;
+            }
             let src = layout(n, b1, side, Order::RowMajor);
             let dst = layout(n, b2, side, Order::ColMajor);
             let input = PackageInput {
@@ -56,6 +69,9 @@ fn main() {
             };
             let pk = Packages::compute(&input).unwrap();
             for (cname, nodes) in CONFIGS {
+                if !chosen("GAP_CONFIGS", cname) {
+                    continue;
+                }
                 let text = std::fs::read_to_string(dir.join(format!("{cname}.toml"))).unwrap();
                 let rpn = p.div_ceil(nodes).max(1);
                 let text: String = text
@@ -91,6 +107,10 @@ fn main() {
                     ),
                 ];
                 for (mname, model) in models {
+                    let short = if mname == "config" { "config" } else { "sum" };
+                    if !chosen("GAP_MODELS", short) {
+                        continue;
+                    }
                     let w0 = pk.total_cost(model.as_ref(), None);
                     let t = Instant::now();
                     let dense = gain::relabel_dense(model.as_ref(), &pk).unwrap();
@@ -101,10 +121,12 @@ fn main() {
                     let dsave = w0 - pk.total_cost(model.as_ref(), Some(&dense));
                     let after = (w0 - dsave).max(1e-300);
                     println!(
-                        "{p} | {lname} | {cname} ({rpn}/node) | {mname} | {w0:.4e} | {dsave:.4e} | {:.4e} | {:.2e} | {:.2e} | {t_dense:.2} | {t_sparse:.3}",
+                        "{p} | {lname} | {cname} ({rpn}/node) | {mname} | {w0:.4e} | {dsave:.4e} | {:.4e} | {:.2e} | {:.2e} | {} | {} | {t_dense:.2} | {t_sparse:.3}",
                         s.saving,
                         ((dsave - s.saving) / after).max(0.0),
                         s.gap() / after,
+                        s.rounds,
+                        s.priced,
                     );
                 }
             }

@@ -1186,3 +1186,69 @@ fn plot_errors_say_it_once() {
         }
     }
 }
+
+/// The number after `key ` in `line` (up to the next `,` or space).
+fn number_after(line: &str, key: &str) -> f64 {
+    let rest = &line[line.find(key).unwrap_or_else(|| panic!("{key} in {line}")) + key.len()..];
+    let word = rest
+        .split([',', ' '])
+        .find(|w| !w.is_empty())
+        .unwrap_or_else(|| panic!("a number after {key} in {line}"));
+    word.parse()
+        .unwrap_or_else(|e| panic!("{word} after {key}: {e}"))
+}
+
+#[test]
+fn plan_cost_prints_its_certificate() {
+    let plan_file = "data/plans/scalapack-32-to-128.toml";
+    for cfg in ["data/cost/torus-3d.toml", "data/cost/two-islands.toml"] {
+        let out = copr(&["plan", plan_file, "--cost", cfg]);
+        assert_ok(&out);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let line = |key: &str| {
+            text.lines()
+                .find(|l| l.starts_with(key))
+                .unwrap_or_else(|| panic!("{cfg}: no {key} line in\n{text}"))
+        };
+        let cert = line("certificate");
+        let (bound, saving, gap) = (
+            number_after(cert, "bound on the saving"),
+            number_after(cert, ", saving"),
+            number_after(cert, ", gap"),
+        );
+        // the printed gap is bound − saving, and the saving is the report's own
+        assert!(gap >= 0.0, "{cert}");
+        assert!(
+            (gap - (bound - saving).max(0.0)).abs() <= 1e-9 * bound.abs() + 1e-6 * gap,
+            "{cert}"
+        );
+        let before = number_after(line("cost before"), "cost before");
+        let after = number_after(line("cost after"), "cost after");
+        assert!(
+            (saving - (before - after)).abs() <= 1e-5 * before,
+            "{cert}: saving vs {before} − {after}"
+        );
+        assert!(cert.contains(" candidate entries ("), "{cert}");
+        // the JSON report carries the same certificate
+        let out = copr(&["plan", plan_file, "--cost", cfg, "--json"]);
+        assert_ok(&out);
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &j["cost"]["certificate"];
+        assert_eq!(c["method"], "sparse", "{c}");
+        let b = c["bound"].as_f64().unwrap();
+        let g = c["gap"].as_f64().unwrap();
+        assert!(g >= 0.0 && (b - bound).abs() <= 1e-9 * b.abs(), "{c}");
+        if c["exact"].as_bool().unwrap() {
+            assert!(cert.starts_with("certificate      exact:"), "{cert}");
+        }
+    }
+    // the volume model is solved exactly on the received volumes
+    let out = copr(&["plan", plan_file, "--cost", "data/cost/volume.toml"]);
+    assert_ok(&out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("certificate      exact (the sparse exact solve on")),
+        "{text}"
+    );
+}

@@ -204,31 +204,141 @@ fn config_model(name: &str, nodes: usize, p: usize) -> Box<dyn CostModel> {
     cfg.build(&dir, Some(p)).unwrap().model
 }
 
-#[test]
-fn neighbouring_rings_meet_the_stated_gap_at_p_1024() {
-    // 32 → 128 on a 32 × 32 grid (column-major target): the fat tree was 8.5 % off
-    // with the senders' nodes alone
-    let src = block_cyclic(96 * 32, 32, 32, 32, Order::RowMajor);
-    let dst = block_cyclic(96 * 32, 128, 32, 32, Order::ColMajor);
+/// Block-cyclic `b1` → `b2` of an `n × n` matrix on a 32 × 32 grid (row-major source,
+/// column-major target).
+fn packages_1024(n: usize, b1: usize, b2: usize) -> Packages {
+    let src = block_cyclic(n, b1, 32, 32, Order::RowMajor);
+    let dst = block_cyclic(n, b2, 32, 32, Order::ColMajor);
     let input = PackageInput {
         source: &src,
         target: &dst,
         transform: TransformKind::default(),
         element_size: 8,
     };
-    let pk = Packages::compute(&input).unwrap();
+    Packages::compute(&input).unwrap()
+}
+
+/// Compares the sparse and dense relabelings of `pk` on config `name` with `nodes`
+/// nodes: the certificate bounds the optimum and the measured gap is within
+/// [`STATED_GAP`]; returns the comparison and the measured gap.
+fn check_stated_gap(name: &str, nodes: usize, pk: &Packages) -> (Compared, f64) {
+    let model = config_model(name, nodes, pk.ranks());
+    let c = compare(model.as_ref(), pk);
+    let s = &c.sparse;
+    let tol = 1e-9 * s.cost_before;
+    assert!(
+        c.dense_saving <= s.bound + tol,
+        "{name}: bound below the optimum"
+    );
+    let gap = (c.dense_saving - s.saving) / (s.cost_before - c.dense_saving);
+    assert!(gap <= STATED_GAP, "{name}: measured gap {gap}");
+    (c, gap)
+}
+
+#[test]
+fn neighbouring_rings_meet_the_stated_gap_at_p_1024() {
+    // 32 → 128 on a 32 × 32 grid (column-major target): the fat tree was 8.5 % off
+    // with the senders' nodes alone
+    let pk = packages_1024(96 * 32, 32, 128);
     for (name, nodes) in [("torus-3d", 128), ("fat-tree", 16), ("two-islands", 8)] {
-        let model = config_model(name, nodes, 1024);
-        let c = compare(model.as_ref(), &pk);
-        let s = &c.sparse;
-        let tol = 1e-9 * s.cost_before;
-        assert!(
-            c.dense_saving <= s.bound + tol,
-            "{name}: bound below the optimum"
-        );
-        let gap = (c.dense_saving - s.saving) / (s.cost_before - c.dense_saving);
-        assert!(gap <= STATED_GAP, "{name}: gap {gap}");
+        check_stated_gap(name, nodes, &pk);
     }
+}
+
+#[test]
+fn column_generation_meets_the_stated_gap_on_3_to_8_at_p_1024() {
+    // the instances the candidates alone missed by 0.16–0.37 %
+    let pk = packages_1024(24 * 32, 3, 8);
+    for (name, nodes) in [
+        ("torus-3d", 128),
+        ("torus-3d-spread", 100),
+        ("two-islands", 8),
+    ] {
+        let (c, gap) = check_stated_gap(name, nodes, &pk);
+        let s = &c.sparse;
+        let after = s.cost_before - c.dense_saving;
+        // torus-3d-spread: the pricing proves it optimal (the others' bounds stay loose,
+        // benches/RESULTS.md)
+        if name == "torus-3d-spread" {
+            assert!(s.is_exact(), "{name}: certified gap {}", s.gap() / after);
+        }
+        eprintln!(
+            "{name}: measured gap {gap:.2e}, certified {:.2e}, {} rounds, {} pairs priced",
+            s.gap() / after,
+            s.rounds,
+            s.priced
+        );
+    }
+}
+
+/// `p` processes on a ring; a package costs `bytes · d²` between processes `d` steps
+/// apart. Its candidates are the senders and `x` only, with the valid but loose bound
+/// `Σ bytes` (every other process is at least one step away).
+struct SquaredRing {
+    p: usize,
+}
+
+impl SquaredRing {
+    fn steps(&self, i: usize, j: usize) -> usize {
+        let d = i.abs_diff(j);
+        d.min(self.p - d)
+    }
+}
+
+impl CostModel for SquaredRing {
+    fn cost(&self, from: usize, to: usize, pkg: &copr_cost_models::Package) -> f64 {
+        let d = self.steps(from, to) as f64;
+        pkg.bytes as f64 * d * d
+    }
+    fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, copr_cost_models::Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        let mut ys: Vec<usize> = incoming.iter().map(|e| e.0).chain([x]).collect();
+        ys.sort_unstable();
+        ys.dedup();
+        for y in ys {
+            out.push((y, copr_cost_models::delivered_cost(self, y, incoming)));
+        }
+        Some(incoming.iter().map(|e| e.1.bytes as f64).sum())
+    }
+}
+
+#[test]
+fn pricing_finds_an_optimum_off_the_candidates() {
+    // label x receives 8 bytes from x + 1 and from x + 5: at a sender it pays 16·8, at
+    // x + 3 (no candidate) 2 · 4 · 8; the optimum moves every label to x + 3
+    let p = 16;
+    let list: Vec<(usize, usize, u64, copr_cost_models::Package)> = (0..p)
+        .flat_map(|x| [1, 5].map(|k| ((x + k) % p, x, 1, copr_cost_models::Package::plain(8))))
+        .collect();
+    let pk = Packages::from_list(p, list).unwrap();
+    let model = SquaredRing { p };
+    let s = gain::sparse_relabel(&model, &pk).unwrap();
+    let dense = gain::relabel_dense(&model, &pk).unwrap();
+    let w0 = pk.total_cost(&model, None);
+    let best = w0 - pk.total_cost(&model, Some(&dense));
+    // an independent check of the dense optimum: every label at x + 3 costs 64
+    assert_eq!(pk.total_cost(&model, Some(&dense)), 64.0 * p as f64);
+    assert!(
+        s.rounds >= 1 && s.priced > 0,
+        "the candidates alone cannot find it: {} rounds, {} priced",
+        s.rounds,
+        s.priced
+    );
+    assert!(
+        (s.saving - best).abs() <= 1e-9 * w0,
+        "{} vs {best}",
+        s.saving
+    );
+    assert!(s.is_exact(), "gap {}", s.gap());
+    // the path through gain::relabel takes the certified sparse σ
+    let (sigma, cert) = gain::relabel_certified(&model, &pk).unwrap();
+    assert_eq!(cert.method, gain::Method::Sparse);
+    assert!(cert.exact && cert.priced > 0);
+    assert_eq!(pk.total_cost(&model, Some(&sigma)), 64.0 * p as f64);
 }
 
 #[test]
@@ -268,6 +378,19 @@ fn certificate_bounds_the_brute_force_optimum() {
                 );
                 assert!(s.saving <= best + tol, "p = {p}, {name}");
                 assert!(s.saving >= 0.0, "p = {p}, {name}: worse than the identity");
+                // on a few processes the column generation prices every pair that can
+                // matter: the certificate proves σ optimal, and σ is the brute force's
+                assert!(
+                    s.is_exact(),
+                    "p = {p}, {name}: gap {} after {} rounds",
+                    s.gap(),
+                    s.rounds
+                );
+                assert!(
+                    (s.saving - best).abs() <= tol,
+                    "p = {p}, {name}: {} vs the brute force {best}",
+                    s.saving
+                );
             }
         }
     }

@@ -349,49 +349,118 @@ pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
 /// * a multiple of the locally-free volume: the sparse exact solver on the received
 ///   volumes (exact);
 /// * a model that names candidates ([`CostModel::candidates`]): the certified sparse
-///   relabeling ([`sparse_relabel`]); up to [`DENSE_LIMIT`] ranks it is kept only when
-///   its certificate proves it optimal within [`CERTIFIED`]` · W(G)`, otherwise the
-///   dense table decides ([`relabel_dense`]); beyond, it is kept with its certified gap
-///   (measured in `benches/RESULTS.md`);
+///   relabeling ([`sparse_relabel`], column generation included); up to [`DENSE_LIMIT`]
+///   ranks it is kept only when its certificate proves it optimal within
+///   [`CERTIFIED`]` · W(G)`, otherwise the dense table decides ([`relabel_dense`]);
+///   beyond, it is kept with its certified gap (measured in `benches/RESULTS.md`);
 /// * any other model: the exact dense assignment on δ ([`relabel_dense`]).
 ///
 /// When σ saves nothing — no less volume, or a saving `Σ_x δ(x, σ(x))` within rounding
 /// of zero ([`keep_if_gain`]) — the result is the identity, as in the engine.
+/// [`relabel_certified`] also says which of these found σ and what is proven about it.
 ///
 /// # Errors
 /// [`Error::Mismatch`] if the model's machine has fewer ranks than the packages;
 /// [`Error::Limit`] if the model names no candidates and there are more than
 /// [`DENSE_LIMIT`] ranks; solver errors.
 pub fn relabel(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
+    relabel_certified(model, packages).map(|r| r.0)
+}
+
+/// How [`relabel_certified`] found σ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// The exact sparse solver on the received volumes (a multiple of the volume).
+    Volume,
+    /// The certified sparse candidate relabeling ([`sparse_relabel`]).
+    Sparse,
+    /// The exact assignment on the dense table of δ ([`relabel_dense`]).
+    Dense,
+}
+
+/// What is proven about the σ of [`relabel_certified`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Certificate {
+    /// Which solver found σ.
+    pub method: Method,
+    /// Entries the solver worked on: the candidate entries ([`Method::Sparse`], those
+    /// the pricing added included), the stored volumes ([`Method::Volume`]), or p²
+    /// ([`Method::Dense`]).
+    pub entries: usize,
+    /// Pairs the column generation priced exactly ([`SparseRelabeling::priced`]).
+    pub priced: usize,
+    /// Its pricing rounds ([`SparseRelabeling::rounds`]).
+    pub rounds: usize,
+    /// An upper bound on the saving `W(G) − W(G_σ')` of every σ': the certificate
+    /// ([`SparseRelabeling::bound`]); for the exact solvers, σ's own saving.
+    pub bound: f64,
+    /// `bound − saving ≥ 0`, with `saving` σ's own: σ is within this of the optimum.
+    pub gap: f64,
+    /// Whether σ is proven optimal: an exact solver, or `gap ≤` [`CERTIFIED`]` · W(G)`.
+    pub exact: bool,
+}
+
+/// [`relabel`] and its [`Certificate`].
+///
+/// # Errors
+/// As [`relabel`].
+pub fn relabel_certified(
+    model: &dyn CostModel,
+    packages: &Packages,
+) -> Result<(Perm, Certificate)> {
     let p = packages.ranks();
     check_model_ranks(model, p)?;
+    let exact = |method, entries, sigma: Perm| {
+        let saving = packages.total_cost(model, None) - packages.total_cost(model, Some(&sigma));
+        let cert = Certificate {
+            method,
+            entries,
+            priced: 0,
+            rounds: 0,
+            bound: saving,
+            gap: 0.0,
+            exact: true,
+        };
+        (sigma, cert)
+    };
     if let Some(c) = model.volume_scale() {
         if c > 0.0 {
             let received = packages.volumes().transpose();
             let sigma = sparse_max(&received)?;
             let identity = Perm::identity(p);
-            return Ok(
+            let sigma =
                 if assignment_value(&received, &sigma) > assignment_value(&received, &identity) {
                     sigma
                 } else {
                     identity
-                },
-            );
+                };
+            return Ok(exact(Method::Volume, received.nnz(), sigma));
         }
         if c == 0.0 {
-            return Ok(Perm::identity(p));
+            return Ok(exact(Method::Volume, 0, Perm::identity(p)));
         }
     }
     match sparse_relabel(model, packages) {
-        Ok(r) if p > DENSE_LIMIT || r.gap() <= CERTIFIED * r.cost_before.abs() => {
-            return Ok(r.sigma)
+        Ok(r) if p > DENSE_LIMIT || r.is_exact() => {
+            let cert = Certificate {
+                method: Method::Sparse,
+                entries: r.entries + r.priced,
+                priced: r.priced,
+                rounds: r.rounds,
+                bound: r.bound,
+                gap: r.gap(),
+                exact: r.is_exact(),
+            };
+            return Ok((r.sigma, cert));
         }
         Ok(_) => {}
         Err(Error::Limit(e)) if p > DENSE_LIMIT => return Err(Error::Limit(e)),
         Err(Error::Limit(_)) => {}
         Err(e) => return Err(e),
     }
-    relabel_dense(model, packages)
+    let sigma = relabel_dense(model, packages)?;
+    Ok(exact(Method::Dense, p * p, sigma))
 }
 
 /// A sparse relabeling whose certified gap is at most this fraction of `W(G)` is taken

@@ -24,11 +24,20 @@
 //! their real gains `δ > 0` (candidates only), or keep their own process: this changes
 //! neither the relaxation's value nor the certificate, only σ's real saving.
 //!
+//! When that certificate does not prove σ optimal (and p ≤ [`crate::lap::DENSE_LIMIT`]),
+//! a column generation follows: the cheapest assignment on the exactly priced pairs,
+//! its duals, and exact prices for the pairs the duals and the bound cannot exclude,
+//! round after round; its dual certificate holds for every σ, and when nothing is left
+//! to price σ is the dense optimum (`docs/SCALING.md`, "Column generation").
+//! [`SparseRelabeling::rounds`] and [`SparseRelabeling::priced`] say what it did.
+//!
 //! For the locally-free volume the bound is exact (a non-candidate receives every
 //! package remotely, `C(x, y) = b_x`), so the candidate problem *is* the problem; the
 //! planners solve it on the received volumes directly. For latency + bandwidth the
 //! bound prices every package at the machine's cheapest inter-node link; the gap is
 //! measured in `benches/RESULTS.md` and stated in `docs/SCALING.md`.
+
+mod colgen;
 
 use rayon::prelude::*;
 
@@ -45,6 +54,12 @@ const LEVELS: f64 = (1u64 << 40) as f64;
 
 /// Relative slack on the certificate for the rounding of the `f64` sums behind it.
 const ROUNDING: f64 = 1e-12;
+
+/// The column generation runs up to [`crate::lap::DENSE_LIMIT`] ranks (where the
+/// alternative is the dense table), and its shortest-path searches may visit this many
+/// pairs per candidate entry (plus one per row) in all; beyond either, the first
+/// solve's σ and certificate are kept.
+pub const COLGEN_WORK_PER_ENTRY: u64 = 256;
 
 /// Most candidate entries a sparse relabeling keeps in all (2^27, about 2 GB of rows):
 /// a machine whose nodes hold very many ranks makes every rank a candidate of every
@@ -123,12 +138,24 @@ pub struct SparseRelabeling {
     pub entries: usize,
     /// The longest row of candidate entries.
     pub max_row: usize,
+    /// Pricing rounds of the column generation ([`sparse_relabel`]); 0 when the first
+    /// solve was already certified optimal or the column generation did not run.
+    pub rounds: usize,
+    /// Entries the pricing added: non-candidate pairs evaluated exactly because the
+    /// duals said they could improve σ.
+    pub priced: usize,
 }
 
 impl SparseRelabeling {
     /// `bound − saving ≥ 0`: σ saves at most this much less than the optimum.
     pub fn gap(&self) -> f64 {
         (self.bound - self.saving).max(0.0)
+    }
+
+    /// Whether the certificate proves σ optimal: `gap() ≤` [`super::CERTIFIED`]` · W(G)`
+    /// (the rounding of the sums behind it).
+    pub fn is_exact(&self) -> bool {
+        self.gap() <= super::CERTIFIED * self.cost_before.abs()
     }
 
     /// The gap relative to the cost after relabeling, `gap / W(G_σ)` (0 when both are 0).
@@ -296,6 +323,8 @@ pub(crate) fn finish(
         bound,
         entries,
         max_row,
+        rounds: 0,
+        priced: 0,
     }
 }
 
@@ -367,13 +396,8 @@ pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<Spar
     }
     drop(rows);
     let relaxed = solve_rows(p, &ptr, &entries, &heads)?;
-    let sigma = &relaxed.sigma;
-    let after: f64 = inc
-        .par_iter()
-        .enumerate()
-        .map(|(x, inc)| delivered_cost(model, sigma.apply(x), inc))
-        .sum();
-    Ok(finish(
+    let after = cost_at(model, &inc, &relaxed.sigma);
+    let first = finish(
         relaxed.sigma,
         before,
         after,
@@ -381,7 +405,55 @@ pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<Spar
         relaxed.relaxation,
         entries.len(),
         max_row,
-    ))
+    );
+    if first.is_exact() || p > crate::lap::DENSE_LIMIT {
+        return Ok(first);
+    }
+    // column generation from the exactly priced pairs and the rows' bounds
+    let rows: Vec<Vec<(u32, f64)>> = (0..p)
+        .into_par_iter()
+        .map(|x| {
+            let mut row = entries[ptr[x]..ptr[x + 1]].to_vec();
+            if let Err(k) = row.binary_search_by_key(&(x as u32), |e| e.0) {
+                row.insert(k, (x as u32, heads[x].0));
+            }
+            row
+        })
+        .collect();
+    let lower: Vec<f64> = heads.iter().map(|h| h.1).collect();
+    drop(entries);
+    let budget =
+        (MAX_CANDIDATE_ENTRIES - ptr[p].min(MAX_CANDIDATE_ENTRIES)).min(ptr[p].max(16 * p));
+    let tol = 1e-12 * before.abs() / p as f64;
+    let max_work = COLGEN_WORK_PER_ENTRY * (ptr[p] + p) as u64;
+    let Some(out) = colgen::Restricted::new(rows, lower).run(model, &inc, budget, max_work, tol)
+    else {
+        return Ok(first);
+    };
+    let sigma = Perm::from_forward(out.sigma)?;
+    let saving = before - cost_at(model, &inc, &sigma);
+    let bound = (before - out.lower_bound + ROUNDING * before.abs()).min(first.bound);
+    let mut best = if saving > first.saving && saving > 1e-10 * before.abs() {
+        SparseRelabeling {
+            sigma,
+            saving,
+            ..first
+        }
+    } else {
+        first
+    };
+    best.bound = bound;
+    best.rounds = out.rounds;
+    best.priced = out.priced;
+    Ok(best)
+}
+
+/// `W(G_σ) = Σ_x C(x, σ(x))`, in parallel.
+fn cost_at(model: &dyn CostModel, inc: &[Vec<(usize, Package)>], sigma: &Perm) -> f64 {
+    inc.par_iter()
+        .enumerate()
+        .map(|(x, inc)| delivered_cost(model, sigma.apply(x), inc))
+        .sum()
 }
 
 /// Refuses more than [`MAX_CANDIDATE_ENTRIES`] candidate entries in all.

@@ -559,11 +559,14 @@ pub struct CostReport {
     pub sigma: Vec<usize>,
     /// Seconds for δ and the solve.
     pub solver_seconds: f64,
+    /// How σ was found and what is proven about it ([`crate::gain::relabel_certified`]).
+    #[serde(default)]
+    pub certificate: Option<crate::gain::Certificate>,
 }
 
 impl Plan {
-    /// Prices the plan's packages with `model` and finds the cost-optimal σ
-    /// ([`crate::gain::relabel`]).
+    /// Prices the plan's packages with `model` and finds the cost-optimal σ with its
+    /// certificate ([`crate::gain::relabel_certified`]).
     ///
     /// # Errors
     /// [`Error::Plan`] for an element size or α that [`PlanSpec::check`] refuses;
@@ -591,7 +594,7 @@ impl Plan {
         };
         let packages = Packages::compute(&input)?;
         let t0 = Instant::now();
-        let sigma = crate::gain::relabel(model, &packages)?;
+        let (sigma, certificate) = crate::gain::relabel_certified(model, &packages)?;
         let solver_seconds = t0.elapsed().as_secs_f64();
         let before = packages.total_cost(model, None);
         let after = packages.total_cost(model, Some(&sigma));
@@ -608,6 +611,7 @@ impl Plan {
             remote_after: self.volumes.remote_after(&sigma),
             sigma: sigma.forward().to_vec(),
             solver_seconds,
+            certificate: Some(certificate),
         })
     }
 }

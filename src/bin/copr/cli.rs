@@ -657,6 +657,12 @@ fn plan(a: PlanArgs) -> Result<()> {
         );
         println!("cost sigma       {}", sigma_text(&c.sigma));
         println!("cost solver      {:.6} s", c.solver_seconds);
+        if let Some(k) = &c.certificate {
+            println!(
+                "certificate      {}",
+                certificate_text(k, c.cost_before, c.cost_after)
+            );
+        }
     }
     if let Some(l) = &links {
         let gb = |v: &serde_json::Value| {
@@ -689,6 +695,36 @@ fn plan(a: PlanArgs) -> Result<()> {
         println!("chart            {}", path.display());
     }
     Ok(())
+}
+
+/// One line on how the cost σ was found and what is proven about it.
+fn certificate_text(k: &copr::gain::Certificate, before: f64, cost_after: f64) -> String {
+    use copr::gain::Method;
+    match k.method {
+        Method::Volume => format!(
+            "exact (the sparse exact solve on {} received volumes)",
+            k.entries
+        ),
+        Method::Dense => format!("exact (the dense table of {} gains)", k.entries),
+        Method::Sparse => {
+            let verdict = if k.exact {
+                "exact".to_string()
+            } else if cost_after > 0.0 {
+                format!("within {:.3e} % of the optimum", 100.0 * k.gap / cost_after)
+            } else {
+                "not proven optimal".to_string()
+            };
+            format!(
+                "{verdict}: {} candidate entries ({} priced in {} rounds), bound on the saving {:.12e}, saving {:.12e}, gap {:.6e}",
+                k.entries,
+                k.priced,
+                k.rounds,
+                k.bound,
+                before - cost_after,
+                k.gap
+            )
+        }
+    }
 }
 
 fn topo(a: TopoArgs) -> Result<()> {
