@@ -116,7 +116,7 @@ fn main() {
                     let dense = gain::relabel_dense(model.as_ref(), &pk).unwrap();
                     let t_dense = t.elapsed().as_secs_f64();
                     let t = Instant::now();
-                    let s = gain::sparse_relabel(model.as_ref(), &pk).unwrap();
+                    let s = gain::sparse_relabel_refined(model.as_ref(), &pk).unwrap();
                     let t_sparse = t.elapsed().as_secs_f64();
                     let dsave = w0 - pk.total_cost(model.as_ref(), Some(&dense));
                     let after = (w0 - dsave).max(1e-300);

@@ -28,7 +28,8 @@ pub mod mpi;
 pub mod sparse;
 
 pub use sparse::{
-    candidate_row, sparse_relabel, CandidateRow, SparseRelabeling, MAX_CANDIDATE_ENTRIES,
+    candidate_row, sparse_relabel, sparse_relabel_refined, CandidateRow, SparseRelabeling,
+    MAX_CANDIDATE_ENTRIES,
 };
 
 use rayon::prelude::*;
@@ -349,7 +350,7 @@ pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
 /// * a multiple of the locally-free volume: the sparse exact solver on the received
 ///   volumes (exact);
 /// * a model that names candidates ([`CostModel::candidates`]): the certified sparse
-///   relabeling ([`sparse_relabel`], column generation included); up to [`DENSE_LIMIT`]
+///   relabeling ([`sparse_relabel`], without the column generation); up to [`DENSE_LIMIT`]
 ///   ranks it is kept only when its certificate proves it optimal within
 ///   [`CERTIFIED`]` · W(G)`, otherwise the dense table decides ([`relabel_dense`]);
 ///   beyond, it is kept with its certified gap (measured in `benches/RESULTS.md`);

@@ -24,12 +24,15 @@
 //! their real gains `δ > 0` (candidates only), or keep their own process: this changes
 //! neither the relaxation's value nor the certificate, only σ's real saving.
 //!
-//! When that certificate does not prove σ optimal (and p ≤ [`crate::lap::DENSE_LIMIT`]),
-//! a column generation follows: the cheapest assignment on the exactly priced pairs,
+//! [`sparse_relabel_refined`] goes on where that certificate does not prove σ optimal
+//! (and p ≤ [`crate::lap::DENSE_LIMIT`]) with a column generation: the cheapest assignment on the exactly priced pairs,
 //! its duals, and exact prices for the pairs the duals and the bound cannot exclude,
 //! round after round; its dual certificate holds for every σ, and when nothing is left
 //! to price σ is the dense optimum (`docs/SCALING.md`, "Column generation").
-//! [`SparseRelabeling::rounds`] and [`SparseRelabeling::priced`] say what it did.
+//! [`SparseRelabeling::rounds`] and [`SparseRelabeling::priced`] say what it did. It is
+//! a measuring tool, not the planners' path: on the instances of `benches/RESULTS.md`
+//! it takes longer than the dense solve it could replace, so [`super::relabel`] solves
+//! densely instead when the first certificate is not tight.
 //!
 //! For the locally-free volume the bound is exact (a non-candidate receives every
 //! package remotely, `C(x, y) = b_x`), so the candidate problem *is* the problem; the
@@ -359,6 +362,27 @@ pub(crate) fn finish(
 /// assert!(r.gap() <= 1e-9 * r.cost_before);
 /// ```
 pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<SparseRelabeling> {
+    relabel_on_candidates(model, packages, false)
+}
+
+/// [`sparse_relabel`], followed by the column generation (module docs) when its
+/// certificate does not prove σ optimal and p ≤ [`crate::lap::DENSE_LIMIT`]: σ and the
+/// certificate are the better of the two.
+///
+/// # Errors
+/// As [`sparse_relabel`].
+pub fn sparse_relabel_refined(
+    model: &dyn CostModel,
+    packages: &Packages,
+) -> Result<SparseRelabeling> {
+    relabel_on_candidates(model, packages, true)
+}
+
+fn relabel_on_candidates(
+    model: &dyn CostModel,
+    packages: &Packages,
+    refine: bool,
+) -> Result<SparseRelabeling> {
     let p = packages.ranks();
     super::check_model_ranks(model, p)?;
     let inc = packages.by_target();
@@ -406,7 +430,7 @@ pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<Spar
         entries.len(),
         max_row,
     );
-    if first.is_exact() || p > crate::lap::DENSE_LIMIT {
+    if !refine || first.is_exact() || p > crate::lap::DENSE_LIMIT {
         return Ok(first);
     }
     // column generation from the exactly priced pairs and the rows' bounds
