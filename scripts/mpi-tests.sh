@@ -12,40 +12,53 @@ cd "$(dirname "$0")/.."
 
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 
-# Path of the executable cargo builds for the target named $1 (cargo prints it as
-# JSON; other targets it builds on the way, such as the copr binary, are skipped).
+# Everything below comes from one build with the profile, features and package
+# selection of `scripts/test-all`'s second `cargo test` (`--workspace`, and `--tests`
+# so the dev-dependencies take part in feature unification as they do there; another
+# selection unifies features differently and rebuilds the crates), so under CI only
+# the two cdylib-only crates (copr-scalapack, copr-interpose, which `cargo test` does
+# not link) and the benchmark driver are new. cargo lists what it built or found fresh
+# as JSON; the helpers below pick paths out of that list.
+BUILD=(--release --all-features --workspace)
+artifacts=$(mktemp)
+trap 'rm -f "$artifacts"' EXIT
+echo "== building (${BUILD[*]})"
+cargo build "${BUILD[@]}" --lib --bins --tests --examples --bench mpi_driver \
+    --message-format=json >"$artifacts"
+
+# Executable of the target named $1 of kind $2 (test, example, bench, bin), built as
+# a program (not as a unit-test harness) unless $2 is test or bench.
 executable() {
-    local name=$1
-    shift
-    cargo "$@" --message-format=json \
-        | grep "\"target\":{[^}]*\"name\":\"$name\"" \
-        | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' \
-        | tail -n 1
+    local line
+    line=$(grep '"reason":"compiler-artifact"' "$artifacts" \
+        | grep "\"target\":{\"kind\":\[\"$2\"\][^}]*\"name\":\"$1\"" || true)
+    case $2 in
+        test | bench) ;;
+        *) line=$(grep '"test":false' <<<"$line" || true) ;;
+    esac
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' <<<"$line" | tail -n 1
+}
+# Path of the shared library $1 (e.g. libcopr_capi.so) among the artifacts.
+shared_library() {
+    grep '"reason":"compiler-artifact"' "$artifacts" | grep -o "\"[^\"]*/$1\"" | tr -d '"' | tail -n 1
 }
 
-# The same profile and features as `scripts/test-all`'s second `cargo test`, so the
-# build is shared.
-BUILD=(--release --all-features)
-echo "== building (${BUILD[*]})"
-engine_mpi=$(executable engine_mpi test "${BUILD[@]}" --test engine_mpi --no-run)
-map_mpi=$(executable map_mpi test "${BUILD[@]}" --test map_mpi --no-run)
-reshuffle=$(executable reshuffle build "${BUILD[@]}" --example reshuffle)
-gain_mpi=$(executable gain_mpi build "${BUILD[@]}" --example gain_mpi)
-driver=$(executable mpi_driver test "${BUILD[@]}" --bench mpi_driver --no-run)
-calibrate_mpi=$(executable calibrate_mpi test "${BUILD[@]}" --test calibrate_mpi --no-run)
-for f in "$engine_mpi" "$map_mpi" "$reshuffle" "$gain_mpi" "$driver" "$calibrate_mpi"; do
+engine_mpi=$(executable engine_mpi test)
+map_mpi=$(executable map_mpi test)
+reshuffle=$(executable reshuffle example)
+gain_mpi=$(executable gain_mpi example)
+driver=$(executable mpi_driver bench)
+calibrate_mpi=$(executable calibrate_mpi test)
+copr_bin=$(executable copr bin)
+for f in "$engine_mpi" "$map_mpi" "$reshuffle" "$gain_mpi" "$driver" "$calibrate_mpi" "$copr_bin"; do
     [[ -x "$f" ]] || { echo "missing executable: '$f'" >&2; exit 1; }
 done
 
-# The C entry points (crate copr-capi, in the same build: --workspace unifies its
-# features with the builds above) and the C program that checks them against
-# ScaLAPACK's own routines, linked with Debian's libscalapack-openmpi.
-echo "== building libcopr_capi and its C test program"
-capi_lib=$(cargo build "${BUILD[@]}" --workspace --lib --message-format=json \
-    | grep '"name":"copr_capi"' \
-    | grep -o '"[^"]*/libcopr_capi\.so"' \
-    | tr -d '"' \
-    | tail -n 1)
+# The C entry points (crate copr-capi, built above with the rest of the workspace) and
+# the C program that checks them against ScaLAPACK's own routines, linked with
+# Debian's libscalapack-openmpi.
+echo "== the C test programs"
+capi_lib=$(shared_library libcopr_capi.so)
 [[ -f "$capi_lib" ]] || { echo "missing library: '$capi_lib'" >&2; exit 1; }
 capi_dir=$(dirname "$capi_lib")
 # the unprefixed library (crate copr-scalapack), built by the same command
@@ -67,7 +80,7 @@ mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/tests/c/preload_check.c -o "$prelo
 # the README's example, built as a user builds it: installed by capi/install.sh into a
 # temporary prefix, compiled with the flags of its pkg-config file
 capi_prefix=$(mktemp -d)
-trap 'rm -rf "$capi_prefix"' EXIT
+trap 'rm -rf "$capi_prefix" "$artifacts"' EXIT
 COPR_CAPI_LIBDIR="$capi_dir" bash capi/install.sh "$capi_prefix"
 capi_example="$capi_prefix/redistribute"
 # shellcheck disable=SC2046 # pkg-config's output is a list of flags
@@ -132,8 +145,7 @@ done
 # copr's process mapping as communicators: MPI_Cart_create(reorder = 1) under the
 # interposer (LD_PRELOAD), copr_cart_create / copr_comm_reorder from C and Fortran, on
 # emulated nodes; the expected orders are those `copr map` writes for the same machine
-echo "== building the interposer's test programs (C and Fortran)"
-copr_bin=$(executable copr build "${BUILD[@]}" --bin copr)
+echo "== the interposer's test programs (C and Fortran)"
 interpose_lib="$capi_dir/libcopr_interpose.so"
 for f in "$copr_bin" "$interpose_lib"; do
     [[ -f "$f" ]] || { echo "missing: '$f'" >&2; exit 1; }
