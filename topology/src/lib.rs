@@ -38,6 +38,7 @@
 //! Nothing here knows about MPI. Errors are [`TopologyError`]s naming file,
 //! line and field.
 
+mod autocorr;
 mod config;
 mod error;
 pub mod files;

@@ -186,7 +186,9 @@ pub(crate) struct TopoArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub(crate) json: bool,
-    /// Draw the rank × rank cost of a message of `--bytes` bytes as an SVG heatmap.
+    /// Draw the rank × rank cost of a message of `--bytes` bytes as an SVG heatmap (at
+    /// most 128 × 128 cells of averaged ranks; beyond 2²⁶ node pairs each cell is the
+    /// mean of 256 sampled rank pairs, as the chart says).
     #[arg(long, value_name = "PATH", value_parser = svg_path)]
     pub(crate) svg: Option<PathBuf>,
     /// Message size for the heatmap.

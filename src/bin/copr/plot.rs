@@ -320,12 +320,17 @@ pub(crate) fn cost_heatmap(
 ) -> Result<()> {
     let err = plot_err(path);
     let p = machine.ranks().max(1);
-    let (cells, t) = cost_tiles(machine, bytes);
+    let (cells, t, sampled) = cost_tiles(machine, bytes);
     let vmax = t.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let root = SVGBackend::new(path, (640, 680)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(detail(e)))?;
     let (top, body) = root.split_vertically(26);
-    if let Some(note) = binning_note(p, cells, "averaged") {
+    let how = if sampled {
+        format!("the mean of {SAMPLES_PER_CELL} rank pairs sampled")
+    } else {
+        "averaged".to_string()
+    };
+    if let Some(note) = binning_note(p, cells, &how) {
         top.draw(&Text::new(note, (10, 6), ("sans-serif", 13)))
             .map_err(|e| err(detail(e)))?;
     }
@@ -342,16 +347,27 @@ pub(crate) fn cost_heatmap(
     root.present().map_err(|e| err(detail(e)))
 }
 
+/// Node pairs [`cost_tiles`] visits at most; beyond, each cell is a sample.
+const MAX_NODE_PAIRS: usize = 1 << 26;
+/// Rank pairs per cell in a sampled heatmap.
+const SAMPLES_PER_CELL: usize = 256;
+
 /// The mean cost `L(i, j) + B(i, j)·bytes` (0 for `i = j`) over the rank pairs of each
-/// of the `cells × cells` bins, row-major.
+/// of the `cells × cells` bins, row-major, and whether the means are over samples.
 ///
 /// # Complexity
 /// `O(Σ_node r_node² + nodes² · bins per node²)` link lookups: between two nodes every
 /// rank pair costs the same, so node pairs are visited, not rank pairs (`O(p²)` for an
-/// explicit rank × rank matrix).
-fn cost_tiles(machine: &copr_topology::Machine, bytes: u64) -> (usize, Vec<f64>) {
+/// explicit rank × rank matrix). Above [`MAX_NODE_PAIRS`] node pairs (10⁵ nodes of one
+/// rank: 10¹⁰), each cell is the mean of [`SAMPLES_PER_CELL`] rank pairs spread evenly
+/// over it instead (`O(cells² · samples)`), and the chart says so.
+fn cost_tiles(machine: &copr_topology::Machine, bytes: u64) -> (usize, Vec<f64>, bool) {
     let p = machine.ranks().max(1);
     let cells = cells_for(p);
+    let nodes = machine.placement().num_nodes();
+    if machine.rank_matrix().is_none() && nodes.saturating_mul(nodes) > MAX_NODE_PAIRS {
+        return (cells, sampled_cost_tiles(machine, bytes, cells), true);
+    }
     let bin = |r: usize| r * cells / p;
     let mut t = vec![0.0; cells * cells];
     let mut n = vec![0u64; cells * cells];
@@ -418,7 +434,39 @@ fn cost_tiles(machine: &copr_topology::Machine, bytes: u64) -> (usize, Vec<f64>)
     for (x, c) in t.iter_mut().zip(&n) {
         *x /= (*c).max(1) as f64;
     }
-    (cells, t)
+    (cells, t, false)
+}
+
+/// [`cost_tiles`] from samples: in each cell, the rank pairs of a `√s × √s` grid spread
+/// evenly over its rows and columns (`s` = [`SAMPLES_PER_CELL`], fewer when the cell has
+/// fewer pairs).
+fn sampled_cost_tiles(machine: &copr_topology::Machine, bytes: u64, cells: usize) -> Vec<f64> {
+    let p = machine.ranks();
+    let side = SAMPLES_PER_CELL.isqrt();
+    // up to `side` ranks spread evenly over bin k
+    let picks = |k: usize| -> Vec<usize> {
+        let (lo, hi) = (bin_start(k, cells, p), bin_start(k + 1, cells, p));
+        let m = (hi - lo).min(side);
+        (0..m)
+            .map(|s| lo + (2 * s + 1) * (hi - lo) / (2 * m))
+            .collect()
+    };
+    let ranks: Vec<Vec<usize>> = (0..cells).map(picks).collect();
+    let mut t = vec![0.0; cells * cells];
+    for (a, ra) in ranks.iter().enumerate() {
+        for (b, rb) in ranks.iter().enumerate() {
+            let mut sum = 0.0;
+            for &i in ra {
+                for &j in rb {
+                    if i != j {
+                        sum += machine.link(i, j).cost(bytes);
+                    }
+                }
+            }
+            t[a * cells + b] = sum / (ra.len() * rb.len()).max(1) as f64;
+        }
+    }
+    t
 }
 
 /// A distinct colour for node `k` (golden-angle hues, two lightness levels).
@@ -688,13 +736,65 @@ mod tests {
             } else {
                 std::sync::Arc::new(copr_topology::load_machine(&path, Some(ranks)).unwrap())
             };
-            let (cells, got) = cost_tiles(&m, 1 << 20);
+            let (cells, got, sampled) = cost_tiles(&m, 1 << 20);
+            assert!(!sampled);
             let want = pairwise(&m, 1 << 20);
             assert_eq!(cells * cells, want.len());
             for (k, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert!(
                     (g - w).abs() <= 1e-12 * w.abs(),
                     "{file} bin {k}: {g} vs {w}"
+                );
+            }
+        }
+    }
+
+    /// A torus of one rank per node (`nodes` ranks, 1 hop = 1 µs more latency).
+    fn torus_of(nodes: usize) -> copr_topology::Machine {
+        let dir = std::env::temp_dir().join(format!("copr-plot-{}-{nodes}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("torus.toml");
+        std::fs::write(
+            &path,
+            "[intra]\nkind = \"uniform\"\nlatency = 1e-7\nbandwidth = 1e10\n\
+             [inter]\nkind = \"torus\"\ndims = [20, 25, 20]\nbase_latency = 1e-6\n\
+             hop_latency = 1e-6\nlink_bandwidth = [5e9, 6e9, 7e9]\ninjection_bandwidth = 8e9\n\
+             [placement]\nrule = \"packed\"\nranks_per_node = 1\n",
+        )
+        .unwrap();
+        let m = copr_topology::load_machine(&path, Some(nodes)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        m
+    }
+
+    #[test]
+    fn sampled_tiles_with_every_pair_sampled_equal_the_pairwise_means() {
+        // 1 500 ranks in 128 bins of at most 12 ranks: a 16 × 16 sample takes them all
+        let m = torus_of(1500);
+        let want = pairwise(&m, 4096);
+        let got = sampled_cost_tiles(&m, 4096, cells_for(1500));
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-12 * w.abs(), "bin {k}: {g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn many_nodes_are_sampled_and_said_so() {
+        // 9 000 nodes: 8.1·10⁷ node pairs, above the limit
+        let m = torus_of(9000);
+        let (cells, t, sampled) = cost_tiles(&m, 4096);
+        assert!(sampled);
+        assert_eq!(t.len(), cells * cells);
+        // off the diagonal every sampled pair is between nodes: at least one hop
+        // (2 µs) and the bandwidth term, at most the torus's diameter
+        let lo = 2e-6 + 4096.0 / 8e9;
+        let hi = 1e-6 + 1e-6 * (10 + 12 + 10) as f64 + 4096.0 / 5e9;
+        for a in 0..cells {
+            for b in (0..cells).filter(|&b| b != a) {
+                let v = t[a * cells + b];
+                assert!(
+                    v >= lo * (1.0 - 1e-12) && v <= hi * (1.0 + 1e-12),
+                    "{a},{b}: {v}"
                 );
             }
         }
