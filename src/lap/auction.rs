@@ -8,7 +8,8 @@
 //! (ε-complementary slackness) is within `n` scaled units, i.e. `n / (n + 1) < 1`
 //! original unit, of the optimum, hence optimal because original values are integers.
 //!
-//! Phases run with `ε = C/α, C/α², …, 1` (`C` the largest scaled weight). Prices are
+//! Phases run with `ε = C/α, C/α², …, 1` (`C` the largest scaled weight; from a warm
+//! start the first ε is at most `WARM_EPS` original units). Prices are
 //! kept from phase to phase; an assigned row stays assigned as long as it still
 //! satisfies ε-complementary slackness for the new ε. Within a phase, an unassigned row
 //! bids for its most profitable column `j₁` (profit `b₁`), raising `p_{j₁}` by
@@ -38,7 +39,14 @@ const MAX_SCALED: u128 = 1 << 42;
 const PRICE_LIMIT: i64 = 1 << 61;
 
 /// Ratio between the ε of consecutive phases.
-const ALPHA: i64 = 8;
+const ALPHA: i64 = 16;
+
+/// First ε, in original weight units, of an auction started from the shortest-path
+/// stage's prices (if below `C/α`): those prices are exact duals of every row matched so
+/// far, so only the rows still free need to move them, rarely by more than a few units.
+/// Random rows with 16 entries in `[1, 1000)`: about 20 % fewer edge visits than
+/// starting from `C/α` (numbers in `benches/RESULTS.md`).
+const WARM_EPS: i64 = 16;
 
 /// Result of [`auction_max`].
 pub(super) enum Outcome {
@@ -74,8 +82,13 @@ pub(super) fn auction_max(w: &Csr, budget: u64, start: Option<Start>) -> Outcome
             .iter()
             .map(|&x| x as i64 * scale as i64)
             .collect(),
-        price: vec![0; n],
-        owner: vec![NONE; n],
+        col: vec![
+            Col {
+                price: 0,
+                owner: NONE,
+            };
+            n
+        ],
         assigned: vec![NONE; n],
         heap: BinaryHeap::new(),
         popped: Vec::new(),
@@ -84,25 +97,29 @@ pub(super) fn auction_max(w: &Csr, budget: u64, start: Option<Start>) -> Outcome
     };
     let c = (max_w as u128 * scale) as i64;
     let mut eps = (c / ALPHA).max(1);
+    if start.is_some() {
+        // scale = n + 1 < 2^32, so no overflow
+        eps = eps.min(WARM_EPS * scale as i64);
+    }
     let mut queue: Vec<u32> = Vec::new();
     match start {
         Some(st) if st.price.len() == n && st.assigned.len() == n => {
             for (j, &v) in st.price.iter().enumerate() {
                 match v.checked_mul(scale as i64) {
-                    Some(p) if (0..=PRICE_LIMIT).contains(&p) => a.price[j] = p,
+                    Some(p) if (0..=PRICE_LIMIT).contains(&p) => a.col[j].price = p,
                     _ => return Outcome::GaveUp,
                 }
             }
             for (i, &j) in st.assigned.iter().enumerate() {
-                if (j as usize) < n && a.owner[j as usize] == NONE {
+                if (j as usize) < n && a.col[j as usize].owner == NONE {
                     a.assigned[i] = j;
-                    a.owner[j as usize] = i as u32;
+                    a.col[j as usize].owner = i as u32;
                 }
             }
             for i in (0..n).rev() {
                 if !a.satisfies_cs(i, eps) {
                     if a.assigned[i] != NONE {
-                        a.owner[a.assigned[i] as usize] = NONE;
+                        a.col[a.assigned[i] as usize].owner = NONE;
                         a.assigned[i] = NONE;
                     }
                     queue.push(i as u32);
@@ -112,7 +129,7 @@ pub(super) fn auction_max(w: &Csr, budget: u64, start: Option<Start>) -> Outcome
         _ => queue.extend((0..n as u32).rev()),
     }
     a.heap = (0..n as u32)
-        .map(|j| Reverse((a.price[j as usize], j)))
+        .map(|j| Reverse((a.col[j as usize].price, j)))
         .collect();
     loop {
         while let Some(i) = queue.pop() {
@@ -130,7 +147,7 @@ pub(super) fn auction_max(w: &Csr, budget: u64, start: Option<Start>) -> Outcome
             if !a.satisfies_cs(i, eps) {
                 let j = a.assigned[i] as usize;
                 a.assigned[i] = NONE;
-                a.owner[j] = NONE;
+                a.col[j].owner = NONE;
                 queue.push(i as u32);
             }
         }
@@ -147,15 +164,23 @@ pub(super) struct Start {
     pub assigned: Vec<u32>,
 }
 
+/// Per-column state of the auction.
+#[derive(Clone, Copy)]
+struct Col {
+    price: i64,
+    /// Row or [`NONE`].
+    owner: u32,
+}
+
 struct Auction<'a> {
     n: usize,
     row_ptr: &'a [usize],
     cols: &'a [u32],
     /// Scaled weights, parallel to `cols`.
     vals: Vec<i64>,
-    price: Vec<i64>,
-    /// Column → row or [`NONE`].
-    owner: Vec<u32>,
+    /// Per column: its price and owner, together because a bid reads the price and
+    /// rewrites both.
+    col: Vec<Col>,
     /// Row → column or [`NONE`].
     assigned: Vec<u32>,
     /// One entry per column, its price at some earlier time: prices only rise, so an
@@ -175,7 +200,7 @@ impl Auction<'_> {
     /// The lowest current price (refreshes stale heap entries on the way).
     fn min_price(&mut self) -> i64 {
         while let Some(&Reverse((p, j))) = self.heap.peek() {
-            let now = self.price[j as usize];
+            let now = self.col[j as usize].price;
             if p == now {
                 return p;
             }
@@ -199,7 +224,7 @@ impl Auction<'_> {
                 break;
             };
             self.work += 1;
-            let now = self.price[j as usize];
+            let now = self.col[j as usize].price;
             if p != now {
                 self.heap.push(Reverse((now, j))); // stale: refresh
                 continue;
@@ -222,7 +247,7 @@ impl Auction<'_> {
         let (mut b1, mut j1, mut b2) = (i64::MIN, NONE, i64::MIN);
         for k in s..e {
             let j = self.cols[k];
-            let v = self.vals[k] - self.price[j as usize];
+            let v = self.vals[k] - self.col[j as usize].price;
             if v > b1 {
                 (b2, b1, j1) = (b1, v, j);
             } else if v > b2 {
@@ -251,13 +276,13 @@ impl Auction<'_> {
         }
         let inc = if b2 == i64::MIN { eps } else { b1 - b2 + eps };
         let ju = j1 as usize;
-        let p = self.price[ju].checked_add(inc)?;
+        let p = self.col[ju].price.checked_add(inc)?;
         if p > PRICE_LIMIT {
             return None;
         }
-        self.price[ju] = p;
-        let prev = self.owner[ju];
-        self.owner[ju] = i as u32;
+        self.col[ju].price = p;
+        let prev = self.col[ju].owner;
+        self.col[ju].owner = i as u32;
         self.assigned[i] = j1;
         if prev != NONE {
             self.assigned[prev as usize] = NONE;
@@ -280,13 +305,13 @@ impl Auction<'_> {
         let mut own = None;
         for k in s..e {
             let c = self.cols[k];
-            let v = self.vals[k] - self.price[c as usize];
+            let v = self.vals[k] - self.col[c as usize].price;
             best = best.max(v);
             if c == j {
                 own = Some(v);
             }
         }
-        let own = own.unwrap_or(-self.price[j as usize]);
+        let own = own.unwrap_or(-self.col[j as usize].price);
         if e - s < self.n {
             best = best.max(-self.min_price());
         }

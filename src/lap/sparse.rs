@@ -12,20 +12,25 @@
 //! 2. two passes of Jonker–Volgenant augmenting row reduction (an auction with zero
 //!    increment: a free row takes its most profitable column and raises its price to the
 //!    runner-up's level, displacing the owner);
-//! 3. successive shortest augmenting paths (Dijkstra with potentials) for the rows still
-//!    free, either one search per row or, when many rows are tied (few distinct
-//!    weights), *phases*: breadth-first layers of the tight pairs from all free rows
-//!    (preceded, when they hold no augmenting path, by one multi-source Dijkstra that
-//!    makes every shortest augmenting path tight), then depth-first augmentation along
-//!    vertex-disjoint tight paths that descend the layers (Hopcroft–Karp). The solver
-//!    switches between the two by their measured edge visits per matched row; with
-//!    weights of at most 64 it runs phases only, which then need at most 64 Dijkstra
-//!    searches in all (see `SMALL_WEIGHT`), and is never handed over;
+//! 3. successive shortest augmenting paths (Dijkstra with potentials; a bucket queue
+//!    when the distances are integers below `BUCKET_LIMIT`, else a binary heap) for the
+//!    rows still free, either one search per row or, when many rows are tied (few
+//!    distinct weights), *phases*: depth-first augmentation along vertex-disjoint tight
+//!    paths from all free rows (preceded, when they hold none, by one multi-source
+//!    Dijkstra that makes every shortest augmenting path tight). The first phases search
+//!    the tight pairs freely with a lookahead for free columns (Pothen–Fan); once a phase
+//!    matches fewer than half of its free rows, each phase first builds breadth-first
+//!    layers of the tight pairs and its paths descend them (Hopcroft–Karp). The solver
+//!    switches between per-row searches and phases by their measured edge visits per
+//!    matched row; with weights of at most 64 it runs phases only, on the tight pairs
+//!    collected once per price change, which then need at most 64 Dijkstra searches in
+//!    all (see `SMALL_WEIGHT`), and is never handed over;
 //! 4. when the shortest paths turn expensive (after `4·(nnz + n)` edge visits, the free
 //!    rows times the recent visits per matched row exceed `16·(nnz + n)`; rows of at most
 //!    64 entries on average), the ε-scaling auction of `auction.rs` takes over from the
 //!    current prices and matching and solves the square problem with implicit zeros
-//!    exactly (integer weights scaled by `n + 1`, final `ε = 1`). If it gives up (scaled
+//!    exactly (integer weights scaled by `n + 1`, first `ε` at most 16 original units,
+//!    final `ε = 1`). If it gives up (scaled
 //!    weights beyond `2^42`, or `256·(nnz + n)` edge visits spent) the shortest paths
 //!    continue where they stopped.
 //!
@@ -73,10 +78,15 @@ const MIN_SAP_WORK_PER_ENTRY: u64 = 4;
 /// (Dijkstra) only when no tight augmenting path is left, that search's distance `L` is
 /// then an integer `≥ 1`, and it lowers every free row's price by `L`; a free row's
 /// price starts at most at its largest weight and never drops below 0, so at most
-/// `SMALL_WEIGHT` searches run in all, and the rest is Hopcroft–Karp phases on the
-/// tight pairs (random rows with weights in `[1, 4)`: ties everywhere, which the
+/// `SMALL_WEIGHT` searches run in all, and the rest is augmentation along tight paths
+/// (random rows with weights in `[1, 4)`: ties everywhere, which the
 /// auction handles badly).
 const SMALL_WEIGHT: u64 = 64;
+
+/// Largest distance bound (the smallest free row price at the start of a search) for
+/// which [`Solver::search`] uses a bucket queue: its scan costs at most one step per
+/// distance value, and the prices are bounded by the largest weight.
+const BUCKET_LIMIT: i64 = 4096;
 
 /// Edge visits per stored entry (plus one per row) the auction may spend before it
 /// gives up and the shortest-path stage finishes the job.
@@ -195,7 +205,7 @@ enum Strategy {
     Adaptive,
     #[cfg(test)]
     PerRow,
-    /// Phases only (layers of tight pairs, a search when none is left), never handed
+    /// Phases only (tight augmenting paths, a search when none is left), never handed
     /// over: what [`Strategy::Adaptive`] becomes for small weights.
     Phases,
     /// The ε-scaling auction alone (the shortest paths only if it gives up).
@@ -204,6 +214,14 @@ enum Strategy {
     /// Adaptive, handing over to the auction after the first shortest-path step.
     #[cfg(test)]
     Handover,
+    /// One search per row, always with the binary heap (never the bucket queue).
+    #[cfg(test)]
+    PerRowHeap,
+    /// Phases as before the lookahead phases and the collected tight pairs: layered
+    /// (Hopcroft–Karp) from the first phase on, every stored entry checked for
+    /// tightness.
+    #[cfg(test)]
+    LayeredPhases,
 }
 
 /// When [`Solver::solve_free`] stops and returns the rows still free: once it has spent
@@ -250,6 +268,14 @@ fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
         st => st,
     };
     let mut s = Solver::new(w);
+    s.use_tight = strategy == Strategy::Phases;
+    #[cfg(test)]
+    {
+        if strategy == Strategy::PerRowHeap {
+            s.bucket_limit = -1;
+        }
+        s.unlayered = strategy != Strategy::LayeredPhases;
+    }
     let mut free = s.warm_start();
     for _ in 0..2 {
         if free.is_empty() {
@@ -309,16 +335,42 @@ struct Solver<'a> {
     work: u64,
     /// Depth-first stack of `(row, next edge position)`.
     stack: Vec<(u32, usize)>,
+    /// The current depth-first phase (column stamps).
+    phase: u32,
     /// Per row: the layering (see [`Solver::layers`]) that last reached it, and its
     /// layer there.
     layer: Vec<(u32, u32)>,
     /// The current layering.
     layering: u32,
-    /// The current depth-first phase (column stamps).
-    phase: u32,
     /// Breadth-first frontiers of [`Solver::layers`].
     frontier: Vec<u32>,
     next: Vec<u32>,
+    /// Whether phases run on `tight_ptr`/`tight_cols` (the pairs tight at the prices
+    /// of epoch `tight_epoch`) instead of checking every stored entry for tightness:
+    /// worth it when prices change rarely (phases only).
+    use_tight: bool,
+    tight_epoch: Option<u32>,
+    tight_ptr: Vec<usize>,
+    tight_cols: Vec<u32>,
+    /// Whether phases still search without layers: true until a phase matches fewer
+    /// than half of its free rows.
+    unlayered: bool,
+    /// Per row: the price epoch (see `epoch`) of its lookahead position and that
+    /// position within the row; every entry before it was checked for a tight pair to
+    /// a free column ([`Solver::tight_augment`]).
+    look: Vec<(u32, u32)>,
+    /// Incremented by every price change ([`Solver::search`]), which invalidates the
+    /// lookahead positions.
+    epoch: u32,
+    /// Bucket queue of [`Solver::search`] when distances are small integers: bucket
+    /// `d` holds the columns last reached at distance `d`.
+    buckets: Vec<Vec<u32>>,
+    /// Whether the current search uses `buckets` (else `heap`).
+    use_buckets: bool,
+    /// Bit `d` set when bucket `d` may be non-empty.
+    occupied: Vec<u64>,
+    /// [`BUCKET_LIMIT`] (tests lower it to force the heap).
+    bucket_limit: i64,
 }
 
 /// Per-column state of [`Solver`].
@@ -370,11 +422,22 @@ impl<'a> Solver<'a> {
             heap: BinaryHeap::new(),
             work: 0,
             stack: Vec::new(),
+            phase: 0,
             layer: vec![(0, 0); n],
             layering: 0,
-            phase: 0,
             frontier: Vec::new(),
             next: Vec::new(),
+            unlayered: true,
+            use_tight: false,
+            tight_epoch: None,
+            tight_ptr: Vec::new(),
+            tight_cols: Vec::new(),
+            look: vec![(0, 0); n],
+            epoch: 0,
+            buckets: Vec::new(),
+            use_buckets: false,
+            occupied: vec![0; BUCKET_LIMIT as usize / 64 + 1],
+            bucket_limit: BUCKET_LIMIT,
         }
     }
 
@@ -496,16 +559,20 @@ impl<'a> Solver<'a> {
             let ju = j as usize;
             let nd = base + self.col[ju].v - wij as i64;
             let dj = self.col[ju].dist;
-            if nd < dj {
+            // a column at distance >= the best sink's is never settled: not recorded
+            if nd < dj && nd < best.0 {
                 if dj == INF {
                     self.touched.push(j);
                 }
                 self.col[ju].dist = nd;
                 self.col[ju].pred = i as u32;
                 if self.col[ju].mate == FREE {
-                    if nd < best.0 {
-                        *best = (nd, Sink::Column(j));
-                    }
+                    *best = (nd, Sink::Column(j));
+                } else if self.use_buckets {
+                    // 0 <= nd < best.0 <= the bound the buckets were sized for
+                    let d = nd as usize;
+                    self.buckets[d].push(j);
+                    self.occupied[d / 64] |= 1 << (d % 64);
                 } else {
                     self.heap.push(Reverse((nd, j)));
                 }
@@ -541,22 +608,23 @@ impl<'a> Solver<'a> {
                 #[cfg(test)]
                 Strategy::Handover => est_phase <= est_row,
                 #[cfg(test)]
-                Strategy::PerRow => false,
+                Strategy::PerRow | Strategy::PerRowHeap => false,
+                #[cfg(test)]
+                Strategy::LayeredPhases => true,
                 Strategy::Phases => true,
                 #[cfg(test)]
                 Strategy::Auction => true,
             };
             if use_phase {
-                self.phase += 1;
-                let phase = self.phase;
-                if !self.layers(&free) {
+                let before = free.len();
+                self.tight_phase(&mut free);
+                if free.len() == before {
                     // no tight augmenting path: make the shortest ones tight
                     self.search(&free);
-                    self.layers(&free);
+                    self.tight_phase(&mut free);
                 }
-                let before = free.len();
-                free.retain(|&r| !self.tight_augment(r as usize, phase));
                 let done = before - free.len();
+                self.unlayered &= 2 * done >= before;
                 est_phase = (self.work - w0) as f64 / done.max(1) as f64;
                 est_row *= 0.75;
                 recent = est_phase;
@@ -580,32 +648,53 @@ impl<'a> Solver<'a> {
     /// `u_s −= L`. Returns the nearest sink; `pred` still describes the paths.
     fn search(&mut self, sources: &[u32]) -> Sink {
         let mut best = (INF, Sink::Dummy(0));
+        // Going to its own dummy costs u_s; anything better must beat that.
         for &s in sources {
-            let s = s as usize;
-            // Going to its own dummy costs u_s; anything better must beat that.
-            if self.u[s] < best.0 {
-                best = (self.u[s], Sink::Dummy(s as u32));
+            if self.u[s as usize] < best.0 {
+                best = (self.u[s as usize], Sink::Dummy(s));
             }
-            self.relax_row(s, 0, &mut best);
         }
-        while let Some(Reverse((d, j))) = self.heap.pop() {
-            let ju = j as usize;
-            if d > self.col[ju].dist {
-                continue; // stale entry
-            }
-            if d >= best.0 {
-                break;
-            }
-            self.settled.push(j);
-            let i = self.col[ju].mate as usize;
-            // Row i reached at distance d (its matched pair is tight); its dummy is free.
-            let via_dummy = d + self.u[i];
-            if via_dummy < best.0 {
-                best = (via_dummy, Sink::Dummy(i as u32));
-            }
-            self.relax_row(i, d, &mut best);
+        // Every distance pushed is an integer in [0, best.0): small bounds use a bucket
+        // queue (Dial), others the binary heap.
+        let bound = best.0;
+        self.use_buckets = bound <= self.bucket_limit;
+        if self.use_buckets && self.buckets.len() < bound as usize {
+            self.buckets.resize_with(bound as usize, Vec::new);
         }
-        self.heap.clear();
+        for &s in sources {
+            self.relax_row(s as usize, 0, &mut best);
+        }
+        if self.use_buckets {
+            while let Some(d) = self.lowest_bucket() {
+                if d as i64 >= best.0 {
+                    break;
+                }
+                let Some(j) = self.buckets[d].pop() else {
+                    self.occupied[d / 64] &= !(1 << (d % 64));
+                    continue;
+                };
+                if d as i64 > self.col[j as usize].dist {
+                    continue; // stale entry
+                }
+                self.settle(j, d as i64, &mut best);
+            }
+            // empty what is left
+            while let Some(d) = self.lowest_bucket() {
+                self.buckets[d].clear();
+                self.occupied[d / 64] &= !(1 << (d % 64));
+            }
+        } else {
+            while let Some(Reverse((d, j))) = self.heap.pop() {
+                if d >= best.0 {
+                    break;
+                }
+                if d > self.col[j as usize].dist {
+                    continue; // stale entry
+                }
+                self.settle(j, d, &mut best);
+            }
+            self.heap.clear();
+        }
         self.work += sources.len() as u64;
         let l = best.0;
         for &j in &self.settled {
@@ -617,6 +706,7 @@ impl<'a> Solver<'a> {
         for &s in sources {
             self.u[s as usize] -= l;
         }
+        self.epoch = self.epoch.wrapping_add(1);
         self.settled.clear();
         for &j in &self.touched {
             self.col[j as usize].dist = INF;
@@ -648,12 +738,13 @@ impl<'a> Solver<'a> {
             next.clear();
             for &i in &frontier {
                 let iu = i as usize;
-                let (cols, vals) = self.row(iu);
-                self.work += cols.len() as u64 + 1;
+                let (start, stop) = self.adjacency(iu);
+                self.work += (stop - start) as u64 + 1;
                 let (ui, own) = (self.u[iu], self.match_row[iu]);
-                for (&j, &wij) in cols.iter().zip(vals) {
+                for e in start..stop {
+                    let j = self.adj_col(e);
                     let c = self.col[j as usize];
-                    if j == own || ui + c.v != wij as i64 {
+                    if j == own || !self.is_tight(ui, c.v, e) {
                         continue;
                     }
                     if c.mate == FREE {
@@ -673,41 +764,154 @@ impl<'a> Solver<'a> {
         found
     }
 
+    /// Collects the tight pairs of every row at the current prices (see `use_tight`).
+    fn build_tight(&mut self) {
+        self.tight_ptr.clear();
+        self.tight_cols.clear();
+        self.tight_ptr.push(0);
+        for i in 0..self.n {
+            let (cols, vals) = self.row(i);
+            let ui = self.u[i];
+            for (&j, &wij) in cols.iter().zip(vals) {
+                if ui + self.col[j as usize].v == wij as i64 {
+                    self.tight_cols.push(j);
+                }
+            }
+            self.tight_ptr.push(self.tight_cols.len());
+        }
+        self.work += self.cols.len() as u64 + self.n as u64;
+        self.tight_epoch = Some(self.epoch);
+    }
+
+    /// The positions of row `i`'s entries in the adjacency the phases walk: the tight
+    /// pairs when they are collected for the current prices, else all stored entries.
+    #[inline]
+    fn adjacency(&self, i: usize) -> (usize, usize) {
+        if self.tight_epoch == Some(self.epoch) {
+            (self.tight_ptr[i], self.tight_ptr[i + 1])
+        } else {
+            (self.row_ptr[i], self.row_ptr[i + 1])
+        }
+    }
+
+    /// The column at position `e` of the adjacency of [`Solver::adjacency`].
+    #[inline]
+    fn adj_col(&self, e: usize) -> u32 {
+        if self.tight_epoch == Some(self.epoch) {
+            self.tight_cols[e]
+        } else {
+            self.cols[e]
+        }
+    }
+
+    /// Whether the pair at position `e` of that adjacency, from a row of price `ui` to a
+    /// column of price `v`, is tight (always, in the collected tight pairs).
+    #[inline]
+    fn is_tight(&self, ui: i64, v: i64, e: usize) -> bool {
+        self.tight_epoch == Some(self.epoch) || ui + v == self.vals[e] as i64
+    }
+
+    /// The lowest non-empty bucket of the bucket queue (the bitmap may flag a bucket
+    /// that has just become empty; the caller clears its bit).
+    #[inline]
+    fn lowest_bucket(&self) -> Option<usize> {
+        let k = self.occupied.iter().position(|&x| x != 0)?;
+        Some(k * 64 + self.occupied[k].trailing_zeros() as usize)
+    }
+
+    /// Settles column `j` at distance `d` in [`Solver::search`]: its mate is reached at
+    /// `d` (the matched pair is tight), and the mate's dummy is free.
+    #[inline]
+    fn settle(&mut self, j: u32, d: i64, best: &mut (i64, Sink)) {
+        self.settled.push(j);
+        let i = self.col[j as usize].mate as usize;
+        let via_dummy = d + self.u[i];
+        if via_dummy < best.0 {
+            *best = (via_dummy, Sink::Dummy(i as u32));
+        }
+        self.relax_row(i, d, best);
+    }
+
+    /// One phase: a depth-first search for an augmenting path of tight pairs from every
+    /// row of `free`, the columns visited by one search closed to the later ones of the
+    /// phase (so the phase visits each stored entry at most once, plus the lookahead);
+    /// removes the rows it matched from `free`. When it matches none, no tight
+    /// augmenting path exists from any free row: unlayered, every closed column was
+    /// closed by a failed search under the same matching; layered (once `unlayered` is
+    /// off), the breadth-first layers found no end, or the search along them finds at
+    /// least the path they found.
+    fn tight_phase(&mut self, free: &mut Vec<u32>) {
+        if self.use_tight && self.tight_epoch != Some(self.epoch) {
+            self.build_tight();
+        }
+        let layered = !self.unlayered;
+        if layered && !self.layers(free) {
+            return;
+        }
+        self.phase += 1;
+        let phase = self.phase;
+        free.retain(|&r| !self.tight_augment(r as usize, phase, layered));
+    }
+
     /// Depth-first search for an augmenting path of tight pairs from the free row `s`
-    /// that descends one layer of the last [`Solver::layers`] per step (columns are
-    /// visited once per `phase`); flips it and returns true if found.
-    fn tight_augment(&mut self, s: usize, phase: u32) -> bool {
+    /// (columns are visited once per `phase`); flips it and returns true if found. When
+    /// `layered`, each step descends one layer of the last [`Solver::layers`]; else a
+    /// row first looks ahead for a tight pair to a free column (Pothen–Fan), resuming
+    /// where its previous lookahead under the same prices stopped: columns never become
+    /// free again, so what it skipped stays useless until the prices change.
+    fn tight_augment(&mut self, s: usize, phase: u32, layered: bool) -> bool {
         if self.u[s] == 0 {
             self.match_row[s] = DUMMY;
             return true;
         }
         self.stack.clear();
-        self.stack.push((s as u32, self.row_ptr[s]));
+        self.stack.push((s as u32, self.adjacency(s).0));
         // The column that ends the path, or DUMMY when the top row takes its dummy.
         let end = 'dfs: loop {
-            let Some(&mut (i, ref mut pos)) = self.stack.last_mut() else {
+            let Some(&(i, mut pos)) = self.stack.last() else {
                 return false;
             };
             let iu = i as usize;
-            let stop = self.row_ptr[iu + 1];
+            let (start, stop) = self.adjacency(iu);
             let ui = self.u[iu];
             let own = self.match_row[iu];
+            let (epoch, off) = self.look[iu];
+            let mut k = if layered {
+                stop
+            } else if epoch == self.epoch {
+                start + off as usize
+            } else {
+                start
+            };
+            while k < stop {
+                let j = self.adj_col(k);
+                let c = &self.col[j as usize];
+                k += 1;
+                if c.mate == FREE && self.is_tight(ui, c.v, k - 1) {
+                    self.look[iu] = (self.epoch, (k - start) as u32);
+                    break 'dfs j;
+                }
+            }
+            if !layered {
+                self.work += (k - start - off as usize * usize::from(epoch == self.epoch)) as u64;
+                self.look[iu] = (self.epoch, (stop - start) as u32);
+            }
             let below = (self.layering, self.layer[iu].1 + 1);
             let mut next_row = None;
-            while *pos < stop {
-                let e = *pos;
-                *pos += 1;
+            while pos < stop {
+                let e = pos;
+                pos += 1;
                 self.work += 1;
-                let j = self.cols[e];
+                let j = self.adj_col(e);
                 let ju = j as usize;
                 if j == own || self.col[ju].stamp == phase {
                     continue;
                 }
-                if ui + self.col[ju].v != self.vals[e] as i64 {
+                if !self.is_tight(ui, self.col[ju].v, e) {
                     continue;
                 }
                 let r = self.col[ju].mate;
-                if r != FREE && self.layer[r as usize] != below {
+                if layered && r != FREE && self.layer[r as usize] != below {
                     continue;
                 }
                 self.col[ju].stamp = phase;
@@ -717,10 +921,13 @@ impl<'a> Solver<'a> {
                 next_row = Some(r);
                 break;
             }
+            if let Some(top) = self.stack.last_mut() {
+                top.1 = pos;
+            }
             match next_row {
                 Some(r) => {
                     let ru = r as usize;
-                    self.stack.push((r, self.row_ptr[ru]));
+                    self.stack.push((r, self.adjacency(ru).0));
                     if self.u[ru] == 0 {
                         break 'dfs DUMMY;
                     }
@@ -850,12 +1057,14 @@ mod tests {
         }
     }
 
-    const STRATEGIES: [Strategy; 5] = [
+    const STRATEGIES: [Strategy; 7] = [
         Strategy::Adaptive,
         Strategy::PerRow,
         Strategy::Phases,
         Strategy::Auction,
         Strategy::Handover,
+        Strategy::PerRowHeap,
+        Strategy::LayeredPhases,
     ];
 
     /// `per_row` random columns per row (weights in `[0, range)`), every `empty`-th row
@@ -925,6 +1134,43 @@ mod tests {
                     .map(|&st| assignment_value(&w, &solve(&w, st).unwrap()))
                     .collect();
                 assert!(values.iter().all(|&x| x == values[0]), "n={n} {values:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn bucket_queue_and_heap_agree_around_the_limit() {
+        // weights around BUCKET_LIMIT: searches whose bound (the smallest free row
+        // price) is below it use the buckets, the others the heap, within one solve
+        let mut seed = 29u64;
+        let around = |seed: &mut u64, t: Vec<(usize, usize, u64)>| -> Vec<(usize, usize, u64)> {
+            t.into_iter()
+                .map(|(i, j, x)| (i, j, BUCKET_LIMIT as u64 - 200 + x % 400 + lcg(seed) % 2))
+                .collect()
+        };
+        for n in 1..=7 {
+            for _ in 0..30 {
+                let w = random_sparse(n, 40, 400, &mut seed);
+                let t = around(&mut seed, w.iter().collect());
+                let w = Csr::from_triplets(n, n, t);
+                let d: Vec<f64> = w.to_dense().iter().map(|&x| x as f64).collect();
+                let best = brute_force_max(n, &d).unwrap().1;
+                for st in STRATEGIES {
+                    let p = solve(&w, st).unwrap();
+                    assert_eq!(assignment_value(&w, &p) as f64, best, "{st:?}");
+                }
+            }
+        }
+        for n in [60usize, 300, 1500] {
+            for per_row in [2usize, 16] {
+                let w = random_rows(n, per_row, 400, 7, &mut seed);
+                let t = around(&mut seed, w.iter().collect());
+                let w = Csr::from_triplets(n, n, t);
+                let want = assignment_value(&w, &solve(&w, Strategy::PerRowHeap).unwrap());
+                for st in STRATEGIES {
+                    let p = solve(&w, st).unwrap();
+                    assert_eq!(assignment_value(&w, &p), want, "{st:?} n={n}");
+                }
             }
         }
     }
