@@ -5,7 +5,6 @@
 use copr::engine::{Relabeling, ReshufflePlan, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
 use copr::sweep::SweepConfig;
-use copr::transport::{Round, RoundHandler, Transport};
 use copr::volume::Volumes;
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -25,39 +24,10 @@ fn sweep(c: &mut Criterion) {
     g.finish();
 }
 
-/// One rank of a communicator of `size` ranks whose peers all agree: the collective
-/// check gathers this rank's words `size` times. Enough to build a plan as that rank
-/// would, without launching the other ranks; it cannot execute one.
-struct OneOf {
-    rank: usize,
-    size: usize,
-}
-
-impl Transport for OneOf {
-    fn rank(&self) -> usize {
-        self.rank
-    }
-    fn size(&self) -> usize {
-        self.size
-    }
-    fn max_message_bytes(&self) -> usize {
-        usize::MAX
-    }
-    fn threads(&self) -> usize {
-        1
-    }
-    fn all_gather(&mut self, mine: &[u64], all: &mut [u64]) -> copr::Result<()> {
-        for part in all.chunks_exact_mut(mine.len().max(1)) {
-            part.copy_from_slice(mine);
-        }
-        Ok(())
-    }
-    fn exchange(&mut self, _: Round<'_>, _: &mut dyn RoundHandler) -> copr::Result<()> {
-        Err(copr::Error::Transport(
-            "a stand-in rank moves no data".into(),
-        ))
-    }
-}
+/// One rank of a large communicator, planning as that rank would.
+#[allow(unreachable_pub)]
+#[path = "../src/bin/copr/calibrate/standin.rs"]
+mod standin;
 
 /// Building the reshuffle plan of one rank of a p = q² job (block-cyclic 32 -> 128 on a
 /// q × q grid, N = 96·q, relabeling off): what that rank pays for its own sends and
@@ -76,7 +46,7 @@ fn one_rank(c: &mut Criterion) {
         for op in [Op::Identity, Op::Transpose] {
             let batch =
                 vec![Transform::new(src.clone(), dst.clone(), op).with_relabeling(Relabeling::Off)];
-            let mut t = OneOf {
+            let mut t = standin::StandIn {
                 rank: p / 2 + q / 2,
                 size: p,
             };

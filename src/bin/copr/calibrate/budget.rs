@@ -3,7 +3,10 @@
 //! rank 0's clock is before the phase's deadline; time a phase leaves unused passes
 //! to the next. What a phase must measure at least (one pair per class, one trial,
 //! f64 first) is fixed work whose size depends on neither the budget nor the number
-//! of ranks.
+//! of ranks. The one part that grows with the number of ranks, planning the
+//! validation cases, is cut by estimates (`cases.rs`), so a run ends by the budget
+//! plus that fixed work, one validation case of the smallest size and one warm-up
+//! run (see the README, "Calibrating a machine").
 
 use serde::Serialize;
 

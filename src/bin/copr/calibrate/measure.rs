@@ -92,9 +92,15 @@ fn quiet_barrier(w: &SimpleCommunicator) {
 /// Whether to start another step of a phase (collective): rank 0's clock is before
 /// `until` seconds after `start`, or the step is one the phase must take (`must`).
 pub(crate) fn proceed(w: &SimpleCommunicator, start: Instant, until: f64, must: bool) -> bool {
-    let mut go = [u8::from(must || start.elapsed().as_secs_f64() < until)];
-    w.process_at_rank(0).broadcast_into(&mut go[..]);
-    go[0] != 0
+    agreed(w, must || start.elapsed().as_secs_f64() < until)
+}
+
+/// Rank 0's `go`, on every rank (collective): how the ranks agree on a decision
+/// taken by rank 0's clock.
+pub(crate) fn agreed(w: &SimpleCommunicator, go: bool) -> bool {
+    let mut v = [u8::from(go)];
+    w.process_at_rank(0).broadcast_into(&mut v[..]);
+    v[0] != 0
 }
 
 /// One measured pair.

@@ -11,9 +11,15 @@ use crate::cli::CalibrateArgs;
 mod budget;
 #[cfg(any(feature = "mpi", test))]
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod cases;
+#[cfg(any(feature = "mpi", test))]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 mod classes;
 #[cfg(feature = "mpi")]
 mod measure;
+#[cfg(any(feature = "mpi", test))]
+#[cfg_attr(not(test), allow(dead_code))]
+mod standin;
 #[cfg(any(feature = "mpi", test))]
 mod stats;
 #[cfg(feature = "mpi")]
