@@ -167,3 +167,73 @@ fn greedy_swaps_match_the_straightforward_greedy() {
         );
     }
 }
+
+/// A sweep line the long way, from the whole volume matrix: V, the exact solver on Vᵀ,
+/// COSTA's greedy swaps on V, and the remote volumes summed over every entry.
+fn line_from_whole_matrix(cfg: &SweepConfig, b: usize) -> (u64, u64, u64, u64) {
+    let (s, t) = cfg.layouts(b).unwrap();
+    let v = Volumes::compute(&s, &t, Op::Identity).unwrap();
+    let sigma = copr::lap::sparse_max(&v.matrix().transpose()).unwrap();
+    let greedy = copr::lap::greedy_swaps(v.matrix());
+    (
+        v.total(),
+        v.remote(),
+        v.remote_after(&sigma),
+        v.remote_after(&greedy),
+    )
+}
+
+/// The sweep works on a cut of Vᵀ (the receiving ranks' rows, each with its 2k best
+/// entries from non-receiving ranks): every printed number must equal the whole
+/// matrix's, also where rows are cut (many senders, few receivers, ties everywhere),
+/// and the rows come back in the order of `blocks` although they run in parallel.
+#[test]
+fn the_cut_matrix_gives_the_numbers_of_the_whole_matrix() {
+    use copr::layout::Order;
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+    let orders = [Order::RowMajor, Order::ColMajor];
+    let mut cut_somewhere = false;
+    for round in 0..60 {
+        let nprow = rng.random_range(1..13usize);
+        let npcol = rng.random_range(1..13usize);
+        let m = rng.random_range(1..600usize);
+        let n = rng.random_range(1..600usize);
+        // large target blocks: few receivers, so most rows are cut
+        let target_block = rng.random_range(1..=m.max(n));
+        let mut blocks: Vec<usize> = (0..6).map(|_| rng.random_range(1..80usize)).collect();
+        blocks.push(1);
+        let cfg = SweepConfig {
+            m,
+            n,
+            nprow,
+            npcol,
+            target_block,
+            source_order: orders[rng.random_range(0..2usize)],
+            target_order: orders[rng.random_range(0..2usize)],
+            blocks: blocks.clone(),
+        };
+        let rows = cfg.run(&|| {}).unwrap();
+        assert_eq!(rows.len(), blocks.len());
+        for (r, &b) in rows.iter().zip(&blocks) {
+            assert_eq!(r.block, b, "round {round}: rows out of order");
+            let want = line_from_whole_matrix(&cfg, b);
+            let got = (
+                r.total_elements,
+                r.remote_before,
+                r.remote_after,
+                r.greedy_remote_after,
+            );
+            assert_eq!(got, want, "round {round}, {cfg:?}, block {b}");
+            let (s, t) = cfg.layouts(b).unwrap();
+            let v = Volumes::compute(&s, &t, Op::Identity).unwrap();
+            let vt = v.matrix().transpose();
+            let receivers = (0..v.ranks())
+                .filter(|&t| vt.row(t).next().is_some())
+                .count();
+            let longest = (0..v.ranks()).map(|t| vt.row(t).count()).max().unwrap_or(0);
+            cut_somewhere |= longest > 3 * receivers;
+        }
+    }
+    assert!(cut_somewhere, "no instance had rows long enough to be cut");
+}

@@ -10,6 +10,8 @@ use crate::sparse::Csr;
 
 mod outer;
 
+pub(crate) use outer::Columns;
+
 /// Largest number of (row overlap, column overlap) pairs a volume computation visits:
 /// 2^24 = 16 777 216. Each pair is a candidate package `(s, t)`; the COSTA paper's
 /// 102 400-rank case has 1.6 million. Checked before allocating, by
@@ -25,6 +27,25 @@ pub(crate) fn check_overlap_pairs(rows: usize, cols: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The pieces V is made of: `op(source)`, the communicator size, and the row and column
+/// overlap counts, checked against [`MAX_OVERLAP_PAIRS`].
+type Overlaps<'a> = (
+    OpView<'a>,
+    usize,
+    Vec<(u32, u32, u64)>,
+    Vec<(u32, u32, u64)>,
+);
+
+fn overlaps<'a>(source: &'a Layout, target: &Layout, op: Op) -> Result<Overlaps<'a>> {
+    check_shapes(source, target, op)?;
+    let view = OpView::new(source, op);
+    let ranks = source.ranks().max(target.ranks());
+    let r = overlap_counts(&view.row_axis(), &target.row_axis());
+    let c = overlap_counts(&view.col_axis(), &target.col_axis());
+    check_overlap_pairs(r.len(), c.len())?;
+    Ok((view, ranks, r, c))
 }
 
 /// The sparse volume matrix `V[s][t]`: number of elements source rank `s` must deliver
@@ -75,12 +96,7 @@ impl Volumes {
     /// [`crate::Error::Mismatch`] if op(source) and target differ in shape;
     /// [`crate::Error::Limit`] beyond [`MAX_OVERLAP_PAIRS`].
     pub fn compute(source: &Layout, target: &Layout, op: Op) -> Result<Self> {
-        check_shapes(source, target, op)?;
-        let view = OpView::new(source, op);
-        let ranks = source.ranks().max(target.ranks());
-        let r = overlap_counts(&view.row_axis(), &target.row_axis());
-        let c = overlap_counts(&view.col_axis(), &target.col_axis());
-        check_overlap_pairs(r.len(), c.len())?;
+        let (view, ranks, r, c) = overlaps(source, target, op)?;
         Ok(Self {
             v: outer::outer_product(
                 ranks,
@@ -90,6 +106,23 @@ impl Volumes {
                 |b, d| target.owner_by_class(b, d),
             ),
         })
+    }
+
+    /// The columns of V for `A ← op(B)` as [`Volumes::compute`] would build them, to be
+    /// visited one target rank at a time without holding V (same checks and errors).
+    ///
+    /// # Complexity
+    /// O(m/mb + n/nb for both layouts + ranks + source class pairs + target class
+    /// pairs); visiting a column costs its nonzeros.
+    pub(crate) fn columns(source: &Layout, target: &Layout, op: Op) -> Result<Columns> {
+        let (view, ranks, r, c) = overlaps(source, target, op)?;
+        Ok(Columns::new(
+            ranks,
+            &r,
+            &c,
+            |a, cc| view.owner(a, cc),
+            |b, d| target.owner_by_class(b, d),
+        ))
     }
 
     /// Wraps an explicit volume matrix (square).

@@ -180,6 +180,195 @@ pub(super) fn outer_product(
     Csr::from_parts(ranks, ranks, row_ptr, cols, vals)
 }
 
+/// V one column at a time, without building V: for each target rank `t` that receives
+/// anything, the nonzeros `V[s][t]` over source ranks `s`.
+///
+/// Column `t` is the sum over the target class pairs `(b, d)` owned by `t` of the
+/// product of R's column `b` and C's column `d`, placed at `source_owner(a, c)`. When
+/// `t` owns one class pair and no source rank holds two (every block-cyclic pair of
+/// layouts), the product is streamed as it is formed: no buffer, no sort.
+pub(crate) struct Columns {
+    ranks: usize,
+    /// Number of distinct source column classes (the stride of `src`).
+    nc: usize,
+    /// `src[ia·nc + ic]`: the source owner of the `ia`-th distinct row class and the
+    /// `ic`-th distinct column class.
+    src: Vec<u32>,
+    /// R regrouped by target row class `b`: `(ia, r)`, with `r_start[b]..r_start[b + 1]`.
+    r_by_b: Vec<(u32, u64)>,
+    r_start: Vec<usize>,
+    /// C regrouped by target column class `d`: `(ic, q)`.
+    c_by_d: Vec<(u32, u64)>,
+    c_start: Vec<usize>,
+    /// `(t, b, d)` for every target class pair that receives, sorted.
+    pairs: Vec<(u32, u32, u32)>,
+    /// Start of each distinct `t` in `pairs`, plus `pairs.len()`.
+    t_start: Vec<usize>,
+    /// No source rank holds two class pairs.
+    injective: bool,
+    total: u64,
+}
+
+/// Overlap entries regrouped by their second class: `(index of the first class's group,
+/// count)` in buckets `start[x]..start[x + 1]`, ascending in the group index.
+fn by_second(v: &[(u32, u32, u64)], group_start: &[usize]) -> (Vec<(u32, u64)>, Vec<usize>) {
+    let n2 = v.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
+    let mut start = vec![0usize; n2 + 1];
+    for e in v {
+        start[e.1 as usize + 1] += 1;
+    }
+    for x in 0..n2 {
+        start[x + 1] += start[x];
+    }
+    let mut next = start.clone();
+    let mut out = vec![(0u32, 0u64); v.len()];
+    for g in 0..group_start.len().saturating_sub(1) {
+        for e in &v[group_start[g]..group_start[g + 1]] {
+            out[next[e.1 as usize]] = (g as u32, e.2);
+            next[e.1 as usize] += 1;
+        }
+    }
+    (out, start)
+}
+
+impl Columns {
+    /// The columns of V for the overlaps `r` (sorted by `(a, b)`) and `c` (sorted by
+    /// `(c, d)`), with `source_owner(a, c)` and `target_owner(b, d)` (both `< ranks`).
+    ///
+    /// # Complexity
+    /// O(|r| + |c| + A·C' + B'·D' log(B'·D')) for `A`, `C'` distinct source classes and
+    /// `B'`, `D'` distinct target classes; memory the same.
+    ///
+    /// # Panics
+    /// If `ranks` exceeds `u32::MAX` or an owner is out of range.
+    pub(crate) fn new(
+        ranks: usize,
+        r: &[(u32, u32, u64)],
+        c: &[(u32, u32, u64)],
+        source_owner: impl Fn(usize, usize) -> usize,
+        target_owner: impl Fn(usize, usize) -> usize,
+    ) -> Self {
+        assert!(
+            ranks <= u32::MAX as usize,
+            "Csr supports at most 2^32 columns"
+        );
+        let (ga, sa) = groups(r);
+        let (gc, sc) = groups(c);
+        let mut src = Vec::with_capacity(ga.len() * gc.len());
+        let mut held = vec![false; ranks];
+        let mut injective = true;
+        for &a in &ga {
+            for &cc in &gc {
+                let s = source_owner(a as usize, cc as usize);
+                assert!(s < ranks, "source owner {s} outside {ranks} ranks");
+                injective &= !held[s];
+                held[s] = true;
+                src.push(s as u32);
+            }
+        }
+        let (r_by_b, r_start) = by_second(r, &sa);
+        let (c_by_d, c_start) = by_second(c, &sc);
+        let mut pairs = Vec::new();
+        for b in 0..r_start.len() - 1 {
+            if r_start[b + 1] == r_start[b] {
+                continue;
+            }
+            for d in 0..c_start.len() - 1 {
+                if c_start[d + 1] == c_start[d] {
+                    continue;
+                }
+                let t = target_owner(b, d);
+                assert!(t < ranks, "target owner {t} outside {ranks} ranks");
+                pairs.push((t as u32, b as u32, d as u32));
+            }
+        }
+        pairs.sort_unstable();
+        let mut t_start: Vec<usize> = (0..pairs.len())
+            .filter(|&k| k == 0 || pairs[k - 1].0 != pairs[k].0)
+            .collect();
+        t_start.push(pairs.len());
+        let sum = |v: &[(u32, u32, u64)]| v.iter().map(|e| e.2).sum::<u64>();
+        Self {
+            ranks,
+            nc: gc.len(),
+            src,
+            r_by_b,
+            r_start,
+            c_by_d,
+            c_start,
+            pairs,
+            t_start,
+            injective,
+            total: sum(r) * sum(c),
+        }
+    }
+
+    /// Communicator size (V is `ranks × ranks`).
+    pub(crate) fn ranks(&self) -> usize {
+        self.ranks
+    }
+
+    /// Number of target ranks that receive anything (nonzero columns of V).
+    pub(crate) fn len(&self) -> usize {
+        self.t_start.len() - 1
+    }
+
+    /// The `k`-th receiving target rank; ascending in `k`.
+    pub(crate) fn target(&self, k: usize) -> usize {
+        self.pairs[self.t_start[k]].0 as usize
+    }
+
+    /// `Σ_{s,t} V[s][t]`.
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// `f(source_owner(a, c), R[a][b]·C[c][d])` over R's column `b` and C's column `d`.
+    fn product(&self, b: u32, d: u32, f: &mut impl FnMut(u32, u64)) {
+        let rows = &self.r_by_b[self.r_start[b as usize]..self.r_start[b as usize + 1]];
+        let cols = &self.c_by_d[self.c_start[d as usize]..self.c_start[d as usize + 1]];
+        for &(ia, r) in rows {
+            let owners = &self.src[ia as usize * self.nc..(ia as usize + 1) * self.nc];
+            for &(ic, q) in cols {
+                f(owners[ic as usize], r * q);
+            }
+        }
+    }
+
+    /// Calls `f(s, V[s][t])` for every nonzero of column `t = self.target(k)`, each `s`
+    /// once, in no particular order. `scratch` is used when the column has to be merged.
+    ///
+    /// # Complexity
+    /// O(nonzeros of the column), plus a sort of them when it has to be merged.
+    pub(crate) fn visit(
+        &self,
+        k: usize,
+        scratch: &mut Vec<(u32, u64)>,
+        mut f: impl FnMut(u32, u64),
+    ) {
+        let mine = &self.pairs[self.t_start[k]..self.t_start[k + 1]];
+        if self.injective && mine.len() == 1 {
+            self.product(mine[0].1, mine[0].2, &mut f);
+            return;
+        }
+        scratch.clear();
+        for &(_, b, d) in mine {
+            self.product(b, d, &mut |s, x| scratch.push((s, x)));
+        }
+        scratch.sort_unstable_by_key(|e| e.0);
+        let mut i = 0;
+        while i < scratch.len() {
+            let s = scratch[i].0;
+            let mut x = 0;
+            while i < scratch.len() && scratch[i].0 == s {
+                x += scratch[i].1;
+                i += 1;
+            }
+            f(s, x);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +392,24 @@ mod tests {
             }
         }
         Csr::from_triplets(ranks, ranks, t)
+    }
+
+    /// Vᵀ assembled from the column visitor, checking that every column is visited
+    /// once, in ascending order, with each source rank at most once.
+    fn transpose_of(cols: &Columns) -> Csr {
+        let mut t = Vec::new();
+        let mut scratch = Vec::new();
+        for k in 0..cols.len() {
+            assert!(k == 0 || cols.target(k - 1) < cols.target(k));
+            let mut seen = vec![false; cols.ranks()];
+            cols.visit(k, &mut scratch, |s, x| {
+                assert!(!seen[s as usize], "source {s} twice in one column");
+                seen[s as usize] = true;
+                assert!(x > 0);
+                t.push((cols.target(k), s as usize, x));
+            });
+        }
+        Csr::from_triplets(cols.ranks(), cols.ranks(), t)
     }
 
     fn lcg(seed: &mut u64) -> u64 {
@@ -261,6 +468,9 @@ mod tests {
                     let want = by_triplets(ranks, &r, &c, so, to);
                     let got = outer_product(ranks, &r, &c, so, to);
                     assert_eq!(got, want, "R={r:?} C={c:?}");
+                    let cols = Columns::new(ranks, &r, &c, so, to);
+                    assert_eq!(transpose_of(&cols), want.transpose(), "R={r:?} C={c:?}");
+                    assert_eq!(cols.total(), want.sum());
                 }
             }
         }
