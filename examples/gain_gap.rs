@@ -11,7 +11,9 @@
 //! column generation's pricing rounds and the pairs it added). Usage:
 //! `cargo run --release --example gain_gap -- 1024 4096`; the environment variables
 //! `GAP_LAYOUTS` (`32`, `3`), `GAP_CONFIGS` (config names) and `GAP_MODELS` (`config`,
-//! `sum`), comma-separated, choose a subset.
+//! `sum`), comma-separated, choose a subset; `GAP_TOL` (a fraction, e.g. `1e-3`) stops
+//! the column generation once the certificate proves that gap
+//! (`gain::sparse_relabel_within`; unset: to exactness, `gain::sparse_relabel_refined`).
 
 use std::path::Path;
 use std::time::Instant;
@@ -116,7 +118,15 @@ fn main() {
                     let dense = gain::relabel_dense(model.as_ref(), &pk).unwrap();
                     let t_dense = t.elapsed().as_secs_f64();
                     let t = Instant::now();
-                    let s = gain::sparse_relabel_refined(model.as_ref(), &pk).unwrap();
+                    let s = match std::env::var("GAP_TOL") {
+                        Ok(t) => gain::sparse_relabel_within(
+                            model.as_ref(),
+                            &pk,
+                            &gain::Refine::within(t.parse().expect("GAP_TOL is a number")),
+                        ),
+                        Err(_) => gain::sparse_relabel_refined(model.as_ref(), &pk),
+                    }
+                    .unwrap();
                     let t_sparse = t.elapsed().as_secs_f64();
                     let dsave = w0 - pk.total_cost(model.as_ref(), Some(&dense));
                     let after = (w0 - dsave).max(1e-300);

@@ -54,38 +54,75 @@ pub(crate) fn pair_free_candidates(
     Some(remote_total)
 }
 
-/// The ranks of each node of a machine, by placement node index.
-#[derive(Debug)]
-pub(crate) struct NodeRanks {
+/// A partition of the processes into groups (for a machine: its nodes), for
+/// [`CostModel::add_group_bounds`]: lower bounds per group rather than one per row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessGroups {
     start: Vec<usize>,
     ranks: Vec<u32>,
+    group: Vec<u32>,
 }
 
-impl NodeRanks {
-    /// O(p) counting sort of the ranks by node.
-    pub(crate) fn new(m: &Machine) -> Self {
-        let nodes = m.placement().num_nodes();
-        let mut start = vec![0usize; nodes + 1];
-        for r in 0..m.ranks() {
-            start[m.node_of(r) + 1] += 1;
+impl ProcessGroups {
+    /// The groups of `group_of[y]` (process `y` in group `group_of[y]`), `groups` of them.
+    ///
+    /// # Panics
+    /// If a group index is `>= groups`.
+    pub fn new(group_of: Vec<u32>, groups: usize) -> Self {
+        let mut start = vec![0usize; groups + 1];
+        for &g in &group_of {
+            start[g as usize + 1] += 1;
         }
-        for n in 0..nodes {
-            start[n + 1] += start[n];
+        for g in 0..groups {
+            start[g + 1] += start[g];
         }
         let mut fill = start.clone();
-        let mut ranks = vec![0u32; m.ranks()];
-        for r in 0..m.ranks() {
-            let n = m.node_of(r);
-            ranks[fill[n]] = r as u32;
-            fill[n] += 1;
+        let mut ranks = vec![0u32; group_of.len()];
+        for (y, &g) in group_of.iter().enumerate() {
+            ranks[fill[g as usize]] = y as u32;
+            fill[g as usize] += 1;
         }
-        Self { start, ranks }
+        Self {
+            start,
+            ranks,
+            group: group_of,
+        }
     }
 
-    pub(crate) fn of(&self, node: usize) -> &[u32] {
-        &self.ranks[self.start[node]..self.start[node + 1]]
+    /// The ranks of a machine by placement node: O(p) counting sort.
+    pub(crate) fn of_machine(m: &Machine) -> Self {
+        let group = (0..m.ranks()).map(|r| m.node_of(r) as u32).collect();
+        Self::new(group, m.placement().num_nodes())
+    }
+
+    /// How many groups.
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Whether there are no groups.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many processes.
+    pub fn processes(&self) -> usize {
+        self.group.len()
+    }
+
+    /// The processes of group `g`, increasing.
+    pub fn of(&self, g: usize) -> &[u32] {
+        &self.ranks[self.start[g]..self.start[g + 1]]
+    }
+
+    /// The group of process `y`.
+    pub fn group_of(&self, y: usize) -> usize {
+        self.group[y] as usize
     }
 }
+
+/// The ranks of each node of a machine, by placement node index.
+pub(crate) type NodeRanks = ProcessGroups;
 
 /// Node pairs scanned for the cheapest inter-node link before falling back to a
 /// bound the network type gives directly.
@@ -120,7 +157,7 @@ pub(crate) fn min_inter_node_link(m: &Machine) -> LinkCost {
     } else if let Some(InterNode::Uniform(c)) = m.inter() {
         take(*c);
     } else if nodes.saturating_mul(nodes) <= MAX_SCANNED_NODE_PAIRS {
-        let idx = NodeRanks::new(m);
+        let idx = NodeRanks::of_machine(m);
         let reps: Vec<usize> = (0..nodes)
             .filter_map(|n| idx.of(n).first().map(|&r| r as usize))
             .collect();
@@ -317,10 +354,100 @@ pub(crate) fn machine_candidates(
     bound
 }
 
+/// [`CostModel::add_group_bounds`] of the latency + bandwidth model on `m` for its
+/// nodes `idx`: off an explicit rank table a package from node `a` costs
+/// `L(a, n) + B(a, n)·bytes` at every rank of another node `n` (and at least 0 at the
+/// ranks of `a`), so the sum over the packages is exact for the ranks of a node that
+/// sends `x` nothing. `false` for an explicit rank table (links differ within a node).
+///
+/// # Complexity
+/// O(nodes · (sender nodes + packages)).
+pub(crate) fn machine_group_bounds(
+    m: &Machine,
+    idx: &NodeRanks,
+    incoming: &[(usize, Package)],
+    out: &mut [f64],
+) -> bool {
+    if m.rank_matrix().is_some() || out.len() != idx.len() {
+        return false;
+    }
+    // (sender node, its representative, bytes) of the non-empty packages, by node
+    let mut pk: Vec<(usize, usize, u64)> = incoming
+        .iter()
+        .filter(|(_, p)| p.bytes > 0)
+        .map(|(i, p)| (m.node_of(*i), *i, p.bytes))
+        .collect();
+    pk.sort_unstable();
+    let mut k = 0;
+    while k < pk.len() {
+        let (a, i) = (pk[k].0, pk[k].1);
+        let end = k + pk[k..].iter().take_while(|e| e.0 == a).count();
+        for (n, o) in out.iter_mut().enumerate() {
+            let Some(&rep) = idx.of(n).first() else {
+                continue;
+            };
+            if n == a {
+                continue;
+            }
+            let l = m.link(i, rep as usize);
+            *o += pk[k..end].iter().map(|e| l.cost(e.2)).sum::<f64>();
+        }
+        k = end;
+    }
+    true
+}
+
+/// [`CostModel::add_group_bounds`] of a model whose `w(i, j, s)` depends on the pair only
+/// through `i == j`: at a process of group `g` every package is remote except those
+/// whose sender is that very process, so the remote total plus the most negative
+/// (local − remote) adjustment of one sender in `g` (or 0) bounds every process of `g`.
+pub(crate) fn pair_free_group_bounds(
+    m: &dyn CostModel,
+    incoming: &[(usize, Package)],
+    groups: &ProcessGroups,
+    out: &mut [f64],
+) -> bool {
+    // (sender, local − remote) summed per sender
+    let mut adjust: Vec<(usize, f64)> = Vec::with_capacity(incoming.len());
+    let mut remote_total = 0.0;
+    for (i, p) in incoming {
+        if *i >= groups.processes() {
+            return false;
+        }
+        let remote = m.cost(*i, usize::from(*i == 0), p);
+        remote_total += remote;
+        adjust.push((*i, m.cost(*i, *i, p) - remote));
+    }
+    adjust.sort_unstable_by_key(|e| e.0);
+    for o in out.iter_mut() {
+        *o += remote_total;
+    }
+    // (group, the sender's summed adjustment) of the senders that are cheaper at home
+    let mut low: Vec<(usize, f64)> = Vec::new();
+    let mut k = 0;
+    while k < adjust.len() {
+        let y = adjust[k].0;
+        let mut a = 0.0;
+        while k < adjust.len() && adjust[k].0 == y {
+            a += adjust[k].1;
+            k += 1;
+        }
+        if a < 0.0 {
+            low.push((groups.group_of(y), a));
+        }
+    }
+    low.sort_unstable_by(|p, q| p.0.cmp(&q.0).then(p.1.total_cmp(&q.1)));
+    low.dedup_by_key(|e| e.0);
+    for (g, a) in low {
+        out[g] += a;
+    }
+    true
+}
+
 /// Lazily built helpers of a [`crate::LatencyBandwidth`] model.
 #[derive(Debug, Default)]
 pub(crate) struct MachineHelpers {
-    pub(crate) nodes: std::sync::OnceLock<NodeRanks>,
+    pub(crate) nodes: std::sync::OnceLock<Arc<NodeRanks>>,
     pub(crate) low: std::sync::OnceLock<LinkCost>,
     /// One [`NearNodes`] per node, built when the node first holds a sender; empty (no
     /// rings) unless the nodes are a torus or a network of at most

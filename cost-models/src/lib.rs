@@ -36,7 +36,7 @@ mod error;
 mod models;
 mod package;
 
-pub use candidates::delivered_cost;
+pub use candidates::{delivered_cost, ProcessGroups};
 pub use config::{load, load_setup, CostConfig, CostSetup, Term};
 pub use error::{CostError, Result};
 pub use models::{

@@ -7,6 +7,7 @@ use copr_topology::files::{check_nonneg, FieldPath, Invalid};
 use copr_topology::Machine;
 use serde::{Deserialize, Serialize};
 
+use crate::candidates::ProcessGroups;
 use crate::error::Result;
 use crate::package::Package;
 
@@ -90,6 +91,38 @@ pub trait CostModel: Send + Sync {
         let _ = (x, incoming, out);
         None
     }
+
+    /// A partition of the processes (for a machine: its nodes) on which the model can
+    /// bound `C(x, y)` group by group ([`CostModel::add_group_bounds`]); `None` (the
+    /// default) if it has none of its own.
+    fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
+        None
+    }
+
+    /// Adds to `out[g]`, for every group `g` of `groups` (`out.len() == groups.len()`), a
+    /// lower bound on `C(x, y) = Σ_i w(i, y, S[i][x])` valid for **every** process `y`
+    /// of group `g`; `false` (and `out` unspecified) if the model cannot.
+    ///
+    /// A tighter companion of the single bound of [`CostModel::candidates`]: the column
+    /// generation of `copr::gain` prices and certifies with one bound per group (node)
+    /// instead of one per row. The latency + bandwidth model gives, off an explicit rank
+    /// table, the exact inter-node cost of each node (exact for the nodes that send
+    /// nothing); the pair-free models (volume, locality, transform) the all-remote cost
+    /// minus what one sender of the group saves at home; sums and scaled models combine
+    /// their terms'.
+    ///
+    /// # Complexity
+    /// For the models here, O(groups · (sender nodes + packages)).
+    fn add_group_bounds(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        groups: &ProcessGroups,
+        out: &mut [f64],
+    ) -> bool {
+        let _ = (x, incoming, groups, out);
+        false
+    }
 }
 
 impl std::fmt::Debug for dyn CostModel + '_ {
@@ -126,6 +159,18 @@ macro_rules! forward_cost_model {
             ) -> Option<f64> {
                 (**self).candidates(x, incoming, out)
             }
+            fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
+                (**self).process_groups()
+            }
+            fn add_group_bounds(
+                &self,
+                x: usize,
+                incoming: &[(usize, Package)],
+                groups: &ProcessGroups,
+                out: &mut [f64],
+            ) -> bool {
+                (**self).add_group_bounds(x, incoming, groups, out)
+            }
         }
     )*};
 }
@@ -143,6 +188,15 @@ macro_rules! pair_free_candidates_method {
             out: &mut Vec<(usize, f64)>,
         ) -> Option<f64> {
             crate::candidates::pair_free_candidates(self, x, incoming, out)
+        }
+        fn add_group_bounds(
+            &self,
+            _x: usize,
+            incoming: &[(usize, Package)],
+            groups: &ProcessGroups,
+            out: &mut [f64],
+        ) -> bool {
+            crate::candidates::pair_free_group_bounds(self, incoming, groups, out)
         }
     };
 }
@@ -212,6 +266,13 @@ impl LatencyBandwidth {
     pub fn machine(&self) -> &Arc<Machine> {
         &self.machine
     }
+
+    /// The machine's ranks by node, built once.
+    fn nodes(&self) -> &Arc<ProcessGroups> {
+        self.helpers
+            .nodes
+            .get_or_init(|| Arc::new(ProcessGroups::of_machine(&self.machine)))
+    }
 }
 
 impl CostModel for LatencyBandwidth {
@@ -261,11 +322,9 @@ impl CostModel for LatencyBandwidth {
         incoming: &[(usize, Package)],
         out: &mut Vec<(usize, f64)>,
     ) -> Option<f64> {
-        use crate::candidates::{
-            machine_candidates, min_inter_node_link, NodeRanks, MAX_NEAR_SCAN_NODES,
-        };
+        use crate::candidates::{machine_candidates, min_inter_node_link, MAX_NEAR_SCAN_NODES};
         let m = &self.machine;
-        let idx = self.helpers.nodes.get_or_init(|| NodeRanks::new(m));
+        let idx = self.nodes();
         let low = *self.helpers.low.get_or_init(|| min_inter_node_link(m));
         let cells = self.helpers.near.get_or_init(|| {
             let nodes = m.placement().num_nodes();
@@ -281,6 +340,21 @@ impl CostModel for LatencyBandwidth {
             }
         });
         Some(machine_candidates(m, idx, low, cells, incoming, out))
+    }
+    fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
+        (self.machine.rank_matrix().is_none()).then(|| Arc::clone(self.nodes()))
+    }
+    fn add_group_bounds(
+        &self,
+        _x: usize,
+        incoming: &[(usize, Package)],
+        groups: &ProcessGroups,
+        out: &mut [f64],
+    ) -> bool {
+        let own = self.nodes();
+        // its own nodes only (the same allocation: no O(p) comparison per row)
+        std::ptr::eq(groups, &**own)
+            && crate::candidates::machine_group_bounds(&self.machine, own, incoming, out)
     }
 }
 
@@ -682,6 +756,20 @@ impl<M: CostModel> CostModel for Sum<M> {
         }
         Some(bound)
     }
+    fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
+        self.terms.iter().find_map(CostModel::process_groups)
+    }
+    fn add_group_bounds(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        groups: &ProcessGroups,
+        out: &mut [f64],
+    ) -> bool {
+        self.terms
+            .iter()
+            .all(|t| t.add_group_bounds(x, incoming, groups, out))
+    }
 }
 
 /// A model times a constant weight: `w(i, j, s) = weight · inner(i, j, s)`.
@@ -766,6 +854,28 @@ impl<M: CostModel> CostModel for Scaled<M> {
         } else {
             self.weight * bound
         })
+    }
+    fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
+        self.inner.process_groups()
+    }
+    fn add_group_bounds(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        groups: &ProcessGroups,
+        out: &mut [f64],
+    ) -> bool {
+        if self.weight == 0.0 {
+            return true;
+        }
+        let mut own = vec![0.0; out.len()];
+        if !self.inner.add_group_bounds(x, incoming, groups, &mut own) {
+            return false;
+        }
+        for (o, b) in out.iter_mut().zip(own) {
+            *o += self.weight * b;
+        }
+        true
     }
 }
 

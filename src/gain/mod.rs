@@ -28,8 +28,8 @@ pub mod mpi;
 pub mod sparse;
 
 pub use sparse::{
-    candidate_row, sparse_relabel, sparse_relabel_refined, CandidateRow, SparseRelabeling,
-    MAX_CANDIDATE_ENTRIES,
+    candidate_row, sparse_relabel, sparse_relabel_refined, sparse_relabel_within, CandidateRow,
+    Refine, SparseRelabeling, MAX_CANDIDATE_ENTRIES,
 };
 
 use rayon::prelude::*;
@@ -353,7 +353,8 @@ pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
 ///   relabeling ([`sparse_relabel`], without the column generation); up to [`DENSE_LIMIT`]
 ///   ranks it is kept only when its certificate proves it optimal within
 ///   [`CERTIFIED`]` · W(G)`, otherwise the dense table decides ([`relabel_dense`]);
-///   beyond, it is kept with its certified gap (measured in `benches/RESULTS.md`);
+///   beyond, it is kept with its certified gap (measured in `benches/RESULTS.md`; the
+///   column generation, [`sparse_relabel_within`], is too slow there so far);
 /// * any other model: the exact dense assignment on δ ([`relabel_dense`]).
 ///
 /// When σ saves nothing — no less volume, or a saving `Σ_x δ(x, σ(x))` within rounding

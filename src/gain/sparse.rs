@@ -24,15 +24,18 @@
 //! their real gains `δ > 0` (candidates only), or keep their own process: this changes
 //! neither the relaxation's value nor the certificate, only σ's real saving.
 //!
-//! [`sparse_relabel_refined`] goes on where that certificate does not prove σ optimal
-//! (and p ≤ [`crate::lap::DENSE_LIMIT`]) with a column generation: the cheapest assignment on the exactly priced pairs,
-//! its duals, and exact prices for the pairs the duals and the bound cannot exclude,
-//! round after round; its dual certificate holds for every σ, and when nothing is left
-//! to price σ is the dense optimum (`docs/SCALING.md`, "Column generation").
-//! [`SparseRelabeling::rounds`] and [`SparseRelabeling::priced`] say what it did. It is
-//! a measuring tool, not the planners' path: on the instances of `benches/RESULTS.md`
-//! it takes longer than the dense solve it could replace, so [`super::relabel`] solves
-//! densely instead when the first certificate is not tight.
+//! [`sparse_relabel_within`] (and [`sparse_relabel_refined`], to exactness) goes on
+//! where that certificate does not prove σ within the caller's tolerance, with a column
+//! generation: the cheapest assignment on the exactly priced pairs, its duals, and
+//! exact prices for the pairs the duals and the model's bounds per group of processes
+//! ([`CostModel::add_group_bounds`]: per node for a machine) cannot exclude, round after
+//! round; its dual certificate holds for every σ, it stops once that certificate proves
+//! the tolerance, and when nothing is left to price σ is the dense optimum
+//! (`docs/SCALING.md`, "Column generation"). [`SparseRelabeling::rounds`] and
+//! [`SparseRelabeling::priced`] say what it did. The planners ([`super::relabel`]) do not
+//! use it yet: below [`crate::lap::DENSE_LIMIT`] ranks the dense table decides when the
+//! first certificate is not tight, and beyond, the restricted solve is still too slow
+//! (`benches/RESULTS.md`).
 //!
 //! For the locally-free volume the bound is exact (a non-candidate receives every
 //! package remotely, `C(x, y) = b_x`), so the candidate problem *is* the problem; the
@@ -362,12 +365,39 @@ pub(crate) fn finish(
 /// assert!(r.gap() <= 1e-9 * r.cost_before);
 /// ```
 pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<SparseRelabeling> {
-    relabel_on_candidates(model, packages, false)
+    relabel_on_candidates(model, packages, None)
 }
 
-/// [`sparse_relabel`], followed by the column generation (module docs) when its
-/// certificate does not prove σ optimal and p ≤ [`crate::lap::DENSE_LIMIT`]: σ and the
-/// certificate are the better of the two.
+/// How far [`sparse_relabel_within`] refines the first solve by column generation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Refine {
+    /// Stop once the certificate proves σ within this fraction of its own cost
+    /// ([`SparseRelabeling::relative_gap`]); 0 goes on until nothing is left to price.
+    pub tolerance: f64,
+    /// Re-solve the restricted problem from nothing every round instead of from the
+    /// previous round's matching and potentials (slower; the same optimum — for tests).
+    pub cold_start: bool,
+}
+
+impl Refine {
+    /// Until nothing is left to price (or a limit): σ proven optimal where it ends there.
+    pub const EXACT: Self = Self {
+        tolerance: 0.0,
+        cold_start: false,
+    };
+
+    /// Until the certificate proves σ within `tolerance` of the optimum (relative to σ's
+    /// cost), warm-started.
+    pub fn within(tolerance: f64) -> Self {
+        Self {
+            tolerance,
+            cold_start: false,
+        }
+    }
+}
+
+/// [`sparse_relabel_within`] to exactness ([`Refine::EXACT`]).
 ///
 /// # Errors
 /// As [`sparse_relabel`].
@@ -375,13 +405,45 @@ pub fn sparse_relabel_refined(
     model: &dyn CostModel,
     packages: &Packages,
 ) -> Result<SparseRelabeling> {
-    relabel_on_candidates(model, packages, true)
+    relabel_on_candidates(model, packages, Some(&Refine::EXACT))
+}
+
+/// [`sparse_relabel`], followed, when its certificate does not prove σ within
+/// `refine.tolerance`, by the column generation (module docs): σ and the certificate
+/// are the better of the two.
+///
+/// # Complexity
+/// Per round O(p · groups) group bounds (groups: the model's
+/// [`CostModel::process_groups`] while `p · groups ≤ 2^26`, else one per row), the
+/// pairs priced (at most 32 per row), and the shortest paths of the re-solve; at most
+/// 64 rounds, `min(entries, 16·p)` pairs priced and
+/// [`COLGEN_WORK_PER_ENTRY`]` · (entries + p)` pair visits in all (then the last
+/// solved round's σ, or the first solve's, is kept).
+///
+/// # Errors
+/// As [`sparse_relabel`].
+///
+/// # Example
+/// ```
+/// use copr::gain::{sparse_relabel_within, Packages, Refine};
+/// use copr_cost_models::{LocallyFreeVolume, Package};
+/// let pk = Packages::from_list(2, vec![(1, 0, 1, Package::plain(8))]).unwrap();
+/// let r = sparse_relabel_within(&LocallyFreeVolume, &pk, &Refine::within(1e-3)).unwrap();
+/// assert_eq!(r.sigma.forward(), [1, 0]);
+/// assert!(r.saving == r.cost_before && r.is_exact()); // nothing left to move
+/// ```
+pub fn sparse_relabel_within(
+    model: &dyn CostModel,
+    packages: &Packages,
+    refine: &Refine,
+) -> Result<SparseRelabeling> {
+    relabel_on_candidates(model, packages, Some(refine))
 }
 
 fn relabel_on_candidates(
     model: &dyn CostModel,
     packages: &Packages,
-    refine: bool,
+    refine: Option<&Refine>,
 ) -> Result<SparseRelabeling> {
     let p = packages.ranks();
     super::check_model_ranks(model, p)?;
@@ -430,7 +492,10 @@ fn relabel_on_candidates(
         entries.len(),
         max_row,
     );
-    if !refine || first.is_exact() || p > crate::lap::DENSE_LIMIT {
+    let Some(refine) = refine else {
+        return Ok(first);
+    };
+    if first.is_exact() || first.relative_gap() <= refine.tolerance {
         return Ok(first);
     }
     // column generation from the exactly priced pairs and the rows' bounds
@@ -450,8 +515,17 @@ fn relabel_on_candidates(
         (MAX_CANDIDATE_ENTRIES - ptr[p].min(MAX_CANDIDATE_ENTRIES)).min(ptr[p].max(16 * p));
     let tol = 1e-12 * before.abs() / p as f64;
     let max_work = COLGEN_WORK_PER_ENTRY * (ptr[p] + p) as u64;
-    let Some(out) = colgen::Restricted::new(rows, lower).run(model, &inc, budget, max_work, tol)
-    else {
+    let groups = model
+        .process_groups()
+        .filter(|g| g.len().saturating_mul(p) <= colgen::MAX_GROUP_WORK);
+    let limits = colgen::Limits {
+        rel_gap: refine.tolerance,
+        budget,
+        max_work,
+        cold: refine.cold_start,
+        tol,
+    };
+    let Some(out) = colgen::Restricted::new(rows, lower).run(model, &inc, groups, &limits) else {
         return Ok(first);
     };
     let sigma = Perm::from_forward(out.sigma)?;

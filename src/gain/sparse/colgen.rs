@@ -12,15 +12,18 @@
 //!    and potentials; a row whose new pair breaks `u_x + v_y ≤ C` lowers `u_x` and, if
 //!    its matched pair stops being tight, is matched again.
 //! 2. **Pricing by the bound.** A pair `(x, y) ∉ E` can only improve the matching if its
-//!    reduced cost can be negative, `C(x, y) − u_x − v_y < 0`; since `C(x, y) ≥ L_x`,
-//!    that needs `v_y > L_x − u_x`. Those columns (the largest `v_y` first, at most
-//!    [`PRICED_PER_ROW`] per row and round) are evaluated exactly and added to `E`.
+//!    reduced cost can be negative, `C(x, y) − u_x − v_y < 0`. The model bounds
+//!    `C(x, y) ≥ B_x(g)` for every process `y` of group `g` (a node;
+//!    [`CostModel::add_group_bounds`], never below the row's `L_x`; one group with
+//!    `L_x` when the model has no groups), so that needs `v_y > B_x(g) − u_x`. Those
+//!    columns (the most promising first, at most [`PRICED_PER_ROW`] per row and round)
+//!    are evaluated exactly and added to `E`, in parallel over the rows.
 //! 3. Repeat until no row has such a column (the potentials are then feasible for the
-//!    whole `p × p` problem, and the matching is its optimum) or the work limit is
-//!    reached.
+//!    whole `p × p` problem, and the matching is its optimum), the certificate below
+//!    proves the matching within the caller's tolerance, or a limit is reached.
 //!
 //! **Certificate** (any round, any potentials `v`): with
-//! `u_x = min( min_{y ∈ E_x} C(x, y) − v_y , L_x − max_{y ∉ E_x} v_y )`,
+//! `u_x = min( min_{y ∈ E_x} C(x, y) − v_y , min_g B_x(g) − max_{y ∈ g, y ∉ E_x} v_y )`,
 //! `u_x + v_y ≤ C(x, y)` holds for **every** pair, so by LP duality every permutation
 //! costs at least `Σ_x u_x + Σ_y v_y`, and `W(G) − Σ u − Σ v` bounds every σ's saving.
 //! When the loop stops because nothing prices out, this bound equals the matching's
@@ -31,7 +34,9 @@ use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
 
-use copr_cost_models::{delivered_cost, CostModel, Package};
+use std::sync::Arc;
+
+use copr_cost_models::{delivered_cost, CostModel, Package, ProcessGroups};
 
 /// Columns evaluated per row and pricing round at most.
 pub(super) const PRICED_PER_ROW: usize = 32;
@@ -67,6 +72,91 @@ pub(super) struct Outcome {
     pub(super) rounds: usize,
     /// Pairs the pricing added.
     pub(super) priced: usize,
+}
+
+/// How the rounds run and when they stop.
+pub(super) struct Limits {
+    /// Stop once the certificate proves the matching within this fraction of its cost.
+    pub(super) rel_gap: f64,
+    /// Pairs the pricing may add in all.
+    pub(super) budget: usize,
+    /// Pair visits of the shortest-path searches in all.
+    pub(super) max_work: u64,
+    /// Re-solve every round from nothing (u = v = 0, no matching) instead of from the
+    /// previous round's matching and potentials: the reference the tests compare with.
+    pub(super) cold: bool,
+    /// Tolerance of the reduced costs.
+    pub(super) tol: f64,
+}
+
+/// Most `p × groups` for which the pricing uses the model's bounds per group; beyond,
+/// one bound per row (the rows' `L_x`).
+pub(super) const MAX_GROUP_WORK: usize = 1 << 26;
+
+/// The processes of each group (`< p` only), by decreasing `v` once sorted.
+struct Columns {
+    groups: Option<Arc<ProcessGroups>>,
+    start: Vec<usize>,
+    order: Vec<u32>,
+}
+
+impl Columns {
+    fn new(groups: Option<Arc<ProcessGroups>>, p: usize) -> Self {
+        let (start, order) = match &groups {
+            Some(g) => {
+                let mut start = vec![0];
+                let mut order = Vec::with_capacity(p);
+                for k in 0..g.len() {
+                    order.extend(g.of(k).iter().filter(|&&y| (y as usize) < p));
+                    start.push(order.len());
+                }
+                (start, order)
+            }
+            None => (vec![0, p], (0..p as u32).collect()),
+        };
+        Self {
+            groups,
+            start,
+            order,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    fn sort_by_v(&mut self, v: &[f64]) {
+        let mut parts: Vec<&mut [u32]> = Vec::with_capacity(self.len());
+        let mut rest = &mut self.order[..];
+        for k in 0..self.start.len() - 1 {
+            let (a, b) = rest.split_at_mut(self.start[k + 1] - self.start[k]);
+            parts.push(a);
+            rest = b;
+        }
+        parts.into_par_iter().for_each(|part| {
+            part.sort_unstable_by(|&a, &b| v[b as usize].total_cmp(&v[a as usize]))
+        });
+    }
+
+    /// `B_x(g)` for every group into `out`: the model's group bounds, never below `lower`.
+    fn bounds(
+        &self,
+        model: &dyn CostModel,
+        x: usize,
+        inc: &[(usize, Package)],
+        lower: f64,
+        out: &mut Vec<f64>,
+    ) {
+        out.clear();
+        out.resize(self.len(), 0.0);
+        let ok = self
+            .groups
+            .as_deref()
+            .is_some_and(|g| model.add_group_bounds(x, inc, g, out));
+        for b in out.iter_mut() {
+            *b = if ok { b.max(lower) } else { lower };
+        }
+    }
 }
 
 /// A heap entry: smallest distance first.
@@ -149,6 +239,9 @@ impl Restricted {
     /// `false` if the work limit stopped it first.
     fn solve(&mut self, tol: f64) -> bool {
         let p = self.rows.len();
+        if self.col_of.iter().all(|&c| c == NONE) && self.v.iter().all(|&v| v == 0.0) {
+            self.column_reduction();
+        }
         let free: Vec<usize> = (0..p).filter(|&x| self.repair_row(x, tol)).collect();
         // greedy: a free row takes a free column on a tight pair
         let mut left = Vec::new();
@@ -180,6 +273,25 @@ impl Restricted {
             self.augment(x, &mut s);
         }
         true
+    }
+
+    /// The start of a solve from nothing: `v_y` the cheapest pair of column `y`, and
+    /// `u_x = 0` (feasible: `C(x, y) ≥ v_y`), so that the greedy match of the tight
+    /// pairs that follows leaves fewer rows to the shortest-path searches.
+    fn column_reduction(&mut self) {
+        let mut low = vec![f64::INFINITY; self.v.len()];
+        for row in &self.rows {
+            for &(y, c) in row {
+                let l = &mut low[y as usize];
+                *l = l.min(c);
+            }
+        }
+        for (v, l) in self.v.iter_mut().zip(low) {
+            // a column no row prices keeps 0
+            if l.is_finite() {
+                *v = l;
+            }
+        }
     }
 
     fn relax(&mut self, s: &mut Search, x: usize, base: f64) {
@@ -244,82 +356,119 @@ impl Restricted {
         }
     }
 
-    /// Per row, the columns off `E_x` whose `v_y > L_x − u_x + tol` (largest first, at
-    /// most [`PRICED_PER_ROW`]); `by_v` lists the columns by decreasing `v`.
-    fn price(&self, by_v: &[u32], tol: f64) -> Vec<Vec<u32>> {
-        (0..self.rows.len())
-            .into_par_iter()
-            .map(|x| {
-                let limit = self.lower[x] - self.u[x] + tol;
-                let mut out = Vec::new();
-                for &y in by_v {
-                    if self.v[y as usize] <= limit || out.len() == PRICED_PER_ROW {
-                        break;
-                    }
-                    if self.rows[x].binary_search_by_key(&y, |e| e.0).is_err() {
-                        out.push(y);
-                    }
-                }
-                out
-            })
-            .collect()
+    fn reset(&mut self) {
+        self.u.iter_mut().for_each(|u| *u = 0.0);
+        self.v.iter_mut().for_each(|v| *v = 0.0);
+        self.col_of.iter_mut().for_each(|c| *c = NONE);
+        self.row_of.iter_mut().for_each(|r| *r = NONE);
     }
 
-    /// `Σ_x u_x + Σ_y v_y` with the certificate's `u` for the current `v`.
-    fn lower_bound(&self, by_v: &[u32]) -> f64 {
-        let row_terms: f64 = (0..self.rows.len())
+    /// One pass over the rows: per row, the columns off `E_x` with
+    /// `v_y > B_x(g) − u_x + tol` (the largest excess first, at most [`PRICED_PER_ROW`]),
+    /// and the certificate's `Σ_x u_x + Σ_y v_y` (module docs) for the current `v`.
+    fn price(
+        &self,
+        model: &dyn CostModel,
+        inc: &[Vec<(usize, Package)>],
+        cols: &Columns,
+        tol: f64,
+    ) -> (Vec<Vec<u32>>, f64) {
+        let (wanted, rows): (Vec<Vec<u32>>, Vec<f64>) = (0..self.rows.len())
             .into_par_iter()
-            .map(|x| {
-                let on = self.rows[x]
+            .map_init(Vec::new, |bounds, x| {
+                cols.bounds(model, x, &inc[x], self.lower[x], bounds);
+                let row = &self.rows[x];
+                let priced = |y: u32| row.binary_search_by_key(&y, |e| e.0).is_ok();
+                let mut found: Vec<(f64, u32)> = Vec::new();
+                let mut off = f64::INFINITY;
+                for (g, &b) in bounds.iter().enumerate() {
+                    let limit = b - self.u[x] + tol;
+                    let mut first = true;
+                    let mut taken = 0;
+                    for &y in &cols.order[cols.start[g]..cols.start[g + 1]] {
+                        if priced(y) {
+                            continue;
+                        }
+                        let vy = self.v[y as usize];
+                        if first {
+                            off = off.min(b - vy);
+                            first = false;
+                        }
+                        if vy <= limit || taken == PRICED_PER_ROW {
+                            break;
+                        }
+                        found.push((vy - b, y));
+                        taken += 1;
+                    }
+                }
+                if found.len() > PRICED_PER_ROW {
+                    found.select_nth_unstable_by(PRICED_PER_ROW, |a, b| b.0.total_cmp(&a.0));
+                    found.truncate(PRICED_PER_ROW);
+                }
+                let on = row
                     .iter()
                     .map(|&(y, c)| c - self.v[y as usize])
                     .fold(f64::INFINITY, f64::min);
-                // the largest v off E_x (none when every column is in E_x)
-                let off = by_v
-                    .iter()
-                    .find(|&&y| self.rows[x].binary_search_by_key(&y, |e| e.0).is_err())
-                    .map(|&y| self.lower[x] - self.v[y as usize]);
-                match off {
-                    Some(o) => on.min(o),
-                    None => on,
-                }
+                (found.into_iter().map(|e| e.1).collect(), on.min(off))
             })
-            .sum();
-        row_terms + self.v.iter().sum::<f64>()
+            .unzip();
+        let lb = rows.iter().sum::<f64>() + self.v.iter().sum::<f64>();
+        (wanted, lb)
     }
 
-    fn by_v(&self) -> Vec<u32> {
-        let mut by_v: Vec<u32> = (0..self.rows.len() as u32).collect();
-        by_v.par_sort_unstable_by(|&a, &b| self.v[b as usize].total_cmp(&self.v[a as usize]));
-        by_v
+    /// `Σ_x C(x, col(x))` of the (perfect) matching.
+    fn matching_cost(&self) -> f64 {
+        (0..self.rows.len())
+            .into_par_iter()
+            .map(|x| {
+                let y = self.col_of[x];
+                let r = &self.rows[x];
+                r.binary_search_by_key(&y, |e| e.0)
+                    .map_or(f64::INFINITY, |k| r[k].1)
+            })
+            .sum()
     }
 
-    /// Rounds of solve and pricing until nothing prices out, [`MAX_ROUNDS`] rounds, or
-    /// `budget` added pairs; `inc[x]` are label `x`'s packages for the exact prices.
-    /// `None` if the shortest-path searches visit more than `max_work` pairs in all
-    /// before the restricted problem is solved.
+    /// Rounds of solve and pricing until nothing prices out, the certificate proves the
+    /// matching within `limits.rel_gap`, [`MAX_ROUNDS`] rounds, or `limits.budget` added
+    /// pairs; `inc[x]` are label `x`'s packages for the exact prices, `groups` the
+    /// model's ([`CostModel::process_groups`]) when the pricing may use them. `None` if
+    /// the shortest-path searches pass `limits.max_work` pair visits before the first
+    /// restricted problem is solved; later, the last solved round's matching is kept.
     pub(super) fn run(
         mut self,
         model: &dyn CostModel,
         inc: &[Vec<(usize, Package)>],
-        budget: usize,
-        max_work: u64,
-        tol: f64,
+        groups: Option<Arc<ProcessGroups>>,
+        limits: &Limits,
     ) -> Option<Outcome> {
-        self.max_work = max_work;
+        let tol = limits.tol;
+        self.max_work = limits.max_work;
+        let mut cols = Columns::new(groups, self.rows.len());
         let mut rounds = 0;
         let mut priced = 0usize;
+        let mut best_lb = f64::NEG_INFINITY;
+        let mut kept: Option<Vec<u32>> = None;
         loop {
-            if !self.solve(tol) {
-                return None;
+            if limits.cold {
+                self.reset();
             }
-            if rounds == MAX_ROUNDS || priced >= budget {
+            if !self.solve(tol) {
+                // the first round unsolved: nothing to keep
+                kept.as_ref()?;
                 break;
             }
-            let by_v = self.by_v();
-            let wanted = self.price(&by_v, tol);
+            kept = Some(self.col_of.clone());
+            cols.sort_by_v(&self.v);
+            let (wanted, lb) = self.price(model, inc, &cols, tol);
+            best_lb = best_lb.max(lb);
+            let cost = self.matching_cost();
             let n: usize = wanted.iter().map(Vec::len).sum();
-            if n == 0 {
+            if n == 0
+                || cost - best_lb <= limits.rel_gap * cost.abs()
+                || rounds == MAX_ROUNDS
+                || priced >= limits.budget
+            {
                 break;
             }
             rounds += 1;
@@ -342,10 +491,9 @@ impl Restricted {
                 }
             }
         }
-        let by_v = self.by_v();
         Some(Outcome {
-            lower_bound: self.lower_bound(&by_v),
-            sigma: self.col_of.iter().map(|&y| y as usize).collect(),
+            lower_bound: best_lb,
+            sigma: kept?.iter().map(|&y| y as usize).collect(),
             rounds,
             priced,
         })
