@@ -137,60 +137,47 @@ fn compare(model: &dyn CostModel, pk: &Packages) -> Compared {
 
 #[test]
 fn sparse_matches_dense_optimum_within_the_stated_bound() {
-    let mut rng = ChaCha8Rng::seed_from_u64(12);
     let mut worst = (0.0f64, String::new());
     let mut cases = 0;
-    for p in [16, 36, 64, 100] {
-        for (lname, src, dst, op) in layouts(p, &mut rng) {
-            let input = PackageInput {
-                source: &src,
-                target: &dst,
-                transform: TransformKind { op, scale: false },
-                element_size: 8,
-            };
-            let pk = Packages::compute(&input).unwrap();
-            let q = pk.ranks();
-            for (mname, model) in cost_models(q) {
-                let c = compare(model.as_ref(), &pk);
-                let s = &c.sparse;
-                let label = format!("p = {q}, {lname}, {mname}");
-                let tol = 1e-9 * s.cost_before.abs().max(1e-300);
-                // the certificate bounds the true optimum, and σ is no better than it
-                assert!(
-                    c.dense_saving <= s.bound + tol,
-                    "{label}: dense {} > bound {}",
-                    c.dense_saving,
-                    s.bound
-                );
-                assert!(
-                    s.saving <= c.dense_saving + tol,
-                    "{label}: sparse beats the optimum"
-                );
-                let after_opt = s.cost_before - c.dense_saving;
-                let diff = c.dense_saving - s.saving;
-                let gap = diff / after_opt.max(tol);
-                if mname == "volume" || mname.starts_with("locality") {
-                    // pair-free models: the candidates are the whole problem
-                    assert!(diff <= tol, "{label}: {diff} less saved than the optimum");
-                    assert!(s.gap() <= 2.0 * tol, "{label}: certified gap {}", s.gap());
-                }
-                if lname.starts_with("block-cyclic") || !mname.contains("transform") {
-                    assert!(gap <= STATED_GAP, "{label}: gap {gap}");
-                } else if gap > STATED_GAP {
-                    // small random grids: the optimum may move a label to a process
-                    // that is not a candidate (see docs/SCALING.md); only reported
-                    eprintln!(
-                        "measured gap {gap:.4} (certified {:.4}): {label}",
-                        s.gap() / after_opt.max(tol)
-                    );
-                }
-                if lname.starts_with("block-cyclic") && gap > worst.0 {
-                    worst = (gap, label);
-                }
-                cases += 1;
-            }
+    small_instances(&mut |inst, pk, model| {
+        let (label, lname, mname) = (&inst.label, &inst.layout, &inst.model);
+        let c = compare(model, pk);
+        let s = &c.sparse;
+        let tol = 1e-9 * s.cost_before.abs().max(1e-300);
+        // the certificate bounds the true optimum, and σ is no better than it
+        assert!(
+            c.dense_saving <= s.bound + tol,
+            "{label}: dense {} > bound {}",
+            c.dense_saving,
+            s.bound
+        );
+        assert!(
+            s.saving <= c.dense_saving + tol,
+            "{label}: sparse beats the optimum"
+        );
+        let after_opt = s.cost_before - c.dense_saving;
+        let diff = c.dense_saving - s.saving;
+        let gap = diff / after_opt.max(tol);
+        if mname == "volume" || mname.starts_with("locality") {
+            // pair-free models: the candidates are the whole problem
+            assert!(diff <= tol, "{label}: {diff} less saved than the optimum");
+            assert!(s.gap() <= 2.0 * tol, "{label}: certified gap {}", s.gap());
         }
-    }
+        if lname.starts_with("block-cyclic") || !mname.contains("transform") {
+            assert!(gap <= STATED_GAP, "{label}: gap {gap}");
+        } else if gap > STATED_GAP {
+            // small random grids: the optimum may move a label to a process
+            // that is not a candidate (see docs/SCALING.md); only reported
+            eprintln!(
+                "measured gap {gap:.4} (certified {:.4}): {label}",
+                s.gap() / after_opt.max(tol)
+            );
+        }
+        if lname.starts_with("block-cyclic") && gap > worst.0 {
+            worst = (gap, label.clone());
+        }
+        cases += 1;
+    });
     assert!(cases > 100, "{cases} cases");
     eprintln!(
         "{cases} cases, worst measured block-cyclic gap {:.3e} ({})",
@@ -458,7 +445,15 @@ fn a_model_without_candidates_is_refused_beyond_the_dense_limit() {
 
 /// Every instance of [`sparse_matches_dense_optimum_within_the_stated_bound`] (p ≤ 100,
 /// every machine and model) with packages of `layouts`.
-fn small_instances(f: &mut dyn FnMut(&str, &Packages, &dyn CostModel)) {
+/// Names of one instance of [`small_instances`].
+struct Instance {
+    /// `p = …, layout, model`
+    label: String,
+    layout: String,
+    model: String,
+}
+
+fn small_instances(f: &mut dyn FnMut(&Instance, &Packages, &dyn CostModel)) {
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     for p in [16, 36, 64, 100] {
         for (lname, src, dst, op) in layouts(p, &mut rng) {
@@ -470,11 +465,12 @@ fn small_instances(f: &mut dyn FnMut(&str, &Packages, &dyn CostModel)) {
             };
             let pk = Packages::compute(&input).unwrap();
             for (mname, model) in cost_models(pk.ranks()) {
-                f(
-                    &format!("p = {}, {lname}, {mname}", pk.ranks()),
-                    &pk,
-                    model.as_ref(),
-                );
+                let inst = Instance {
+                    label: format!("p = {}, {lname}, {mname}", pk.ranks()),
+                    layout: lname.to_string(),
+                    model: mname.to_string(),
+                };
+                f(&inst, &pk, model.as_ref());
             }
         }
     }
@@ -484,7 +480,8 @@ fn small_instances(f: &mut dyn FnMut(&str, &Packages, &dyn CostModel)) {
 fn group_bounds_hold_for_every_process_by_brute_force() {
     let mut with_groups = 0;
     let mut tight = 0;
-    small_instances(&mut |label, pk, model| {
+    small_instances(&mut |inst, pk, model| {
+        let label = inst.label.as_str();
         let Some(groups) = model.process_groups() else {
             return;
         };
@@ -518,7 +515,8 @@ fn group_bounds_hold_for_every_process_by_brute_force() {
 fn refined_sigma_is_within_the_tolerance_of_the_dense_optimum() {
     let mut cases = 0;
     let mut refined = 0;
-    small_instances(&mut |label, pk, model| {
+    small_instances(&mut |inst, pk, model| {
+        let label = inst.label.as_str();
         let s = gain::sparse_relabel_within(model, pk, &gain::Refine::within(STATED_GAP)).unwrap();
         let dense = gain::relabel_dense(model, pk).unwrap();
         let w0 = pk.total_cost(model, None);
@@ -574,7 +572,8 @@ fn cold_exact() -> gain::Refine {
 #[test]
 fn warm_start_gives_the_cold_start_value() {
     let mut compared = 0;
-    small_instances(&mut |label, pk, model| {
+    small_instances(&mut |inst, pk, model| {
+        let label = inst.label.as_str();
         let warm = gain::sparse_relabel_refined(model, pk).unwrap();
         let cold = gain::sparse_relabel_within(model, pk, &cold_exact()).unwrap();
         let tol = 1e-9 * warm.cost_before.abs().max(1e-300);
