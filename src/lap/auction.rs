@@ -95,12 +95,9 @@ pub(super) fn auction_max_with(
         n,
         row_ptr: w.row_ptr(),
         cols: w.col_indices(),
-        // exact: max_w · (n + 1) ≤ 2^42
-        vals: w
-            .values()
-            .iter()
-            .map(|&x| x as i64 * scale as i64)
-            .collect(),
+        vals: w.values(),
+        // n + 1 < 2^32
+        scale: scale as i64,
         col: vec![
             Col {
                 price: 0,
@@ -206,8 +203,10 @@ struct Auction<'a> {
     n: usize,
     row_ptr: &'a [usize],
     cols: &'a [u32],
-    /// Scaled weights, parallel to `cols`.
-    vals: Vec<i64>,
+    /// Weights, parallel to `cols`; the auction works on them times `scale`.
+    vals: &'a [u64],
+    /// `n + 1`; every scaled weight `vals[k] · scale` is at most `2^42`.
+    scale: i64,
     /// Per column: its price and owner, together because a bid reads the price and
     /// rewrites both.
     col: Vec<Col>,
@@ -350,8 +349,9 @@ impl Auction<'_> {
         };
         for k in s..e {
             let j = self.cols[k];
-            let v = self.vals[k] - self.col[j as usize].price;
-            insert(&mut top, (v, j, self.vals[k]));
+            let wk = self.vals[k] as i64 * self.scale;
+            let v = wk - self.col[j as usize].price;
+            insert(&mut top, (v, j, wk));
         }
         // Implicit zeros: every profit there is at most −min price.
         let mut outside = i64::MIN;
@@ -422,7 +422,7 @@ impl Auction<'_> {
         let mut own = None;
         for k in s..e {
             let c = self.cols[k];
-            let v = self.vals[k] - self.col[c as usize].price;
+            let v = self.vals[k] as i64 * self.scale - self.col[c as usize].price;
             best = best.max(v);
             if c == j {
                 own = Some(v);
