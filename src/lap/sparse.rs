@@ -29,7 +29,7 @@
 //!    after `4·(nnz + n)` edge visits, the free rows times the recent visits per matched
 //!    row exceed `16·(nnz + n)`; or, at once, the per-row searches cost at least 16 times
 //!    the average row length each and the free rows times that cost exceed
-//!    `2·(nnz + n)`), the ε-scaling auction of `auction.rs` takes over from the
+//!    `nnz + n`), the ε-scaling auction of `auction.rs` takes over from the
 //!    current prices and matching and solves the square problem with implicit zeros
 //!    exactly (integer weights scaled by `n + 1`, first `ε` at most 16 original units,
 //!    final `ε = 1`). If it gives up (scaled
@@ -101,7 +101,7 @@ const BUCKET_LIMIT: i64 = 4096;
 const ROW_SEARCH_PER_DEGREE: u64 = 16;
 
 /// See `ROW_SEARCH_PER_DEGREE`.
-const ROW_HANDOVER_PER_ENTRY: u64 = 2;
+const ROW_HANDOVER_PER_ENTRY: u64 = 1;
 
 /// Edge visits per stored entry (plus one per row) the auction may spend before it
 /// gives up and the shortest-path stage finishes the job.
