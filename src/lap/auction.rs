@@ -22,6 +22,14 @@
 //! them is the cheapest such column. A lazily updated min-heap of prices finds it; since
 //! `−min_j p_j` bounds every implicit profit, the heap is only searched when that bound
 //! beats the row's runner-up.
+//!
+//! Each scan of a row also keeps its two best columns and the third-best profit (or the
+//! implicit-zero bound `−min_j p_j`, if higher). Prices only rise, so that profit stays an
+//! upper bound on every other column of the row; the row's next bid reads only its two
+//! cached columns' prices when the better one still reaches the bound, and bids with the
+//! bound as runner-up when it is higher than the other cached column: the price then
+//! rises less than with the true runner-up, and the row still ends within `ε` of its
+//! best. The ε-complementary-slackness checks between phases use the same bound.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -60,6 +68,17 @@ pub(super) enum Outcome {
 /// Exact maximum-weight assignment of the square matrix `w` (zeros outside the
 /// pattern) by ε-scaling auction, giving up after `budget` edge visits.
 pub(super) fn auction_max(w: &Csr, budget: u64, start: Option<Start>) -> Outcome {
+    auction_max_with(w, budget, start, true)
+}
+
+/// [`auction_max`], with `use_cache` false: every bid scans its row (no cached
+/// candidates), the reference the tests compare against.
+pub(super) fn auction_max_with(
+    w: &Csr,
+    budget: u64,
+    start: Option<Start>,
+    use_cache: bool,
+) -> Outcome {
     let n = w.n_rows();
     if w.n_cols() != n || n >= NONE as usize {
         return Outcome::GaveUp;
@@ -76,12 +95,9 @@ pub(super) fn auction_max(w: &Csr, budget: u64, start: Option<Start>) -> Outcome
         n,
         row_ptr: w.row_ptr(),
         cols: w.col_indices(),
-        // exact: max_w · (n + 1) ≤ 2^42
-        vals: w
-            .values()
-            .iter()
-            .map(|&x| x as i64 * scale as i64)
-            .collect(),
+        vals: w.values(),
+        // n + 1 < 2^32
+        scale: scale as i64,
         col: vec![
             Col {
                 price: 0,
@@ -92,6 +108,17 @@ pub(super) fn auction_max(w: &Csr, budget: u64, start: Option<Start>) -> Outcome
         assigned: vec![NONE; n],
         heap: BinaryHeap::new(),
         popped: Vec::new(),
+        cache: vec![
+            Cached {
+                c1: NONE,
+                c2: NONE,
+                w1: 0,
+                w2: 0,
+                bound: i64::MIN,
+            };
+            n
+        ],
+        use_cache,
         work: 0,
         budget,
     };
@@ -176,8 +203,10 @@ struct Auction<'a> {
     n: usize,
     row_ptr: &'a [usize],
     cols: &'a [u32],
-    /// Scaled weights, parallel to `cols`.
-    vals: Vec<i64>,
+    /// Weights, parallel to `cols`; the auction works on them times `scale`.
+    vals: &'a [u64],
+    /// `n + 1`; every scaled weight `vals[k] · scale` is at most `2^42`.
+    scale: i64,
     /// Per column: its price and owner, together because a bid reads the price and
     /// rewrites both.
     col: Vec<Col>,
@@ -187,8 +216,24 @@ struct Auction<'a> {
     /// entry is a lower bound, and the top is the true minimum once it is current.
     heap: BinaryHeap<Reverse<(i64, u32)>>,
     popped: Vec<Reverse<(i64, u32)>>,
+    /// Per row: its candidates from its last scan (see [`Auction::cached_best_two`]).
+    cache: Vec<Cached>,
+    /// Whether bids try the cached candidates before scanning (tests turn it off).
+    use_cache: bool,
     work: u64,
     budget: u64,
+}
+
+/// A row's two best columns at its last scan, their (scaled) weights, and an upper
+/// bound on the profit of every other column then, hence ever after (prices only
+/// rise). `c1 == NONE`: nothing cached.
+#[derive(Clone, Copy)]
+struct Cached {
+    c1: u32,
+    c2: u32,
+    w1: i64,
+    w2: i64,
+    bound: i64,
 }
 
 impl Auction<'_> {
@@ -239,32 +284,93 @@ impl Auction<'_> {
         found
     }
 
-    /// Best profit, its column and the runner-up profit of row `i` over all `n`
-    /// columns (`i64::MIN` for a missing runner-up).
+    /// Best profit, its column and a runner-up profit of row `i` over all `n` columns
+    /// (`i64::MIN` for a missing runner-up). The runner-up may be an upper bound of the
+    /// true one (from the row's cached candidates): a bid with it raises the price less
+    /// but still leaves the row within `ε` of its best.
     fn best_two(&mut self, i: usize) -> (i64, u32, i64) {
-        let (s, e) = self.range(i);
-        self.work += (e - s) as u64 + 1;
-        let (mut b1, mut j1, mut b2) = (i64::MIN, NONE, i64::MIN);
-        for k in s..e {
-            let j = self.cols[k];
-            let v = self.vals[k] - self.col[j as usize].price;
-            if v > b1 {
-                (b2, b1, j1) = (b1, v, j);
-            } else if v > b2 {
-                b2 = v;
+        if self.use_cache {
+            if let Some(hit) = self.cached_best_two(i) {
+                return hit;
             }
         }
+        self.scan_best(i)
+    }
+
+    /// The answer of [`Auction::best_two`] from row `i`'s cached candidates, if they
+    /// still decide it: every other column's profit is at most the cached bound (prices
+    /// only rise), so when the better candidate reaches the bound it is a best column,
+    /// and the other candidate or the bound bounds the runner-up.
+    #[inline]
+    fn cached_best_two(&mut self, i: usize) -> Option<(i64, u32, i64)> {
+        let c = self.cache[i];
+        if c.c1 == NONE {
+            return None;
+        }
+        let (p1, p2) = self.cached_profits(&c);
+        let (b1, j1, b2) = if p1 >= p2 {
+            (p1, c.c1, p2)
+        } else {
+            (p2, c.c2, p1)
+        };
+        (b1 >= c.bound).then_some((b1, j1, b2.max(c.bound)))
+    }
+
+    /// The current profits of a row's two cached columns (`i64::MIN` for a missing
+    /// second).
+    #[inline]
+    fn cached_profits(&mut self, c: &Cached) -> (i64, i64) {
+        self.work += 2;
+        let p1 = c.w1 - self.col[c.c1 as usize].price;
+        let p2 = if c.c2 == NONE {
+            i64::MIN
+        } else {
+            c.w2 - self.col[c.c2 as usize].price
+        };
+        (p1, p2)
+    }
+
+    /// [`Auction::best_two`] by a scan of row `i` (and of the cheapest columns outside
+    /// its pattern when they can matter); refreshes the row's cached candidates: the
+    /// best two columns and a bound on every other column's profit.
+    fn scan_best(&mut self, i: usize) -> (i64, u32, i64) {
+        let (s, e) = self.range(i);
+        self.work += (e - s) as u64 + 1;
+        // the best three (profit, column, weight)
+        let mut top = [(i64::MIN, NONE, 0i64); 3];
+        let insert = |top: &mut [(i64, u32, i64); 3], x: (i64, u32, i64)| {
+            if x.0 > top[0].0 {
+                *top = [x, top[0], top[1]];
+            } else if x.0 > top[1].0 {
+                *top = [top[0], x, top[1]];
+            } else if x.0 > top[2].0 {
+                top[2] = x;
+            }
+        };
+        for k in s..e {
+            let j = self.cols[k];
+            let wk = self.vals[k] as i64 * self.scale;
+            let v = wk - self.col[j as usize].price;
+            insert(&mut top, (v, j, wk));
+        }
         // Implicit zeros: every profit there is at most −min price.
-        if e - s < self.n && -self.min_price() > b2 {
-            for (v, j) in self.cheapest_outside(i).into_iter().flatten() {
-                if v > b1 {
-                    (b2, b1, j1) = (b1, v, j);
-                } else if v > b2 {
-                    b2 = v;
+        let mut outside = i64::MIN;
+        if e - s < self.n {
+            outside = -self.min_price();
+            if outside > top[1].0 {
+                for (v, j) in self.cheapest_outside(i).into_iter().flatten() {
+                    insert(&mut top, (v, j, 0));
                 }
             }
         }
-        (b1, j1, b2)
+        self.cache[i] = Cached {
+            c1: top[0].1,
+            c2: top[1].1,
+            w1: top[0].2,
+            w2: top[1].2,
+            bound: top[2].0.max(outside),
+        };
+        (top[0].0, top[0].1, top[1].0)
     }
 
     /// Row `i` (unassigned) bids with increment `ε`. Returns the displaced owner (if
@@ -299,13 +405,24 @@ impl Auction<'_> {
         if j == NONE {
             return false;
         }
+        if self.use_cache {
+            // the cached candidates and bound bound every profit from above
+            let c = self.cache[i];
+            if c.c1 == j || (c.c2 == j && c.c2 != NONE) {
+                let (p1, p2) = self.cached_profits(&c);
+                let own = if c.c1 == j { p1 } else { p2 };
+                if own >= p1.max(p2).max(c.bound).saturating_sub(eps) {
+                    return true;
+                }
+            }
+        }
         let (s, e) = self.range(i);
         self.work += (e - s) as u64 + 1;
         let mut best = i64::MIN;
         let mut own = None;
         for k in s..e {
             let c = self.cols[k];
-            let v = self.vals[k] - self.col[c as usize].price;
+            let v = self.vals[k] as i64 * self.scale - self.col[c as usize].price;
             best = best.max(v);
             if c == j {
                 own = Some(v);

@@ -25,9 +25,11 @@
 //!    matched row; with weights of at most 64 it runs phases only, on the tight pairs
 //!    collected once per price change, which then need at most 64 Dijkstra searches in
 //!    all (see `SMALL_WEIGHT`), and is never handed over;
-//! 4. when the shortest paths turn expensive (after `4·(nnz + n)` edge visits, the free
-//!    rows times the recent visits per matched row exceed `16·(nnz + n)`; rows of at most
-//!    64 entries on average), the ε-scaling auction of `auction.rs` takes over from the
+//! 4. when the shortest paths turn expensive (rows of at most 64 entries on average;
+//!    after `4·(nnz + n)` edge visits, the free rows times the recent visits per matched
+//!    row exceed `16·(nnz + n)`; or, at once, the per-row searches cost at least 16 times
+//!    the average row length each and the free rows times that cost exceed
+//!    `nnz + n`), the ε-scaling auction of `auction.rs` takes over from the
 //!    current prices and matching and solves the square problem with implicit zeros
 //!    exactly (integer weights scaled by `n + 1`, first `ε` at most 16 original units,
 //!    final `ε = 1`). If it gives up (scaled
@@ -47,6 +49,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+#[cfg(test)]
+use super::auction::auction_max_with;
 use super::auction::{auction_max, Outcome, Start};
 use crate::error::{Error, Result};
 use crate::lap::Perm;
@@ -87,6 +91,17 @@ const SMALL_WEIGHT: u64 = 64;
 /// which [`Solver::search`] uses a bucket queue: its scan costs at most one step per
 /// distance value, and the prices are bounded by the largest weight.
 const BUCKET_LIMIT: i64 = 4096;
+
+/// The shortest-path stage hands over as soon as its per-row searches cost at least this
+/// many times the average row length (plus one) each, and the free rows times that
+/// cost exceed `ROW_HANDOVER_PER_ENTRY` visits per stored entry (plus one per row):
+/// long searches from the start mark the random instances on which the auction (with
+/// its cached candidates) wins, while on the block-cyclic and sparser random
+/// instances a search visits a few rows only.
+const ROW_SEARCH_PER_DEGREE: u64 = 16;
+
+/// See `ROW_SEARCH_PER_DEGREE`.
+const ROW_HANDOVER_PER_ENTRY: u64 = 1;
 
 /// Edge visits per stored entry (plus one per row) the auction may spend before it
 /// gives up and the shortest-path stage finishes the job.
@@ -211,6 +226,13 @@ enum Strategy {
     /// The ε-scaling auction alone (the shortest paths only if it gives up).
     #[cfg(test)]
     Auction,
+    /// The auction alone, every bid scanning its row (no cached candidates).
+    #[cfg(test)]
+    AuctionNoCache,
+    /// Adaptive, handing over to the auction by the per-row rule (`row_cost`,
+    /// `row_remaining`) after the first per-row searches.
+    #[cfg(test)]
+    RowHandover,
     /// Adaptive, handing over to the auction after the first shortest-path step.
     #[cfg(test)]
     Handover,
@@ -226,17 +248,22 @@ enum Strategy {
 
 /// When [`Solver::solve_free`] stops and returns the rows still free: once it has spent
 /// `min_work` edge visits and the free rows times the edge visits per matched row of its
-/// last step exceed `remaining`.
+/// last step exceed `remaining`; or as soon as its last per-row searches spent at least
+/// `row_cost` edge visits per row and the free rows times that exceed `row_remaining`.
 #[derive(Debug, Clone, Copy)]
 struct Handover {
     remaining: u64,
     min_work: u64,
+    row_cost: u64,
+    row_remaining: u64,
 }
 
 impl Handover {
     const NEVER: Self = Self {
         remaining: u64::MAX,
         min_work: u64::MAX,
+        row_cost: u64::MAX,
+        row_remaining: u64::MAX,
     };
 }
 
@@ -257,8 +284,9 @@ fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
     check_weights(w)?;
     let nnz = w.nnz() as u64;
     #[cfg(test)]
-    if strategy == Strategy::Auction {
-        if let Outcome::Optimal(sigma) = auction_max(w, u64::MAX, None) {
+    if matches!(strategy, Strategy::Auction | Strategy::AuctionNoCache) {
+        let cached = strategy == Strategy::Auction;
+        if let Outcome::Optimal(sigma) = auction_max_with(w, u64::MAX, None, cached) {
             return perm_of(sigma);
         }
     }
@@ -288,11 +316,21 @@ fn solve(w: &Csr, strategy: Strategy) -> Result<Perm> {
         Strategy::Adaptive if nnz <= MAX_AUCTION_DEGREE * n as u64 => Handover {
             remaining: HANDOVER_PER_ENTRY.saturating_mul(size),
             min_work: MIN_SAP_WORK_PER_ENTRY.saturating_mul(size),
+            row_cost: ROW_SEARCH_PER_DEGREE.saturating_mul(size.div_ceil(n as u64)),
+            row_remaining: ROW_HANDOVER_PER_ENTRY.saturating_mul(size),
         },
         #[cfg(test)]
         Strategy::Handover => Handover {
             remaining: 0,
             min_work: 0,
+            row_cost: 0,
+            row_remaining: 0,
+        },
+        #[cfg(test)]
+        Strategy::RowHandover => Handover {
+            row_cost: 0,
+            row_remaining: 0,
+            ..Handover::NEVER
         },
         _ => Handover::NEVER,
     };
@@ -597,23 +635,32 @@ impl<'a> Solver<'a> {
         let (mut est_phase, mut est_row) = (0.0f64, 0.0f64);
         // Edge visits per matched row of the last step.
         let mut recent = 0.0f64;
+        // Edge visits per row of the last per-row searches (none yet).
+        let mut row_recent = None;
         let min_work = self.work.saturating_add(handover.min_work);
         while !free.is_empty() {
             if self.work >= min_work && free.len() as f64 * recent > handover.remaining as f64 {
                 return free;
             }
+            if let Some(c) = row_recent {
+                if c >= handover.row_cost as f64
+                    && free.len() as f64 * c > handover.row_remaining as f64
+                {
+                    return free;
+                }
+            }
             let w0 = self.work;
             let use_phase = match strategy {
                 Strategy::Adaptive => est_phase <= est_row,
                 #[cfg(test)]
-                Strategy::Handover => est_phase <= est_row,
+                Strategy::Handover | Strategy::RowHandover => est_phase <= est_row,
                 #[cfg(test)]
                 Strategy::PerRow | Strategy::PerRowHeap => false,
                 #[cfg(test)]
                 Strategy::LayeredPhases => true,
                 Strategy::Phases => true,
                 #[cfg(test)]
-                Strategy::Auction => true,
+                Strategy::Auction | Strategy::AuctionNoCache => true,
             };
             if use_phase {
                 let before = free.len();
@@ -635,6 +682,7 @@ impl<'a> Solver<'a> {
                     self.augment_from(r as usize);
                 }
                 est_row = (self.work - w0) as f64 / chunk as f64;
+                row_recent = Some(est_row);
                 est_phase *= 0.75;
                 recent = est_row;
             }
@@ -1057,12 +1105,14 @@ mod tests {
         }
     }
 
-    const STRATEGIES: [Strategy; 7] = [
+    const STRATEGIES: [Strategy; 9] = [
         Strategy::Adaptive,
         Strategy::PerRow,
         Strategy::Phases,
         Strategy::Auction,
+        Strategy::AuctionNoCache,
         Strategy::Handover,
+        Strategy::RowHandover,
         Strategy::PerRowHeap,
         Strategy::LayeredPhases,
     ];
@@ -1097,7 +1147,12 @@ mod tests {
                     want,
                     "n={n} {per_row}/row [0,{range})"
                 );
-                for st in [Strategy::Handover, Strategy::Adaptive] {
+                for st in [
+                    Strategy::Handover,
+                    Strategy::RowHandover,
+                    Strategy::AuctionNoCache,
+                    Strategy::Adaptive,
+                ] {
                     let p = solve(&w, st).unwrap();
                     assert_eq!(assignment_value(&w, &p), want, "{st:?} n={n}");
                 }
@@ -1226,5 +1281,89 @@ mod tests {
         assert!(e.contains("W[1][0]"), "{e}");
         let w = Csr::from_triplets(2, 2, vec![(1, 0, MAX_WEIGHT)]);
         assert_eq!(assignment_value(&w, &sparse_max(&w).unwrap()), MAX_WEIGHT);
+    }
+
+    /// Degenerate instances for the auction's cached candidates (a row with one entry,
+    /// full rows without implicit zeros, all-equal weights, ties, empty rows) and for
+    /// the hand-overs, against the brute force.
+    #[test]
+    fn degenerate_instances_match_brute_force() {
+        let mut seed = 31u64;
+        let mut cases: Vec<Csr> = Vec::new();
+        for n in 1..=7usize {
+            // every row a single entry (some columns shared), weight 5
+            cases.push(Csr::from_triplets(
+                n,
+                n,
+                (0..n).map(|i| (i, (i * 3) % n.div_ceil(2), 5)).collect(),
+            ));
+            // full rows, all weights equal: no implicit zeros, every assignment ties
+            cases.push(Csr::from_dense(n, n, &vec![7; n * n]));
+            // full rows, two weights
+            let d: Vec<u64> = (0..n * n).map(|_| 1 + lcg(&mut seed) % 2).collect();
+            cases.push(Csr::from_dense(n, n, &d));
+            // one row holds everything, the others are empty
+            cases.push(Csr::from_triplets(
+                n,
+                n,
+                (0..n).map(|j| (n - 1, j, 3 + j as u64 % 2)).collect(),
+            ));
+            // two entries per row with equal weights (ties between rows and columns)
+            cases.push(Csr::from_triplets(
+                n,
+                n,
+                (0..n)
+                    .flat_map(|i| [(i, i % 2, 4), (i, (i + 1) % n, 4)])
+                    .collect(),
+            ));
+        }
+        for w in &cases {
+            let n = w.n_rows();
+            let d: Vec<f64> = w.to_dense().iter().map(|&x| x as f64).collect();
+            let best = brute_force_max(n, &d).unwrap().1;
+            for st in STRATEGIES {
+                let p = solve(w, st).unwrap();
+                assert_eq!(
+                    assignment_value(w, &p) as f64,
+                    best,
+                    "{st:?} {:?}",
+                    w.to_dense()
+                );
+            }
+        }
+    }
+
+    /// Random rows whose searches grow long (16 per row, wide weights): the per-row
+    /// hand-over rule, forced and adaptive, against one search per row, with and without
+    /// the auction's cached candidates; also with many equal weights and a row of one
+    /// entry.
+    #[test]
+    fn row_handover_matches_shortest_paths() {
+        let mut seed = 37u64;
+        for n in [200usize, 2000, 6000] {
+            for (per_row, range) in [(16usize, 1000u64), (16, 70), (8, 1_000_000)] {
+                let mut w = random_rows(n, per_row, range, 11, &mut seed);
+                if n == 200 {
+                    // row 0: one entry
+                    let mut t: Vec<_> = w.iter().filter(|e| e.0 != 0).collect();
+                    t.push((0, 5, 999));
+                    w = Csr::from_triplets(n, n, t);
+                }
+                let want = assignment_value(&w, &solve(&w, Strategy::PerRow).unwrap());
+                for st in [
+                    Strategy::Adaptive,
+                    Strategy::RowHandover,
+                    Strategy::Auction,
+                    Strategy::AuctionNoCache,
+                ] {
+                    let p = solve(&w, st).unwrap();
+                    assert_eq!(
+                        assignment_value(&w, &p),
+                        want,
+                        "{st:?} n={n} {per_row}/row [0,{range})"
+                    );
+                }
+            }
+        }
     }
 }
