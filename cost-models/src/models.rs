@@ -352,9 +352,19 @@ impl CostModel for LatencyBandwidth {
         out: &mut [f64],
     ) -> bool {
         let own = self.nodes();
+        let links = self.helpers.links.get_or_init(|| {
+            let nodes = own.len();
+            if self.machine.rank_matrix().is_some()
+                || nodes > crate::candidates::MAX_LINK_TABLE_NODES
+            {
+                Vec::new()
+            } else {
+                (0..nodes).map(|_| std::sync::OnceLock::new()).collect()
+            }
+        });
         // its own nodes only (the same allocation: no O(p) comparison per row)
         std::ptr::eq(groups, &**own)
-            && crate::candidates::machine_group_bounds(&self.machine, own, incoming, out)
+            && crate::candidates::machine_group_bounds(&self.machine, own, links, incoming, out)
     }
 }
 

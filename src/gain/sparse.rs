@@ -32,10 +32,10 @@
 //! round; its dual certificate holds for every σ, it stops once that certificate proves
 //! the tolerance, and when nothing is left to price σ is the dense optimum
 //! (`docs/SCALING.md`, "Column generation"). [`SparseRelabeling::rounds`] and
-//! [`SparseRelabeling::priced`] say what it did. The planners ([`super::relabel`]) do not
-//! use it yet: below [`crate::lap::DENSE_LIMIT`] ranks the dense table decides when the
-//! first certificate is not tight, and beyond, the restricted solve is still too slow
-//! (`benches/RESULTS.md`).
+//! [`SparseRelabeling::priced`] say what it did. The planners ([`super::relabel`]) use it
+//! beyond [`crate::lap::DENSE_LIMIT`] ranks, to [`super::PLANNER_TOLERANCE`] and at most
+//! [`super::PLANNER_ROUNDS`] rounds; below, the dense table decides when the first
+//! certificate is not tight.
 //!
 //! For the locally-free volume the bound is exact (a non-candidate receives every
 //! package remotely, `C(x, y) = b_x`), so the candidate problem *is* the problem; the
@@ -61,11 +61,10 @@ const LEVELS: f64 = (1u64 << 40) as f64;
 /// Relative slack on the certificate for the rounding of the `f64` sums behind it.
 const ROUNDING: f64 = 1e-12;
 
-/// The column generation runs up to [`crate::lap::DENSE_LIMIT`] ranks (where the
-/// alternative is the dense table), and its shortest-path searches may visit this many
-/// pairs per candidate entry (plus one per row) in all; beyond either, the first
-/// solve's σ and certificate are kept.
-pub const COLGEN_WORK_PER_ENTRY: u64 = 256;
+/// The column generation's shortest-path searches may visit this many pairs per
+/// candidate entry (plus one per row) in all; beyond, the last solved round's σ (or the
+/// first solve's) is kept.
+pub const COLGEN_WORK_PER_ENTRY: u64 = 1024;
 
 /// Most candidate entries a sparse relabeling keeps in all (2^27, about 2 GB of rows):
 /// a machine whose nodes hold very many ranks makes every rank a candidate of every
@@ -365,7 +364,7 @@ pub(crate) fn finish(
 /// assert!(r.gap() <= 1e-9 * r.cost_before);
 /// ```
 pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<SparseRelabeling> {
-    relabel_on_candidates(model, packages, None)
+    relabel_on_candidates(model, packages, None, false)
 }
 
 /// How far [`sparse_relabel_within`] refines the first solve by column generation.
@@ -378,6 +377,9 @@ pub struct Refine {
     /// Re-solve the restricted problem from nothing every round instead of from the
     /// previous round's matching and potentials (slower; the same optimum — for tests).
     pub cold_start: bool,
+    /// Pricing rounds at most (64 by default; the planners use
+    /// [`super::PLANNER_ROUNDS`]).
+    pub max_rounds: usize,
 }
 
 impl Refine {
@@ -385,6 +387,7 @@ impl Refine {
     pub const EXACT: Self = Self {
         tolerance: 0.0,
         cold_start: false,
+        max_rounds: colgen::MAX_ROUNDS,
     };
 
     /// Until the certificate proves σ within `tolerance` of the optimum (relative to σ's
@@ -392,7 +395,7 @@ impl Refine {
     pub fn within(tolerance: f64) -> Self {
         Self {
             tolerance,
-            cold_start: false,
+            ..Self::EXACT
         }
     }
 }
@@ -405,7 +408,7 @@ pub fn sparse_relabel_refined(
     model: &dyn CostModel,
     packages: &Packages,
 ) -> Result<SparseRelabeling> {
-    relabel_on_candidates(model, packages, Some(&Refine::EXACT))
+    relabel_on_candidates(model, packages, Some(&Refine::EXACT), false)
 }
 
 /// [`sparse_relabel`], followed, when its certificate does not prove σ within
@@ -413,10 +416,11 @@ pub fn sparse_relabel_refined(
 /// are the better of the two.
 ///
 /// # Complexity
-/// Per round O(p · groups) group bounds (groups: the model's
-/// [`CostModel::process_groups`] while `p · groups ≤ 2^26`, else one per row), the
-/// pairs priced (at most 32 per row), and the shortest paths of the re-solve; at most
-/// 64 rounds, `min(entries, 16·p)` pairs priced and
+/// Per round O(rows · groups) group bounds (rows: those whose own bound `L_x` does not
+/// already exclude every column; groups: the model's [`CostModel::process_groups`]
+/// while `rows · groups ≤ 2^28`, else one per row), the pairs priced (at most 32 per
+/// row), and the shortest paths of the re-solve; at most `refine.max_rounds` rounds,
+/// `2 · max(entries, 16·p)` pairs priced and
 /// [`COLGEN_WORK_PER_ENTRY`]` · (entries + p)` pair visits in all (then the last
 /// solved round's σ, or the first solve's, is kept).
 ///
@@ -437,13 +441,25 @@ pub fn sparse_relabel_within(
     packages: &Packages,
     refine: &Refine,
 ) -> Result<SparseRelabeling> {
-    relabel_on_candidates(model, packages, Some(refine))
+    relabel_on_candidates(model, packages, Some(refine), false)
+}
+
+/// [`sparse_relabel_within`] as the planners run it: the column generation from the
+/// candidate rows directly, and the first solve only if it stops before solving its first
+/// restricted problem (its certificate is then the first solve's).
+pub(crate) fn sparse_relabel_direct(
+    model: &dyn CostModel,
+    packages: &Packages,
+    refine: &Refine,
+) -> Result<SparseRelabeling> {
+    relabel_on_candidates(model, packages, Some(refine), true)
 }
 
 fn relabel_on_candidates(
     model: &dyn CostModel,
     packages: &Packages,
     refine: Option<&Refine>,
+    direct: bool,
 ) -> Result<SparseRelabeling> {
     let p = packages.ranks();
     super::check_model_ranks(model, p)?;
@@ -481,22 +497,31 @@ fn relabel_on_candidates(
         max_row = max_row.max(r.entries.len());
     }
     drop(rows);
-    let relaxed = solve_rows(p, &ptr, &entries, &heads)?;
-    let after = cost_at(model, &inc, &relaxed.sigma);
-    let first = finish(
-        relaxed.sigma,
-        before,
-        after,
-        shift,
-        relaxed.relaxation,
-        entries.len(),
-        max_row,
-    );
-    let Some(refine) = refine else {
-        return Ok(first);
+    let first_solve = |entries: &[(u32, f64)]| -> Result<SparseRelabeling> {
+        let relaxed = solve_rows(p, &ptr, entries, &heads)?;
+        let after = cost_at(model, &inc, &relaxed.sigma);
+        Ok(finish(
+            relaxed.sigma,
+            before,
+            after,
+            shift,
+            relaxed.relaxation,
+            entries.len(),
+            max_row,
+        ))
     };
-    if first.is_exact() || first.relative_gap() <= refine.tolerance {
-        return Ok(first);
+    let first = if direct {
+        None
+    } else {
+        Some(first_solve(&entries)?)
+    };
+    let Some(refine) = refine else {
+        return first.ok_or_else(|| Error::Assignment("no first solve".into()));
+    };
+    if let Some(f) = first.as_ref() {
+        if f.is_exact() || f.relative_gap() <= refine.tolerance {
+            return Ok(first.expect("checked"));
+        }
     }
     // column generation from the exactly priced pairs and the rows' bounds
     let rows: Vec<Vec<(u32, f64)>> = (0..p)
@@ -510,22 +535,43 @@ fn relabel_on_candidates(
         })
         .collect();
     let lower: Vec<f64> = heads.iter().map(|h| h.1).collect();
-    drop(entries);
+    let wild: Vec<bool> = inc.iter().map(Vec::is_empty).collect();
+    // the first solve's rows stay for a fallback when it has not run
+    let entries = if first.is_some() {
+        drop(entries);
+        Vec::new()
+    } else {
+        entries
+    };
     let budget =
-        (MAX_CANDIDATE_ENTRIES - ptr[p].min(MAX_CANDIDATE_ENTRIES)).min(ptr[p].max(16 * p));
+        (MAX_CANDIDATE_ENTRIES - ptr[p].min(MAX_CANDIDATE_ENTRIES)).min(2 * ptr[p].max(16 * p));
     let tol = 1e-12 * before.abs() / p as f64;
     let max_work = COLGEN_WORK_PER_ENTRY * (ptr[p] + p) as u64;
-    let groups = model
-        .process_groups()
-        .filter(|g| g.len().saturating_mul(p) <= colgen::MAX_GROUP_WORK);
+    let groups = model.process_groups();
     let limits = colgen::Limits {
         rel_gap: refine.tolerance,
         budget,
         max_work,
         cold: refine.cold_start,
+        max_rounds: refine.max_rounds,
         tol,
     };
-    let Some(out) = colgen::Restricted::new(rows, lower).run(model, &inc, groups, &limits) else {
+    let out = colgen::Restricted::new(rows, lower, wild).run(model, &inc, groups, &limits);
+    let first = match first {
+        Some(f) => f,
+        None if out.is_none() => first_solve(&entries)?,
+        // the column generation's matching stands in for the first solve
+        None => finish(
+            Perm::identity(p),
+            before,
+            before,
+            0.0,
+            f64::INFINITY,
+            ptr[p],
+            max_row,
+        ),
+    };
+    let Some(out) = out else {
         return Ok(first);
     };
     let sigma = Perm::from_forward(out.sigma)?;

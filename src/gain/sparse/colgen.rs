@@ -11,13 +11,25 @@
 //!    `E`, equality on the matched pairs. Later rounds start from the previous matching
 //!    and potentials; a row whose new pair breaks `u_x + v_y ≤ C` lowers `u_x` and, if
 //!    its matched pair stops being tight, is matched again.
+//!
+//!    *Labels that receive nothing* (`C(x, ·) ≡ 0`, a quarter of the labels of
+//!    block-cyclic 32 → 128 with `N = 96·√p`) can take any process at no cost: they are
+//!    left out of the matching, which is then rectangular (the other rows into all
+//!    columns), and take the columns it leaves free at the end. The solve starts from
+//!    `v = 0` and `u_x` the row minimum, so the free columns keep `v_y = 0 ≥` every
+//!    other `v` — the condition under which the rectangular matching is the square
+//!    problem's optimum (each such label's potential is `−max v = 0`). A round whose
+//!    repairs leave a column free with `v_y < 0` re-solves from nothing.
 //! 2. **Pricing by the bound.** A pair `(x, y) ∉ E` can only improve the matching if its
 //!    reduced cost can be negative, `C(x, y) − u_x − v_y < 0`. The model bounds
 //!    `C(x, y) ≥ B_x(g)` for every process `y` of group `g` (a node;
 //!    [`CostModel::add_group_bounds`], never below the row's `L_x`; one group with
 //!    `L_x` when the model has no groups), so that needs `v_y > B_x(g) − u_x`. Those
 //!    columns (the most promising first, at most [`PRICED_PER_ROW`] per row and round)
-//!    are evaluated exactly and added to `E`, in parallel over the rows.
+//!    are evaluated exactly and added to `E`, in parallel over the rows. Rows with
+//!    `max_y v_y ≤ L_x − u_x` need no group bounds; for the others one vectorised pass
+//!    compares each group's bound with its largest `v`, and only the groups that can
+//!    price out, or that hold priced columns of the row, are scanned column by column.
 //! 3. Repeat until no row has such a column (the potentials are then feasible for the
 //!    whole `p × p` problem, and the matching is its optimum), the certificate below
 //!    proves the matching within the caller's tolerance, or a limit is reached.
@@ -41,7 +53,7 @@ use copr_cost_models::{delivered_cost, CostModel, Package, ProcessGroups};
 /// Columns evaluated per row and pricing round at most.
 pub(super) const PRICED_PER_ROW: usize = 32;
 
-/// Pricing rounds at most.
+/// Pricing rounds at most by default.
 pub(super) const MAX_ROUNDS: usize = 64;
 
 const NONE: u32 = u32::MAX;
@@ -52,6 +64,12 @@ pub(super) struct Restricted {
     rows: Vec<Vec<(u32, f64)>>,
     /// `L_x`: `C(x, y) ≥ L_x` off `E_x`.
     lower: Vec<f64>,
+    /// Rows without packages (`C(x, ·) ≡ 0`): left out of the matching, they take the
+    /// columns it leaves free at the end.
+    wild: Vec<bool>,
+    /// Whether some row is wild: the matching is then rectangular, started from a row
+    /// reduction with every `v_y = 0`, and `v_y ≤ 0` stays (free columns at 0).
+    any_wild: bool,
     u: Vec<f64>,
     v: Vec<f64>,
     col_of: Vec<u32>,
@@ -87,17 +105,22 @@ pub(super) struct Limits {
     pub(super) cold: bool,
     /// Tolerance of the reduced costs.
     pub(super) tol: f64,
+    /// Pricing rounds at most.
+    pub(super) max_rounds: usize,
 }
 
-/// Most `p × groups` for which the pricing uses the model's bounds per group; beyond,
-/// one bound per row (the rows' `L_x`).
-pub(super) const MAX_GROUP_WORK: usize = 1 << 26;
+/// Most `rows × groups` for which the pricing uses the model's bounds per group (rows:
+/// those whose bound `L_x` alone does not exclude every column); beyond, one bound per
+/// row (the rows' `L_x`).
+pub(super) const MAX_GROUP_WORK: usize = 1 << 28;
 
-/// The processes of each group (`< p` only), by decreasing `v` once sorted.
+/// The processes of each group (`< p` only), and all of them, by decreasing `v` once
+/// sorted.
 struct Columns {
     groups: Option<Arc<ProcessGroups>>,
     start: Vec<usize>,
     order: Vec<u32>,
+    all: Vec<u32>,
 }
 
 impl Columns {
@@ -118,6 +141,7 @@ impl Columns {
             groups,
             start,
             order,
+            all: (0..p as u32).collect(),
         }
     }
 
@@ -125,7 +149,8 @@ impl Columns {
         self.start.len() - 1
     }
 
-    fn sort_by_v(&mut self, v: &[f64]) {
+    /// Sorts each group by decreasing `v`, and the list of every column too if `all`.
+    fn sort_by_v(&mut self, v: &[f64], all: bool) {
         let mut parts: Vec<&mut [u32]> = Vec::with_capacity(self.len());
         let mut rest = &mut self.order[..];
         for k in 0..self.start.len() - 1 {
@@ -133,30 +158,80 @@ impl Columns {
             parts.push(a);
             rest = b;
         }
+        if all {
+            parts.push(&mut self.all[..]);
+        }
         parts.into_par_iter().for_each(|part| {
             part.sort_unstable_by(|&a, &b| v[b as usize].total_cmp(&v[a as usize]))
         });
     }
 
-    /// `B_x(g)` for every group into `out`: the model's group bounds, never below `lower`.
+    /// The columns of group `g` by decreasing `v`: of the model's group, or every column
+    /// (`g = 0`) when the groups are not used.
+    fn group(&self, g: usize, grouped: bool) -> &[u32] {
+        if grouped {
+            &self.order[self.start[g]..self.start[g + 1]]
+        } else {
+            &self.all
+        }
+    }
+
+    /// `B_x(g)` for every group into `out`: the model's group bounds (to be raised to
+    /// `lower` where used); `false` (and `out = [lower]`, one group of every column) if
+    /// the groups are not to be used or the model has no bounds for them.
     fn bounds(
         &self,
         model: &dyn CostModel,
         x: usize,
         inc: &[(usize, Package)],
         lower: f64,
+        use_groups: bool,
         out: &mut Vec<f64>,
-    ) {
+    ) -> bool {
         out.clear();
-        out.resize(self.len(), 0.0);
-        let ok = self
-            .groups
-            .as_deref()
-            .is_some_and(|g| model.add_group_bounds(x, inc, g, out));
-        for b in out.iter_mut() {
-            *b = if ok { b.max(lower) } else { lower };
+        if use_groups {
+            out.resize(self.len(), 0.0);
+            let ok = self
+                .groups
+                .as_deref()
+                .is_some_and(|g| model.add_group_bounds(x, inc, g, out));
+            if ok {
+                // `max(B_x(g), lower)` is taken where the bounds are used
+                return true;
+            }
+            out.clear();
+        }
+        out.push(lower);
+        false
+    }
+}
+
+/// Per-thread scratch space of the pricing.
+#[derive(Default)]
+struct Scratch {
+    bounds: Vec<f64>,
+    touched: Vec<u32>,
+    saved: Vec<f64>,
+}
+
+/// `min_g (max(b_g, lower) − t_g)` (the vectorised fast path of the pricing).
+fn least_difference(b: &[f64], lower: f64, t: &[f64]) -> f64 {
+    const LANES: usize = 8;
+    let n = b.len().min(t.len());
+    let (b, t) = (&b[..n], &t[..n]);
+    let mut m = [f64::INFINITY; LANES];
+    let whole = n - n % LANES;
+    for k in (0..whole).step_by(LANES) {
+        for j in 0..LANES {
+            let bj = if b[k + j] > lower { b[k + j] } else { lower };
+            let d = bj - t[k + j];
+            m[j] = if d < m[j] { d } else { m[j] };
         }
     }
+    let rest = (whole..n)
+        .map(|k| b[k].max(lower) - t[k])
+        .fold(f64::INFINITY, f64::min);
+    m.iter().copied().fold(rest, f64::min)
 }
 
 /// A heap entry: smallest distance first.
@@ -192,12 +267,15 @@ struct Search {
 
 impl Restricted {
     /// The restricted problem on `rows` (each sorted by column, each holding its own
-    /// diagonal) with bounds `lower`.
-    pub(super) fn new(rows: Vec<Vec<(u32, f64)>>, lower: Vec<f64>) -> Self {
+    /// diagonal) with bounds `lower`; `wild[x]`: row `x` costs 0 at every process.
+    pub(super) fn new(rows: Vec<Vec<(u32, f64)>>, lower: Vec<f64>, wild: Vec<bool>) -> Self {
         let p = rows.len();
+        let any_wild = wild.iter().any(|&w| w);
         Self {
             rows,
             lower,
+            wild,
+            any_wild,
             u: vec![0.0; p],
             v: vec![0.0; p],
             col_of: vec![NONE; p],
@@ -239,10 +317,16 @@ impl Restricted {
     /// `false` if the work limit stopped it first.
     fn solve(&mut self, tol: f64) -> bool {
         let p = self.rows.len();
-        if self.col_of.iter().all(|&c| c == NONE) && self.v.iter().all(|&v| v == 0.0) {
+        // with wild rows the start is the row reduction of `repair_row` (v = 0)
+        if !self.any_wild
+            && self.col_of.iter().all(|&c| c == NONE)
+            && self.v.iter().all(|&v| v == 0.0)
+        {
             self.column_reduction();
         }
-        let free: Vec<usize> = (0..p).filter(|&x| self.repair_row(x, tol)).collect();
+        let free: Vec<usize> = (0..p)
+            .filter(|&x| !self.wild[x] && self.repair_row(x, tol))
+            .collect();
         // greedy: a free row takes a free column on a tight pair
         let mut left = Vec::new();
         for x in free {
@@ -356,6 +440,28 @@ impl Restricted {
         }
     }
 
+    /// The matching as a permutation: each wild row takes its own column if the matching
+    /// left it free, the others the remaining free columns in order.
+    fn completed(&self) -> Vec<usize> {
+        let p = self.rows.len();
+        let mut sigma: Vec<usize> = self.col_of.iter().map(|&y| y as usize).collect();
+        let mut taken: Vec<bool> = self.row_of.iter().map(|&x| x != NONE).collect();
+        let mut rest = Vec::new();
+        for x in (0..p).filter(|&x| self.col_of[x] == NONE) {
+            if taken[x] {
+                rest.push(x);
+            } else {
+                sigma[x] = x;
+                taken[x] = true;
+            }
+        }
+        let mut free = (0..p).filter(|&y| !taken[y]);
+        for x in rest {
+            sigma[x] = free.next().expect("as many free columns as unmatched rows");
+        }
+        sigma
+    }
+
     fn reset(&mut self) {
         self.u.iter_mut().for_each(|u| *u = 0.0);
         self.v.iter_mut().for_each(|v| *v = 0.0);
@@ -366,32 +472,103 @@ impl Restricted {
     /// One pass over the rows: per row, the columns off `E_x` with
     /// `v_y > B_x(g) − u_x + tol` (the largest excess first, at most [`PRICED_PER_ROW`]),
     /// and the certificate's `Σ_x u_x + Σ_y v_y` (module docs) for the current `v`.
+    ///
+    /// A row whose bound `L_x` alone excludes every column (`max_y v_y ≤ L_x − u_x + tol`)
+    /// prices nothing and needs no group bounds; the others use the model's groups when
+    /// there are any and `rows · groups ≤` [`MAX_GROUP_WORK`], else `L_x` alone. A wild
+    /// row's certificate term is `−max_y v_y` (it costs 0 everywhere).
     fn price(
         &self,
         model: &dyn CostModel,
         inc: &[Vec<(usize, Package)>],
+        order: &[u32],
         cols: &Columns,
+        use_groups: bool,
         tol: f64,
     ) -> (Vec<Vec<u32>>, f64) {
-        let (wanted, rows): (Vec<Vec<u32>>, Vec<f64>) = (0..self.rows.len())
-            .into_par_iter()
-            .map_init(Vec::new, |bounds, x| {
-                cols.bounds(model, x, &inc[x], self.lower[x], bounds);
+        let p = self.rows.len();
+        let vmax = self.vmax();
+        let needs = |x: usize| !self.wild[x] && vmax > self.lower[x] - self.u[x] + tol;
+        // the largest v of each group (its first column once sorted)
+        let tops: Vec<f64> = (0..cols.len())
+            .map(|g| {
+                cols.group(g, true)
+                    .first()
+                    .map_or(f64::NEG_INFINITY, |&y| self.v[y as usize])
+            })
+            .collect();
+        // rows in `order` (by first sender), so that neighbouring rows share the model's
+        // per-sender data in cache
+        let (wanted, rows): (Vec<Vec<u32>>, Vec<f64>) = order
+            .par_iter()
+            .map_init(Scratch::default, |sc, &x| {
+                let x = x as usize;
+                if self.wild[x] {
+                    return (Vec::new(), -vmax);
+                }
                 let row = &self.rows[x];
+                let on = row
+                    .iter()
+                    .map(|&(y, c)| c - self.v[y as usize])
+                    .fold(f64::INFINITY, f64::min);
+                if !needs(x) {
+                    return (Vec::new(), on.min(self.lower[x] - vmax));
+                }
+                let lower = self.lower[x];
+                let threshold = self.u[x] - tol;
+                let bounds = &mut sc.bounds;
+                let grouped = cols.bounds(model, x, &inc[x], lower, use_groups, bounds);
+                let mut off = f64::INFINITY;
+                // the groups to scan column by column: all of them, or (when the
+                // others cannot price out) those holding priced columns of the row,
+                // whose first column may be priced
+                let all_groups = if grouped {
+                    let groups = cols.groups.as_deref().expect("grouped");
+                    sc.touched.clear();
+                    sc.touched
+                        .extend(row.iter().map(|&(y, _)| groups.group_of(y as usize) as u32));
+                    sc.touched.sort_unstable();
+                    sc.touched.dedup();
+                    // the least over the other groups: the touched ones masked by +∞
+                    sc.saved.clear();
+                    for &g in &sc.touched {
+                        let b = &mut bounds[g as usize];
+                        sc.saved.push(*b);
+                        *b = f64::INFINITY;
+                    }
+                    let least = least_difference(bounds, lower, &tops);
+                    for (&g, &b) in sc.touched.iter().zip(&sc.saved) {
+                        bounds[g as usize] = b;
+                    }
+                    if least > threshold {
+                        off = least;
+                        false
+                    } else {
+                        true
+                    }
+                } else {
+                    true
+                };
                 let priced = |y: u32| row.binary_search_by_key(&y, |e| e.0).is_ok();
                 let mut found: Vec<(f64, u32)> = Vec::new();
-                let mut off = f64::INFINITY;
-                for (g, &b) in bounds.iter().enumerate() {
+                let mut scan = |g: usize, off: &mut f64| {
+                    let b = bounds[g].max(lower);
                     let limit = b - self.u[x] + tol;
+                    let top = if grouped { tops[g] } else { vmax };
+                    if top <= limit {
+                        // nothing in g prices out; its largest v bounds the unpriced ones'
+                        *off = off.min(b - top);
+                        return;
+                    }
                     let mut first = true;
                     let mut taken = 0;
-                    for &y in &cols.order[cols.start[g]..cols.start[g + 1]] {
+                    for &y in cols.group(g, grouped) {
                         if priced(y) {
                             continue;
                         }
                         let vy = self.v[y as usize];
                         if first {
-                            off = off.min(b - vy);
+                            *off = off.min(b - vy);
                             first = false;
                         }
                         if vy <= limit || taken == PRICED_PER_ROW {
@@ -400,26 +577,52 @@ impl Restricted {
                         found.push((vy - b, y));
                         taken += 1;
                     }
+                };
+                if all_groups {
+                    for g in 0..bounds.len() {
+                        scan(g, &mut off);
+                    }
+                } else {
+                    for &g in &sc.touched {
+                        scan(g as usize, &mut off);
+                    }
                 }
                 if found.len() > PRICED_PER_ROW {
                     found.select_nth_unstable_by(PRICED_PER_ROW, |a, b| b.0.total_cmp(&a.0));
                     found.truncate(PRICED_PER_ROW);
                 }
-                let on = row
-                    .iter()
-                    .map(|&(y, c)| c - self.v[y as usize])
-                    .fold(f64::INFINITY, f64::min);
                 (found.into_iter().map(|e| e.1).collect(), on.min(off))
             })
             .unzip();
         let lb = rows.iter().sum::<f64>() + self.v.iter().sum::<f64>();
-        (wanted, lb)
+        let mut by_row = vec![Vec::new(); p];
+        for (&x, w) in order.iter().zip(wanted) {
+            by_row[x as usize] = w;
+        }
+        (by_row, lb)
     }
 
-    /// `Σ_x C(x, col(x))` of the (perfect) matching.
+    fn vmax(&self) -> f64 {
+        self.v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// Whether the pricing uses the groups' bounds: the model has groups and the rows
+    /// whose own bound does not exclude every column, times the groups, are at most
+    /// [`MAX_GROUP_WORK`].
+    fn use_groups(&self, cols: &Columns, tol: f64) -> bool {
+        let vmax = self.vmax();
+        let needing = (0..self.rows.len())
+            .into_par_iter()
+            .filter(|&x| !self.wild[x] && vmax > self.lower[x] - self.u[x] + tol)
+            .count();
+        cols.groups.is_some() && needing.saturating_mul(cols.len()) <= MAX_GROUP_WORK
+    }
+
+    /// `Σ_x C(x, col(x))` of the matching (wild rows cost 0).
     fn matching_cost(&self) -> f64 {
         (0..self.rows.len())
             .into_par_iter()
+            .filter(|&x| !self.wild[x])
             .map(|x| {
                 let y = self.col_of[x];
                 let r = &self.rows[x];
@@ -430,7 +633,7 @@ impl Restricted {
     }
 
     /// Rounds of solve and pricing until nothing prices out, the certificate proves the
-    /// matching within `limits.rel_gap`, [`MAX_ROUNDS`] rounds, or `limits.budget` added
+    /// matching within `limits.rel_gap`, `limits.max_rounds` rounds, or `limits.budget` added
     /// pairs; `inc[x]` are label `x`'s packages for the exact prices, `groups` the
     /// model's ([`CostModel::process_groups`]) when the pricing may use them. `None` if
     /// the shortest-path searches pass `limits.max_work` pair visits before the first
@@ -445,10 +648,16 @@ impl Restricted {
         let tol = limits.tol;
         self.max_work = limits.max_work;
         let mut cols = Columns::new(groups, self.rows.len());
+        let mut order: Vec<u32> = (0..self.rows.len() as u32).collect();
+        let first_sender: Vec<usize> = inc
+            .par_iter()
+            .map(|i| i.iter().map(|e| e.0).min().unwrap_or(usize::MAX))
+            .collect();
+        order.par_sort_unstable_by_key(|&x| (first_sender[x as usize], x));
         let mut rounds = 0;
         let mut priced = 0usize;
         let mut best_lb = f64::NEG_INFINITY;
-        let mut kept: Option<Vec<u32>> = None;
+        let mut kept: Option<Vec<usize>> = None;
         loop {
             if limits.cold {
                 self.reset();
@@ -458,15 +667,16 @@ impl Restricted {
                 kept.as_ref()?;
                 break;
             }
-            kept = Some(self.col_of.clone());
-            cols.sort_by_v(&self.v);
-            let (wanted, lb) = self.price(model, inc, &cols, tol);
+            kept = Some(self.completed());
+            let use_groups = self.use_groups(&cols, tol);
+            cols.sort_by_v(&self.v, !use_groups);
+            let (wanted, lb) = self.price(model, inc, &order, &cols, use_groups, tol);
             best_lb = best_lb.max(lb);
             let cost = self.matching_cost();
             let n: usize = wanted.iter().map(Vec::len).sum();
             if n == 0
                 || cost - best_lb <= limits.rel_gap * cost.abs()
-                || rounds == MAX_ROUNDS
+                || rounds >= limits.max_rounds
                 || priced >= limits.budget
             {
                 break;
@@ -485,15 +695,24 @@ impl Restricted {
                     );
                     row.sort_unstable_by_key(|e| e.0);
                 });
+            let mut stranded = false;
             for (x, w) in wanted.iter().enumerate() {
-                if !w.is_empty() {
-                    self.repair_row(x, tol);
+                if !w.is_empty() && !self.wild[x] {
+                    let y = self.col_of[x];
+                    if self.repair_row(x, tol) && y != NONE {
+                        stranded |= self.v[y as usize] < -tol;
+                    }
                 }
+            }
+            if stranded && self.any_wild {
+                // a column left free with v < 0 breaks the rectangular optimality
+                // (free columns at v = 0, where the wild rows take them): start over
+                self.reset();
             }
         }
         Some(Outcome {
             lower_bound: best_lb,
-            sigma: kept?.iter().map(|&y| y as usize).collect(),
+            sigma: kept?,
             rounds,
             priced,
         })
