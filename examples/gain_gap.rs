@@ -11,7 +11,8 @@
 //! column generation's pricing rounds and the pairs it added). Usage:
 //! `cargo run --release --example gain_gap -- 1024 4096`; the environment variables
 //! `GAP_LAYOUTS` (`32`, `3`), `GAP_CONFIGS` (config names) and `GAP_MODELS` (`config`,
-//! `sum`), comma-separated, choose a subset; `GAP_TOL` (a fraction, e.g. `1e-3`) stops
+//! `sum`), comma-separated, choose a subset; `GAP_NODES` overrides the configs' node
+//! counts; `GAP_SKIP_DENSE` skips the dense solve (gaps print NaN); `GAP_TOL` (a fraction, e.g. `1e-3`) stops
 //! the column generation once the certificate proves that gap
 //! (`gain::sparse_relabel_within`; unset: to exactness, `gain::sparse_relabel_refined`).
 
@@ -75,6 +76,7 @@ fn main() {
                     continue;
                 }
                 let text = std::fs::read_to_string(dir.join(format!("{cname}.toml"))).unwrap();
+                let nodes = std::env::var("GAP_NODES").map_or(nodes, |v| v.parse().unwrap());
                 let rpn = p.div_ceil(nodes).max(1);
                 let text: String = text
                     .lines()
@@ -115,7 +117,12 @@ fn main() {
                     }
                     let w0 = pk.total_cost(model.as_ref(), None);
                     let t = Instant::now();
-                    let dense = gain::relabel_dense(model.as_ref(), &pk).unwrap();
+                    // GAP_SKIP_DENSE: the sparse side alone (the gap columns print NaN)
+                    let dense = if std::env::var_os("GAP_SKIP_DENSE").is_some() {
+                        None
+                    } else {
+                        Some(gain::relabel_dense(model.as_ref(), &pk).unwrap())
+                    };
                     let t_dense = t.elapsed().as_secs_f64();
                     let t = Instant::now();
                     let s = match std::env::var("GAP_TOL") {
@@ -128,7 +135,8 @@ fn main() {
                     }
                     .unwrap();
                     let t_sparse = t.elapsed().as_secs_f64();
-                    let dsave = w0 - pk.total_cost(model.as_ref(), Some(&dense));
+                    let dsave =
+                        dense.map_or(f64::NAN, |d| w0 - pk.total_cost(model.as_ref(), Some(&d)));
                     let after = (w0 - dsave).max(1e-300);
                     println!(
                         "{p} | {lname} | {cname} ({rpn}/node) | {mname} | {w0:.4e} | {dsave:.4e} | {:.4e} | {:.2e} | {:.2e} | {} | {} | {t_dense:.2} | {t_sparse:.3}",

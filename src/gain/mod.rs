@@ -352,8 +352,9 @@ pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
 /// * a model that names candidates ([`CostModel::candidates`]): the certified sparse
 ///   relabeling. Up to [`DENSE_LIMIT`] ranks the first solve ([`sparse_relabel`]) is
 ///   kept only when its certificate proves it optimal within [`CERTIFIED`]` · W(G)`,
-///   otherwise the dense table decides ([`relabel_dense`]); beyond, the first solve is
-///   refined by column generation until its certificate proves σ within
+///   otherwise the dense table decides ([`relabel_dense`]); beyond, column generation
+///   from the candidate rows (with one hub per node when nodes hold 64 ranks or more,
+///   [`Refine::hubs`]) runs until its certificate proves σ within
 ///   [`PLANNER_TOLERANCE`] of the optimum or [`PLANNER_ROUNDS`] pricing rounds have run
 ///   ([`sparse_relabel_within`]), and σ is kept with the certificate reached (per
 ///   instance in `benches/RESULTS.md`);
@@ -448,7 +449,8 @@ pub fn relabel_certified(
     let first = if p > DENSE_LIMIT {
         let mut refine = Refine::within(PLANNER_TOLERANCE);
         refine.max_rounds = PLANNER_ROUNDS;
-        sparse::sparse_relabel_direct(model, packages, &refine)
+        refine.first_solve = false;
+        sparse_relabel_within(model, packages, &refine)
     } else {
         sparse_relabel(model, packages)
     };

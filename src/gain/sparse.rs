@@ -44,6 +44,7 @@
 //! measured in `benches/RESULTS.md` and stated in `docs/SCALING.md`.
 
 mod colgen;
+mod hubs;
 
 use rayon::prelude::*;
 
@@ -380,6 +381,15 @@ pub struct Refine {
     /// Pricing rounds at most (64 by default; the planners use
     /// [`super::PLANNER_ROUNDS`]).
     pub max_rounds: usize,
+    /// Whether the restricted problem has one hub per group of the model's processes (a
+    /// node of hundreds of ranks priced as one): `None` decides by the groups' size
+    /// (64 processes or more on average) and the arcs' number (rows × groups ≤ 2²³);
+    /// `Some(true)` whenever the model has groups; `Some(false)` never.
+    pub hubs: Option<bool>,
+    /// Whether the first sparse solve runs before the column generation (and ends it
+    /// when its certificate suffices); `false` starts from the candidate rows directly,
+    /// as the planners do beyond 8192 ranks.
+    pub first_solve: bool,
 }
 
 impl Refine {
@@ -388,6 +398,8 @@ impl Refine {
         tolerance: 0.0,
         cold_start: false,
         max_rounds: colgen::MAX_ROUNDS,
+        hubs: None,
+        first_solve: true,
     };
 
     /// Until the certificate proves σ within `tolerance` of the optimum (relative to σ's
@@ -422,7 +434,10 @@ pub fn sparse_relabel_refined(
 /// row), and the shortest paths of the re-solve; at most `refine.max_rounds` rounds,
 /// `2 · max(entries, 16·p)` pairs priced and
 /// [`COLGEN_WORK_PER_ENTRY`]` · (entries + p)` pair visits in all (then the last
-/// solved round's σ, or the first solve's, is kept).
+/// solved round's σ, or the first solve's, is kept). With hubs ([`Refine::hubs`]) the
+/// rows hold every candidate the model names, and each round adds `rows · groups` hub
+/// arcs (at most 2²³ by default) and the flow's shortest paths, which visit a group's
+/// processes at once.
 ///
 /// # Errors
 /// As [`sparse_relabel`].
@@ -441,18 +456,7 @@ pub fn sparse_relabel_within(
     packages: &Packages,
     refine: &Refine,
 ) -> Result<SparseRelabeling> {
-    relabel_on_candidates(model, packages, Some(refine), false)
-}
-
-/// [`sparse_relabel_within`] as the planners run it: the column generation from the
-/// candidate rows directly, and the first solve only if it stops before solving its first
-/// restricted problem (its certificate is then the first solve's).
-pub(crate) fn sparse_relabel_direct(
-    model: &dyn CostModel,
-    packages: &Packages,
-    refine: &Refine,
-) -> Result<SparseRelabeling> {
-    relabel_on_candidates(model, packages, Some(refine), true)
+    relabel_on_candidates(model, packages, Some(refine), !refine.first_solve)
 }
 
 fn relabel_on_candidates(
@@ -524,18 +528,30 @@ fn relabel_on_candidates(
         }
     }
     // column generation from the exactly priced pairs and the rows' bounds
-    let rows: Vec<Vec<(u32, f64)>> = (0..p)
-        .into_par_iter()
-        .map(|x| {
-            let mut row = entries[ptr[x]..ptr[x + 1]].to_vec();
-            if let Err(k) = row.binary_search_by_key(&(x as u32), |e| e.0) {
-                row.insert(k, (x as u32, heads[x].0));
-            }
-            row
-        })
-        .collect();
-    let lower: Vec<f64> = heads.iter().map(|h| h.1).collect();
     let wild: Vec<bool> = inc.iter().map(Vec::is_empty).collect();
+    let groups = model.process_groups();
+    let hubs = colgen::wants_hubs(groups.as_deref(), &wild, refine.hubs);
+    // with hubs, every candidate (not only those that gain): a sender's node is then
+    // priced whole, and the hubs cover the other nodes
+    let full = if hubs {
+        full_candidate_rows(model, &inc, p, &heads)
+    } else {
+        None
+    };
+    let rows: Vec<Vec<(u32, f64)>> = match full {
+        Some(rows) => rows,
+        None => (0..p)
+            .into_par_iter()
+            .map(|x| {
+                let mut row = entries[ptr[x]..ptr[x + 1]].to_vec();
+                if let Err(k) = row.binary_search_by_key(&(x as u32), |e| e.0) {
+                    row.insert(k, (x as u32, heads[x].0));
+                }
+                row
+            })
+            .collect(),
+    };
+    let lower: Vec<f64> = heads.iter().map(|h| h.1).collect();
     // the first solve's rows stay for a fallback when it has not run
     let entries = if first.is_some() {
         drop(entries);
@@ -547,7 +563,6 @@ fn relabel_on_candidates(
         (MAX_CANDIDATE_ENTRIES - ptr[p].min(MAX_CANDIDATE_ENTRIES)).min(2 * ptr[p].max(16 * p));
     let tol = 1e-12 * before.abs() / p as f64;
     let max_work = COLGEN_WORK_PER_ENTRY * (ptr[p] + p) as u64;
-    let groups = model.process_groups();
     let limits = colgen::Limits {
         rel_gap: refine.tolerance,
         budget,
@@ -555,6 +570,7 @@ fn relabel_on_candidates(
         cold: refine.cold_start,
         max_rounds: refine.max_rounds,
         tol,
+        hubs: Some(hubs),
     };
     let out = colgen::Restricted::new(rows, lower, wild).run(model, &inc, groups, &limits);
     let first = match first {
@@ -590,6 +606,42 @@ fn relabel_on_candidates(
     best.rounds = out.rounds;
     best.priced = out.priced;
     Ok(best)
+}
+
+/// Every candidate of each row (`(y, C(x, y))` sorted, the diagonal `C(x, x) = here`
+/// included), not only those that gain; `None` (the caller keeps the rows that gain) if
+/// they number more than [`MAX_CANDIDATE_ENTRIES`].
+fn full_candidate_rows(
+    model: &dyn CostModel,
+    inc: &[Vec<(usize, Package)>],
+    p: usize,
+    heads: &[(f64, f64)],
+) -> Option<Vec<Vec<(u32, f64)>>> {
+    let total = std::sync::atomic::AtomicUsize::new(0);
+    let rows: Option<Vec<Vec<(u32, f64)>>> = inc
+        .par_iter()
+        .enumerate()
+        .map(|(x, inc)| {
+            if total.load(std::sync::atomic::Ordering::Relaxed) > MAX_CANDIDATE_ENTRIES {
+                return None;
+            }
+            let mut list = Vec::new();
+            model.candidates(x, inc, &mut list)?;
+            let mut row: Vec<(u32, f64)> = list
+                .into_iter()
+                .filter(|e| e.0 < p)
+                .map(|e| (e.0 as u32, e.1))
+                .collect();
+            row.sort_unstable_by_key(|e| e.0);
+            row.dedup_by_key(|e| e.0);
+            if let Err(k) = row.binary_search_by_key(&(x as u32), |e| e.0) {
+                row.insert(k, (x as u32, heads[x].0));
+            }
+            total.fetch_add(row.len(), std::sync::atomic::Ordering::Relaxed);
+            Some(row)
+        })
+        .collect();
+    rows.filter(|_| total.into_inner() <= MAX_CANDIDATE_ENTRIES)
 }
 
 /// `W(G_σ) = Σ_x C(x, σ(x))`, in parallel.

@@ -34,6 +34,14 @@
 //!    whole `p × p` problem, and the matching is its optimum), the certificate below
 //!    proves the matching within the caller's tolerance, or a limit is reached.
 //!
+//! **Hubs.** When the groups are large ([`wants_hubs`]), each round first solves the
+//! restricted problem with one hub per group ([`super::hubs`]): a row reaches every
+//! process of a group at its bound `max(B_x(g), L_x)` through the hub, where no priced
+//! pair of the row in the group costs more. Where the bounds are the costs (latency +
+//! bandwidth at the nodes that send the row nothing) one such flow is the dense
+//! optimum and the certificate below proves it; otherwise pricing adds pairs and the
+//! rounds without hubs follow if the tolerance is not met.
+//!
 //! **Certificate** (any round, any potentials `v`): with
 //! `u_x = min( min_{y ∈ E_x} C(x, y) − v_y , min_g B_x(g) − max_{y ∈ g, y ∉ E_x} v_y )`,
 //! `u_x + v_y ≤ C(x, y)` holds for **every** pair, so by LP duality every permutation
@@ -50,8 +58,14 @@ use std::sync::Arc;
 
 use copr_cost_models::{delivered_cost, CostModel, Package, ProcessGroups};
 
+use super::hubs::{self, HubProblem};
+
 /// Columns evaluated per row and pricing round at most.
 pub(super) const PRICED_PER_ROW: usize = 32;
+
+/// Relative rounding allowed between a flow's cost and its certificate for it to count
+/// as proven optimal.
+const ROUNDING: f64 = 1e-12;
 
 /// Pricing rounds at most by default.
 pub(super) const MAX_ROUNDS: usize = 64;
@@ -107,6 +121,45 @@ pub(super) struct Limits {
     pub(super) tol: f64,
     /// Pricing rounds at most.
     pub(super) max_rounds: usize,
+    /// Whether the restricted problem has one hub per group ([`super::hubs`]): `None`
+    /// when the groups hold [`MIN_HUB_GROUP`] processes or more on average and the hub
+    /// arcs number at most [`MAX_HUB_ARCS`]; `Some(true)` whenever the model has groups.
+    pub(super) hubs: Option<bool>,
+}
+
+impl Limits {
+    /// Whether the rounds stop after one that priced `n` pairs, with the matching's
+    /// `cost`, the best certificate `lb`, `rounds` run and `priced` pairs before it.
+    fn stop(&self, n: usize, cost: f64, lb: f64, rounds: usize, priced: usize) -> bool {
+        n == 0
+            || cost - lb <= self.rel_gap * cost.abs()
+            || rounds >= self.max_rounds
+            || priced >= self.budget
+    }
+}
+
+/// Most hub arcs (rows that receive something × groups) for which the hubs are used.
+pub(super) const MAX_HUB_ARCS: usize = 1 << 23;
+
+/// Fewest processes per group on average for which the hubs are used by default (with
+/// small groups, pricing columns one by one converges quickly).
+pub(super) const MIN_HUB_GROUP: usize = 64;
+
+/// Whether the restricted problem has hubs, for the model's `groups`, the rows that
+/// receive nothing (`wild`) and the caller's choice (see [`Limits::hubs`]).
+pub(super) fn wants_hubs(
+    groups: Option<&ProcessGroups>,
+    wild: &[bool],
+    choice: Option<bool>,
+) -> bool {
+    let Some(groups) = groups else {
+        return false;
+    };
+    choice.unwrap_or_else(|| {
+        let rows = wild.iter().filter(|&&w| !w).count();
+        rows.saturating_mul(groups.len()) <= MAX_HUB_ARCS
+            && wild.len() >= MIN_HUB_GROUP * groups.len()
+    })
 }
 
 /// Most `rows × groups` for which the pricing uses the model's bounds per group (rows:
@@ -234,8 +287,32 @@ fn least_difference(b: &[f64], lower: f64, t: &[f64]) -> f64 {
     m.iter().copied().fold(rest, f64::min)
 }
 
+/// Completes a matching `sigma` whose processes `taken` are used: each `unmatched` row
+/// takes its own process if free, the others the remaining free processes in order.
+pub(super) fn fill_unmatched(
+    sigma: &mut [usize],
+    taken: &mut [bool],
+    unmatched: impl Iterator<Item = usize>,
+) {
+    let mut rest = Vec::new();
+    for x in unmatched {
+        if taken[x] {
+            rest.push(x);
+        } else {
+            sigma[x] = x;
+            taken[x] = true;
+        }
+    }
+    let mut free = (0..taken.len()).filter(|&y| !taken[y]);
+    for x in rest {
+        sigma[x] = free
+            .next()
+            .expect("as many free processes as unmatched rows");
+    }
+}
+
 /// A heap entry: smallest distance first.
-struct Item(f64, u32);
+pub(super) struct Item(pub(super) f64, pub(super) u32);
 
 impl PartialEq for Item {
     fn eq(&self, o: &Self) -> bool {
@@ -254,15 +331,31 @@ impl Ord for Item {
     }
 }
 
-/// Scratch space of the shortest-path searches, reused across rows.
-struct Search {
-    dist: Vec<f64>,
-    pred: Vec<u32>,
-    seen: Vec<u32>,
-    done: Vec<u32>,
-    stamp: u32,
-    finished: Vec<u32>,
-    heap: BinaryHeap<Item>,
+/// Scratch space of the shortest-path searches, reused across rows: per node its
+/// distance, predecessor and the search that saw and finished it last.
+pub(super) struct Search {
+    pub(super) dist: Vec<f64>,
+    pub(super) pred: Vec<u32>,
+    pub(super) seen: Vec<u32>,
+    pub(super) done: Vec<u32>,
+    pub(super) stamp: u32,
+    pub(super) finished: Vec<u32>,
+    pub(super) heap: BinaryHeap<Item>,
+}
+
+impl Search {
+    /// For `n` nodes.
+    pub(super) fn new(n: usize) -> Self {
+        Self {
+            dist: vec![0.0; n],
+            pred: vec![NONE; n],
+            seen: vec![0; n],
+            done: vec![0; n],
+            stamp: 0,
+            finished: Vec::new(),
+            heap: BinaryHeap::new(),
+        }
+    }
 }
 
 impl Restricted {
@@ -341,15 +434,7 @@ impl Restricted {
                 None => left.push(x),
             }
         }
-        let mut s = Search {
-            dist: vec![0.0; p],
-            pred: vec![NONE; p],
-            seen: vec![0; p],
-            done: vec![0; p],
-            stamp: 0,
-            finished: Vec::new(),
-            heap: BinaryHeap::new(),
-        };
+        let mut s = Search::new(p);
         for x in left {
             if self.work > self.max_work {
                 return false;
@@ -446,19 +531,8 @@ impl Restricted {
         let p = self.rows.len();
         let mut sigma: Vec<usize> = self.col_of.iter().map(|&y| y as usize).collect();
         let mut taken: Vec<bool> = self.row_of.iter().map(|&x| x != NONE).collect();
-        let mut rest = Vec::new();
-        for x in (0..p).filter(|&x| self.col_of[x] == NONE) {
-            if taken[x] {
-                rest.push(x);
-            } else {
-                sigma[x] = x;
-                taken[x] = true;
-            }
-        }
-        let mut free = (0..p).filter(|&y| !taken[y]);
-        for x in rest {
-            sigma[x] = free.next().expect("as many free columns as unmatched rows");
-        }
+        let unmatched = (0..p).filter(|&x| self.col_of[x] == NONE);
+        fill_unmatched(&mut sigma, &mut taken, unmatched);
         sigma
     }
 
@@ -632,6 +706,139 @@ impl Restricted {
             .sum()
     }
 
+    /// The hub arcs of every row that receives something: `(g, max(B_x(g), L_x))` for
+    /// the groups where no pair of `E_x` costs more than that (so the hub prices no pair
+    /// below its cost); none for a row whose model gives no group bounds.
+    fn hub_rows(
+        &self,
+        model: &dyn CostModel,
+        inc: &[Vec<(usize, Package)>],
+        cols: &Columns,
+        tol: f64,
+    ) -> Vec<Vec<(u32, f64)>> {
+        let groups = cols.groups.as_deref().expect("hubs need groups");
+        (0..self.rows.len())
+            .into_par_iter()
+            .map_init(Vec::new, |bounds, x| {
+                if self.wild[x] {
+                    return Vec::new();
+                }
+                let lower = self.lower[x];
+                if !cols.bounds(model, x, &inc[x], lower, true, bounds) {
+                    return Vec::new();
+                }
+                for b in bounds.iter_mut() {
+                    *b = b.max(lower);
+                }
+                for &(y, c) in &self.rows[x] {
+                    let g = groups.group_of(y as usize);
+                    if c > bounds[g] + tol {
+                        bounds[g] = f64::NAN;
+                    }
+                }
+                bounds
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.is_finite())
+                    .map(|(g, &b)| (g as u32, b))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Rounds of the hub flow ([`super::hubs`]) and pricing, as in [`Self::run`]; the
+    /// pairs each round's σ uses are added to `E` (for the rounds without hubs that may
+    /// follow). `None` if the first flow passes the work limit.
+    fn run_hubs(
+        &mut self,
+        model: &dyn CostModel,
+        inc: &[Vec<(usize, Package)>],
+        cols: &mut Columns,
+        order: &[u32],
+        limits: &Limits,
+    ) -> Option<(Outcome, bool)> {
+        let tol = limits.tol;
+        let p = self.rows.len();
+        let groups = cols.groups.clone().expect("hubs need groups");
+        let members: Vec<Vec<u32>> = (0..groups.len())
+            .map(|g| {
+                groups
+                    .of(g)
+                    .iter()
+                    .copied()
+                    .filter(|&y| (y as usize) < p)
+                    .collect()
+            })
+            .collect();
+        let members: Vec<&[u32]> = members.iter().map(Vec::as_slice).collect();
+        let (mut rounds, mut priced) = (0, 0usize);
+        let mut best: Option<(f64, Vec<usize>)> = None;
+        let mut best_lb = f64::NEG_INFINITY;
+        let mut proven = false;
+        loop {
+            let hub_rows = self.hub_rows(model, inc, cols, tol);
+            let pb = HubProblem {
+                rows: &self.rows,
+                hubs: &hub_rows,
+                wild: &self.wild,
+                members: &members,
+                max_work: limits.max_work.saturating_sub(self.work),
+            };
+            let Some(sol) = hubs::solve(&pb) else {
+                break;
+            };
+            drop(hub_rows);
+            self.work += sol.work;
+            self.u = sol.u;
+            self.v = sol.v;
+            let cost = self.cost_of(model, inc, &sol.sigma);
+            // the pairs σ uses, priced exactly
+            self.add_pairs(model, inc, |x| vec![sol.sigma[x] as u32]);
+            if best.as_ref().is_none_or(|b| cost < b.0) {
+                best = Some((cost, sol.sigma));
+            }
+            cols.sort_by_v(&self.v, false);
+            let (wanted, lb) = self.price(model, inc, order, cols, true, tol);
+            best_lb = best_lb.max(lb);
+            let cost = best.as_ref().expect("set").0;
+            let n: usize = wanted.iter().map(Vec::len).sum();
+            // nothing prices out: this round's flow is the optimum of the whole problem
+            // when every hub prices its pairs at their cost (as for the latency +
+            // bandwidth model), and the certificate says how far it is otherwise
+            proven = n == 0 && cost - best_lb <= ROUNDING * cost.abs();
+            if limits.stop(n, cost, best_lb, rounds, priced) {
+                break;
+            }
+            rounds += 1;
+            priced += n;
+            self.add_pairs(model, inc, |x| wanted[x].clone());
+        }
+        // the potentials and matching of the rounds without hubs start afresh
+        self.reset();
+        let (_, sigma) = best?;
+        let out = Outcome {
+            sigma,
+            lower_bound: best_lb,
+            rounds,
+            priced,
+        };
+        Some((out, proven))
+    }
+
+    /// Adds the pairs `new(x)` missing from each row's `E_x`, priced exactly.
+    fn add_pairs<F>(&mut self, model: &dyn CostModel, inc: &[Vec<(usize, Package)>], new: F)
+    where
+        F: Fn(usize) -> Vec<u32> + Sync,
+    {
+        self.rows.par_iter_mut().enumerate().for_each(|(x, row)| {
+            for y in new(x) {
+                if let Err(k) = row.binary_search_by_key(&y, |e| e.0) {
+                    row.insert(k, (y, delivered_cost(model, y as usize, &inc[x])));
+                }
+            }
+        });
+    }
+
     /// Rounds of solve and pricing until nothing prices out, the certificate proves the
     /// matching within `limits.rel_gap`, `limits.max_rounds` rounds, or `limits.budget` added
     /// pairs; `inc[x]` are label `x`'s packages for the exact prices, `groups` the
@@ -654,6 +861,20 @@ impl Restricted {
             .map(|i| i.iter().map(|e| e.0).min().unwrap_or(usize::MAX))
             .collect();
         order.par_sort_unstable_by_key(|&x| (first_sender[x as usize], x));
+        // with hubs: done if they prove the tolerance, else their σ and bound stand
+        // beside the rounds without hubs that follow
+        let hubbed = if wants_hubs(cols.groups.as_deref(), &self.wild, limits.hubs) {
+            self.run_hubs(model, inc, &mut cols, &order, limits)
+        } else {
+            None
+        };
+        if let Some((h, proven)) = &hubbed {
+            let cost = self.cost_of(model, inc, &h.sigma);
+            if *proven || cost - h.lower_bound <= limits.rel_gap * cost.abs() {
+                return hubbed.map(|h| h.0);
+            }
+        }
+        let hubbed = hubbed.map(|h| h.0);
         let mut rounds = 0;
         let mut priced = 0usize;
         let mut best_lb = f64::NEG_INFINITY;
@@ -663,8 +884,10 @@ impl Restricted {
                 self.reset();
             }
             if !self.solve(tol) {
-                // the first round unsolved: nothing to keep
-                kept.as_ref()?;
+                // the first round unsolved: nothing to keep but the hubs' σ
+                if kept.is_none() {
+                    return hubbed;
+                }
                 break;
             }
             kept = Some(self.completed());
@@ -674,27 +897,12 @@ impl Restricted {
             best_lb = best_lb.max(lb);
             let cost = self.matching_cost();
             let n: usize = wanted.iter().map(Vec::len).sum();
-            if n == 0
-                || cost - best_lb <= limits.rel_gap * cost.abs()
-                || rounds >= limits.max_rounds
-                || priced >= limits.budget
-            {
+            if limits.stop(n, cost, best_lb, rounds, priced) {
                 break;
             }
             rounds += 1;
             priced += n;
-            let rows = &mut self.rows;
-            rows.par_iter_mut()
-                .zip(wanted.par_iter())
-                .enumerate()
-                .filter(|(_, (_, w))| !w.is_empty())
-                .for_each(|(x, (row, w))| {
-                    row.extend(
-                        w.iter()
-                            .map(|&y| (y, delivered_cost(model, y as usize, &inc[x]))),
-                    );
-                    row.sort_unstable_by_key(|e| e.0);
-                });
+            self.add_pairs(model, inc, |x| wanted[x].clone());
             let mut stranded = false;
             for (x, w) in wanted.iter().enumerate() {
                 if !w.is_empty() && !self.wild[x] {
@@ -710,11 +918,44 @@ impl Restricted {
                 self.reset();
             }
         }
-        Some(Outcome {
+        let out = kept.map(|sigma| Outcome {
             lower_bound: best_lb,
-            sigma: kept?,
+            sigma,
             rounds,
             priced,
-        })
+        });
+        match (out, hubbed) {
+            (Some(o), Some(h)) => {
+                // the better σ, the better bound, the rounds of both
+                let lower_bound = o.lower_bound.max(h.lower_bound);
+                let (rounds, priced) = (o.rounds + h.rounds, o.priced + h.priced);
+                let sigma =
+                    if self.cost_of(model, inc, &h.sigma) < self.cost_of(model, inc, &o.sigma) {
+                        h.sigma
+                    } else {
+                        o.sigma
+                    };
+                Some(Outcome {
+                    sigma,
+                    lower_bound,
+                    rounds,
+                    priced,
+                })
+            }
+            (o, h) => o.or(h),
+        }
+    }
+
+    /// `Σ_x C(x, σ(x))`, exactly.
+    fn cost_of(
+        &self,
+        model: &dyn CostModel,
+        inc: &[Vec<(usize, Package)>],
+        sigma: &[usize],
+    ) -> f64 {
+        (0..sigma.len())
+            .into_par_iter()
+            .map(|x| delivered_cost(model, sigma[x], &inc[x]))
+            .sum()
     }
 }
