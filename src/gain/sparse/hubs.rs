@@ -132,6 +132,9 @@ struct Solver<'a> {
     fed: Pool,
     /// Search scratch, by node id.
     search: Search,
+    /// The distance of the node being finished, and a free process reached at it.
+    level: f64,
+    sink: u32,
     work: u64,
 }
 
@@ -151,6 +154,8 @@ impl<'a> Solver<'a> {
             carried: Pool::new(groups, p),
             fed: Pool::new(groups, p),
             search: Search::new(nodes),
+            level: f64::NEG_INFINITY,
+            sink: NONE,
             work: 0,
         }
     }
@@ -221,6 +226,13 @@ impl<'a> Solver<'a> {
             self.search.dist[k] = d;
             self.search.pred[k] = from;
             self.search.heap.push(Item(d, n));
+            // a free process at the distance being finished ends the search: nothing
+            // left in the heap is nearer
+            let free_process =
+                k >= self.ids.p && k < 2 * self.ids.p && self.inn[k - self.ids.p] == NONE;
+            if d <= self.level && free_process {
+                self.sink = n;
+            }
         }
     }
 
@@ -235,6 +247,8 @@ impl<'a> Solver<'a> {
         self.search.dist[s as usize] = 0.0;
         self.search.pred[s as usize] = NONE;
         self.search.heap.push(Item(0.0, s));
+        self.sink = NONE;
+        self.level = f64::NEG_INFINITY;
         let (sink, total) = loop {
             let Some(Item(d, n)) = self.search.heap.pop() else {
                 unreachable!("no augmenting path from row {src}");
@@ -244,6 +258,7 @@ impl<'a> Solver<'a> {
                 continue;
             }
             self.work += 1;
+            self.level = d;
             match self.ids.kind(n) {
                 Node::Col(y) if self.inn[y] == NONE => break (n, d),
                 Node::Col(y) => {
@@ -289,6 +304,9 @@ impl<'a> Solver<'a> {
                         self.reach(self.ids.col(y as usize), d + r, n);
                     }
                 }
+            }
+            if self.sink != NONE {
+                break (self.sink, d);
             }
         };
         // potentials: every finished node moves by (total − its distance)
