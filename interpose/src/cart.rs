@@ -7,8 +7,8 @@ use std::io::Write as _;
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use copr::mapping::mpi::{grid_pattern, plan_mapping, MachineSource, MappingReport, Planned};
-use copr::mapping::{Options, Perm};
+use copr_mapping::mpi::{grid_pattern, plan_mapping, MachineSource, MappingReport, Planned};
+use copr_mapping::{Options, Perm};
 use mpi::ffi::{MPI_Comm, PMPI_Cart_create, PMPI_Comm_free, PMPI_Comm_split};
 use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -79,7 +79,7 @@ fn mb(bytes: u128) -> String {
     format!("{:.3} MB", bytes as f64 / 1e6)
 }
 
-fn off_node_percent(m: &copr::mapping::Metrics) -> f64 {
+fn off_node_percent(m: &copr_mapping::Metrics) -> f64 {
     if m.total_bytes == 0 {
         0.0
     } else {

@@ -17,8 +17,8 @@ use std::ffi::c_int;
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use copr::mapping::mpi::{gather_out_edges, plan_mapping_at_root};
-use copr::mapping::{Options, Perm};
+use copr_mapping::mpi::{gather_out_edges, plan_mapping_at_root};
+use copr_mapping::{Options, Perm};
 use mpi::collective::SystemOperation;
 use mpi::ffi::{
     MPI_Comm, MPI_Info, PMPI_Comm_free, PMPI_Comm_split, PMPI_Dist_graph_create_adjacent,
