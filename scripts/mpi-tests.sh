@@ -75,6 +75,15 @@ mpicc -std=c11 -O1 -Wall -Wextra -Werror -DCOPR_UNPREFIXED -Icapi/include -Icapi
     capi/tests/c/redist_test.c capi/tests/c/scalapack_ref.c -o "$capi_test_unprefixed" \
     -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -lm -ldl -Wl,-rpath,"$capi_dir"
 preload_check="$capi_dir/capi-preload-check"
+# redistributions over several overlapping grids in one job, then MPI_Finalize:
+# relinked with libcopr_scalapack, and linked with ScaLAPACK alone (for LD_PRELOAD)
+multigrid_test="$capi_dir/capi-multigrid-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/tests/c capi/tests/c/multigrid_test.c \
+    -o "$multigrid_test" -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -ldl \
+    -Wl,-rpath,"$capi_dir"
+multigrid_plain="$capi_dir/capi-multigrid-plain"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/tests/c capi/tests/c/multigrid_test.c \
+    -o "$multigrid_plain" -lscalapack-openmpi -ldl
 mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/tests/c/preload_check.c -o "$preload_check" \
     -lscalapack-openmpi -ldl
 # the README's example, built as a user builds it: installed by capi/install.sh into a
@@ -141,6 +150,17 @@ for n in 3 4; do
     echo "== a program linked only with ScaLAPACK, as is and with LD_PRELOAD=libcopr_scalapack.so, on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$preload_check" scalapack
     "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$preload_check" copr
+done
+# Several overlapping BLACS grids in one job (as ScaLAPACK's REDIST tester runs
+# GEMR2D.dat), random grids over random process subsets, and a context invalid on one
+# process: every run must end, MPI_Finalize included, within the time limit.
+for n in 4 5 6; do
+    echo "== pdgemr2d_ and pdtran_ on overlapping grids, then MPI_Finalize, on $n ranks (relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" cases
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" cases
+    echo "== 300 calls over random grids and process subsets, then MPI_Finalize, on $n ranks (relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" stress 300
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" stress 300 "$n"
 done
 # copr's process mapping as communicators: MPI_Cart_create(reorder = 1) under the
 # interposer (LD_PRELOAD), copr_cart_create / copr_comm_reorder from C and Fortran, on
