@@ -161,6 +161,18 @@ for n in 4 5 6; do
     echo "== 300 calls over random grids and process subsets, then MPI_Finalize, on $n ranks (relinked, preloaded)"
     timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" stress 300
     timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" stress 300 "$n"
+    echo "== pdgemr2d_ and pdtran_ with a context invalid on exactly one process, on $n ranks (relinked, preloaded)"
+    # (the expected error messages go to a file, shown when the run fails)
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" badctxt 2>"$capi_prefix/badctxt.err" \
+        || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" badctxt \
+        2>"$capi_prefix/badctxt.err" || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+    echo "== descriptors as ScaLAPACK and PBLAS read them (DTYPE unset, DTYPE = 2), on $n ranks (ScaLAPACK, relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_plain" descriptors
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" descriptors 2>"$capi_prefix/desc.err" \
+        || { cat "$capi_prefix/desc.err" >&2; exit 1; }
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" descriptors \
+        2>"$capi_prefix/desc.err" || { cat "$capi_prefix/desc.err" >&2; exit 1; }
 done
 # copr's process mapping as communicators: MPI_Cart_create(reorder = 1) under the
 # interposer (LD_PRELOAD), copr_cart_create / copr_comm_reorder from C and Fortran, on

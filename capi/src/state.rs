@@ -90,8 +90,17 @@ impl State {
             Some(k) => k,
             None => {
                 release_at_finalize();
-                let ours = theirs.duplicate();
-                let world = SimpleCommunicator::world().group();
+                // a group that is the whole world in its rank order is served by a
+                // duplicate of MPI_COMM_WORLD, which a process that cannot read its
+                // context can make too (see redist's joined_comm)
+                let world = SimpleCommunicator::world();
+                let ours = match theirs.compare(&world) {
+                    CommunicatorRelation::Identical | CommunicatorRelation::Congruent => {
+                        world.duplicate()
+                    }
+                    _ => theirs.duplicate(),
+                };
+                let world = world.group();
                 let group = ours.group();
                 let ranks: Vec<i32> = (0..ours.size()).collect();
                 let world_ranks = group

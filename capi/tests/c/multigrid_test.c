@@ -10,6 +10,7 @@
  *   mpirun -n P multigrid_test stress K [S] K random calls over random grids and subsets
  *                                          (S: another seed)
  *   mpirun -n P multigrid_test badctxt     a context invalid on exactly one process
+ *   mpirun -n P multigrid_test descriptors descriptors as ScaLAPACK and PBLAS read them
  *
  * badctxt needs copr (ScaLAPACK aborts on a bad context): every process must return
  * from each call with its data unchanged, and copr's error counter (looked up with
@@ -313,6 +314,74 @@ static void badctxt(grid all) {
     }
 }
 
+/* descriptors as ScaLAPACK and PBLAS accept them: pdgemr2d_ ignores DTYPE (here
+ * garbage on every process but the first), pdtran_ takes PBLAS's 11-entry descriptors
+ * (DTYPE = 2, first block IMB x INB); with copr loaded, a DTYPE PBLAS rejects is an
+ * error on every process and C is unchanged */
+static void descriptors(grid all) {
+    uint64_t (*errors)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "copr_capi_errors");
+    int k, li, lj, i, j, one = 1;
+    for (k = 0; k < 12; k++) {
+        int pa, qa, pb, qb;
+        shape(&pa, &qa);
+        shape(&pb, &qb);
+        grid ga = first_procs(pa, qa), gb = first_procs(pb, qb);
+        int m = 10 + rnd(60), n = 10 + rnd(60), mba = 1 + rnd(8), nba = 1 + rnd(8);
+        int mbb = 1 + rnd(8), nbb = 1 + rnd(8), rs = rnd(ga.p), cs = rnd(ga.q);
+        matrix a = make(ga, m, n, mba, nba, rs, cs, 1, 1);
+        matrix b = make(gb, m, n, mbb, nbb, 0, 0, 2, 0);
+        if (me != 0) a.desc[0] = b.desc[0] = 12345 + k; /* never read by pdgemr2d_ */
+        pdgemr2d_(&m, &n, a.x, &one, &one, a.desc, b.x, &one, &one, b.desc, &all.ctxt);
+        for (lj = 0; lj < b.locc; lj++)
+            for (li = 0; li < b.locr; li++) {
+                global(&b, li, lj, &i, &j);
+                if (b.x[li + (size_t)lj * b.desc[8]] != value(i, j, 1))
+                    fail("pdgemr2d_ (DTYPE unset)", k, i, j, b.x[li + (size_t)lj * b.desc[8]],
+                         value(i, j, 1));
+            }
+        if (ga.row >= 0) {
+            /* C (n x m) <- 2 A^T + 0.5 C with 11-entry descriptors */
+            double alpha = 2.0, beta = 0.5;
+            matrix c = make(ga, n, m, nba, mba, 0, 0, 4, 0);
+            int da[11] = {2, ga.ctxt, m, n, mba, nba, mba, nba, rs, cs, a.desc[8]};
+            int dc[11] = {2, ga.ctxt, n, m, nba, mba, nba, mba, 0, 0, c.desc[8]};
+            pdtran_(&n, &m, &alpha, a.x, &one, &one, da, &beta, c.x, &one, &one, dc);
+            for (lj = 0; lj < c.locc; lj++)
+                for (li = 0; li < c.locr; li++) {
+                    global(&c, li, lj, &i, &j);
+                    double want = 2.0 * value(j, i, 1) + 0.5 * value(i, j, 4);
+                    if (c.x[li + (size_t)lj * c.desc[8]] != want)
+                        fail("pdtran_ (DTYPE = 2)", k, i, j, c.x[li + (size_t)lj * c.desc[8]], want);
+                }
+            if (errors) {
+                uint64_t before = errors();
+                int saved = dc[0];
+                dc[0] = 3; /* PBLAS: illegal descriptor type */
+                pdtran_(&n, &m, &alpha, a.x, &one, &one, da, &beta, c.x, &one, &one, dc);
+                dc[0] = saved;
+                if (errors() - before != 1) {
+                    failures++;
+                    fprintf(stderr, "process %d, descriptors case %d: DTYPE = 3 not refused\n",
+                            me, k);
+                }
+                for (lj = 0; lj < c.locc; lj++)
+                    for (li = 0; li < c.locr; li++) {
+                        global(&c, li, lj, &i, &j);
+                        double want = 2.0 * value(j, i, 1) + 0.5 * value(i, j, 4);
+                        if (c.x[li + (size_t)lj * c.desc[8]] != want)
+                            fail("pdtran_ (DTYPE = 3 changed C)", k, i, j,
+                                 c.x[li + (size_t)lj * c.desc[8]], want);
+                    }
+            }
+            free(c.x);
+        }
+        free(a.x);
+        free(b.x);
+        release(ga);
+        release(gb);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     long all_failures;
@@ -332,8 +401,10 @@ int main(int argc, char **argv) {
     }
     else if (!strcmp(mode, "badctxt"))
         badctxt(all);
+    else if (!strcmp(mode, "descriptors"))
+        descriptors(all);
     else {
-        if (me == 0) fprintf(stderr, "usage: multigrid_test cases | stress K [S] | badctxt\n");
+        if (me == 0) fprintf(stderr, "usage: multigrid_test cases | stress K [S] | badctxt | descriptors\n");
         MPI_Finalize();
         return 2;
     }
