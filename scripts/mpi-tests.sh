@@ -6,7 +6,8 @@
 #
 # Environment: CARGO_TARGET_DIR is honoured; COPR_MPI_CASES sets the number of random
 # cases of the engine test program (default 240 per rank count), COPR_CAPI_CASES those
-# of the C entry points' test program (default 192).
+# of the C entry points' test program (default 192); SCALAPACK_SOURCE a checkout of
+# Reference-ScaLAPACK, for ScaLAPACK's REDIST tester.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -174,6 +175,84 @@ for n in 4 5 6; do
     timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" descriptors \
         2>"$capi_prefix/desc.err" || { cat "$capi_prefix/desc.err" >&2; exit 1; }
 done
+# ScaLAPACK's own testers, unmodified, with Debian's library and through copr: the pass
+# counts must be the same (Debian's prebuilt testers from scalapack-mpi-test, their
+# input files from scalapack-test-common).
+slt=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests
+slt_dir="$capi_prefix/scalapack-testers"
+mkdir -p "$slt_dir"
+# "$1" counts in the output file $2 (with an awk program), equal with and without copr
+same_count() {
+    local what=$1 ref=$2 ours=$3 count=$4
+    local a b
+    a=$(awk "$count" "$ref")
+    b=$(awk "$count" "$ours")
+    echo "   $what: $a with Debian's ScaLAPACK, $b through copr"
+    [[ -n "$a" && "$a" == "$b" && "$a" != 0 ]] || { echo "$what differs" >&2; cat "$ours" >&2; exit 1; }
+}
+# PBLAS level 3 (dpb3tst on PDBLAS3TST.dat): its routines call no redistribution routine
+# by name, so copr serves none of its calls; run to show the drop-in changes nothing
+echo "== ScaLAPACK's PBLAS level-3 tester (dpb3tst) on 4 ranks, Debian and LD_PRELOAD=libcopr_scalapack.so"
+(
+    cd "$slt_dir"
+    cp /usr/share/scalapack/PBLAS/PDBLAS3TST.dat .
+    timeout 600 "${MPIRUN[@]}" -n 4 "$slt/PBLAS/dpb3tst" >pblas3.debian 2>&1
+    timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n 4 "$slt/PBLAS/dpb3tst" >pblas3.copr 2>&1
+    passed='/^  \|/ { p += $4; f += $5 } END { if (f == 0) print p }'
+    same_count "PBLAS level-3 tests passed" pblas3.debian pblas3.copr "$passed"
+)
+# the SVD tester (xdsvd on SVD.dat): ScaLAPACK's pdgesvd calls pdgemr2d_, which the
+# preloaded library serves
+echo "== ScaLAPACK's SVD tester (xdsvd, pdgesvd calls pdgemr2d_) on 4 ranks, Debian and LD_PRELOAD=libcopr_scalapack.so"
+(
+    cd "$slt_dir"
+    cp /usr/share/scalapack/SVD.dat .
+    timeout 600 "${MPIRUN[@]}" -n 4 "$slt/xdsvd" >svd.debian 2>&1
+    timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n 4 "$slt/xdsvd" >svd.copr 2>&1
+    passed='/^Passed/ { p++ } /^Failed/ { f++ } END { if (f == 0) print p }'
+    same_count "SVD tests passed" svd.debian svd.copr "$passed"
+)
+# ScaLAPACK's REDIST tester (REDIST/TESTING/pdgemrdrv.c on GEMR2D.dat), which Debian does
+# not ship: built from ScaLAPACK's source when there is one (SCALAPACK_SOURCE, a checkout
+# of Reference-ScaLAPACK, or `apt-get source scalapack` through a private deb-src list),
+# against Debian's library, and run as is, relinked and preloaded
+redist_src=""
+if [[ -f "${SCALAPACK_SOURCE:-}/REDIST/TESTING/pdgemrdrv.c" ]]; then
+    redist_src="$SCALAPACK_SOURCE"
+else
+    apt_dir="$capi_prefix/apt"
+    mkdir -p "$apt_dir/lists/partial" "$apt_dir/src"
+    echo "deb-src http://deb.debian.org/debian bookworm main" >"$apt_dir/sources.list"
+    apt_opts=(-o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=-
+              -o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache="$apt_dir/cache")
+    if timeout 300 apt-get -q "${apt_opts[@]}" update >"$apt_dir/log" 2>&1 \
+        && (cd "$apt_dir/src" && timeout 300 apt-get -q "${apt_opts[@]}" source scalapack >>"$apt_dir/log" 2>&1); then
+        redist_src=$(dirname "$(dirname "$(dirname "$(ls "$apt_dir"/src/*/REDIST/TESTING/pdgemrdrv.c | head -n 1)")")")
+    fi
+fi
+if [[ -n "$redist_src" ]]; then
+    echo "== ScaLAPACK's REDIST tester (pdgemrdrv.c, GEMR2D.dat) from $redist_src on 4 and 6 ranks: Debian, relinked, preloaded"
+    (
+        cd "$slt_dir"
+        cp "$redist_src/REDIST/TESTING/GEMR2D.dat" .
+        mpicc -O1 -w -I"$redist_src/REDIST/TESTING" "$redist_src/REDIST/TESTING/pdgemrdrv.c" \
+            -o xdgemr-debian -lscalapack-openmpi
+        mpicc -O1 -w -I"$redist_src/REDIST/TESTING" "$redist_src/REDIST/TESTING/pdgemrdrv.c" \
+            -o xdgemr-copr -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+        passed='/TEST PASSED OK/ { p++ } END { print p + 0 }'
+        for n in 4 6; do
+            timeout 600 "${MPIRUN[@]}" -n "$n" ./xdgemr-debian >redist.debian 2>&1
+            timeout 600 "${MPIRUN[@]}" -n "$n" ./xdgemr-copr >redist.relinked 2>&1
+            timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" ./xdgemr-debian >redist.preloaded 2>&1
+            same_count "REDIST tests passed on $n ranks (relinked)" redist.debian redist.relinked "$passed"
+            same_count "REDIST tests passed on $n ranks (preloaded)" redist.debian redist.preloaded "$passed"
+        done
+    )
+else
+    echo "== ScaLAPACK's REDIST tester: skipped, no ScaLAPACK source (set SCALAPACK_SOURCE to a"
+    echo "   Reference-ScaLAPACK checkout; apt-get source scalapack failed, see the end of its log:)"
+    tail -n 3 "$apt_dir/log" | sed 's/^/   /'
+fi
 # copr's process mapping as communicators: MPI_Cart_create(reorder = 1) under the
 # interposer (LD_PRELOAD), copr_cart_create / copr_comm_reorder from C and Fortran, on
 # emulated nodes; the expected orders are those `copr map` writes for the same machine
