@@ -316,6 +316,14 @@ expect_log "$log" "kept the MPI library's order: copr's mapping is no better"
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_MACHINE=/nonexistent/machine.toml \
     -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --periods 1,0 --identity
 expect_log "$log" "kept the MPI library's order: /nonexistent/machine.toml"
+# without the log, each fallback is one line on standard error from the first process
+for bad_env in COPR_MACHINE=/nonexistent/machine.toml COPR_EMULATE_NODE_SIZE=abc \
+    COPR_PLACEMENT=/nonexistent/placement; do
+    "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x "$bad_env" "$cart_test" mpi 2x2 --identity \
+        2>"$cart_dir/fallback.err"
+    lines=$(grep -c "^copr-interpose: .*kept the MPI library's order" "$cart_dir/fallback.err" || true)
+    [[ $lines == 1 ]] || { echo "$bad_env: $lines fallback lines, not 1" >&2; cat "$cart_dir/fallback.err" >&2; exit 1; }
+done
 # no environment: the nodes found at run time, here this one host (nothing to gain)
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --identity
 expect_log "$log" "machine: 1 node, flat network, 4 ranks per node (nodes found at run time)"
