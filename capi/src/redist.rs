@@ -386,8 +386,9 @@ fn context_comm<'s>(
 /// when that one holds it, else on `MPI_COMM_WORLD`, which meets the others when the
 /// context spans every process in rank order (copr serves such a context on a
 /// duplicate of `MPI_COMM_WORLD`). There it reports the error and every process
-/// returns it. A context of -1 (BLACS's "not in this grid") says the process takes
-/// no part: it returns alone.
+/// returns it. For a context over fewer processes no process can tell this one's
+/// peers, and the call waits (on `MPI_COMM_WORLD` here). A context of -1 (BLACS's
+/// "not in this grid") says the process takes no part: it returns alone.
 #[allow(clippy::type_complexity)]
 fn joined_comm<'s>(
     state: &'s mut State,
