@@ -65,3 +65,52 @@ pub(crate) unsafe fn read(desc: *const c_int, reader: Reader) -> Result<Option<[
     }
     Ok(Some([1, ctxt, m, n, mb, nb, rsrc, csrc, lld]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_vec(d: &[c_int], reader: Reader) -> Result<Option<[i32; 9]>, String> {
+        // SAFETY: `d` holds the entries the descriptor's type needs.
+        unsafe { read(d.as_ptr(), reader) }
+    }
+
+    #[test]
+    fn redist_ignores_the_type() {
+        for dtype in [0, 1, 2, -7, 12345] {
+            let d = [dtype, 3, 100, 80, 4, 5, 1, 0, 30];
+            assert_eq!(
+                read_vec(&d, Reader::Redist),
+                Ok(Some([1, 3, 100, 80, 4, 5, 1, 0, 30]))
+            );
+        }
+    }
+
+    #[test]
+    fn pblas_reads_both_types() {
+        let one = [1, 3, 100, 80, 4, 5, 1, 0, 30];
+        assert_eq!(read_vec(&one, Reader::Pblas), Ok(Some(one)));
+        // DTYPE, CTXT, M, N, IMB, INB, MB, NB, RSRC, CSRC, LLD
+        let two = [2, 3, 100, 80, 4, 5, 4, 5, 1, 0, 30];
+        assert_eq!(read_vec(&two, Reader::Pblas), Ok(Some(one)));
+    }
+
+    #[test]
+    fn pblas_refuses_other_types_and_partial_first_blocks() {
+        let three = [3, 3, 100, 80, 4, 5, 1, 0, 30];
+        let e = read_vec(&three, Reader::Pblas).unwrap_err();
+        assert!(e.contains("DTYPE = 3"), "{e}");
+        let partial = [2, 3, 100, 80, 2, 5, 4, 5, 1, 0, 30];
+        let e = read_vec(&partial, Reader::Pblas).unwrap_err();
+        assert!(
+            e.contains("IMB x INB = 2 x 5") && e.contains("4 x 5"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn null_is_none() {
+        // SAFETY: null is allowed.
+        assert_eq!(unsafe { read(std::ptr::null(), Reader::Pblas) }, Ok(None));
+    }
+}
