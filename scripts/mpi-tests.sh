@@ -231,21 +231,26 @@ else
     fi
 fi
 if [[ -n "$redist_src" ]]; then
-    echo "== ScaLAPACK's REDIST tester (pdgemrdrv.c, GEMR2D.dat) from $redist_src on 4 and 6 ranks: Debian, relinked, preloaded"
+    echo "== ScaLAPACK's REDIST testers (p?gemrdrv.c, GEMR2D.dat) from $redist_src: Debian, relinked, preloaded"
     (
         cd "$slt_dir"
-        cp "$redist_src/REDIST/TESTING/GEMR2D.dat" .
-        mpicc -O1 -w -I"$redist_src/REDIST/TESTING" "$redist_src/REDIST/TESTING/pdgemrdrv.c" \
-            -o xdgemr-debian -lscalapack-openmpi
-        mpicc -O1 -w -I"$redist_src/REDIST/TESTING" "$redist_src/REDIST/TESTING/pdgemrdrv.c" \
-            -o xdgemr-copr -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+        testing="$redist_src/REDIST/TESTING"
+        cp "$testing/GEMR2D.dat" .
         passed='/TEST PASSED OK/ { p++ } END { print p + 0 }'
-        for n in 4 6; do
-            timeout 600 "${MPIRUN[@]}" -n "$n" ./xdgemr-debian >redist.debian 2>&1
-            timeout 600 "${MPIRUN[@]}" -n "$n" ./xdgemr-copr >redist.relinked 2>&1
-            timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" ./xdgemr-debian >redist.preloaded 2>&1
-            same_count "REDIST tests passed on $n ranks (relinked)" redist.debian redist.relinked "$passed"
-            same_count "REDIST tests passed on $n ranks (preloaded)" redist.debian redist.preloaded "$passed"
+        for t in s d c z; do
+            mpicc -O1 -w -I"$testing" "$testing/p${t}gemrdrv.c" -o "x${t}gemr-debian" -lscalapack-openmpi
+            mpicc -O1 -w -I"$testing" "$testing/p${t}gemrdrv.c" -o "x${t}gemr-copr" \
+                -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+            ranks=(4)
+            [[ $t == d ]] && ranks=(4 5 6)
+            for n in "${ranks[@]}"; do
+                timeout 600 "${MPIRUN[@]}" -n "$n" "./x${t}gemr-debian" >redist.debian 2>&1
+                timeout 600 "${MPIRUN[@]}" -n "$n" "./x${t}gemr-copr" >redist.relinked 2>&1
+                timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "./x${t}gemr-debian" \
+                    >redist.preloaded 2>&1
+                same_count "p${t}gemr2d tests passed on $n ranks (relinked)" redist.debian redist.relinked "$passed"
+                same_count "p${t}gemr2d tests passed on $n ranks (preloaded)" redist.debian redist.preloaded "$passed"
+            done
         done
     )
 else
