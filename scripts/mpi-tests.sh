@@ -6,7 +6,8 @@
 #
 # Environment: CARGO_TARGET_DIR is honoured; COPR_MPI_CASES sets the number of random
 # cases of the engine test program (default 240 per rank count), COPR_CAPI_CASES those
-# of the C entry points' test program (default 192).
+# of the C entry points' test program (default 192); SCALAPACK_SOURCE a checkout of
+# Reference-ScaLAPACK, for ScaLAPACK's REDIST tester.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,6 +76,15 @@ mpicc -std=c11 -O1 -Wall -Wextra -Werror -DCOPR_UNPREFIXED -Icapi/include -Icapi
     capi/tests/c/redist_test.c capi/tests/c/scalapack_ref.c -o "$capi_test_unprefixed" \
     -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -lm -ldl -Wl,-rpath,"$capi_dir"
 preload_check="$capi_dir/capi-preload-check"
+# redistributions over several overlapping grids in one job, then MPI_Finalize:
+# relinked with libcopr_scalapack, and linked with ScaLAPACK alone (for LD_PRELOAD)
+multigrid_test="$capi_dir/capi-multigrid-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/tests/c capi/tests/c/multigrid_test.c \
+    -o "$multigrid_test" -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -ldl \
+    -Wl,-rpath,"$capi_dir"
+multigrid_plain="$capi_dir/capi-multigrid-plain"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/tests/c capi/tests/c/multigrid_test.c \
+    -o "$multigrid_plain" -lscalapack-openmpi -ldl
 mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/tests/c/preload_check.c -o "$preload_check" \
     -lscalapack-openmpi -ldl
 # the README's example, built as a user builds it: installed by capi/install.sh into a
@@ -142,6 +152,112 @@ for n in 3 4; do
     "${MPIRUN[@]}" -n "$n" "$preload_check" scalapack
     "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$preload_check" copr
 done
+# Several overlapping BLACS grids in one job (as ScaLAPACK's REDIST tester runs
+# GEMR2D.dat), random grids over random process subsets, and a context invalid on one
+# process: every run must end, MPI_Finalize included, within the time limit.
+for n in 4 5 6; do
+    echo "== pdgemr2d_ and pdtran_ on overlapping grids, then MPI_Finalize, on $n ranks (relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" cases
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" cases
+    echo "== 300 calls over random grids and process subsets, then MPI_Finalize, on $n ranks (relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" stress 300
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" stress 300 "$n"
+    echo "== pdgemr2d_ and pdtran_ with a context invalid on exactly one process, on $n ranks (relinked, preloaded)"
+    # (the expected error messages go to a file, shown when the run fails)
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" badctxt 2>"$capi_prefix/badctxt.err" \
+        || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" badctxt \
+        2>"$capi_prefix/badctxt.err" || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+    echo "== descriptors as ScaLAPACK and PBLAS read them (DTYPE unset, DTYPE = 2), on $n ranks (ScaLAPACK, relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_plain" descriptors
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" descriptors 2>"$capi_prefix/desc.err" \
+        || { cat "$capi_prefix/desc.err" >&2; exit 1; }
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" descriptors \
+        2>"$capi_prefix/desc.err" || { cat "$capi_prefix/desc.err" >&2; exit 1; }
+done
+# ScaLAPACK's own testers, unmodified, with Debian's library and through copr: the pass
+# counts must be the same (Debian's prebuilt testers from scalapack-mpi-test, their
+# input files from scalapack-test-common).
+slt=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests
+slt_dir="$capi_prefix/scalapack-testers"
+mkdir -p "$slt_dir"
+# "$1" counts in the output file $2 (with an awk program), equal with and without copr
+same_count() {
+    local what=$1 ref=$2 ours=$3 count=$4
+    local a b
+    a=$(awk "$count" "$ref")
+    b=$(awk "$count" "$ours")
+    echo "   $what: $a with Debian's ScaLAPACK, $b through copr"
+    [[ -n "$a" && "$a" == "$b" && "$a" != 0 ]] || { echo "$what differs" >&2; cat "$ours" >&2; exit 1; }
+}
+# PBLAS level 3 (dpb3tst on PDBLAS3TST.dat): its routines call no redistribution routine
+# by name, so copr serves none of its calls; run to show the drop-in changes nothing
+echo "== ScaLAPACK's PBLAS level-3 tester (dpb3tst) on 4 ranks, Debian and LD_PRELOAD=libcopr_scalapack.so"
+(
+    cd "$slt_dir"
+    cp /usr/share/scalapack/PBLAS/PDBLAS3TST.dat .
+    timeout 600 "${MPIRUN[@]}" -n 4 "$slt/PBLAS/dpb3tst" >pblas3.debian 2>&1
+    timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n 4 "$slt/PBLAS/dpb3tst" >pblas3.copr 2>&1
+    passed='/^  \|/ { p += $4; f += $5 } END { if (f == 0) print p }'
+    same_count "PBLAS level-3 tests passed" pblas3.debian pblas3.copr "$passed"
+)
+# the SVD tester (xdsvd on SVD.dat): ScaLAPACK's pdgesvd calls pdgemr2d_, which the
+# preloaded library serves
+echo "== ScaLAPACK's SVD tester (xdsvd, pdgesvd calls pdgemr2d_) on 4 ranks, Debian and LD_PRELOAD=libcopr_scalapack.so"
+(
+    cd "$slt_dir"
+    cp /usr/share/scalapack/SVD.dat .
+    timeout 600 "${MPIRUN[@]}" -n 4 "$slt/xdsvd" >svd.debian 2>&1
+    timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n 4 "$slt/xdsvd" >svd.copr 2>&1
+    passed='/^Passed/ { p++ } /^Failed/ { f++ } END { if (f == 0) print p }'
+    same_count "SVD tests passed" svd.debian svd.copr "$passed"
+)
+# ScaLAPACK's REDIST tester (REDIST/TESTING/pdgemrdrv.c on GEMR2D.dat), which Debian does
+# not ship: built from ScaLAPACK's source when there is one (SCALAPACK_SOURCE, a checkout
+# of Reference-ScaLAPACK, or `apt-get source scalapack` through a private deb-src list),
+# against Debian's library, and run as is, relinked and preloaded
+redist_src=""
+if [[ -f "${SCALAPACK_SOURCE:-}/REDIST/TESTING/pdgemrdrv.c" ]]; then
+    redist_src="$SCALAPACK_SOURCE"
+else
+    apt_dir="$capi_prefix/apt"
+    mkdir -p "$apt_dir/lists/partial" "$apt_dir/src"
+    echo "deb-src http://deb.debian.org/debian bookworm main" >"$apt_dir/sources.list"
+    apt_opts=(-o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=-
+              -o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache="$apt_dir/cache")
+    if timeout 300 apt-get -q "${apt_opts[@]}" update >"$apt_dir/log" 2>&1 \
+        && (cd "$apt_dir/src" && timeout 300 apt-get -q "${apt_opts[@]}" source scalapack >>"$apt_dir/log" 2>&1); then
+        redist_src=$(dirname "$(dirname "$(dirname "$(ls "$apt_dir"/src/*/REDIST/TESTING/pdgemrdrv.c | head -n 1)")")")
+    fi
+fi
+if [[ -n "$redist_src" ]]; then
+    echo "== ScaLAPACK's REDIST testers (p?gemrdrv.c, GEMR2D.dat) from $redist_src: Debian, relinked, preloaded"
+    (
+        cd "$slt_dir"
+        testing="$redist_src/REDIST/TESTING"
+        cp "$testing/GEMR2D.dat" .
+        passed='/TEST PASSED OK/ { p++ } END { print p + 0 }'
+        for t in s d c z; do
+            mpicc -O1 -w -I"$testing" "$testing/p${t}gemrdrv.c" -o "x${t}gemr-debian" -lscalapack-openmpi
+            mpicc -O1 -w -I"$testing" "$testing/p${t}gemrdrv.c" -o "x${t}gemr-copr" \
+                -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+            ranks=(4)
+            [[ $t == d ]] && ranks=(4 5 6)
+            for n in "${ranks[@]}"; do
+                timeout 600 "${MPIRUN[@]}" -n "$n" "./x${t}gemr-debian" >redist.debian 2>&1
+                timeout 600 "${MPIRUN[@]}" -n "$n" "./x${t}gemr-copr" >redist.relinked 2>&1
+                timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "./x${t}gemr-debian" \
+                    >redist.preloaded 2>&1
+                same_count "p${t}gemr2d tests passed on $n ranks (relinked)" redist.debian redist.relinked "$passed"
+                same_count "p${t}gemr2d tests passed on $n ranks (preloaded)" redist.debian redist.preloaded "$passed"
+            done
+        done
+    )
+else
+    echo "== ScaLAPACK's REDIST tester: skipped, no ScaLAPACK source (set SCALAPACK_SOURCE to a"
+    echo "   Reference-ScaLAPACK checkout; apt-get source scalapack failed, see the end of its log:)"
+    tail -n 3 "$apt_dir/log" | sed 's/^/   /'
+fi
 # copr's process mapping as communicators: MPI_Cart_create(reorder = 1) under the
 # interposer (LD_PRELOAD), copr_cart_create / copr_comm_reorder from C and Fortran, on
 # emulated nodes; the expected orders are those `copr map` writes for the same machine
@@ -205,6 +321,14 @@ expect_log "$log" "kept the MPI library's order: copr's mapping is no better"
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_MACHINE=/nonexistent/machine.toml \
     -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --periods 1,0 --identity
 expect_log "$log" "kept the MPI library's order: /nonexistent/machine.toml"
+# without the log, each fallback is one line on standard error from the first process
+for bad_env in COPR_MACHINE=/nonexistent/machine.toml COPR_EMULATE_NODE_SIZE=abc \
+    COPR_PLACEMENT=/nonexistent/placement; do
+    "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x "$bad_env" "$cart_test" mpi 2x2 --identity \
+        2>"$cart_dir/fallback.err"
+    lines=$(grep -c "^copr-interpose: .*kept the MPI library's order" "$cart_dir/fallback.err" || true)
+    [[ $lines == 1 ]] || { echo "$bad_env: $lines fallback lines, not 1" >&2; cat "$cart_dir/fallback.err" >&2; exit 1; }
+done
 # no environment: the nodes found at run time, here this one host (nothing to gain)
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --identity
 expect_log "$log" "machine: 1 node, flat network, 4 ranks per node (nodes found at run time)"

@@ -28,7 +28,7 @@ use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
-use crate::cart::{conclude, machine_source, write_log, ACTIVE};
+use crate::cart::{conclude, machine_source, warn_fallback, write_log, ACTIVE};
 
 /// Bytes per unit of edge weight in the pattern (an unweighted edge weighs one unit).
 const WEIGHT_UNIT_BYTES: u64 = 1 << 20;
@@ -206,10 +206,9 @@ fn decide(comm: &SimpleCommunicator, adj: &Adjacency) -> Option<Perm> {
         format!("MPI_Dist_graph_create_adjacent(reorder = 1) on {p} ranks, {edges} out-edges");
     if bad != 0 {
         if comm.rank() == 0 {
-            write_log(&[
-                head,
-                "  kept the MPI library's order: a process passed a rank outside the communicator, a negative weight or empty weights for edges".into(),
-            ]);
+            let why = "a process passed a rank outside the communicator, a negative weight or empty weights for edges";
+            warn_fallback(&head, why);
+            write_log(&[head, format!("  kept the MPI library's order: {why}")]);
         }
         return None;
     }
@@ -380,9 +379,9 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
         }
         Ok(None) => pass(),
         Err(_) => {
-            write_log(&[
-                "internal error (a panic was caught); kept the MPI library's order".into(),
-            ]);
+            let why = "internal error (a panic was caught)";
+            write_log(&[format!("{why}; kept the MPI library's order")]);
+            warn_fallback("MPI_Dist_graph_create_adjacent", why);
             pass()
         }
     };

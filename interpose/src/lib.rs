@@ -32,6 +32,11 @@
 //! the graph is mapped, and each vertex's neighbour lists go to the process that holds
 //! it in the new order.
 //!
+//! Whenever reordering falls back because of an error (a missing or malformed machine
+//! or placement file, a bad `COPR_EMULATE_NODE_SIZE`, a plan that failed), the first
+//! process of the communicator says so in one line on standard error, whatever the
+//! log setting.
+//!
 //! `COPR_INTERPOSE_LOG=1` (or `stderr`) prints what it decided on standard error from
 //! rank 0 of each communicator; any other value except `0` is a file the lines are
 //! appended to: the grid, the machine and what is known inside its nodes, the
