@@ -1,0 +1,746 @@
+//! The C entry points the recorder wraps (exported unmangled, for `LD_PRELOAD`), and
+//! the events they and the Fortran ones report.
+//!
+//! Each wrapper calls its `PMPI_` routine with the program's own arguments and, when
+//! the call succeeded and the recorder is on, counts it. Calls made by the interposer
+//! itself (while it maps a grid) are not counted.
+
+#![allow(clippy::too_many_arguments)]
+
+use std::cell::Cell;
+use std::ffi::{c_char, c_int, c_void};
+
+use mpi::ffi::{
+    MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Op, MPI_Request, MPI_Status, PMPI_Allgather,
+    PMPI_Allreduce, PMPI_Alltoall, PMPI_Alltoallv, PMPI_Barrier, PMPI_Bcast, PMPI_Bsend,
+    PMPI_Bsend_init, PMPI_Comm_free, PMPI_Comm_rank, PMPI_Finalize, PMPI_Gather, PMPI_Ibsend,
+    PMPI_Ineighbor_allgather, PMPI_Ineighbor_allgatherv, PMPI_Ineighbor_alltoall,
+    PMPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallw, PMPI_Init, PMPI_Init_thread, PMPI_Irsend,
+    PMPI_Isend, PMPI_Issend, PMPI_Neighbor_allgather, PMPI_Neighbor_allgatherv,
+    PMPI_Neighbor_alltoall, PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallw, PMPI_Reduce,
+    PMPI_Request_free, PMPI_Rsend, PMPI_Rsend_init, PMPI_Send, PMPI_Send_init, PMPI_Sendrecv,
+    PMPI_Sendrecv_replace, PMPI_Ssend, PMPI_Ssend_init, PMPI_Start, PMPI_Startall,
+    PMPI_Type_size_x,
+};
+
+use super::collectives::{self, Op};
+use super::{comms, finalize, on, requests, table};
+use crate::cart::ACTIVE;
+
+/// Open MPI's `MPI_IN_PLACE`.
+const IN_PLACE: usize = 1;
+
+/// Whether to count a call now: the recorder is on and the interposer is not at work.
+#[inline]
+pub(super) fn recording() -> bool {
+    on() && !ACTIVE.with(Cell::get)
+}
+
+/// `count × size(datatype)` in bytes (0 for an invalid type or a negative count).
+#[inline]
+pub(super) fn bytes_of(count: c_int, datatype: MPI_Datatype) -> u64 {
+    let mut size: MPI_Count = 0;
+    // SAFETY: writes one integer; an invalid handle returns an error code.
+    if count <= 0 || unsafe { PMPI_Type_size_x(datatype, &mut size) } != 0 || size < 0 {
+        return 0;
+    }
+    count as u64 * size as u64
+}
+
+/// A send of `count` elements of `datatype` to `dest` of `comm`.
+#[inline]
+pub(super) fn on_send(count: c_int, datatype: MPI_Datatype, dest: c_int, comm: MPI_Comm) {
+    if let Some(w) = comms::world_rank(comm, dest) {
+        table::add(w, 1, bytes_of(count, datatype));
+    }
+}
+
+/// A persistent send request made.
+pub(super) fn on_send_init(
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    comm: MPI_Comm,
+    request: MPI_Request,
+) {
+    let send = comms::world_rank(comm, dest).map(|w| (w, bytes_of(count, datatype)));
+    requests::register(request, send);
+}
+
+/// A request started (counted if it is a persistent send).
+#[inline]
+pub(super) fn on_start(request: MPI_Request) {
+    if let Some((w, bytes)) = requests::started(request) {
+        table::add(w, 1, bytes);
+    }
+}
+
+/// A neighbourhood collective on `comm` sending `bytes(i)` to out-neighbour `i`.
+pub(super) fn on_neighbours(comm: MPI_Comm, bytes: impl Fn(usize) -> u64) {
+    comms::each_neighbour(comm, |i, w| table::add(w, 1, bytes(i)));
+}
+
+/// After `MPI_Init`: checks the file (collective on `MPI_COMM_WORLD`).
+pub(super) fn on_init() {
+    if on() {
+        finalize::check_path();
+    }
+}
+
+/// Before `MPI_Finalize`: writes the file (collective on `MPI_COMM_WORLD`).
+pub(super) fn on_finalize() {
+    if on() {
+        finalize::write();
+    }
+}
+
+/// The number of processes of `comm` (the local group).
+fn comm_size(comm: MPI_Comm) -> u64 {
+    comms::size(comm) as u64
+}
+
+fn is_root(comm: MPI_Comm, root: c_int) -> bool {
+    let mut r: c_int = -1;
+    // SAFETY: writes one int.
+    unsafe { PMPI_Comm_rank(comm, &mut r) == 0 && r == root }
+}
+
+/// The bytes of an all-to-all-v's send arguments.
+///
+/// # Safety
+/// `counts` points to `n` ints when not null.
+unsafe fn sum_counts(counts: *const c_int, n: usize, datatype: MPI_Datatype) -> u64 {
+    if counts.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller's guarantee.
+    let c = unsafe { std::slice::from_raw_parts(counts, n) };
+    c.iter().map(|&k| bytes_of(k, datatype)).sum()
+}
+
+/// `counts[i] × size(datatype)`, 0 for a null array.
+///
+/// # Safety
+/// `counts` points to more than `i` ints when not null.
+unsafe fn nth_bytes(counts: *const c_int, i: usize, datatype: MPI_Datatype) -> u64 {
+    if counts.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller's guarantee.
+    bytes_of(unsafe { *counts.add(i) }, datatype)
+}
+
+/// `MPI_Init`, wrapped: checks `COPR_RECORD`'s file.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe { PMPI_Init(argc, argv) };
+    if rc == 0 {
+        on_init();
+    }
+    rc
+}
+
+/// `MPI_Init_thread`, wrapped: checks `COPR_RECORD`'s file.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
+    if rc == 0 {
+        on_init();
+    }
+    rc
+}
+
+/// `MPI_Finalize`, wrapped: writes the recording first.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    on_finalize();
+    // SAFETY: no arguments.
+    unsafe { PMPI_Finalize() }
+}
+
+/// The blocking sends.
+macro_rules! blocking_send {
+    ($($name:ident => $pmpi:ident),* $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`, counted.")]
+        ///
+        /// # Safety
+        /// MPI's own contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+        ) -> c_int {
+            // SAFETY: the program's arguments.
+            let rc = unsafe { $pmpi(buf, count, datatype, dest, tag, comm) };
+            if rc == 0 && recording() {
+                on_send(count, datatype, dest, comm);
+            }
+            rc
+        }
+    )*};
+}
+
+blocking_send!(
+    MPI_Send => PMPI_Send,
+    MPI_Ssend => PMPI_Ssend,
+    MPI_Bsend => PMPI_Bsend,
+    MPI_Rsend => PMPI_Rsend,
+);
+
+/// The non-blocking sends (`init: true`: the persistent ones, counted when started).
+macro_rules! request_send {
+    ($($name:ident => $pmpi:ident, $init:expr);* $(;)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`, counted.")]
+        ///
+        /// # Safety
+        /// MPI's own contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            // SAFETY: the program's arguments.
+            let rc = unsafe { $pmpi(buf, count, datatype, dest, tag, comm, request) };
+            if rc == 0 && recording() {
+                if $init {
+                    // SAFETY: MPI wrote the new request.
+                    on_send_init(count, datatype, dest, comm, unsafe { *request });
+                } else {
+                    on_send(count, datatype, dest, comm);
+                }
+            }
+            rc
+        }
+    )*};
+}
+
+request_send!(
+    MPI_Isend => PMPI_Isend, false;
+    MPI_Issend => PMPI_Issend, false;
+    MPI_Ibsend => PMPI_Ibsend, false;
+    MPI_Irsend => PMPI_Irsend, false;
+    MPI_Send_init => PMPI_Send_init, true;
+    MPI_Ssend_init => PMPI_Ssend_init, true;
+    MPI_Bsend_init => PMPI_Bsend_init, true;
+    MPI_Rsend_init => PMPI_Rsend_init, true;
+);
+
+/// `MPI_Start`, counted when the request is a persistent send.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
+    // SAFETY: the program's request (read before MPI may change it).
+    let r = if request.is_null() {
+        None
+    } else {
+        Some(unsafe { *request })
+    };
+    // SAFETY: the program's arguments.
+    let rc = unsafe { PMPI_Start(request) };
+    if let (0, Some(r)) = (rc, r) {
+        if recording() {
+            on_start(r);
+        }
+    }
+    rc
+}
+
+/// `MPI_Startall`, counted for its persistent sends.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Startall(count: c_int, requests: *mut MPI_Request) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe { PMPI_Startall(count, requests) };
+    if rc == 0 && count > 0 && !requests.is_null() && recording() {
+        // SAFETY: `count` requests, as MPI requires.
+        for &r in unsafe { std::slice::from_raw_parts(requests, count as usize) } {
+            on_start(r);
+        }
+    }
+    rc
+}
+
+/// `MPI_Request_free`, forgetting a persistent send.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
+    if on() && !request.is_null() {
+        // SAFETY: the program's request.
+        requests::forget(unsafe { *request });
+    }
+    // SAFETY: the program's arguments.
+    unsafe { PMPI_Request_free(request) }
+}
+
+/// `MPI_Comm_free`, dropping the communicator's cached ranks.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
+    if on() && !comm.is_null() {
+        // SAFETY: the program's communicator.
+        comms::forget(unsafe { *comm });
+    }
+    // SAFETY: the program's arguments.
+    unsafe { PMPI_Comm_free(comm) }
+}
+
+/// `MPI_Sendrecv`, its send counted.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe {
+        PMPI_Sendrecv(
+            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+            recvtag, comm, status,
+        )
+    };
+    if rc == 0 && recording() {
+        on_send(sendcount, sendtype, dest, comm);
+    }
+    rc
+}
+
+/// `MPI_Sendrecv_replace`, its send counted.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe {
+        PMPI_Sendrecv_replace(
+            buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+        )
+    };
+    if rc == 0 && recording() {
+        on_send(count, datatype, dest, comm);
+    }
+    rc
+}
+
+/// `MPI_Neighbor_allgather` and `MPI_Neighbor_alltoall` (and the non-blocking forms):
+/// `sendcount` elements to every out-neighbour.
+macro_rules! neighbor_uniform {
+    ($($name:ident => $pmpi:ident $(, $req:ident)?);* $(;)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`, counted per out-neighbour.")]
+        ///
+        /// # Safety
+        /// MPI's own contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            sendcount: c_int,
+            sendtype: MPI_Datatype,
+            recvbuf: *mut c_void,
+            recvcount: c_int,
+            recvtype: MPI_Datatype,
+            comm: MPI_Comm,
+            $($req: *mut MPI_Request,)?
+        ) -> c_int {
+            // SAFETY: the program's arguments.
+            let rc = unsafe {
+                $pmpi(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm $(, $req)?)
+            };
+            if rc == 0 && recording() {
+                let b = bytes_of(sendcount, sendtype);
+                on_neighbours(comm, |_| b);
+            }
+            rc
+        }
+    )*};
+}
+
+neighbor_uniform!(
+    MPI_Neighbor_allgather => PMPI_Neighbor_allgather;
+    MPI_Neighbor_alltoall => PMPI_Neighbor_alltoall;
+    MPI_Ineighbor_allgather => PMPI_Ineighbor_allgather, request;
+    MPI_Ineighbor_alltoall => PMPI_Ineighbor_alltoall, request;
+);
+
+/// `MPI_Neighbor_allgatherv` (and `MPI_Ineighbor_allgatherv`).
+macro_rules! neighbor_allgatherv {
+    ($($name:ident => $pmpi:ident $(, $req:ident)?);* $(;)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`, counted per out-neighbour.")]
+        ///
+        /// # Safety
+        /// MPI's own contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            sendcount: c_int,
+            sendtype: MPI_Datatype,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            displs: *const c_int,
+            recvtype: MPI_Datatype,
+            comm: MPI_Comm,
+            $($req: *mut MPI_Request,)?
+        ) -> c_int {
+            // SAFETY: the program's arguments.
+            let rc = unsafe {
+                $pmpi(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm
+                    $(, $req)?)
+            };
+            if rc == 0 && recording() {
+                let b = bytes_of(sendcount, sendtype);
+                on_neighbours(comm, |_| b);
+            }
+            rc
+        }
+    )*};
+}
+
+neighbor_allgatherv!(
+    MPI_Neighbor_allgatherv => PMPI_Neighbor_allgatherv;
+    MPI_Ineighbor_allgatherv => PMPI_Ineighbor_allgatherv, request;
+);
+
+/// `MPI_Neighbor_alltoallv` (and `MPI_Ineighbor_alltoallv`).
+macro_rules! neighbor_alltoallv {
+    ($($name:ident => $pmpi:ident $(, $req:ident)?);* $(;)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`, counted per out-neighbour.")]
+        ///
+        /// # Safety
+        /// MPI's own contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            sendcounts: *const c_int,
+            sdispls: *const c_int,
+            sendtype: MPI_Datatype,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            rdispls: *const c_int,
+            recvtype: MPI_Datatype,
+            comm: MPI_Comm,
+            $($req: *mut MPI_Request,)?
+        ) -> c_int {
+            // SAFETY: the program's arguments.
+            let rc = unsafe {
+                $pmpi(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                    recvtype, comm $(, $req)?)
+            };
+            if rc == 0 && recording() {
+                // SAFETY: one count per out-neighbour, as MPI requires.
+                on_neighbours(comm, |i| unsafe { nth_bytes(sendcounts, i, sendtype) });
+            }
+            rc
+        }
+    )*};
+}
+
+neighbor_alltoallv!(
+    MPI_Neighbor_alltoallv => PMPI_Neighbor_alltoallv;
+    MPI_Ineighbor_alltoallv => PMPI_Ineighbor_alltoallv, request;
+);
+
+/// `MPI_Neighbor_alltoallw` (and `MPI_Ineighbor_alltoallw`).
+macro_rules! neighbor_alltoallw {
+    ($($name:ident => $pmpi:ident $(, $req:ident)?);* $(;)?) => {$(
+        #[doc = concat!("`", stringify!($name), "`, counted per out-neighbour.")]
+        ///
+        /// # Safety
+        /// MPI's own contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            sendcounts: *const c_int,
+            sdispls: *const MPI_Aint,
+            sendtypes: *const MPI_Datatype,
+            recvbuf: *mut c_void,
+            recvcounts: *const c_int,
+            rdispls: *const MPI_Aint,
+            recvtypes: *const MPI_Datatype,
+            comm: MPI_Comm,
+            $($req: *mut MPI_Request,)?
+        ) -> c_int {
+            // SAFETY: the program's arguments.
+            let rc = unsafe {
+                $pmpi(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                    recvtypes, comm $(, $req)?)
+            };
+            if rc == 0 && recording() && !sendtypes.is_null() {
+                // SAFETY: one count and one type per out-neighbour, as MPI requires.
+                on_neighbours(comm, |i| unsafe { nth_bytes(sendcounts, i, *sendtypes.add(i)) });
+            }
+            rc
+        }
+    )*};
+}
+
+neighbor_alltoallw!(
+    MPI_Neighbor_alltoallw => PMPI_Neighbor_alltoallw;
+    MPI_Ineighbor_alltoallw => PMPI_Ineighbor_alltoallw, request;
+);
+
+/// `MPI_Barrier`, counted apart (0 bytes).
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe { PMPI_Barrier(comm) };
+    if rc == 0 && recording() {
+        collectives::add(Op::Barrier, comm, 0);
+    }
+    rc
+}
+
+/// `MPI_Bcast`, counted apart (the root's bytes).
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe { PMPI_Bcast(buffer, count, datatype, root, comm) };
+    if rc == 0 && recording() {
+        let b = if is_root(comm, root) {
+            bytes_of(count, datatype)
+        } else {
+            0
+        };
+        collectives::add(Op::Bcast, comm, b);
+    }
+    rc
+}
+
+/// `MPI_Reduce`, counted apart.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe { PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
+    if rc == 0 && recording() {
+        collectives::add(Op::Reduce, comm, bytes_of(count, datatype));
+    }
+    rc
+}
+
+/// `MPI_Allreduce`, counted apart.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe { PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
+    if rc == 0 && recording() {
+        collectives::add(Op::Allreduce, comm, bytes_of(count, datatype));
+    }
+    rc
+}
+
+/// `MPI_Gather`, counted apart.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe {
+        PMPI_Gather(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+        )
+    };
+    if rc == 0 && recording() {
+        let b = if sendbuf as usize == IN_PLACE {
+            bytes_of(recvcount, recvtype)
+        } else {
+            bytes_of(sendcount, sendtype)
+        };
+        collectives::add(Op::Gather, comm, b);
+    }
+    rc
+}
+
+/// `MPI_Allgather`, counted apart.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe {
+        PMPI_Allgather(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+        )
+    };
+    if rc == 0 && recording() {
+        let b = if sendbuf as usize == IN_PLACE {
+            bytes_of(recvcount, recvtype)
+        } else {
+            bytes_of(sendcount, sendtype)
+        };
+        collectives::add(Op::Allgather, comm, b);
+    }
+    rc
+}
+
+/// `MPI_Alltoall`, counted apart.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe {
+        PMPI_Alltoall(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+        )
+    };
+    if rc == 0 && recording() {
+        let each = if sendbuf as usize == IN_PLACE {
+            bytes_of(recvcount, recvtype)
+        } else {
+            bytes_of(sendcount, sendtype)
+        };
+        collectives::add(Op::Alltoall, comm, each * comm_size(comm));
+    }
+    rc
+}
+
+/// `MPI_Alltoallv`, counted apart.
+///
+/// # Safety
+/// MPI's own contract.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the program's arguments.
+    let rc = unsafe {
+        PMPI_Alltoallv(
+            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+        )
+    };
+    if rc == 0 && recording() {
+        let n = comms::size(comm);
+        // SAFETY: one count per process of comm, as MPI requires.
+        let b = unsafe {
+            if sendbuf as usize == IN_PLACE {
+                sum_counts(recvcounts, n, recvtype)
+            } else {
+                sum_counts(sendcounts, n, sendtype)
+            }
+        };
+        collectives::add(Op::Alltoallv, comm, b);
+    }
+    rc
+}
