@@ -256,6 +256,39 @@ rm -f "$graph_log"
     "$dist_graph_test" ring 4 2 --identity
 expect_log "$graph_log" "predicted hop-bytes 2.097 MB -> 2.097 MB"
 expect_log "$graph_log" "kept the MPI library's order: copr's mapping is no better"
+# the traffic recorder (COPR_RECORD): C and Fortran programs with a known traffic of
+# every kind of send compare their own counts with the file, element by element
+echo "== the traffic recorder (COPR_RECORD) under the interposer: C, Fortran (use mpi, use mpi_f08)"
+record_test="$capi_dir/record-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror interpose/tests/c/record_test.c -o "$record_test"
+record_test_f="$capi_dir/record-test-f"
+record_test_f08="$capi_dir/record-test-f08"
+mkdir -p "$capi_dir/record-modules" "$capi_dir/record-modules-f08"
+mpifort -cpp -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/record-modules" \
+    interpose/tests/fortran/record_test.F90 -o "$record_test_f"
+mpifort -cpp -DF08 -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/record-modules-f08" \
+    interpose/tests/fortran/record_test.F90 -o "$record_test_f08"
+record_dir="$capi_prefix/record"
+mkdir -p "$record_dir"
+for n in 1 2 4 7; do
+    for prog in "$record_test" "$record_test_f" "$record_test_f08"; do
+        traffic="$record_dir/traffic-$n.txt"
+        rm -f "$traffic"
+        "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$prog"
+    done
+done
+echo "== the recorder off (no COPR_RECORD): nothing written"
+quiet_dir="$record_dir/off"
+mkdir -p "$quiet_dir"
+"${MPIRUN[@]}" -n 2 "${PRELOAD[@]}" --wdir "$quiet_dir" "$record_test" --no-check
+[[ -z "$(ls -A "$quiet_dir")" ]] || { echo "the recorder wrote without COPR_RECORD:" >&2; ls -A "$quiet_dir" >&2; exit 1; }
+echo "== a COPR_RECORD that cannot be created: one message, the program runs to its end"
+"${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_RECORD=/nonexistent/dir/traffic.txt \
+    "$record_test" --no-check 2>"$record_dir/bad.txt"
+messages=$(grep -c "copr-interpose: COPR_RECORD=/nonexistent/dir/traffic.txt: cannot create the file" \
+    "$record_dir/bad.txt" || true)
+[[ $messages == 1 ]] || { echo "expected one message, found $messages:" >&2; cat "$record_dir/bad.txt" >&2; exit 1; }
+[[ ! -e /nonexistent/dir/traffic.txt ]]
 echo "== copr_cart_create's errors (messages in a file) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$cart_test" errors 2>"$cart_dir/errors.txt"
 expect_log "$cart_dir/errors.txt" "copr_cart_create: comm is MPI_COMM_NULL"
