@@ -289,6 +289,58 @@ messages=$(grep -c "copr-interpose: COPR_RECORD=/nonexistent/dir/traffic.txt: ca
     "$record_dir/bad.txt" || true)
 [[ $messages == 1 ]] || { echo "expected one message, found $messages:" >&2; cat "$record_dir/bad.txt" >&2; exit 1; }
 [[ ! -e /nonexistent/dir/traffic.txt ]]
+echo "== end to end: a scrambled-rank halo exchange recorded, then copr map: the metrics of the pattern written by hand"
+# task t of a periodic R x C grid runs on world rank (5 t + 3) mod p and sends 1000
+# bytes to each of its four neighbours; the same messages written here with awk
+halo_pattern() {
+    awk -v R="$1" -v C="$2" 'BEGIN {
+        p = R * C; print "tasks", p
+        for (t = 0; t < p; t++) {
+            r = int(t / C); c = t % C
+            n[0] = ((r + R - 1) % R) * C + c; n[1] = ((r + 1) % R) * C + c
+            n[2] = r * C + (c + C - 1) % C; n[3] = r * C + (c + 1) % C
+            for (d = 0; d < 4; d++) print (5 * t + 3) % p, (5 * n[d] + 3) % p, 1000
+        }
+    }'
+}
+# the rows of `copr map`'s table without the timing column
+map_rows() {
+    "$copr_bin" map --graph "$1" --flat "$2" --ranks-per-node "$3" --budget 2 \
+        --strategies packed,round-robin,folded,bisection,optimised |
+        awk '$1 ~ /^(packed|round-robin|folded|bisection|optimised)$/ { NF--; print }'
+}
+for case in "2 4 2 4" "3 3 3 3"; do
+    read -r rows cols nodes per <<<"$case"
+    traffic="$record_dir/halo-${rows}x$cols.txt"
+    halo_pattern "$rows" "$cols" >"$record_dir/halo-by-hand.txt"
+    "${MPIRUN[@]}" -n $((rows * cols)) "${PRELOAD[@]}" -x COPR_RECORD="$traffic" \
+        "$record_test" --halo "$rows" "$cols" 1000
+    recorded=$(map_rows "$traffic" "$nodes" "$per")
+    by_hand=$(map_rows "$record_dir/halo-by-hand.txt" "$nodes" "$per")
+    [[ -n $recorded && $recorded == "$by_hand" ]] || {
+        echo "copr map of the recorded halo ${rows}x$cols differs from the pattern by hand:" >&2
+        diff <(echo "$recorded") <(echo "$by_hand") >&2 || true
+        exit 1
+    }
+done
+echo "== COPR_GRAPH: MPI_Dist_graph_create_adjacent of an unweighted ring reordered by a recorded traffic"
+# by hand: the file's traffic is the pairs graph above (3 MiB v -> v + 4, 1 MiB v -> v + 1),
+# whose best splits keep pairs together and cut 4 ring edges, where the ring alone is
+# left in the library's order (cut 2)
+for v in 0 1 2 3 4 5 6 7; do
+    echo "$v $(((v + 4) % 8)) 3145728 # 3 messages"
+    echo "$v $(((v + 1) % 8)) 1048576 # 1 messages"
+done >"$record_dir/pairs.txt"
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_GRAPH="$record_dir/pairs.txt" \
+    -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 4 --reordered
+expect_log "$graph_log" "traffic from COPR_GRAPH=$record_dir/pairs.txt"
+expect_log "$graph_log" "predicted hop-bytes 27.263 MB -> 4.194 MB, off-node traffic 81.2 % -> 12.5 % (recorded bytes)"
+echo "== COPR_GRAPH naming no file: one log line, the library's order"
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_GRAPH=/nonexistent/traffic.txt \
+    -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 2 --identity
+expect_log "$graph_log" "COPR_GRAPH: /nonexistent/traffic.txt: No such file or directory"
 echo "== copr_cart_create's errors (messages in a file) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$cart_test" errors 2>"$cart_dir/errors.txt"
 expect_log "$cart_dir/errors.txt" "copr_cart_create: comm is MPI_COMM_NULL"

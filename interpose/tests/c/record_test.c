@@ -8,6 +8,10 @@
  *
  *   mpirun -x LD_PRELOAD=libcopr_interpose.so -x COPR_RECORD=traffic.txt -n 4 record-test
  *   record-test --no-check     (only the traffic: for a bad COPR_RECORD or none)
+ *   record-test --halo R C BYTES
+ *       (only a halo exchange on a periodic R x C grid whose task t runs on world rank
+ *        (5 t + 3) mod p, p = R C coprime with 5: every task sends BYTES bytes to each of
+ *        its four neighbours, once; for the end-to-end test with copr map)
  *
  * Exit status 0 when the file matches, 1 otherwise. */
 #include <mpi.h>
@@ -243,9 +247,39 @@ static void neighbourhood(void) {
     MPI_Comm_free(&graph);
 }
 
+/* the scrambled halo exchange of --halo */
+static int halo(int rows, int cols, int bytes) {
+    if (rows * cols != p || p % 5 == 0 || bytes < 1) {
+        if (me == 0) fprintf(stderr, "record-test: --halo R C BYTES: R C = ranks, not a multiple of 5\n");
+        return 2;
+    }
+    int task = -1;
+    for (int t = 0; t < p; t++)
+        if ((5 * t + 3) % p == me) task = t;
+    int r = task / cols, c = task % cols;
+    int nbr[4] = {((r + rows - 1) % rows) * cols + c, ((r + 1) % rows) * cols + c,
+                  r * cols + (c + cols - 1) % cols, r * cols + (c + 1) % cols};
+    char *sbuf = calloc(bytes, 1), *rbuf = calloc(bytes, 1);
+    for (int d = 0; d < 4; d++) {
+        int to = (5 * nbr[d] + 3) % p, from = (5 * nbr[d ^ 1] + 3) % p;
+        MPI_Sendrecv(sbuf, bytes, MPI_BYTE, to, d, rbuf, bytes, MPI_BYTE, from, d,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    free(sbuf);
+    free(rbuf);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int check = !(argc > 1 && strcmp(argv[1], "--no-check") == 0);
     MPI_Init(&argc, &argv);
+    if (argc == 5 && strcmp(argv[1], "--halo") == 0) {
+        MPI_Comm_size(MPI_COMM_WORLD, &p);
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        int rc = halo(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+        MPI_Finalize();
+        return rc;
+    }
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     if (p > 64) fail("at most 64 ranks");
