@@ -277,6 +277,15 @@ for n in 1 2 4 7; do
         "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$prog"
     done
 done
+echo "== the same with the all-to-alls in the graph (COPR_RECORD_ALLTOALL=1)"
+for n in 2 7; do
+    for prog in "$record_test" "$record_test_f" "$record_test_f08"; do
+        traffic="$record_dir/traffic-a2a-$n.txt"
+        rm -f "$traffic"
+        "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" -x COPR_RECORD_ALLTOALL=1 "$prog"
+        grep -q "^# MPI_Alltoall and MPI_Alltoallv are in the graph" "$traffic"
+    done
+done
 echo "== the recorder off (no COPR_RECORD): nothing written"
 quiet_dir="$record_dir/off"
 mkdir -p "$quiet_dir"

@@ -80,6 +80,20 @@ pub(super) fn on_neighbours(comm: MPI_Comm, bytes: impl Fn(usize) -> u64) {
     comms::each_neighbour(comm, |i, w| table::add(w, 1, bytes(i)));
 }
 
+/// An all-to-all on `comm` sending `bytes(i)` to rank `i`: in the graph only with
+/// `COPR_RECORD_ALLTOALL=1` (an empty block is no message).
+pub(super) fn on_alltoall(comm: MPI_Comm, bytes: impl Fn(usize) -> u64) {
+    if !super::alltoall_in_graph() {
+        return;
+    }
+    for i in 0..comms::size(comm) {
+        let b = bytes(i);
+        if let (true, Some(w)) = (b > 0, comms::world_rank(comm, i as c_int)) {
+            table::add(w, 1, b);
+        }
+    }
+}
+
 /// After `MPI_Init`: checks the file (collective on `MPI_COMM_WORLD`).
 pub(super) fn on_init() {
     if on() {
@@ -704,6 +718,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
             bytes_of(sendcount, sendtype)
         };
         collectives::add(Op::Alltoall, comm, each * comm_size(comm));
+        on_alltoall(comm, |_| each);
     }
     rc
 }
@@ -732,15 +747,16 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     };
     if rc == 0 && recording() {
         let n = comms::size(comm);
-        // SAFETY: one count per process of comm, as MPI requires.
-        let b = unsafe {
-            if sendbuf as usize == IN_PLACE {
-                sum_counts(recvcounts, n, recvtype)
-            } else {
-                sum_counts(sendcounts, n, sendtype)
-            }
+        let (counts, datatype) = if sendbuf as usize == IN_PLACE {
+            (recvcounts, recvtype)
+        } else {
+            (sendcounts, sendtype)
         };
+        // SAFETY: one count per process of comm, as MPI requires.
+        let b = unsafe { sum_counts(counts, n, datatype) };
         collectives::add(Op::Alltoallv, comm, b);
+        // SAFETY: as above.
+        on_alltoall(comm, |i| unsafe { nth_bytes(counts, i, datatype) });
     }
     rc
 }

@@ -179,14 +179,20 @@ pub(super) fn write() {
         );
         return;
     };
-    let text = render(p, &e, &c, &h);
+    let text = render(p, &e, &c, &h, super::alltoall_in_graph());
     if let Err(err) = std::fs::write(&file, text) {
         eprintln!("copr-interpose: {ENV_RECORD}={file}: cannot write the file ({err})");
     }
 }
 
 /// The file's text from each rank's edges, collective counts and host name.
-fn render(p: usize, edges: &[Vec<u64>], colls: &[Vec<u64>], hosts: &[Vec<u8>]) -> String {
+fn render(
+    p: usize,
+    edges: &[Vec<u64>],
+    colls: &[Vec<u64>],
+    hosts: &[Vec<u8>],
+    alltoall: bool,
+) -> String {
     let mut t = String::new();
     let (mut messages, mut bytes) = (0u64, 0u64);
     for row in edges.iter().flat_map(|e| e.chunks_exact(3)) {
@@ -200,9 +206,15 @@ fn render(p: usize, edges: &[Vec<u64>], colls: &[Vec<u64>], hosts: &[Vec<u8>]) -
          # point-to-point sends (Send, Isend, Ssend, Issend, Bsend, Ibsend, Rsend, Irsend,\n\
          # persistent sends when started, Sendrecv, Sendrecv_replace) and neighbourhood\n\
          # collectives; a rank's sends to itself are listed (copr map leaves them out).\n\
-         # Collectives are not in the graph: they are listed at the end.\n\
+         # {}\n\
          # total: {messages} messages, {bytes} bytes\n\
-         tasks {p}"
+         tasks {p}",
+        if alltoall {
+            "MPI_Alltoall and MPI_Alltoallv are in the graph, one message per non-empty \
+             block (COPR_RECORD_ALLTOALL=1);\n# every collective is also listed at the end."
+        } else {
+            "Collectives are not in the graph: they are listed at the end."
+        }
     );
     for (r, h) in hosts.iter().enumerate() {
         let _ = writeln!(t, "# host {r} {}", String::from_utf8_lossy(h));
@@ -243,7 +255,7 @@ mod tests {
         let edges = vec![vec![1, 3, 300, 0, 1, 8], vec![0, 2, 64]];
         let colls = vec![vec![3, 2, 0, 5, 40], vec![3, 2, 0, 5, 40]];
         let hosts = vec![b"a".to_vec(), b"b".to_vec()];
-        let t = render(2, &edges, &colls, &hosts);
+        let t = render(2, &edges, &colls, &hosts, false);
         let lines: Vec<&str> = t.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(
             lines,

@@ -24,7 +24,8 @@ use mpi::ffi::{
 };
 
 use super::c_api::{
-    bytes_of, on_finalize, on_init, on_neighbours, on_send, on_send_init, on_start, recording,
+    bytes_of, on_alltoall, on_finalize, on_init, on_neighbours, on_send, on_send_init, on_start,
+    recording,
 };
 use super::collectives::{self, Op};
 use super::{comms, on, requests};
@@ -291,8 +292,9 @@ fortran! {
     (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcount: I, rtype: I, cm: I; ierr)
     pre {} post {
         let c = comm(cm);
-        let b = bytes_of(int(scount), datatype(stype)) * comms::size(c) as u64;
-        collectives::add(Op::Alltoall, c, b)
+        let each = bytes_of(int(scount), datatype(stype));
+        collectives::add(Op::Alltoall, c, each * comms::size(c) as u64);
+        on_alltoall(c, |_| each)
     }
     mpi_alltoallv_, mpi_alltoallv_f08_ => "pmpi_alltoallv_", "pmpi_alltoallv_f08_"
     (sbuf: Buf, scounts: I, sdispls: I, stype: I, rbuf: Buf, rcounts: I, rdispls: I,
@@ -301,7 +303,8 @@ fortran! {
         let c = comm(cm);
         let t = datatype(stype);
         let b = (0..comms::size(c)).map(|i| bytes_of(*scounts.add(i), t)).sum();
-        collectives::add(Op::Alltoallv, c, b)
+        collectives::add(Op::Alltoallv, c, b);
+        on_alltoall(c, |i| bytes_of(*scounts.add(i), t))
     }
 }
 

@@ -17,10 +17,13 @@
 //! - Collectives (`MPI_Barrier`, `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`,
 //!   `MPI_Gather`, `MPI_Allgather`, `MPI_Alltoall`, `MPI_Alltoallv`) are counted apart,
 //!   per communicator (calls and the bytes of each process's send arguments), and are
-//!   written as comment lines: they are NOT in the graph, whose edges are what the
-//!   program itself sent to each process. (An all-to-all's pairwise volumes are known
-//!   exactly from its arguments, but how any other collective moves data depends on the
-//!   MPI library's algorithm; leaving all of them out keeps the graph one thing.)
+//!   written as comment lines: by default they are NOT in the graph, whose edges are
+//!   then what the program itself sent to each process. How a collective moves data
+//!   depends on the MPI library's algorithm, except for the all-to-alls, whose pairwise
+//!   volumes the arguments give exactly: with `COPR_RECORD_ALLTOALL=1`, each
+//!   `MPI_Alltoall` and `MPI_Alltoallv` also adds to the graph one message per
+//!   destination with its block's bytes (none for an empty `MPI_Alltoallv` block), and
+//!   the file's header says so. Other collectives are never in the graph.
 //!
 //! The C entry points and the Fortran ones (`mpi_send_` and friends of `mpif.h` and
 //! `use mpi`, `mpi_send_f08_` and friends of `use mpi_f08`; Open MPI's Fortran
@@ -95,6 +98,16 @@ fn look() -> bool {
 /// Turns the recorder off on this process.
 pub(crate) fn turn_off() {
     STATE.store(1, Relaxed);
+}
+
+/// The environment variable that puts the all-to-alls in the graph.
+pub(crate) const ENV_ALLTOALL: &str = "COPR_RECORD_ALLTOALL";
+
+/// Whether `MPI_Alltoall(v)` add their pairwise volumes to the graph
+/// (`COPR_RECORD_ALLTOALL=1`).
+pub(crate) fn alltoall_in_graph() -> bool {
+    static IN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *IN.get_or_init(|| std::env::var(ENV_ALLTOALL).is_ok_and(|v| v == "1"))
 }
 
 /// The file named by `COPR_RECORD`, when set and not empty.

@@ -25,6 +25,8 @@
 #define REPS_MAX 3
 
 static int p, me;
+/* COPR_RECORD_ALLTOALL=1: the all-to-alls are in the graph, as their pairwise blocks */
+static int alltoall_in_graph;
 /* what this process sent: messages and bytes per world rank */
 static uint64_t *sent_msgs, *sent_bytes;
 
@@ -181,6 +183,8 @@ static void split_sends(void) {
         MPI_Request_free(&pr);
         /* a collective, counted apart (not in the graph) */
         MPI_Alltoall(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, split);
+        for (int i = 0; i < q && alltoall_in_graph; i++)
+            count(split_member(c, i, sign), sizeof(int));
         MPI_Comm_free(&split);
     }
 }
@@ -283,6 +287,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     if (p > 64) fail("at most 64 ranks");
+    const char *a2a = getenv("COPR_RECORD_ALLTOALL");
+    alltoall_in_graph = a2a && strcmp(a2a, "1") == 0;
     sent_msgs = calloc(p, sizeof(uint64_t));
     sent_bytes = calloc(p, sizeof(uint64_t));
     static char bsend_buffer[1 << 20];
@@ -297,6 +303,17 @@ int main(int argc, char **argv) {
     double x[4] = {me, 1, 2, 3}, y[4];
     MPI_Allreduce(x, y, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(x, y, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    /* an all-to-all-v of irregular blocks, some empty: rank i gets (me + 2 i) % 4 ints */
+    int *sc = malloc(4 * p * sizeof(int)), *sd = sc + p, *rc = sc + 2 * p, *rd = sc + 3 * p;
+    int *a2a_s = calloc(4 * p, sizeof(int)), *a2a_r = calloc(4 * p, sizeof(int));
+    for (int i = 0; i < p; i++) {
+        sc[i] = (me + 2 * i) % 4;
+        rc[i] = (i + 2 * me) % 4;
+        sd[i] = rd[i] = 4 * i;
+    }
+    MPI_Alltoallv(a2a_s, sc, sd, MPI_INT, a2a_r, rc, rd, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < p && alltoall_in_graph; i++)
+        if (sc[i] > 0) count(i, (uint64_t)sc[i] * sizeof(int));
 
     /* rank 0 gathers every process's counts (PMPI: not a collective of the program) */
     uint64_t *all = NULL;

@@ -39,6 +39,8 @@ program record_test
   character(len=1), allocatable :: bsend_buffer(:)
   integer :: bsize
   character(len=4096) :: path
+  character(len=16) :: a2a_env
+  integer, allocatable :: a2a_s(:), a2a_r(:)
 
   call MPI_Init(ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, p, ierr)
@@ -160,6 +162,17 @@ program record_test
   call add(nb(1), m * 4)
   call add(nb(2), m * 4)
   call MPI_Comm_free(cart, ierr)
+
+  ! an all-to-all of 2 integers per rank: in the graph only with COPR_RECORD_ALLTOALL=1
+  allocate (a2a_s(2 * p), a2a_r(2 * p))
+  a2a_s = me
+  call MPI_Alltoall(a2a_s, 2, MPI_INTEGER, a2a_r, 2, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call get_environment_variable("COPR_RECORD_ALLTOALL", a2a_env)
+  if (trim(a2a_env) == "1") then
+    do i = 0, p - 1
+      call add(i, 8)
+    end do
+  end if
 
   allocate (mine(2 * p), all(2 * p * p))
   do i = 0, p - 1
