@@ -119,6 +119,22 @@ fn is_root(comm: MPI_Comm, root: c_int) -> bool {
     unsafe { PMPI_Comm_rank(comm, &mut r) == 0 && r == root }
 }
 
+/// The bytes of one process's block in a gather or all-to-all: its send arguments, or
+/// its receive arguments with `MPI_IN_PLACE`.
+fn block_bytes(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+) -> u64 {
+    if sendbuf as usize == IN_PLACE {
+        bytes_of(recvcount, recvtype)
+    } else {
+        bytes_of(sendcount, sendtype)
+    }
+}
+
 /// The bytes of an all-to-all-v's send arguments.
 ///
 /// # Safety
@@ -188,9 +204,10 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     unsafe { PMPI_Finalize() }
 }
 
-/// The blocking sends.
-macro_rules! blocking_send {
-    ($($name:ident => $pmpi:ident),* $(,)?) => {$(
+/// The sends: `$count(count, datatype, dest, comm, request)` counts a successful call
+/// (`request` null for the blocking ones).
+macro_rules! send {
+    ($($name:ident => $pmpi:ident $(, $req:ident)?: $count:expr;)*) => {$(
         #[doc = concat!("`", stringify!($name), "`, counted.")]
         ///
         /// # Safety
@@ -203,66 +220,46 @@ macro_rules! blocking_send {
             dest: c_int,
             tag: c_int,
             comm: MPI_Comm,
+            $($req: *mut MPI_Request,)?
         ) -> c_int {
             // SAFETY: the program's arguments.
-            let rc = unsafe { $pmpi(buf, count, datatype, dest, tag, comm) };
+            let rc = unsafe { $pmpi(buf, count, datatype, dest, tag, comm $(, $req)?) };
             if rc == 0 && recording() {
-                on_send(count, datatype, dest, comm);
+                #[allow(unused_variables)]
+                let request: *mut MPI_Request = std::ptr::null_mut();
+                $(let request = $req;)?
+                ($count)(count, datatype, dest, comm, request);
             }
             rc
         }
     )*};
 }
 
-blocking_send!(
-    MPI_Send => PMPI_Send,
-    MPI_Ssend => PMPI_Ssend,
-    MPI_Bsend => PMPI_Bsend,
-    MPI_Rsend => PMPI_Rsend,
-);
-
-/// The non-blocking sends (`init: true`: the persistent ones, counted when started).
-macro_rules! request_send {
-    ($($name:ident => $pmpi:ident, $init:expr);* $(;)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`, counted.")]
-        ///
-        /// # Safety
-        /// MPI's own contract.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            buf: *const c_void,
-            count: c_int,
-            datatype: MPI_Datatype,
-            dest: c_int,
-            tag: c_int,
-            comm: MPI_Comm,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            // SAFETY: the program's arguments.
-            let rc = unsafe { $pmpi(buf, count, datatype, dest, tag, comm, request) };
-            if rc == 0 && recording() {
-                if $init {
-                    // SAFETY: MPI wrote the new request.
-                    on_send_init(count, datatype, dest, comm, unsafe { *request });
-                } else {
-                    on_send(count, datatype, dest, comm);
-                }
-            }
-            rc
-        }
-    )*};
+/// Counts a message now.
+fn sent(count: c_int, datatype: MPI_Datatype, dest: c_int, comm: MPI_Comm, _: *mut MPI_Request) {
+    on_send(count, datatype, dest, comm);
 }
 
-request_send!(
-    MPI_Isend => PMPI_Isend, false;
-    MPI_Issend => PMPI_Issend, false;
-    MPI_Ibsend => PMPI_Ibsend, false;
-    MPI_Irsend => PMPI_Irsend, false;
-    MPI_Send_init => PMPI_Send_init, true;
-    MPI_Ssend_init => PMPI_Ssend_init, true;
-    MPI_Bsend_init => PMPI_Bsend_init, true;
-    MPI_Rsend_init => PMPI_Rsend_init, true;
-);
+/// Registers a persistent send, counted when started.
+fn made(count: c_int, datatype: MPI_Datatype, dest: c_int, comm: MPI_Comm, r: *mut MPI_Request) {
+    // SAFETY: MPI wrote the new request where the program asked.
+    on_send_init(count, datatype, dest, comm, unsafe { *r });
+}
+
+send! {
+    MPI_Send => PMPI_Send: sent;
+    MPI_Ssend => PMPI_Ssend: sent;
+    MPI_Bsend => PMPI_Bsend: sent;
+    MPI_Rsend => PMPI_Rsend: sent;
+    MPI_Isend => PMPI_Isend, request: sent;
+    MPI_Issend => PMPI_Issend, request: sent;
+    MPI_Ibsend => PMPI_Ibsend, request: sent;
+    MPI_Irsend => PMPI_Irsend, request: sent;
+    MPI_Send_init => PMPI_Send_init, request: made;
+    MPI_Ssend_init => PMPI_Ssend_init, request: made;
+    MPI_Bsend_init => PMPI_Bsend_init, request: made;
+    MPI_Rsend_init => PMPI_Rsend_init, request: made;
+}
 
 /// `MPI_Start`, counted when the request is a persistent send.
 ///
@@ -331,421 +328,93 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     unsafe { PMPI_Comm_free(comm) }
 }
 
-/// `MPI_Sendrecv`, its send counted.
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe {
-        PMPI_Sendrecv(
-            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-            recvtag, comm, status,
-        )
+/// Wrappers that call their `PMPI_` routine with the program's arguments and run
+/// `$count` (with those arguments in scope) when it succeeded and the recorder is on;
+/// `$what` completes the doc line "counted …".
+macro_rules! counted {
+    ($($name:ident => $pmpi:ident $args:tt $what:literal $count:block)*) => {$(
+        counted!(@one $name => $pmpi $args () $what $count);
+    )*};
+    (@one $name:ident => $pmpi:ident ($($arg:ident: $ty:ty),*) ($($req:ident)?)
+        $what:literal $count:block) => {
+        #[doc = concat!("`", stringify!($name), "`, counted ", $what, ".")]
+        ///
+        /// # Safety
+        /// MPI's own contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty,)* $($req: *mut MPI_Request)?) -> c_int {
+            // SAFETY: the program's arguments.
+            let rc = unsafe { $pmpi($($arg,)* $($req)?) };
+            if rc == 0 && recording() {
+                $count
+            }
+            rc
+        }
     };
-    if rc == 0 && recording() {
-        on_send(sendcount, sendtype, dest, comm);
-    }
-    rc
 }
 
-/// `MPI_Sendrecv_replace`, its send counted.
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe {
-        PMPI_Sendrecv_replace(
-            buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
-        )
-    };
-    if rc == 0 && recording() {
-        on_send(count, datatype, dest, comm);
-    }
-    rc
-}
+counted! {
+    MPI_Sendrecv => PMPI_Sendrecv
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int,
+     sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
+     source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status)
+    "(its send)" { on_send(sendcount, sendtype, dest, comm) }
 
-/// `MPI_Neighbor_allgather` and `MPI_Neighbor_alltoall` (and the non-blocking forms):
-/// `sendcount` elements to every out-neighbour.
-macro_rules! neighbor_uniform {
-    ($($name:ident => $pmpi:ident $(, $req:ident)?);* $(;)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`, counted per out-neighbour.")]
-        ///
-        /// # Safety
-        /// MPI's own contract.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            sendbuf: *const c_void,
-            sendcount: c_int,
-            sendtype: MPI_Datatype,
-            recvbuf: *mut c_void,
-            recvcount: c_int,
-            recvtype: MPI_Datatype,
-            comm: MPI_Comm,
-            $($req: *mut MPI_Request,)?
-        ) -> c_int {
-            // SAFETY: the program's arguments.
-            let rc = unsafe {
-                $pmpi(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm $(, $req)?)
-            };
-            if rc == 0 && recording() {
-                let b = bytes_of(sendcount, sendtype);
-                on_neighbours(comm, |_| b);
-            }
-            rc
-        }
-    )*};
-}
+    MPI_Sendrecv_replace => PMPI_Sendrecv_replace
+    (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
+     source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status)
+    "(its send)" { on_send(count, datatype, dest, comm) }
 
-neighbor_uniform!(
-    MPI_Neighbor_allgather => PMPI_Neighbor_allgather;
-    MPI_Neighbor_alltoall => PMPI_Neighbor_alltoall;
-    MPI_Ineighbor_allgather => PMPI_Ineighbor_allgather, request;
-    MPI_Ineighbor_alltoall => PMPI_Ineighbor_alltoall, request;
-);
+    MPI_Barrier => PMPI_Barrier (comm: MPI_Comm)
+    "apart (0 bytes)" { collectives::add(Op::Barrier, comm, 0) }
 
-/// `MPI_Neighbor_allgatherv` (and `MPI_Ineighbor_allgatherv`).
-macro_rules! neighbor_allgatherv {
-    ($($name:ident => $pmpi:ident $(, $req:ident)?);* $(;)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`, counted per out-neighbour.")]
-        ///
-        /// # Safety
-        /// MPI's own contract.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            sendbuf: *const c_void,
-            sendcount: c_int,
-            sendtype: MPI_Datatype,
-            recvbuf: *mut c_void,
-            recvcounts: *const c_int,
-            displs: *const c_int,
-            recvtype: MPI_Datatype,
-            comm: MPI_Comm,
-            $($req: *mut MPI_Request,)?
-        ) -> c_int {
-            // SAFETY: the program's arguments.
-            let rc = unsafe {
-                $pmpi(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm
-                    $(, $req)?)
-            };
-            if rc == 0 && recording() {
-                let b = bytes_of(sendcount, sendtype);
-                on_neighbours(comm, |_| b);
-            }
-            rc
-        }
-    )*};
-}
-
-neighbor_allgatherv!(
-    MPI_Neighbor_allgatherv => PMPI_Neighbor_allgatherv;
-    MPI_Ineighbor_allgatherv => PMPI_Ineighbor_allgatherv, request;
-);
-
-/// `MPI_Neighbor_alltoallv` (and `MPI_Ineighbor_alltoallv`).
-macro_rules! neighbor_alltoallv {
-    ($($name:ident => $pmpi:ident $(, $req:ident)?);* $(;)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`, counted per out-neighbour.")]
-        ///
-        /// # Safety
-        /// MPI's own contract.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            sendbuf: *const c_void,
-            sendcounts: *const c_int,
-            sdispls: *const c_int,
-            sendtype: MPI_Datatype,
-            recvbuf: *mut c_void,
-            recvcounts: *const c_int,
-            rdispls: *const c_int,
-            recvtype: MPI_Datatype,
-            comm: MPI_Comm,
-            $($req: *mut MPI_Request,)?
-        ) -> c_int {
-            // SAFETY: the program's arguments.
-            let rc = unsafe {
-                $pmpi(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                    recvtype, comm $(, $req)?)
-            };
-            if rc == 0 && recording() {
-                // SAFETY: one count per out-neighbour, as MPI requires.
-                on_neighbours(comm, |i| unsafe { nth_bytes(sendcounts, i, sendtype) });
-            }
-            rc
-        }
-    )*};
-}
-
-neighbor_alltoallv!(
-    MPI_Neighbor_alltoallv => PMPI_Neighbor_alltoallv;
-    MPI_Ineighbor_alltoallv => PMPI_Ineighbor_alltoallv, request;
-);
-
-/// `MPI_Neighbor_alltoallw` (and `MPI_Ineighbor_alltoallw`).
-macro_rules! neighbor_alltoallw {
-    ($($name:ident => $pmpi:ident $(, $req:ident)?);* $(;)?) => {$(
-        #[doc = concat!("`", stringify!($name), "`, counted per out-neighbour.")]
-        ///
-        /// # Safety
-        /// MPI's own contract.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            sendbuf: *const c_void,
-            sendcounts: *const c_int,
-            sdispls: *const MPI_Aint,
-            sendtypes: *const MPI_Datatype,
-            recvbuf: *mut c_void,
-            recvcounts: *const c_int,
-            rdispls: *const MPI_Aint,
-            recvtypes: *const MPI_Datatype,
-            comm: MPI_Comm,
-            $($req: *mut MPI_Request,)?
-        ) -> c_int {
-            // SAFETY: the program's arguments.
-            let rc = unsafe {
-                $pmpi(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                    recvtypes, comm $(, $req)?)
-            };
-            if rc == 0 && recording() && !sendtypes.is_null() {
-                // SAFETY: one count and one type per out-neighbour, as MPI requires.
-                on_neighbours(comm, |i| unsafe { nth_bytes(sendcounts, i, *sendtypes.add(i)) });
-            }
-            rc
-        }
-    )*};
-}
-
-neighbor_alltoallw!(
-    MPI_Neighbor_alltoallw => PMPI_Neighbor_alltoallw;
-    MPI_Ineighbor_alltoallw => PMPI_Ineighbor_alltoallw, request;
-);
-
-/// `MPI_Barrier`, counted apart (0 bytes).
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe { PMPI_Barrier(comm) };
-    if rc == 0 && recording() {
-        collectives::add(Op::Barrier, comm, 0);
-    }
-    rc
-}
-
-/// `MPI_Bcast`, counted apart (the root's bytes).
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bcast(
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe { PMPI_Bcast(buffer, count, datatype, root, comm) };
-    if rc == 0 && recording() {
-        let b = if is_root(comm, root) {
-            bytes_of(count, datatype)
-        } else {
-            0
-        };
+    MPI_Bcast => PMPI_Bcast
+    (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm)
+    "apart (the root's bytes)" {
+        let b = if is_root(comm, root) { bytes_of(count, datatype) } else { 0 };
         collectives::add(Op::Bcast, comm, b);
     }
-    rc
-}
 
-/// `MPI_Reduce`, counted apart.
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe { PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
-    if rc == 0 && recording() {
-        collectives::add(Op::Reduce, comm, bytes_of(count, datatype));
-    }
-    rc
-}
+    MPI_Reduce => PMPI_Reduce
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+     op: MPI_Op, root: c_int, comm: MPI_Comm)
+    "apart" { collectives::add(Op::Reduce, comm, bytes_of(count, datatype)) }
 
-/// `MPI_Allreduce`, counted apart.
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe { PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
-    if rc == 0 && recording() {
-        collectives::add(Op::Allreduce, comm, bytes_of(count, datatype));
-    }
-    rc
-}
+    MPI_Allreduce => PMPI_Allreduce
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+     op: MPI_Op, comm: MPI_Comm)
+    "apart" { collectives::add(Op::Allreduce, comm, bytes_of(count, datatype)) }
 
-/// `MPI_Gather`, counted apart.
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Gather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe {
-        PMPI_Gather(
-            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-        )
-    };
-    if rc == 0 && recording() {
-        let b = if sendbuf as usize == IN_PLACE {
-            bytes_of(recvcount, recvtype)
-        } else {
-            bytes_of(sendcount, sendtype)
-        };
+    MPI_Gather => PMPI_Gather
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
+    "apart" {
+        let b = block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype);
         collectives::add(Op::Gather, comm, b);
     }
-    rc
-}
 
-/// `MPI_Allgather`, counted apart.
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe {
-        PMPI_Allgather(
-            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-        )
-    };
-    if rc == 0 && recording() {
-        let b = if sendbuf as usize == IN_PLACE {
-            bytes_of(recvcount, recvtype)
-        } else {
-            bytes_of(sendcount, sendtype)
-        };
+    MPI_Allgather => PMPI_Allgather
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
+    "apart" {
+        let b = block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype);
         collectives::add(Op::Allgather, comm, b);
     }
-    rc
-}
 
-/// `MPI_Alltoall`, counted apart.
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe {
-        PMPI_Alltoall(
-            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-        )
-    };
-    if rc == 0 && recording() {
-        let each = if sendbuf as usize == IN_PLACE {
-            bytes_of(recvcount, recvtype)
-        } else {
-            bytes_of(sendcount, sendtype)
-        };
-        collectives::add(Op::Alltoall, comm, each * comm_size(comm));
-        on_alltoall(comm, |_| each);
+    MPI_Alltoall => PMPI_Alltoall
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
+    "apart (in the graph with COPR_RECORD_ALLTOALL=1)" {
+        let block = block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype);
+        collectives::add(Op::Alltoall, comm, block * comm_size(comm));
+        on_alltoall(comm, |_| block);
     }
-    rc
-}
 
-/// `MPI_Alltoallv`, counted apart.
-///
-/// # Safety
-/// MPI's own contract.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    // SAFETY: the program's arguments.
-    let rc = unsafe {
-        PMPI_Alltoallv(
-            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-        )
-    };
-    if rc == 0 && recording() {
+    MPI_Alltoallv => PMPI_Alltoallv
+    (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
+     sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
+     rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
+    "apart (in the graph with COPR_RECORD_ALLTOALL=1)" {
         let n = comms::size(comm);
         let (counts, datatype) = if sendbuf as usize == IN_PLACE {
             (recvcounts, recvtype)
@@ -758,5 +427,52 @@ pub unsafe extern "C" fn MPI_Alltoallv(
         // SAFETY: as above.
         on_alltoall(comm, |i| unsafe { nth_bytes(counts, i, datatype) });
     }
-    rc
+}
+
+/// The neighbourhood collectives, each with its non-blocking form (one more argument,
+/// the request): `$count` counts a successful call, given the call's arguments.
+macro_rules! neighbor {
+    ($(
+        [$($name:ident, $iname:ident => $pmpi:ident, $ipmpi:ident);+ $(;)?]
+        $args:tt $count:block
+    )*) => {$($(
+        counted!(@one $name => $pmpi $args () "per out-neighbour" $count);
+        counted!(@one $iname => $ipmpi $args (request) "per out-neighbour" $count);
+    )+)*};
+}
+
+neighbor! {
+    [
+        MPI_Neighbor_allgather, MPI_Ineighbor_allgather
+            => PMPI_Neighbor_allgather, PMPI_Ineighbor_allgather;
+        MPI_Neighbor_alltoall, MPI_Ineighbor_alltoall
+            => PMPI_Neighbor_alltoall, PMPI_Ineighbor_alltoall;
+    ]
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) {
+        let b = bytes_of(sendcount, sendtype);
+        on_neighbours(comm, |_| b);
+    }
+    [MPI_Neighbor_allgatherv, MPI_Ineighbor_allgatherv => PMPI_Neighbor_allgatherv, PMPI_Ineighbor_allgatherv]
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) {
+        let b = bytes_of(sendcount, sendtype);
+        on_neighbours(comm, |_| b);
+    }
+    [MPI_Neighbor_alltoallv, MPI_Ineighbor_alltoallv => PMPI_Neighbor_alltoallv, PMPI_Ineighbor_alltoallv]
+    (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
+     sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
+     rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) {
+        // SAFETY: one count per out-neighbour, as MPI requires.
+        on_neighbours(comm, |i| unsafe { nth_bytes(sendcounts, i, sendtype) });
+    }
+    [MPI_Neighbor_alltoallw, MPI_Ineighbor_alltoallw => PMPI_Neighbor_alltoallw, PMPI_Ineighbor_alltoallw]
+    (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint,
+     sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
+     rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) {
+        if !sendtypes.is_null() {
+            // SAFETY: one count and one type per out-neighbour, as MPI requires.
+            on_neighbours(comm, |i| unsafe { nth_bytes(sendcounts, i, *sendtypes.add(i)) });
+        }
+    }
 }

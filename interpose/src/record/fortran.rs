@@ -100,16 +100,17 @@ unsafe fn succeeded(ierr: *const Fint) -> bool {
 }
 
 /// Defines, for each entry, the `mpif.h` wrapper and the `mpi_f08` one: `pre` runs
-/// before the call (when recording), `post` after it when it succeeded.
+/// before the call (when recording), `post` after it when it succeeded. Entries of the
+/// same arguments and counting share one bracketed list of names.
 macro_rules! fortran {
     ($(
-        $name:ident, $f08:ident => $target:literal, $target08:literal
-        ($($arg:ident : $ty:ty),* ; $ierr:ident)
+        [$($name:ident, $f08:ident => $target:literal, $target08:literal);+ $(;)?]
+        $args:tt
         pre $pre:block post $post:block
-    )*) => {$(
-        fortran!(@one $name, $target, ($($arg: $ty),*; $ierr), $pre, $post);
-        fortran!(@one $f08, $target08, ($($arg: $ty),*; $ierr), $pre, $post);
-    )*};
+    )*) => {$($(
+        fortran!(@one $name, $target, $args, $pre, $post);
+        fortran!(@one $f08, $target08, $args, $pre, $post);
+    )+)*};
     (@one $name:ident, $target:literal, ($($arg:ident : $ty:ty),* ; $ierr:ident), $pre:block, $post:block) => {
         #[doc = concat!("`", stringify!($name), "`, counted; calls `", $target, "`.")]
         ///
@@ -144,128 +145,104 @@ type I = *const Fint;
 type Buf = *mut c_void;
 
 fortran! {
-    mpi_send_, mpi_send_f08_ => "pmpi_send_", "pmpi_send_f08_"
+    [
+        mpi_send_, mpi_send_f08_ => "pmpi_send_", "pmpi_send_f08_";
+        mpi_ssend_, mpi_ssend_f08_ => "pmpi_ssend_", "pmpi_ssend_f08_";
+        mpi_bsend_, mpi_bsend_f08_ => "pmpi_bsend_", "pmpi_bsend_f08_";
+        mpi_rsend_, mpi_rsend_f08_ => "pmpi_rsend_", "pmpi_rsend_f08_";
+    ]
     (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I; ierr)
     pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_ssend_, mpi_ssend_f08_ => "pmpi_ssend_", "pmpi_ssend_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I; ierr)
-    pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_bsend_, mpi_bsend_f08_ => "pmpi_bsend_", "pmpi_bsend_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I; ierr)
-    pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_rsend_, mpi_rsend_f08_ => "pmpi_rsend_", "pmpi_rsend_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I; ierr)
-    pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_isend_, mpi_isend_f08_ => "pmpi_isend_", "pmpi_isend_f08_"
+    [
+        mpi_isend_, mpi_isend_f08_ => "pmpi_isend_", "pmpi_isend_f08_";
+        mpi_issend_, mpi_issend_f08_ => "pmpi_issend_", "pmpi_issend_f08_";
+        mpi_ibsend_, mpi_ibsend_f08_ => "pmpi_ibsend_", "pmpi_ibsend_f08_";
+        mpi_irsend_, mpi_irsend_f08_ => "pmpi_irsend_", "pmpi_irsend_f08_";
+    ]
     (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I, req: *mut Fint; ierr)
     pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_issend_, mpi_issend_f08_ => "pmpi_issend_", "pmpi_issend_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I, req: *mut Fint; ierr)
-    pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_ibsend_, mpi_ibsend_f08_ => "pmpi_ibsend_", "pmpi_ibsend_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I, req: *mut Fint; ierr)
-    pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_irsend_, mpi_irsend_f08_ => "pmpi_irsend_", "pmpi_irsend_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I, req: *mut Fint; ierr)
-    pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_send_init_, mpi_send_init_f08_ => "pmpi_send_init_", "pmpi_send_init_f08_"
+    [
+        mpi_send_init_, mpi_send_init_f08_ => "pmpi_send_init_", "pmpi_send_init_f08_";
+        mpi_ssend_init_, mpi_ssend_init_f08_ => "pmpi_ssend_init_", "pmpi_ssend_init_f08_";
+        mpi_bsend_init_, mpi_bsend_init_f08_ => "pmpi_bsend_init_", "pmpi_bsend_init_f08_";
+        mpi_rsend_init_, mpi_rsend_init_f08_ => "pmpi_rsend_init_", "pmpi_rsend_init_f08_";
+    ]
     (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I, req: *mut Fint; ierr)
     pre {} post { on_send_init(int(count), datatype(dt), int(dest), comm(cm), request(req)) }
-    mpi_ssend_init_, mpi_ssend_init_f08_ => "pmpi_ssend_init_", "pmpi_ssend_init_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I, req: *mut Fint; ierr)
-    pre {} post { on_send_init(int(count), datatype(dt), int(dest), comm(cm), request(req)) }
-    mpi_bsend_init_, mpi_bsend_init_f08_ => "pmpi_bsend_init_", "pmpi_bsend_init_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I, req: *mut Fint; ierr)
-    pre {} post { on_send_init(int(count), datatype(dt), int(dest), comm(cm), request(req)) }
-    mpi_rsend_init_, mpi_rsend_init_f08_ => "pmpi_rsend_init_", "pmpi_rsend_init_f08_"
-    (buf: Buf, count: I, dt: I, dest: I, tag: I, cm: I, req: *mut Fint; ierr)
-    pre {} post { on_send_init(int(count), datatype(dt), int(dest), comm(cm), request(req)) }
-    mpi_start_, mpi_start_f08_ => "pmpi_start_", "pmpi_start_f08_"
+    [mpi_start_, mpi_start_f08_ => "pmpi_start_", "pmpi_start_f08_"]
     (req: *mut Fint; ierr)
     pre {} post { on_start(request(req)) }
-    mpi_startall_, mpi_startall_f08_ => "pmpi_startall_", "pmpi_startall_f08_"
+    [mpi_startall_, mpi_startall_f08_ => "pmpi_startall_", "pmpi_startall_f08_"]
     (count: I, reqs: *mut Fint; ierr)
     pre {} post {
         for i in 0..int(count).max(0) as usize {
             on_start(request(reqs.add(i)));
         }
     }
-    mpi_sendrecv_, mpi_sendrecv_f08_ => "pmpi_sendrecv_", "pmpi_sendrecv_f08_"
+    [mpi_sendrecv_, mpi_sendrecv_f08_ => "pmpi_sendrecv_", "pmpi_sendrecv_f08_"]
     (sbuf: Buf, scount: I, stype: I, dest: I, stag: I, rbuf: Buf, rcount: I, rtype: I,
      source: I, rtag: I, cm: I, status: *mut Fint; ierr)
     pre {} post { on_send(int(scount), datatype(stype), int(dest), comm(cm)) }
-    mpi_sendrecv_replace_, mpi_sendrecv_replace_f08_ => "pmpi_sendrecv_replace_",
-        "pmpi_sendrecv_replace_f08_"
+    [mpi_sendrecv_replace_, mpi_sendrecv_replace_f08_ => "pmpi_sendrecv_replace_", "pmpi_sendrecv_replace_f08_"]
     (buf: Buf, count: I, dt: I, dest: I, stag: I, source: I, rtag: I, cm: I,
      status: *mut Fint; ierr)
     pre {} post { on_send(int(count), datatype(dt), int(dest), comm(cm)) }
-    mpi_neighbor_allgather_, mpi_neighbor_allgather_f08_ => "pmpi_neighbor_allgather_",
-        "pmpi_neighbor_allgather_f08_"
+    [
+        mpi_neighbor_allgather_, mpi_neighbor_allgather_f08_ => "pmpi_neighbor_allgather_", "pmpi_neighbor_allgather_f08_";
+        mpi_neighbor_alltoall_, mpi_neighbor_alltoall_f08_ => "pmpi_neighbor_alltoall_", "pmpi_neighbor_alltoall_f08_";
+    ]
     (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcount: I, rtype: I, cm: I; ierr)
     pre {} post { let b = bytes_of(int(scount), datatype(stype)); on_neighbours(comm(cm), |_| b) }
-    mpi_neighbor_alltoall_, mpi_neighbor_alltoall_f08_ => "pmpi_neighbor_alltoall_",
-        "pmpi_neighbor_alltoall_f08_"
-    (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcount: I, rtype: I, cm: I; ierr)
-    pre {} post { let b = bytes_of(int(scount), datatype(stype)); on_neighbours(comm(cm), |_| b) }
-    mpi_ineighbor_allgather_, mpi_ineighbor_allgather_f08_ => "pmpi_ineighbor_allgather_",
-        "pmpi_ineighbor_allgather_f08_"
+    [
+        mpi_ineighbor_allgather_, mpi_ineighbor_allgather_f08_ => "pmpi_ineighbor_allgather_", "pmpi_ineighbor_allgather_f08_";
+        mpi_ineighbor_alltoall_, mpi_ineighbor_alltoall_f08_ => "pmpi_ineighbor_alltoall_", "pmpi_ineighbor_alltoall_f08_";
+    ]
     (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcount: I, rtype: I, cm: I,
      req: *mut Fint; ierr)
     pre {} post { let b = bytes_of(int(scount), datatype(stype)); on_neighbours(comm(cm), |_| b) }
-    mpi_ineighbor_alltoall_, mpi_ineighbor_alltoall_f08_ => "pmpi_ineighbor_alltoall_",
-        "pmpi_ineighbor_alltoall_f08_"
-    (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcount: I, rtype: I, cm: I,
-     req: *mut Fint; ierr)
-    pre {} post { let b = bytes_of(int(scount), datatype(stype)); on_neighbours(comm(cm), |_| b) }
-    mpi_neighbor_allgatherv_, mpi_neighbor_allgatherv_f08_ => "pmpi_neighbor_allgatherv_",
-        "pmpi_neighbor_allgatherv_f08_"
+    [mpi_neighbor_allgatherv_, mpi_neighbor_allgatherv_f08_ => "pmpi_neighbor_allgatherv_", "pmpi_neighbor_allgatherv_f08_"]
     (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcounts: I, displs: I, rtype: I, cm: I; ierr)
     pre {} post { let b = bytes_of(int(scount), datatype(stype)); on_neighbours(comm(cm), |_| b) }
-    mpi_ineighbor_allgatherv_, mpi_ineighbor_allgatherv_f08_ => "pmpi_ineighbor_allgatherv_",
-        "pmpi_ineighbor_allgatherv_f08_"
+    [mpi_ineighbor_allgatherv_, mpi_ineighbor_allgatherv_f08_ => "pmpi_ineighbor_allgatherv_", "pmpi_ineighbor_allgatherv_f08_"]
     (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcounts: I, displs: I, rtype: I, cm: I,
      req: *mut Fint; ierr)
     pre {} post { let b = bytes_of(int(scount), datatype(stype)); on_neighbours(comm(cm), |_| b) }
-    mpi_neighbor_alltoallv_, mpi_neighbor_alltoallv_f08_ => "pmpi_neighbor_alltoallv_",
-        "pmpi_neighbor_alltoallv_f08_"
+    [mpi_neighbor_alltoallv_, mpi_neighbor_alltoallv_f08_ => "pmpi_neighbor_alltoallv_", "pmpi_neighbor_alltoallv_f08_"]
     (sbuf: Buf, scounts: I, sdispls: I, stype: I, rbuf: Buf, rcounts: I, rdispls: I,
      rtype: I, cm: I; ierr)
     pre {} post {
         let t = datatype(stype);
         on_neighbours(comm(cm), |i| bytes_of(*scounts.add(i), t))
     }
-    mpi_ineighbor_alltoallv_, mpi_ineighbor_alltoallv_f08_ => "pmpi_ineighbor_alltoallv_",
-        "pmpi_ineighbor_alltoallv_f08_"
+    [mpi_ineighbor_alltoallv_, mpi_ineighbor_alltoallv_f08_ => "pmpi_ineighbor_alltoallv_", "pmpi_ineighbor_alltoallv_f08_"]
     (sbuf: Buf, scounts: I, sdispls: I, stype: I, rbuf: Buf, rcounts: I, rdispls: I,
      rtype: I, cm: I, req: *mut Fint; ierr)
     pre {} post {
         let t = datatype(stype);
         on_neighbours(comm(cm), |i| bytes_of(*scounts.add(i), t))
     }
-    mpi_neighbor_alltoallw_, mpi_neighbor_alltoallw_f08_ => "pmpi_neighbor_alltoallw_",
-        "pmpi_neighbor_alltoallw_f08_"
+    [mpi_neighbor_alltoallw_, mpi_neighbor_alltoallw_f08_ => "pmpi_neighbor_alltoallw_", "pmpi_neighbor_alltoallw_f08_"]
     (sbuf: Buf, scounts: I, sdispls: *const MPI_Aint, stypes: I, rbuf: Buf, rcounts: I,
      rdispls: *const MPI_Aint, rtypes: I, cm: I; ierr)
     pre {} post {
         on_neighbours(comm(cm), |i| bytes_of(*scounts.add(i), datatype(stypes.add(i))))
     }
-    mpi_ineighbor_alltoallw_, mpi_ineighbor_alltoallw_f08_ => "pmpi_ineighbor_alltoallw_",
-        "pmpi_ineighbor_alltoallw_f08_"
+    [mpi_ineighbor_alltoallw_, mpi_ineighbor_alltoallw_f08_ => "pmpi_ineighbor_alltoallw_", "pmpi_ineighbor_alltoallw_f08_"]
     (sbuf: Buf, scounts: I, sdispls: *const MPI_Aint, stypes: I, rbuf: Buf, rcounts: I,
      rdispls: *const MPI_Aint, rtypes: I, cm: I, req: *mut Fint; ierr)
     pre {} post {
         on_neighbours(comm(cm), |i| bytes_of(*scounts.add(i), datatype(stypes.add(i))))
     }
-    mpi_request_free_, mpi_request_free_f08_ => "pmpi_request_free_", "pmpi_request_free_f08_"
+    [mpi_request_free_, mpi_request_free_f08_ => "pmpi_request_free_", "pmpi_request_free_f08_"]
     (req: *mut Fint; ierr)
     pre { requests::forget(request(req)) } post {}
-    mpi_comm_free_, mpi_comm_free_f08_ => "pmpi_comm_free_", "pmpi_comm_free_f08_"
+    [mpi_comm_free_, mpi_comm_free_f08_ => "pmpi_comm_free_", "pmpi_comm_free_f08_"]
     (cm: *mut Fint; ierr)
     pre { comms::forget(comm(cm)) } post {}
-    mpi_barrier_, mpi_barrier_f08_ => "pmpi_barrier_", "pmpi_barrier_f08_"
+    [mpi_barrier_, mpi_barrier_f08_ => "pmpi_barrier_", "pmpi_barrier_f08_"]
     (cm: I; ierr)
     pre {} post { collectives::add(Op::Barrier, comm(cm), 0) }
-    mpi_bcast_, mpi_bcast_f08_ => "pmpi_bcast_", "pmpi_bcast_f08_"
+    [mpi_bcast_, mpi_bcast_f08_ => "pmpi_bcast_", "pmpi_bcast_f08_"]
     (buf: Buf, count: I, dt: I, root: I, cm: I; ierr)
     pre {} post {
         let c = comm(cm);
@@ -274,21 +251,21 @@ fortran! {
         let b = if r == int(root) { bytes_of(int(count), datatype(dt)) } else { 0 };
         collectives::add(Op::Bcast, c, b)
     }
-    mpi_reduce_, mpi_reduce_f08_ => "pmpi_reduce_", "pmpi_reduce_f08_"
+    [mpi_reduce_, mpi_reduce_f08_ => "pmpi_reduce_", "pmpi_reduce_f08_"]
     (sbuf: Buf, rbuf: Buf, count: I, dt: I, op: I, root: I, cm: I; ierr)
     pre {} post { collectives::add(Op::Reduce, comm(cm), bytes_of(int(count), datatype(dt))) }
-    mpi_allreduce_, mpi_allreduce_f08_ => "pmpi_allreduce_", "pmpi_allreduce_f08_"
+    [mpi_allreduce_, mpi_allreduce_f08_ => "pmpi_allreduce_", "pmpi_allreduce_f08_"]
     (sbuf: Buf, rbuf: Buf, count: I, dt: I, op: I, cm: I; ierr)
     pre {} post { collectives::add(Op::Allreduce, comm(cm), bytes_of(int(count), datatype(dt))) }
-    mpi_gather_, mpi_gather_f08_ => "pmpi_gather_", "pmpi_gather_f08_"
+    [mpi_gather_, mpi_gather_f08_ => "pmpi_gather_", "pmpi_gather_f08_"]
     (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcount: I, rtype: I, root: I, cm: I; ierr)
     pre {} post { collectives::add(Op::Gather, comm(cm), bytes_of(int(scount), datatype(stype))) }
-    mpi_allgather_, mpi_allgather_f08_ => "pmpi_allgather_", "pmpi_allgather_f08_"
+    [mpi_allgather_, mpi_allgather_f08_ => "pmpi_allgather_", "pmpi_allgather_f08_"]
     (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcount: I, rtype: I, cm: I; ierr)
     pre {} post {
         collectives::add(Op::Allgather, comm(cm), bytes_of(int(scount), datatype(stype)))
     }
-    mpi_alltoall_, mpi_alltoall_f08_ => "pmpi_alltoall_", "pmpi_alltoall_f08_"
+    [mpi_alltoall_, mpi_alltoall_f08_ => "pmpi_alltoall_", "pmpi_alltoall_f08_"]
     (sbuf: Buf, scount: I, stype: I, rbuf: Buf, rcount: I, rtype: I, cm: I; ierr)
     pre {} post {
         let c = comm(cm);
@@ -296,7 +273,7 @@ fortran! {
         collectives::add(Op::Alltoall, c, each * comms::size(c) as u64);
         on_alltoall(c, |_| each)
     }
-    mpi_alltoallv_, mpi_alltoallv_f08_ => "pmpi_alltoallv_", "pmpi_alltoallv_f08_"
+    [mpi_alltoallv_, mpi_alltoallv_f08_ => "pmpi_alltoallv_", "pmpi_alltoallv_f08_"]
     (sbuf: Buf, scounts: I, sdispls: I, stype: I, rbuf: Buf, rcounts: I, rdispls: I,
      rtype: I, cm: I; ierr)
     pre {} post {
