@@ -322,8 +322,19 @@ for case in "2 4 2 4" "3 3 3 3"; do
     read -r rows cols nodes per <<<"$case"
     traffic="$record_dir/halo-${rows}x$cols.txt"
     halo_pattern "$rows" "$cols" >"$record_dir/halo-by-hand.txt"
+    # Open MPI's own monitoring component counts the same run's messages too
+    monitoring="$record_dir/monitoring-${rows}x$cols"
+    rm -f "$monitoring".*.prof
     "${MPIRUN[@]}" -n $((rows * cols)) "${PRELOAD[@]}" -x COPR_RECORD="$traffic" \
+        --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
+        --mca pml_monitoring_filename "$monitoring" \
         "$record_test" --halo "$rows" "$cols" 1000
+    # its lines `E src dst N bytes M msgs sent` (the program's own messages) against ours
+    diff <(cat "$monitoring".*.prof | awk '$1 == "E" { print $2, $3, $4, $6 }' | sort -n -k1,1 -k2,2) \
+        <(awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $5 }' "$traffic" | sort -n -k1,1 -k2,2) || {
+        echo "the recording of the halo ${rows}x$cols differs from Open MPI's pml monitoring" >&2
+        exit 1
+    }
     recorded=$(map_rows "$traffic" "$nodes" "$per")
     by_hand=$(map_rows "$record_dir/halo-by-hand.txt" "$nodes" "$per")
     [[ -n $recorded && $recorded == "$by_hand" ]] || {
