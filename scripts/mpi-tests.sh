@@ -356,6 +356,28 @@ rm -f "$graph_log"
     -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 4 --reordered
 expect_log "$graph_log" "traffic from COPR_GRAPH=$record_dir/pairs.txt"
 expect_log "$graph_log" "predicted hop-bytes 27.263 MB -> 4.194 MB, off-node traffic 81.2 % -> 12.5 % (recorded bytes)"
+echo "== the recorder under a reordering interposer: the interposer's own calls are not recorded"
+# dist_graph_test's MPI_Neighbor_alltoall sends 3 ints to each out-neighbour of the
+# vertex a process holds after the reorder (vertex v: v + 4 and v + 1 mod 8); the
+# program's own collectives are 2 MPI_Allreduce and 1 MPI_Allgather
+traffic="$record_dir/dist-graph.txt"
+order=$("${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_RECORD="$traffic" \
+    "$dist_graph_test" pairs 4 4 --reordered | sed -n 's/^pairs: order: \([0-9 ]*\) (reordered).*/\1/p')
+[[ -n $order ]] || { echo "dist_graph_test printed no order" >&2; exit 1; }
+diff <(awk -v order="$order" 'BEGIN {
+        n = split(order, v, " ")
+        for (r = 1; r <= n; r++) holder[v[r]] = r - 1
+        for (r = 1; r <= n; r++) {
+            print r - 1, holder[(v[r] + 4) % 8], 12
+            print r - 1, holder[(v[r] + 1) % 8], 12
+        }
+    }' | sort -n -k1,1 -k2,2) <(awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3 }' "$traffic") || {
+    echo "the recorded neighbourhood traffic differs from the reordered graph's" >&2
+    exit 1
+}
+[[ $(grep -c "^# collective MPI_" "$traffic") == 2 ]]
+grep -q "^# collective MPI_Allreduce on a communicator of all 8 ranks: 2 calls" "$traffic"
+grep -q "^# collective MPI_Allgather on a communicator of all 8 ranks: 1 calls" "$traffic"
 echo "== COPR_GRAPH naming no file: one log line, the library's order"
 rm -f "$graph_log"
 "${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_GRAPH=/nonexistent/traffic.txt \
