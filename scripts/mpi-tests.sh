@@ -260,7 +260,7 @@ expect_log "$graph_log" "kept the MPI library's order: copr's mapping is no bett
 # every kind of send compare their own counts with the file, element by element
 echo "== the traffic recorder (COPR_RECORD) under the interposer: C, Fortran (use mpi, use mpi_f08)"
 record_test="$capi_dir/record-test"
-mpicc -std=c11 -O1 -Wall -Wextra -Werror interpose/tests/c/record_test.c -o "$record_test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -pthread interpose/tests/c/record_test.c -o "$record_test"
 record_test_f="$capi_dir/record-test-f"
 record_test_f08="$capi_dir/record-test-f08"
 mkdir -p "$capi_dir/record-modules" "$capi_dir/record-modules-f08"
@@ -276,6 +276,12 @@ for n in 1 2 4 7; do
         rm -f "$traffic"
         "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$prog"
     done
+done
+echo "== three threads sending at once (MPI_THREAD_MULTIPLE), each on its own communicator"
+for n in 2 7; do
+    traffic="$record_dir/traffic-threads-$n.txt"
+    rm -f "$traffic"
+    "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$record_test" --threads
 done
 echo "== the same with the all-to-alls in the graph (COPR_RECORD_ALLTOALL=1)"
 for n in 2 7; do

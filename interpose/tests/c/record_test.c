@@ -8,6 +8,9 @@
  *
  *   mpirun -x LD_PRELOAD=libcopr_interpose.so -x COPR_RECORD=traffic.txt -n 4 record-test
  *   record-test --no-check     (only the traffic: for a bad COPR_RECORD or none)
+ *   record-test --threads      (MPI_THREAD_MULTIPLE: three threads send at once, each
+ *                               on its own communicator in reverse rank order, instead
+ *                               of the traffic above; skipped if not provided)
  *   record-test --halo R C BYTES
  *       (only a halo exchange on a periodic R x C grid whose task t runs on world rank
  *        (5 t + 3) mod p, p = R C coprime with 5: every task sends BYTES bytes to each of
@@ -15,6 +18,7 @@
  *
  * Exit status 0 when the file matches, 1 otherwise. */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +255,46 @@ static void neighbourhood(void) {
     MPI_Comm_free(&graph);
 }
 
+/* --threads: thread t sends 200 + 50 t messages of 1 + t + me % 3 ints to world rank
+ * (me + t + 1) % p, on its own communicator whose rank l is world rank p - 1 - l */
+#define THREADS 3
+struct job {
+    int t;
+    MPI_Comm comm;
+};
+
+static void *thread_sends(void *arg) {
+    struct job *j = arg;
+    int t = j->t, dest = (me + t + 1) % p, src = ((me - t - 1) % p + p) % p;
+    int n = 200 + 50 * t, m = 1 + t + me % 3, rm = 1 + t + src % 3;
+    int sbuf[8] = {0}, rbuf[8];
+    for (int i = 0; i < n; i++) {
+        MPI_Request r;
+        MPI_Irecv(rbuf, rm, MPI_INT, p - 1 - src, t, j->comm, &r);
+        MPI_Send(sbuf, m, MPI_INT, p - 1 - dest, t, j->comm);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    return NULL;
+}
+
+static void threads(void) {
+    struct job jobs[THREADS];
+    pthread_t ids[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        jobs[t].t = t;
+        MPI_Comm_split(MPI_COMM_WORLD, 0, -me, &jobs[t].comm);
+    }
+    for (int t = 0; t < THREADS; t++)
+        if (pthread_create(&ids[t], NULL, thread_sends, &jobs[t]) != 0) fail("pthread_create");
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(ids[t], NULL);
+        int dest = (me + t + 1) % p, n = 200 + 50 * t, m = 1 + t + me % 3;
+        sent_msgs[dest] += n;
+        sent_bytes[dest] += (uint64_t)n * m * sizeof(int);
+        MPI_Comm_free(&jobs[t].comm);
+    }
+}
+
 /* the scrambled halo exchange of --halo */
 static int halo(int rows, int cols, int bytes) {
     if (rows * cols != p || p % 5 == 0 || bytes < 1) {
@@ -276,7 +320,17 @@ static int halo(int rows, int cols, int bytes) {
 
 int main(int argc, char **argv) {
     int check = !(argc > 1 && strcmp(argv[1], "--no-check") == 0);
-    MPI_Init(&argc, &argv);
+    int threaded = argc > 1 && strcmp(argv[1], "--threads") == 0, provided = 0;
+    if (threaded) {
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided < MPI_THREAD_MULTIPLE) {
+            printf("record-test: MPI_THREAD_MULTIPLE not provided: --threads skipped\n");
+            MPI_Finalize();
+            return 0;
+        }
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     if (argc == 5 && strcmp(argv[1], "--halo") == 0) {
         MPI_Comm_size(MPI_COMM_WORLD, &p);
         MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -297,9 +351,13 @@ int main(int argc, char **argv) {
     MPI_Type_contiguous(3, MPI_SHORT, &triple);
     MPI_Type_commit(&triple);
 
-    world_sends(triple);
-    split_sends();
-    neighbourhood();
+    if (threaded) {
+        threads();
+    } else {
+        world_sends(triple);
+        split_sends();
+        neighbourhood();
+    }
     double x[4] = {me, 1, 2, 3}, y[4];
     MPI_Allreduce(x, y, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(x, y, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -329,6 +387,7 @@ int main(int argc, char **argv) {
     MPI_Buffer_detach(&detached, &detached_size);
     MPI_Type_free(&triple);
     int world_size = p, rank = me;
+    (void)provided;
     MPI_Finalize();
     if (!check || rank != 0) return 0;
 
@@ -381,7 +440,7 @@ int main(int argc, char **argv) {
         failures++;
     }
     /* the two splits (and, on one rank, a single split of one colour) */
-    if (alltoall < 1 || alltoall > 4) {
+    if (!threaded && (alltoall < 1 || alltoall > 4)) {
         fprintf(stderr, "record-test: %d MPI_Alltoall lines\n", alltoall);
         failures++;
     }
