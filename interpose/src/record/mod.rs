@@ -53,7 +53,9 @@
 //! ```
 //!
 //! A path that cannot be created is reported once, by rank 0, at `MPI_Init`, and the
-//! recorder is then off everywhere; the program runs on.
+//! recorder is then off everywhere; the program runs on. `MPI_Init` and `MPI_Finalize`
+//! each add a collective on `MPI_COMM_WORLD` when recording, so `COPR_RECORD` must be
+//! set for every process or for none (as `mpirun -x` and batch systems pass it).
 
 pub(crate) mod table;
 
