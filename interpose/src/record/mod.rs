@@ -34,7 +34,7 @@
 //!
 //! # Cost
 //! Off (no `COPR_RECORD`): one check of a static per call. On: per send, a
-//! thread-local table update (see [`table`]), the datatype's size and, on other
+//! thread-local table update (module `table`), the datatype's size and, on other
 //! communicators than `MPI_COMM_WORLD`, a look-up in a short thread-local list; no
 //! lock, no allocation. Memory: O(distinct destinations) per thread, plus the rank
 //! translation of each communicator other than `MPI_COMM_WORLD` the program sends on.
