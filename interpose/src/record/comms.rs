@@ -1,20 +1,29 @@
-//! Ranks of communicators translated to `MPI_COMM_WORLD`, once per communicator and
-//! thread, cached in a short thread-local list until `MPI_Comm_free`.
+//! Ranks of communicators translated to `MPI_COMM_WORLD`, cached per communicator and
+//! thread in a short thread-local list until `MPI_Comm_free`.
+//!
+//! A communicator whose group is `MPI_COMM_WORLD`'s in the same order (a duplicate, a
+//! grid made without reordering) is known as such from one `MPI_Comm_compare` and keeps
+//! nothing per rank. On any other, each rank is translated (`MPI_Group_translate_ranks`)
+//! the first time a message goes to it and kept in a small hash map: memory grows with
+//! the destinations the program uses, not with the communicator's size.
 //!
 //! Freeing a communicator on any thread advances a global epoch; a thread whose list
 //! is of an older epoch empties it before its next look-up, so a handle the MPI
 //! library reuses for a new communicator is never taken for the freed one.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::c_int;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use mpi::ffi::{
-    MPI_Comm, MPI_Group, PMPI_Cart_shift, PMPI_Cartdim_get, PMPI_Comm_group, PMPI_Comm_rank,
-    PMPI_Comm_remote_group, PMPI_Comm_size, PMPI_Comm_test_inter, PMPI_Dist_graph_neighbors,
-    PMPI_Dist_graph_neighbors_count, PMPI_Graph_neighbors, PMPI_Graph_neighbors_count,
-    PMPI_Group_free, PMPI_Group_size, PMPI_Group_translate_ranks, PMPI_Topo_test, RSMPI_CART,
-    RSMPI_COMM_WORLD, RSMPI_DIST_GRAPH, RSMPI_GRAPH, RSMPI_PROC_NULL,
+    MPI_Comm, MPI_Group, PMPI_Cart_shift, PMPI_Cartdim_get, PMPI_Comm_compare, PMPI_Comm_group,
+    PMPI_Comm_rank, PMPI_Comm_remote_group, PMPI_Comm_size, PMPI_Comm_test_inter,
+    PMPI_Dist_graph_neighbors, PMPI_Dist_graph_neighbors_count, PMPI_Graph_neighbors,
+    PMPI_Graph_neighbors_count, PMPI_Group_free, PMPI_Group_translate_ranks, PMPI_Topo_test,
+    RSMPI_CART, RSMPI_COMM_WORLD, RSMPI_CONGRUENT, RSMPI_DIST_GRAPH, RSMPI_GRAPH, RSMPI_IDENT,
+    RSMPI_PROC_NULL,
 };
 
 /// No world rank (a process outside `MPI_COMM_WORLD`, or a failed translation).
@@ -23,12 +32,49 @@ const NOWHERE: u32 = u32::MAX;
 /// What is known of one communicator.
 struct Entry {
     comm: MPI_Comm,
-    /// World rank of each rank (of the remote group of an inter-communicator); `None`
-    /// when rank r is world rank r.
-    world: Option<Box<[u32]>>,
+    /// `None` when rank r is world rank r; else the ranks translated so far (of the
+    /// remote group of an inter-communicator).
+    known: Option<HashMap<c_int, u32, BuildHasherDefault<RankHasher>>>,
     /// Out-neighbours (ranks of `comm`, `MPI_PROC_NULL` kept) in the order of the
     /// neighbourhood collectives, once asked for.
     neighbours: Option<Box<[c_int]>>,
+}
+
+/// A hasher for ranks: one multiplication.
+#[derive(Default)]
+struct RankHasher(u64);
+
+impl Hasher for RankHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_i32(&mut self, i: i32) {
+        self.0 = u64::from(i as u32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+impl Entry {
+    /// The world rank of `rank` (non-negative), translated on first use.
+    fn world_rank(&mut self, rank: c_int) -> Option<u32> {
+        let Some(known) = &mut self.known else {
+            return Some(rank as u32);
+        };
+        let w = match known.get(&rank) {
+            Some(&w) => w,
+            None => {
+                // SAFETY: the handle the program passed with this rank.
+                let w = unsafe { translate(self.comm, rank) };
+                known.insert(rank, w);
+                w
+            }
+        };
+        (w != NOWHERE).then_some(w)
+    }
 }
 
 struct Cache {
@@ -76,10 +122,10 @@ fn with_entry<R>(comm: MPI_Comm, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
                 Some(i) => i,
                 None => {
                     // SAFETY: a handle the program passed to a call that takes it.
-                    let world = unsafe { translation(comm) };
+                    let identity = unsafe { is_world(comm) };
                     c.entries.push(Entry {
                         comm,
-                        world,
+                        known: (!identity).then(HashMap::default),
                         neighbours: None,
                     });
                     c.entries.len() - 1
@@ -89,17 +135,6 @@ fn with_entry<R>(comm: MPI_Comm, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
         })
         .ok()
         .flatten()
-}
-
-fn to_world(world: &Option<Box<[u32]>>, rank: c_int) -> Option<u32> {
-    if rank < 0 {
-        return None;
-    }
-    let w = match world {
-        None => rank as u32,
-        Some(t) => *t.get(rank as usize)?,
-    };
-    (w != NOWHERE).then_some(w)
 }
 
 /// The world rank of `rank` of `comm` (the remote group's for an
@@ -112,7 +147,7 @@ pub(crate) fn world_rank(comm: MPI_Comm, rank: c_int) -> Option<u32> {
     if rank < 0 {
         return None;
     }
-    with_entry(comm, |e| to_world(&e.world, rank)).flatten()
+    with_entry(comm, |e| e.world_rank(rank)).flatten()
 }
 
 /// Calls `f(i, world rank)` for each out-neighbour `i` of `comm` that is a process.
@@ -122,13 +157,13 @@ pub(crate) fn each_neighbour(comm: MPI_Comm, mut f: impl FnMut(usize, u32)) {
             // SAFETY: as in `with_entry`.
             e.neighbours = Some(unsafe { neighbours(comm) });
         }
-        if let Some(n) = &e.neighbours {
-            for (i, &r) in n.iter().enumerate() {
-                if let Some(w) = to_world(&e.world, r) {
-                    f(i, w);
-                }
+        let n = e.neighbours.take().unwrap_or_default();
+        for (i, &r) in n.iter().enumerate() {
+            if let Some(w) = (r >= 0).then(|| e.world_rank(r)).flatten() {
+                f(i, w);
             }
         }
+        e.neighbours = Some(n);
     });
 }
 
@@ -142,39 +177,45 @@ pub(crate) fn size(comm: MPI_Comm) -> usize {
     n.max(0) as usize
 }
 
-/// The translation of `comm`'s ranks (see [`Entry::world`]).
+/// Whether rank r of `comm` is world rank r for every r (an intra-communicator
+/// identical or congruent to `MPI_COMM_WORLD`).
 ///
 /// # Safety
 /// `comm` is a communicator handle of the MPI library.
-unsafe fn translation(comm: MPI_Comm) -> Option<Box<[u32]>> {
+unsafe fn is_world(comm: MPI_Comm) -> bool {
+    let (mut inter, mut result) = (1, -1);
+    // SAFETY: each call writes one int.
+    unsafe {
+        PMPI_Comm_test_inter(comm, &mut inter) == 0
+            && inter == 0
+            && PMPI_Comm_compare(comm, world(), &mut result) == 0
+            && (result == RSMPI_IDENT || result == RSMPI_CONGRUENT)
+    }
+}
+
+/// The world rank of `rank` of `comm` (of its remote group for an
+/// inter-communicator), or [`NOWHERE`].
+///
+/// # Safety
+/// `comm` is a communicator handle of the MPI library.
+unsafe fn translate(comm: MPI_Comm, rank: c_int) -> u32 {
     let mut inter: c_int = 0;
     let mut group = MPI_Group(std::ptr::null_mut());
     let mut world_group = MPI_Group(std::ptr::null_mut());
-    let mut n: c_int = 0;
-    // SAFETY: each call writes its out-arguments only.
-    let ok = unsafe {
-        PMPI_Comm_test_inter(comm, &mut inter) == 0
+    let mut out: c_int = -1;
+    // SAFETY: each call writes its out-arguments only; one rank in, one out.
+    unsafe {
+        let ok = PMPI_Comm_test_inter(comm, &mut inter) == 0
             && if inter != 0 {
                 PMPI_Comm_remote_group(comm, &mut group) == 0
             } else {
                 PMPI_Comm_group(comm, &mut group) == 0
             }
-            && PMPI_Group_size(group, &mut n) == 0
             && PMPI_Comm_group(world(), &mut world_group) == 0
-    };
-    let mut out = vec![NOWHERE as c_int; n.max(0) as usize];
-    if ok {
-        let ranks: Vec<c_int> = (0..n).collect();
-        // SAFETY: n ranks in, n out.
-        let rc = unsafe {
-            PMPI_Group_translate_ranks(group, n, ranks.as_ptr(), world_group, out.as_mut_ptr())
-        };
-        if rc != 0 {
-            out.fill(-1);
+            && PMPI_Group_translate_ranks(group, 1, &rank, world_group, &mut out) == 0;
+        if !ok {
+            out = -1;
         }
-    }
-    // SAFETY: the groups made above (a null handle is left alone).
-    unsafe {
         if !group.0.is_null() {
             PMPI_Group_free(&mut group);
         }
@@ -182,17 +223,11 @@ unsafe fn translation(comm: MPI_Comm) -> Option<Box<[u32]>> {
             PMPI_Group_free(&mut world_group);
         }
     }
-    let identity = inter == 0
-        && n as usize == size(world())
-        && out.iter().enumerate().all(|(i, &w)| w == i as c_int);
-    if identity {
-        return None;
+    if out < 0 {
+        NOWHERE
+    } else {
+        out as u32
     }
-    Some(
-        out.iter()
-            .map(|&w| if w < 0 { NOWHERE } else { w as u32 })
-            .collect(),
-    )
 }
 
 /// The out-neighbours of `comm` in the order of the neighbourhood collectives.

@@ -29,15 +29,17 @@
 //! `use mpi`, `mpi_send_f08_` and friends of `use mpi_f08`; Open MPI's Fortran
 //! bindings call `PMPI_*` directly, so wrapping the C names alone would see nothing of
 //! a Fortran program) are wrapped. Ranks of a communicator other than
-//! `MPI_COMM_WORLD` are translated to world ranks once per communicator and thread, and
-//! cached until `MPI_Comm_free`.
+//! `MPI_COMM_WORLD` are translated to world ranks once per communicator, rank and
+//! thread, and cached until `MPI_Comm_free` (module `comms`; a communicator congruent
+//! to `MPI_COMM_WORLD` needs no translation).
 //!
 //! # Cost
 //! Off (no `COPR_RECORD`): one check of a static per call. On: per send, a
 //! thread-local table update (module `table`), the datatype's size and, on other
-//! communicators than `MPI_COMM_WORLD`, a look-up in a short thread-local list; no
-//! lock, no allocation. Memory: O(distinct destinations) per thread, plus the rank
-//! translation of each communicator other than `MPI_COMM_WORLD` the program sends on.
+//! communicators than `MPI_COMM_WORLD`, a look-up in a short thread-local list and a
+//! hash map of the ranks translated; no lock, and no allocation once a destination is
+//! known. Memory: O(distinct destinations) per thread, plus one entry per
+//! (communicator, destination rank) the program sends on — nothing of size p.
 //!
 //! # The file
 //! Written by rank 0 at `MPI_Finalize`, after gathering each process's edges
