@@ -86,7 +86,7 @@ pub(super) fn on_alltoall(comm: MPI_Comm, bytes: impl Fn(usize) -> u64) {
     if !super::alltoall_in_graph() {
         return;
     }
-    for i in 0..comms::size(comm) {
+    for i in 0..comms::peers(comm) {
         let b = bytes(i);
         if let (true, Some(w)) = (b > 0, comms::world_rank(comm, i as c_int)) {
             table::add(w, 1, b);
@@ -108,9 +108,9 @@ pub(super) fn on_finalize() {
     }
 }
 
-/// The number of processes of `comm` (the local group).
+/// The number of processes a block of an all-to-all on `comm` goes to.
 fn comm_size(comm: MPI_Comm) -> u64 {
-    comms::size(comm) as u64
+    comms::peers(comm) as u64
 }
 
 fn is_root(comm: MPI_Comm, root: c_int) -> bool {
@@ -415,7 +415,7 @@ counted! {
      sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
      rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
     "apart (in the graph with COPR_RECORD_ALLTOALL=1)" {
-        let n = comms::size(comm);
+        let n = comms::peers(comm);
         let (counts, datatype) = if sendbuf as usize == IN_PLACE {
             (recvcounts, recvtype)
         } else {

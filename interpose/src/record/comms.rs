@@ -19,11 +19,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use mpi::ffi::{
     MPI_Comm, MPI_Group, PMPI_Cart_shift, PMPI_Cartdim_get, PMPI_Comm_compare, PMPI_Comm_group,
-    PMPI_Comm_rank, PMPI_Comm_remote_group, PMPI_Comm_size, PMPI_Comm_test_inter,
-    PMPI_Dist_graph_neighbors, PMPI_Dist_graph_neighbors_count, PMPI_Graph_neighbors,
-    PMPI_Graph_neighbors_count, PMPI_Group_free, PMPI_Group_translate_ranks, PMPI_Topo_test,
-    RSMPI_CART, RSMPI_COMM_WORLD, RSMPI_CONGRUENT, RSMPI_DIST_GRAPH, RSMPI_GRAPH, RSMPI_IDENT,
-    RSMPI_PROC_NULL,
+    PMPI_Comm_rank, PMPI_Comm_remote_group, PMPI_Comm_remote_size, PMPI_Comm_size,
+    PMPI_Comm_test_inter, PMPI_Dist_graph_neighbors, PMPI_Dist_graph_neighbors_count,
+    PMPI_Graph_neighbors, PMPI_Graph_neighbors_count, PMPI_Group_free, PMPI_Group_translate_ranks,
+    PMPI_Topo_test, RSMPI_CART, RSMPI_COMM_WORLD, RSMPI_CONGRUENT, RSMPI_DIST_GRAPH, RSMPI_GRAPH,
+    RSMPI_IDENT, RSMPI_PROC_NULL,
 };
 
 /// No world rank (a process outside `MPI_COMM_WORLD`, or a failed translation).
@@ -165,6 +165,26 @@ pub(crate) fn each_neighbour(comm: MPI_Comm, mut f: impl FnMut(usize, u32)) {
         }
         e.neighbours = Some(n);
     });
+}
+
+/// The number of processes a send on `comm` can name: its remote group's for an
+/// inter-communicator, else its own.
+pub(crate) fn peers(comm: MPI_Comm) -> usize {
+    let (mut inter, mut n) = (0, 0);
+    // SAFETY: each call writes one int; an invalid handle returns an error code.
+    let ok = unsafe {
+        PMPI_Comm_test_inter(comm, &mut inter) == 0
+            && if inter != 0 {
+                PMPI_Comm_remote_size(comm, &mut n) == 0
+            } else {
+                PMPI_Comm_size(comm, &mut n) == 0
+            }
+    };
+    if ok {
+        n.max(0) as usize
+    } else {
+        0
+    }
 }
 
 /// The number of processes of `comm` (its local group).

@@ -270,7 +270,7 @@ fortran! {
     pre {} post {
         let c = comm(cm);
         let each = bytes_of(int(scount), datatype(stype));
-        collectives::add(Op::Alltoall, c, each * comms::size(c) as u64);
+        collectives::add(Op::Alltoall, c, each * comms::peers(c) as u64);
         on_alltoall(c, |_| each)
     }
     [mpi_alltoallv_, mpi_alltoallv_f08_ => "pmpi_alltoallv_", "pmpi_alltoallv_f08_"]
@@ -279,7 +279,7 @@ fortran! {
     pre {} post {
         let c = comm(cm);
         let t = datatype(stype);
-        let b = (0..comms::size(c)).map(|i| bytes_of(*scounts.add(i), t)).sum();
+        let b = (0..comms::peers(c)).map(|i| bytes_of(*scounts.add(i), t)).sum();
         collectives::add(Op::Alltoallv, c, b);
         on_alltoall(c, |i| bytes_of(*scounts.add(i), t))
     }

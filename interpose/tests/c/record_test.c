@@ -185,6 +185,24 @@ static void split_sends(void) {
             count(split_member(c, dl, sign), (uint64_t)(m + 1) * sizeof(int));
         }
         MPI_Request_free(&pr);
+        /* round 0: an inter-communicator between the two colours; rank l sends one
+         * message to remote rank l % (remote size) */
+        if (round == 0 && p >= 2) {
+            MPI_Comm inter;
+            int rq_size = (p - (1 - c) + 1) / 2; /* members of the other colour */
+            MPI_Intercomm_create(split, 0, MPI_COMM_WORLD, split_member(1 - c, 0, sign), 9,
+                                 &inter);
+            int senders = 0;
+            for (int ll = 0; ll < rq_size; ll++) senders += ll % q == l;
+            MPI_Request ir[64];
+            for (int i = 0; i < senders; i++)
+                MPI_Irecv(rbuf + i * MAXCOUNT, MAXCOUNT, MPI_INT, MPI_ANY_SOURCE, 9, inter, &ir[i]);
+            int to = l % rq_size, im = 1 + me % 5;
+            MPI_Send(sbuf, im, MPI_INT, to, 9, inter);
+            count(split_member(1 - c, to, sign), (uint64_t)im * sizeof(int));
+            MPI_Waitall(senders, ir, MPI_STATUSES_IGNORE);
+            MPI_Comm_free(&inter);
+        }
         /* a collective, counted apart (not in the graph) */
         MPI_Alltoall(sbuf, 1, MPI_INT, rbuf, 1, MPI_INT, split);
         for (int i = 0; i < q && alltoall_in_graph; i++)
