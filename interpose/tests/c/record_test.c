@@ -1,5 +1,5 @@
 /* The traffic recorder's test: every kind of send the recorder counts, with a known,
- * irregular, rank-dependent traffic, on MPI_COMM_WORLD, on split and duplicated
+ * irregular, rank-dependent traffic, on MPI_COMM_WORLD, on split, duplicated and inter-
  * communicators, with persistent requests and neighbourhood collectives. Each process
  * counts what it sends as it goes (destinations worked out from the split's colour and
  * key and from grid coordinates, not from MPI's rank translation), rank 0 gathers the
