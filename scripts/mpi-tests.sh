@@ -380,6 +380,139 @@ rm -f "$graph_log"
     "$dist_graph_test" ring 4 2 --identity
 expect_log "$graph_log" "predicted hop-bytes 2.097 MB -> 2.097 MB"
 expect_log "$graph_log" "kept the MPI library's order: copr's mapping is no better"
+# the traffic recorder (COPR_RECORD): C and Fortran programs with a known traffic of
+# every kind of send compare their own counts with the file, element by element
+echo "== the traffic recorder (COPR_RECORD) under the interposer: C, Fortran (use mpi, use mpi_f08)"
+record_test="$capi_dir/record-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -pthread interpose/tests/c/record_test.c -o "$record_test"
+record_test_f="$capi_dir/record-test-f"
+record_test_f08="$capi_dir/record-test-f08"
+mkdir -p "$capi_dir/record-modules" "$capi_dir/record-modules-f08"
+mpifort -cpp -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/record-modules" \
+    interpose/tests/fortran/record_test.F90 -o "$record_test_f"
+mpifort -cpp -DF08 -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/record-modules-f08" \
+    interpose/tests/fortran/record_test.F90 -o "$record_test_f08"
+record_dir="$capi_prefix/record"
+mkdir -p "$record_dir"
+for n in 1 2 4 7; do
+    for prog in "$record_test" "$record_test_f" "$record_test_f08"; do
+        traffic="$record_dir/traffic-$n.txt"
+        rm -f "$traffic"
+        "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$prog"
+    done
+done
+echo "== three threads sending at once (MPI_THREAD_MULTIPLE), each on its own communicator"
+for n in 2 7; do
+    traffic="$record_dir/traffic-threads-$n.txt"
+    rm -f "$traffic"
+    "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$record_test" --threads
+done
+echo "== the same with the all-to-alls in the graph (COPR_RECORD_ALLTOALL=1)"
+for n in 2 7; do
+    for prog in "$record_test" "$record_test_f" "$record_test_f08"; do
+        traffic="$record_dir/traffic-a2a-$n.txt"
+        rm -f "$traffic"
+        "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" -x COPR_RECORD_ALLTOALL=1 "$prog"
+        grep -q "^# MPI_Alltoall and MPI_Alltoallv are in the graph" "$traffic"
+    done
+done
+echo "== the recorder off (no COPR_RECORD): nothing written"
+quiet_dir="$record_dir/off"
+mkdir -p "$quiet_dir"
+"${MPIRUN[@]}" -n 2 "${PRELOAD[@]}" --wdir "$quiet_dir" "$record_test" --no-check
+[[ -z "$(ls -A "$quiet_dir")" ]] || { echo "the recorder wrote without COPR_RECORD:" >&2; ls -A "$quiet_dir" >&2; exit 1; }
+echo "== a COPR_RECORD that cannot be created: one message, the program runs to its end"
+"${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_RECORD=/nonexistent/dir/traffic.txt \
+    "$record_test" --no-check 2>"$record_dir/bad.txt"
+messages=$(grep -c "copr-interpose: COPR_RECORD=/nonexistent/dir/traffic.txt: cannot create the file" \
+    "$record_dir/bad.txt" || true)
+[[ $messages == 1 ]] || { echo "expected one message, found $messages:" >&2; cat "$record_dir/bad.txt" >&2; exit 1; }
+[[ ! -e /nonexistent/dir/traffic.txt ]]
+echo "== end to end: a scrambled-rank halo exchange recorded, then copr map: the metrics of the pattern written by hand"
+# task t of a periodic R x C grid runs on world rank (5 t + 3) mod p and sends 1000
+# bytes to each of its four neighbours; the same messages written here with awk
+halo_pattern() {
+    awk -v R="$1" -v C="$2" 'BEGIN {
+        p = R * C; print "tasks", p
+        for (t = 0; t < p; t++) {
+            r = int(t / C); c = t % C
+            n[0] = ((r + R - 1) % R) * C + c; n[1] = ((r + 1) % R) * C + c
+            n[2] = r * C + (c + C - 1) % C; n[3] = r * C + (c + 1) % C
+            for (d = 0; d < 4; d++) print (5 * t + 3) % p, (5 * n[d] + 3) % p, 1000
+        }
+    }'
+}
+# the rows of `copr map`'s table without the timing column
+map_rows() {
+    "$copr_bin" map --graph "$1" --flat "$2" --ranks-per-node "$3" --budget 2 \
+        --strategies packed,round-robin,folded,bisection,optimised |
+        awk '$1 ~ /^(packed|round-robin|folded|bisection|optimised)$/ { NF--; print }'
+}
+for case in "2 4 2 4" "3 3 3 3"; do
+    read -r rows cols nodes per <<<"$case"
+    traffic="$record_dir/halo-${rows}x$cols.txt"
+    halo_pattern "$rows" "$cols" >"$record_dir/halo-by-hand.txt"
+    # Open MPI's own monitoring component counts the same run's messages too
+    monitoring="$record_dir/monitoring-${rows}x$cols"
+    rm -f "$monitoring".*.prof
+    "${MPIRUN[@]}" -n $((rows * cols)) "${PRELOAD[@]}" -x COPR_RECORD="$traffic" \
+        --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
+        --mca pml_monitoring_filename "$monitoring" \
+        "$record_test" --halo "$rows" "$cols" 1000
+    # its lines `E src dst N bytes M msgs sent` (the program's own messages) against ours
+    diff <(cat "$monitoring".*.prof | awk '$1 == "E" { print $2, $3, $4, $6 }' | sort -n -k1,1 -k2,2) \
+        <(awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $5 }' "$traffic" | sort -n -k1,1 -k2,2) || {
+        echo "the recording of the halo ${rows}x$cols differs from Open MPI's pml monitoring" >&2
+        exit 1
+    }
+    recorded=$(map_rows "$traffic" "$nodes" "$per")
+    by_hand=$(map_rows "$record_dir/halo-by-hand.txt" "$nodes" "$per")
+    [[ -n $recorded && $recorded == "$by_hand" ]] || {
+        echo "copr map of the recorded halo ${rows}x$cols differs from the pattern by hand:" >&2
+        diff <(echo "$recorded") <(echo "$by_hand") >&2 || true
+        exit 1
+    }
+done
+echo "== COPR_GRAPH: MPI_Dist_graph_create_adjacent of an unweighted ring reordered by a recorded traffic"
+# by hand: the file's traffic is the pairs graph above (3 MiB v -> v + 4, 1 MiB v -> v + 1),
+# whose best splits keep pairs together and cut 4 ring edges, where the ring alone is
+# left in the library's order (cut 2)
+for v in 0 1 2 3 4 5 6 7; do
+    echo "$v $(((v + 4) % 8)) 3145728 # 3 messages"
+    echo "$v $(((v + 1) % 8)) 1048576 # 1 messages"
+done >"$record_dir/pairs.txt"
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_GRAPH="$record_dir/pairs.txt" \
+    -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 4 --reordered
+expect_log "$graph_log" "traffic from COPR_GRAPH=$record_dir/pairs.txt"
+expect_log "$graph_log" "predicted hop-bytes 27.263 MB -> 4.194 MB, off-node traffic 81.2 % -> 12.5 % (recorded bytes)"
+echo "== the recorder under a reordering interposer: the interposer's own calls are not recorded"
+# dist_graph_test's MPI_Neighbor_alltoall sends 3 ints to each out-neighbour of the
+# vertex a process holds after the reorder (vertex v: v + 4 and v + 1 mod 8); the
+# program's own collectives are 2 MPI_Allreduce and 1 MPI_Allgather
+traffic="$record_dir/dist-graph.txt"
+order=$("${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_RECORD="$traffic" \
+    "$dist_graph_test" pairs 4 4 --reordered | sed -n 's/^pairs: order: \([0-9 ]*\) (reordered).*/\1/p')
+[[ -n $order ]] || { echo "dist_graph_test printed no order" >&2; exit 1; }
+diff <(awk -v order="$order" 'BEGIN {
+        n = split(order, v, " ")
+        for (r = 1; r <= n; r++) holder[v[r]] = r - 1
+        for (r = 1; r <= n; r++) {
+            print r - 1, holder[(v[r] + 4) % 8], 12
+            print r - 1, holder[(v[r] + 1) % 8], 12
+        }
+    }' | sort -n -k1,1 -k2,2) <(awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3 }' "$traffic") || {
+    echo "the recorded neighbourhood traffic differs from the reordered graph's" >&2
+    exit 1
+}
+[[ $(grep -c "^# collective MPI_" "$traffic") == 2 ]]
+grep -q "^# collective MPI_Allreduce on a communicator of all 8 ranks: 2 calls" "$traffic"
+grep -q "^# collective MPI_Allgather on a communicator of all 8 ranks: 1 calls" "$traffic"
+echo "== COPR_GRAPH naming no file: one log line, the library's order"
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_GRAPH=/nonexistent/traffic.txt \
+    -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 2 --identity
+expect_log "$graph_log" "COPR_GRAPH: /nonexistent/traffic.txt: No such file or directory"
 echo "== copr_cart_create's errors (messages in a file) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$cart_test" errors 2>"$cart_dir/errors.txt"
 expect_log "$cart_dir/errors.txt" "copr_cart_create: comm is MPI_COMM_NULL"

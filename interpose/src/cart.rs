@@ -170,6 +170,12 @@ fn decide(comm: &SimpleCommunicator, dims: &[i32], periods: &[bool]) -> Decision
     let Some(source) = machine_source(comm, &head) else {
         return Decision::Pass;
     };
+    if let Some(path) = crate::recorded::graph_path() {
+        return match crate::recorded::plan(comm, &head, &path, &source) {
+            Some(ranks) => Decision::Split(ranks.inverse()[comm.rank() as usize] as c_int),
+            None => Decision::Pass,
+        };
+    }
     let planned = grid_pattern(dims, periods, GRID_MESSAGE_BYTES)
         .and_then(|pattern| plan_mapping(comm, &pattern, &source, &Options::default()));
     match conclude(comm, head, &source, planned, "1 MiB per grid message") {

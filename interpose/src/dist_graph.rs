@@ -213,6 +213,9 @@ fn decide(comm: &SimpleCommunicator, adj: &Adjacency) -> Option<Perm> {
         return None;
     }
     let source = machine_source(comm, &head)?;
+    if let Some(path) = crate::recorded::graph_path() {
+        return crate::recorded::plan(comm, &head, &path, &source);
+    }
     let out: Vec<(usize, u64)> = adj
         .destinations
         .iter()

@@ -43,9 +43,21 @@
 //! predicted hop-bytes and off-node share
 //! before and after, and the new order.
 //!
+//! `COPR_RECORD=traffic.txt` records the program's traffic (module `record`): the
+//! messages and bytes each process sends to each other, written at `MPI_Finalize` as a
+//! graph `copr map --graph traffic.txt` reads, with each rank's host.
+//!
+//! With `COPR_GRAPH=traffic.txt` (a recording), the two reorders map the recorded
+//! traffic among the communicator's processes instead of uniform grid messages or the
+//! graph's weights (module `recorded`).
+//!
 //! Without the feature `mpi` the library is empty.
 
 #[cfg(feature = "mpi")]
 pub mod cart;
 #[cfg(feature = "mpi")]
 pub mod dist_graph;
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub mod record;
+#[cfg(feature = "mpi")]
+mod recorded;
