@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::ffi::c_int;
 use std::path::Path;
 
-use copr::mapping::mpi::{plan_mapping_at_root, MachineSource};
-use copr::mapping::{Edge, Options, Pattern, Perm};
+use copr_mapping::mpi::{plan_mapping_at_root, MachineSource};
+use copr_mapping::{Edge, Options, Pattern, Perm};
 use mpi::ffi::{PMPI_Comm_rank, RSMPI_COMM_WORLD};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
