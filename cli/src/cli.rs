@@ -61,14 +61,9 @@ pub(crate) struct MapArgs {
     pub(crate) open: bool,
     /// Grid: bytes per message along each dimension (one value for all, or one per
     /// dimension: `--bytes 1048576,3145728` makes messages along dimension 1 — within
-    /// a row — 3x those along dimension 0).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "1048576",
-        requires = "grid"
-    )]
-    pub(crate) bytes: Vec<u64>,
+    /// a row — 3x those along dimension 0); default 1048576.
+    #[arg(long, value_delimiter = ',', requires = "grid")]
+    pub(crate) bytes: Option<Vec<u64>>,
     /// A communication graph: edge list (`src dst bytes` per line) or TOML/JSON.
     #[arg(long, value_name = "FILE")]
     pub(crate) graph: Option<PathBuf>,
@@ -118,7 +113,9 @@ pub(crate) struct MapArgs {
     /// Optimiser seed.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
-    /// Optimiser time budget, seconds.
+    /// Time budget of the comparison, seconds: every strategy stops at it (a search
+    /// with the best it has found), the optimiser gets what the baselines left, and a
+    /// strategy whose turn comes later is not run (the report names it).
     #[arg(long, default_value_t = 10.0)]
     pub(crate) budget: f64,
     /// Write an Open MPI rankfile.
@@ -419,14 +416,40 @@ fn dims_arg(flag: &str, s: &str) -> Result<Vec<usize>> {
         .collect()
 }
 
+/// The options of `copr map` that describe a grid or a torus need `--grid` or
+/// `--torus`. clap's `requires` accepts any member of the group its target belongs to
+/// (clap issue 4707: `--flat` passes for `--torus`), so they are checked here too.
+fn check_needs(a: &MapArgs) -> Result<()> {
+    let needs = [
+        ("--open", a.open, "--grid", a.grid.is_some()),
+        ("--bytes", a.bytes.is_some(), "--grid", a.grid.is_some()),
+        ("--alloc", a.alloc.is_some(), "--torus", a.torus.is_some()),
+        (
+            "--link-bandwidth",
+            a.link_bandwidth.is_some(),
+            "--torus",
+            a.torus.is_some(),
+        ),
+    ];
+    match needs.iter().find(|&&(_, given, _, has)| given && !has) {
+        Some((flag, _, needed, _)) => Err(copr::Error::Mismatch(format!(
+            "{flag} describes the {} and needs {needed}",
+            &needed[2..]
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn map(a: MapArgs) -> Result<()> {
     use copr_mapping::{self as mapping, export, GridSpec, MapMachine, Pattern};
+    check_needs(&a)?;
     let pattern = if let Some(g) = &a.grid {
         let dims = dims_arg("grid", g)?;
         let n = dims.len();
-        let bytes = match a.bytes.len() {
-            1 => vec![a.bytes[0]; n],
-            _ => a.bytes.clone(),
+        let given = a.bytes.clone().unwrap_or_else(|| vec![1 << 20]);
+        let bytes = match given.len() {
+            1 => vec![given[0]; n],
+            _ => given,
         };
         Pattern::grid(&GridSpec::new(dims, vec![!a.open; n], bytes)?)?
     } else if let Some(f) = &a.graph {

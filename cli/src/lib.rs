@@ -16,9 +16,44 @@ pub fn main() {
     quiet_broken_pipe();
     let cli = cli::Cli::parse();
     if let Err(e) = cli::run(cli) {
-        eprintln!("copr: error: {e}");
+        eprintln!("copr: error: {}", error_line(&e.to_string()));
         std::process::exit(2);
     }
+}
+
+/// Longest error message printed, in characters: a longer one (a parser quoting a
+/// deeply nested input, say) is cut there with a note of how much was left out.
+const MAX_ERROR_CHARS: usize = 1000;
+
+/// An error message as the one line `copr` prints: control characters (a newline or an
+/// escape sequence in a file name, a key or a string value quoted by a parser) written
+/// as escapes, and the length capped at [`MAX_ERROR_CHARS`].
+///
+/// ```
+/// let line = copr_cli::error_line("unknown field `a\nb\u{1b}[31m`");
+/// assert_eq!(line, "unknown field `a\\nb\\u{1b}[31m`");
+/// assert!(copr_cli::error_line(&"x".repeat(5000)).len() < 1100);
+/// ```
+pub fn error_line(message: &str) -> String {
+    let mut out = String::new();
+    let mut chars = message.trim_end().chars();
+    let mut shown = 0;
+    for c in chars.by_ref() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        shown += 1;
+        if shown == MAX_ERROR_CHARS {
+            break;
+        }
+    }
+    let rest = chars.count();
+    if rest > 0 {
+        out.push_str(&format!(" … ({rest} more characters)"));
+    }
+    out
 }
 
 /// A reader that stops early (`copr plan … | head`) closes the pipe; `println!` then

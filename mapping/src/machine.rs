@@ -289,8 +289,22 @@ impl MapMachine {
     /// Relative paths resolve against the file's directory.
     ///
     /// # Errors
-    /// [`Error::Io`], [`Error::Parse`] (naming field and line), or an invalid machine.
+    /// [`Error::Io`], [`Error::Parse`] (naming field and line), or an invalid machine;
+    /// every message names the file (or the file it refers to, where the error is).
     pub fn from_file(path: &Path) -> Result<Self> {
+        Self::read_file(path).map_err(|e| {
+            if e.to_string().contains(&path.display().to_string()) {
+                e
+            } else {
+                Error::InFile {
+                    path: path.to_owned(),
+                    source: Box::new(e),
+                }
+            }
+        })
+    }
+
+    fn read_file(path: &Path) -> Result<Self> {
         let text = copr::files::read_file(path)?;
         let text = copr_topology::files::skip_bom(&text);
         let parse = |detail: String| Error::Parse {

@@ -32,7 +32,9 @@ use std::time::{Duration, Instant};
 use super::machine::{MapMachine, NetKind};
 use super::metrics::{evaluate, Metrics};
 use super::pattern::{GridSpec, Pattern};
-use super::strategy::{self, along, baseline, best_tile, tile_boundary, tile_shapes, Strategy};
+use super::strategy::{
+    self, along, baseline_until, best_tile, tile_boundary, tile_shapes, Strategy,
+};
 use copr::error::Result;
 use copr::lap::Perm;
 
@@ -41,7 +43,8 @@ use copr::lap::Perm;
 pub struct Options {
     /// Seed of the refinement order.
     pub seed: u64,
-    /// Wall-time budget of the whole optimisation (starts excluded).
+    /// Wall-time budget of the whole optimisation (starts excluded); in
+    /// [`crate::compare`], of the whole comparison, baselines included.
     pub budget: Duration,
 }
 
@@ -115,11 +118,11 @@ pub fn optimise(
             let q = tile_grid(g, t)?;
             let qp = Pattern::grid(&q)?;
             let mut placements: Vec<(String, Perm)> = Vec::new();
-            for (name, place) in embeddings(&q, &qp, &m1, 6) {
+            for (name, place) in embeddings(&q, &qp, &m1, 6, deadline) {
                 placements.push((format!("tiles {t:?}, embedding {name}"), place));
             }
             for s in [Strategy::Hilbert, Strategy::Cp2k, Strategy::Bisection] {
-                if let Some(place) = baseline(s, &qp, &m1)? {
+                if let Some(place) = baseline_until(s, &qp, &m1, Some(deadline))? {
                     placements.push((format!("tiles {t:?}, {}", s.name()), place));
                 }
             }
@@ -192,7 +195,7 @@ pub fn optimise(
         let qp = Pattern::from_edges(groups.len(), qedges, "groups".into())?;
         let m1 = m.clone().with_ranks_per_node(1)?;
         for s in [Strategy::Packed, Strategy::Bisection] {
-            if let Some(mut place) = baseline(s, &qp, &m1)? {
+            if let Some(mut place) = baseline_until(s, &qp, &m1, Some(deadline))? {
                 refine(&qp, &m1, &mut place, &mut rng, deadline, 20);
                 let mut fwd = vec![0usize; p.tasks()];
                 for (g, members) in groups.iter().enumerate() {
@@ -516,7 +519,13 @@ fn dim_options(d: usize, e: usize) -> Vec<Vec<Factor>> {
 /// hop-bytes and the `keep / 2` best by largest link time, as `(description,
 /// placement)`; empty when the machine is not a whole torus with one node per
 /// coordinate.
-fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(String, Perm)> {
+fn embeddings(
+    q: &GridSpec,
+    qp: &Pattern,
+    m1: &MapMachine,
+    keep: usize,
+    deadline: Instant,
+) -> Vec<(String, Perm)> {
     let NetKind::Torus(t) = m1.kind() else {
         return Vec::new();
     };
@@ -551,6 +560,9 @@ fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(
     let mut choice = vec![0usize; options.len()];
     let mut budget = 20_000usize;
     'outer: loop {
+        if Instant::now() >= deadline {
+            break;
+        }
         let factors: Vec<Factor> = options
             .iter()
             .zip(&choice)
@@ -1363,7 +1375,7 @@ mod tests {
             MapMachine::torus(Torus::full(TorusParams::new(vec![4, 4, 4])).unwrap(), 1).unwrap();
         let q = GridSpec::new(vec![8, 8], vec![true, true], vec![1, 1]).unwrap();
         let p = Pattern::grid(&q).unwrap();
-        let best = embeddings(&q, &p, &m, 6)
+        let best = embeddings(&q, &p, &m, 6, Instant::now() + Duration::from_secs(60))
             .into_iter()
             .map(|(_, e)| evaluate(&p, &m, &e))
             .min_by_key(|x| x.hop_bytes)

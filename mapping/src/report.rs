@@ -8,7 +8,7 @@ use super::machine::MapMachine;
 use super::metrics::{evaluate, Metrics};
 use super::optimise::{optimise, Options, Scored};
 use super::pattern::Pattern;
-use super::strategy::{baseline, check_sizes, Strategy};
+use super::strategy::{baseline_until, check_sizes, Strategy};
 use copr::error::{Error, Result};
 use copr::lap::Perm;
 
@@ -43,6 +43,8 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Strategies that do not apply to this pattern or machine.
     pub skipped: Vec<String>,
+    /// Strategies not run because the time budget was spent before their turn.
+    pub over_budget: Vec<String>,
     /// Whether the optimiser's mapping is no worse than every baseline on hop-bytes
     /// and on the largest link time (`None` when it did not run).
     pub optimiser_dominates: Option<bool>,
@@ -57,6 +59,13 @@ impl Comparison {
 
 /// Runs `strategies` (the optimiser last, starting from every baseline that applies)
 /// and scores each. `progress` is called with each strategy's name before it runs.
+///
+/// `opts.budget` bounds the whole comparison: every strategy runs until the one
+/// deadline `start + budget` (a search stops there with the best it has found, the
+/// optimiser gets what is left), and a strategy whose turn comes after the deadline is
+/// not run but listed in [`Comparison::over_budget`] — except the first one that
+/// applies, so that there is always a mapping. Beyond the deadline, the time is that
+/// of one strategy's fixed work and the metrics (O(edges · hops) each).
 ///
 /// # Errors
 /// [`Error::Mismatch`] if the pattern does not fill the machine or no strategy
@@ -73,14 +82,23 @@ pub fn compare(
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     let mut starts = Vec::new();
+    let mut over_budget = Vec::new();
     let mut base_time = Duration::ZERO;
+    let deadline = Instant::now() + opts.budget;
+    let spent = |starts: &[Scored]| !starts.is_empty() && Instant::now() >= deadline;
     for &s in Strategy::BASELINES.iter() {
         if !strategies.contains(&s) && !want_opt {
             continue;
         }
+        if spent(&starts) {
+            if strategies.contains(&s) {
+                over_budget.push(s.name().into());
+            }
+            continue;
+        }
         progress(s.name());
         let t0 = Instant::now();
-        let map = baseline(s, p, m)?;
+        let map = baseline_until(s, p, m, Some(deadline))?;
         let dt = t0.elapsed();
         base_time += dt;
         match map {
@@ -109,10 +127,16 @@ pub fn compare(
         }
     }
     let mut optimiser_dominates = None;
-    if want_opt {
+    if want_opt && spent(&starts) {
+        over_budget.push(Strategy::Optimised.name().into());
+    } else if want_opt {
         progress(Strategy::Optimised.name());
         let t0 = Instant::now();
-        let o = optimise(p, m, &starts, opts)?;
+        let left = Options {
+            budget: deadline.saturating_duration_since(t0),
+            ..opts.clone()
+        };
+        let o = optimise(p, m, &starts, &left)?;
         optimiser_dominates = Some(o.dominates_starts);
         rows.push(Row {
             strategy: Strategy::Optimised.name().into(),
@@ -141,6 +165,7 @@ pub fn compare(
         tasks: p.tasks(),
         rows,
         skipped,
+        over_budget,
         optimiser_dominates,
     })
 }
@@ -213,6 +238,12 @@ pub fn table(c: &Comparison) -> String {
     }
     if !c.skipped.is_empty() {
         s.push_str(&format!("not applicable here: {}\n", c.skipped.join(", ")));
+    }
+    if !c.over_budget.is_empty() {
+        s.push_str(&format!(
+            "not run, the time budget was spent: {}\n",
+            c.over_budget.join(", ")
+        ));
     }
     if let Some(r) = c.row("optimised") {
         s.push_str(&format!(

@@ -210,10 +210,17 @@ fn bw_of_inv(inv: f64) -> String {
     num(v)
 }
 
+/// `s` as XML 1.0 text or attribute value: markup characters as entities, and the
+/// characters XML 1.0 cannot carry at all (control characters, even as references, and
+/// U+FFFE, U+FFFF) — tabs and newlines too, which attribute values would lose — as
+/// visible Rust-style escapes (`\u{1b}`).
 fn xml_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {
+                o.extend(c.escape_default())
+            }
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
@@ -580,6 +587,28 @@ mod tests {
         let m = MapMachine::network(net, None, BandwidthModel::Bottleneck, 1).unwrap();
         assert_eq!(smpi_host_names(&m), ["n0", "n1"]);
         assert!(platform_xml(&m).unwrap().contains("value=\"a b-&gt;c\""));
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_xml() {
+        let mut net = Network::new("odd\u{1}machine \u{1b}[31m\n");
+        net.add_host("a\u{1}").unwrap();
+        net.add_host("b\u{1b}[31m").unwrap();
+        net.add_link(
+            "a\u{1}",
+            "b\u{1b}[31m",
+            LinkCost::from_bandwidth(1e-6, 1e9).unwrap(),
+        )
+        .unwrap();
+        let m = MapMachine::network(net, None, BandwidthModel::Bottleneck, 1).unwrap();
+        let xml = platform_xml(&m).unwrap();
+        let bad = xml
+            .chars()
+            .find(|&c| c.is_control() && c != '\n' || c == '\u{fffe}' || c == '\u{ffff}');
+        assert_eq!(bad, None, "{xml:?}");
+        assert!(xml.contains("a\\u{1}-&gt;b\\u{1b}[31m"), "{xml}");
+        // the description stays on the comment's line
+        assert!(xml.contains("odd\\u{1}machine \\u{1b}[31m\\n"), "{xml}");
     }
 
     #[test]

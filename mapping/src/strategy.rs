@@ -2,6 +2,7 @@
 //! (`apply(task) = slot`, slot = node·ranks_per_node + core).
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -116,6 +117,19 @@ pub fn check_sizes(p: &Pattern, m: &MapMachine) -> Result<()> {
 /// # Errors
 /// [`Error::Mismatch`] if the pattern does not fill the machine.
 pub fn baseline(s: Strategy, p: &Pattern, m: &MapMachine) -> Result<Option<Perm>> {
+    baseline_until(s, p, m, None)
+}
+
+/// [`baseline`] that keeps a deadline: a strategy that searches (the CP2K heuristic
+/// tries every order of the torus directions, `ndims!` of them) stops at `deadline`
+/// with the best it has found (after at least one try); the others take
+/// O(tasks log tasks + edges) anyway.
+pub(crate) fn baseline_until(
+    s: Strategy,
+    p: &Pattern,
+    m: &MapMachine,
+    deadline: Option<Instant>,
+) -> Result<Option<Perm>> {
     check_sizes(p, m)?;
     let n = p.tasks();
     let nodes = m.nodes();
@@ -143,7 +157,7 @@ pub fn baseline(s: Strategy, p: &Pattern, m: &MapMachine) -> Result<Option<Perm>
             .grid_spec()
             .map(|g| along(&grid_hilbert(g), &node_hilbert(m), rpn)),
         Strategy::Cp2k => match (p.grid_spec(), m.kind()) {
-            (Some(g), NetKind::Torus(_)) => Some(cp2k(p, g, m)),
+            (Some(g), NetKind::Torus(_)) => Some(cp2k(p, g, m, deadline)),
             _ => None,
         },
         Strategy::Bisection => Some(bisection(p, m)),
@@ -287,7 +301,7 @@ pub(crate) fn weighted_hop_bytes(p: &Pattern, m: &MapMachine, map: &Perm) -> f64
 }
 
 /// The CP2K heuristic (Figure 3 of the paper).
-fn cp2k(p: &Pattern, g: &GridSpec, m: &MapMachine) -> Perm {
+fn cp2k(p: &Pattern, g: &GridSpec, m: &MapMachine, deadline: Option<Instant>) -> Perm {
     let NetKind::Torus(t) = m.kind() else {
         unreachable!("checked by the caller")
     };
@@ -296,6 +310,9 @@ fn cp2k(p: &Pattern, g: &GridSpec, m: &MapMachine) -> Perm {
     let initial_cost = weighted_hop_bytes(p, m, &initial);
     let mut best: Option<(f64, Perm)> = None;
     for order in dim_orders(t.ndims()) {
+        if best.is_some() && deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
         let mut nodes = identity(m.nodes());
         // the chosen direction varies fastest, then the next
         nodes.sort_by_key(|&k| {

@@ -77,9 +77,13 @@ pub fn joint_relabel(volumes: &[&Volumes], ranks: usize, fixed: &[usize]) -> Res
 /// The exact joint assignment on `W = Σ_k weight_k · V_kᵀ` (rows: target labels,
 /// columns: processes) with the labels in `fixed` kept in place; the identity when σ
 /// keeps no more than it.
+///
+/// # Memory
+/// `W` is summed one transform at a time on the free labels only, so the peak holds the
+/// distinct (target, process) pairs of `W`, one transform's entries and O(`ranks`)
+/// words for the labels and σ — not the entries of every transform at once.
 pub(crate) fn joint_assign(parts: &[(&Csr, u64)], ranks: usize, fixed: &[usize]) -> Result<Perm> {
     let mut total = 0u64;
-    let mut trip = Vec::new();
     for (k, (v, weight)) in parts.iter().enumerate() {
         if v.n_rows() > ranks || v.n_cols() > ranks {
             return Err(Error::Mismatch(format!(
@@ -97,26 +101,28 @@ pub(crate) fn joint_assign(parts: &[(&Csr, u64)], ranks: usize, fixed: &[usize])
                 "the transforms of a joint relabeling weigh more than 2^60 together (transform {k})"
             ))
         })?;
-        trip.extend(v.iter().map(|(s, t, x)| (t, s, x * weight)));
     }
     let free = FreeLabels::new(ranks, fixed)?;
-    let w = Csr::from_triplets(ranks, ranks, trip.clone());
-    let small = Csr::from_triplets(
-        free.len(),
-        free.len(),
-        trip.into_iter()
-            .filter_map(|(t, s, x)| Some((free.index(t)?, free.index(s)?, x)))
-            .collect(),
-    );
-    let sigma = free.expand(&sparse_max(&small)?)?;
-    let identity = Perm::identity(ranks);
-    Ok(
-        if assignment_value(&w, &sigma) > assignment_value(&w, &identity) {
-            sigma
-        } else {
-            identity
-        },
-    )
+    // W on the free labels, one transform added at a time (entries touching a fixed
+    // label cannot be used by a σ that keeps that label in place)
+    let mut small = Csr::zeros(free.len(), free.len());
+    for (v, weight) in parts {
+        let mut trip: Vec<(usize, usize, u64)> = Vec::with_capacity(small.nnz() + v.nnz());
+        trip.extend(small.iter());
+        trip.extend(
+            v.iter()
+                .filter_map(|(s, t, x)| Some((free.index(t)?, free.index(s)?, x * weight))),
+        );
+        small = Csr::from_triplets(free.len(), free.len(), trip);
+    }
+    let on_free = sparse_max(&small)?;
+    // labels outside the free ones keep their process under both σ and the identity, so
+    // the comparison with the identity needs the free labels only
+    if assignment_value(&small, &on_free) > assignment_value(&small, &Perm::identity(free.len())) {
+        free.expand(&on_free)
+    } else {
+        Ok(Perm::identity(ranks))
+    }
 }
 
 /// The labels of a joint relabeling that are not fixed: σ maps them onto themselves, so
@@ -277,28 +283,36 @@ impl BatchSpec {
 }
 
 /// A batch planned three ways: no relabeling, each transform's own σ, and the joint σ.
+///
+/// # Memory
+/// Transforms with the same source, target and op share one plan (their volumes count
+/// once, weighted by how often they occur, in the joint relabeling), so a batch holds
+/// the volumes of its *distinct* transforms, once more for those whose layouts live on
+/// fewer ranks than the batch, and O(ranks) words per transform for the σ's.
 #[derive(Debug, Clone)]
 pub struct BatchPlan {
     names: Vec<String>,
+    /// The distinct transforms' plans.
     plans: Vec<Plan>,
-    /// Each plan's volumes in the batch's rank space.
-    volumes: Vec<Volumes>,
+    /// `of[k]`: index in `plans` of transform `k`'s plan.
+    of: Vec<usize>,
+    /// Each distinct plan's volumes in the batch's rank space, when that is wider than
+    /// the plan's own.
+    widened: Vec<Option<Volumes>>,
     ranks: usize,
     joint: Perm,
     joint_seconds: f64,
 }
 
-/// `v` in a rank space of `ranks ≥ v.ranks()` ranks.
-fn widen(v: &Volumes, ranks: usize) -> Volumes {
-    if v.ranks() == ranks {
-        v.clone()
-    } else {
+/// `v` in a rank space of `ranks ≥ v.ranks()` ranks, if that is wider than its own.
+fn widen(v: &Volumes, ranks: usize) -> Option<Volumes> {
+    (v.ranks() != ranks).then(|| {
         Volumes::from_matrix(Csr::from_triplets(
             ranks,
             ranks,
             v.matrix().iter().collect(),
         ))
-    }
+    })
 }
 
 impl BatchPlan {
@@ -309,23 +323,49 @@ impl BatchPlan {
     /// [`Error::Entry`] naming the transform; [`joint_relabel`]'s.
     pub fn from_spec(spec: &BatchSpec) -> Result<Self> {
         spec.check()?;
-        let mut plans = Vec::with_capacity(spec.transform.len());
+        let mut plans: Vec<Plan> = Vec::new();
+        // the entry each distinct plan was made from, and how many entries share it
+        let mut first: Vec<usize> = Vec::new();
+        let mut count: Vec<u64> = Vec::new();
+        let mut of = Vec::with_capacity(spec.transform.len());
         let mut names = Vec::with_capacity(spec.transform.len());
         for (k, t) in spec.transform.iter().enumerate() {
             let name = spec.name(k);
-            let plan = Plan::new(t.source.clone(), t.target.clone(), t.op, spec.solver)
-                .map_err(|e| in_entry(k, &name, e))?;
-            plans.push(plan);
+            let same = first.iter().position(|&j| {
+                let u = &spec.transform[j];
+                u.op == t.op && u.source == t.source && u.target == t.target
+            });
+            let index = match same {
+                Some(i) => i,
+                None => {
+                    let plan = Plan::new(t.source.clone(), t.target.clone(), t.op, spec.solver)
+                        .map_err(|e| in_entry(k, &name, e))?;
+                    plans.push(plan);
+                    first.push(k);
+                    count.push(0);
+                    plans.len() - 1
+                }
+            };
+            count[index] += 1;
+            of.push(index);
             names.push(name);
         }
         let ranks = plans.iter().map(|p| p.volumes().ranks()).max().unwrap_or(0);
-        let volumes: Vec<Volumes> = plans.iter().map(|p| widen(p.volumes(), ranks)).collect();
+        let widened: Vec<Option<Volumes>> =
+            plans.iter().map(|p| widen(p.volumes(), ranks)).collect();
         let t0 = Instant::now();
-        let joint = joint_relabel(&volumes.iter().collect::<Vec<_>>(), ranks, &[])?;
+        let parts: Vec<(&Csr, u64)> = plans
+            .iter()
+            .zip(&widened)
+            .zip(&count)
+            .map(|((p, w), &c)| (w.as_ref().unwrap_or(p.volumes()).matrix(), c))
+            .collect();
+        let joint = joint_assign(&parts, ranks, &[])?;
         Ok(Self {
             names,
             plans,
-            volumes,
+            of,
+            widened,
             ranks,
             joint,
             joint_seconds: t0.elapsed().as_secs_f64(),
@@ -337,9 +377,23 @@ impl BatchPlan {
         self.ranks
     }
 
-    /// The transforms' own plans (each with its independent σ).
-    pub fn plans(&self) -> &[Plan] {
-        &self.plans
+    /// Transform `k`'s own plan (with its independent σ); transforms with the same
+    /// source, target and op share one.
+    ///
+    /// # Panics
+    /// If `k` is not a transform of the batch.
+    pub fn plan(&self, k: usize) -> &Plan {
+        &self.plans[self.of[k]]
+    }
+
+    /// The number of transforms.
+    pub fn len(&self) -> usize {
+        self.of.len()
+    }
+
+    /// Whether the batch has no transforms (never, for a batch from [`Self::from_spec`]).
+    pub fn is_empty(&self) -> bool {
+        self.of.is_empty()
     }
 
     /// The transforms' names.
@@ -352,7 +406,10 @@ impl BatchPlan {
     /// # Panics
     /// If `k` is not a transform of the batch.
     pub fn volumes(&self, k: usize) -> &Volumes {
-        &self.volumes[k]
+        let i = self.of[k];
+        self.widened[i]
+            .as_ref()
+            .unwrap_or_else(|| self.plans[i].volumes())
     }
 
     /// The joint σ: target label `t` of every transform is taken by process `σ(t)`.
@@ -362,18 +419,25 @@ impl BatchPlan {
 
     /// The numbers `copr plan` prints for a batch.
     pub fn report(&self, solver: Solver) -> BatchReport {
-        let transforms: Vec<TransformVolumes> = self
-            .plans
-            .iter()
-            .enumerate()
-            .map(|(k, p)| TransformVolumes {
-                name: self.names[k].clone(),
-                op: p.op(),
-                total_elements: p.volumes().total(),
-                remote_none: p.volumes().remote(),
-                remote_independent: p.remote_after(),
-                remote_joint: self.volumes[k].remote_after(&self.joint),
-                sigma_independent: p.sigma().forward().to_vec(),
+        // each distinct plan's numbers once
+        let remote_joint: Vec<u64> = (0..self.plans.len())
+            .map(|i| {
+                let k = self.of.iter().position(|&j| j == i).unwrap_or(0);
+                self.volumes(k).remote_after(&self.joint)
+            })
+            .collect();
+        let transforms: Vec<TransformVolumes> = (0..self.len())
+            .map(|k| {
+                let p = self.plan(k);
+                TransformVolumes {
+                    name: self.names[k].clone(),
+                    op: p.op(),
+                    total_elements: p.volumes().total(),
+                    remote_none: p.volumes().remote(),
+                    remote_independent: p.remote_after(),
+                    remote_joint: remote_joint[self.of[k]],
+                    sigma_independent: p.sigma().forward().to_vec(),
+                }
             })
             .collect();
         let sum = |f: fn(&TransformVolumes) -> u64| transforms.iter().map(f).sum::<u64>();

@@ -146,43 +146,94 @@ impl Invalid {
     }
 }
 
-/// Checks that `v` is finite and `>= 0` (a latency, an inverse bandwidth, a
-/// weight).
+/// Largest latency, inverse bandwidth or weight copr accepts: 10⁹ (seconds, seconds
+/// per byte, or a factor). With it and [`MIN_BANDWIDTH`], every cost copr computes —
+/// up to 2⁶⁴ bytes over up to 2⁴⁸ rank pairs, summed over a model's terms — stays far
+/// below `f64::MAX`, so no printed number is infinite or NaN.
+pub const MAX_COST: f64 = 1e9;
+
+/// Smallest bandwidth copr accepts: 10⁻⁹ bytes per second (its inverse is
+/// [`MAX_COST`]); the largest is 10³⁰.
+pub const MIN_BANDWIDTH: f64 = 1e-9;
+
+/// Largest bandwidth copr accepts, bytes per second.
+pub const MAX_BANDWIDTH: f64 = 1e30;
+
+/// Checks that `v` is finite, `>= 0` and at most [`MAX_COST`] (a latency, an inverse
+/// bandwidth, a weight). This and [`check_bandwidth`] are the one check every float
+/// copr reads from a file or a flag goes through.
 ///
 /// # Errors
-/// [`Invalid`] naming `field` if `v` is negative, NaN or infinite.
+/// [`Invalid`] naming `field` if `v` is negative, NaN, infinite or above
+/// [`MAX_COST`].
 ///
 /// ```
 /// use copr_topology::files::{check_nonneg, FieldPath};
 /// assert!(check_nonneg(0.5, &FieldPath::root().key("latency")).is_ok());
 /// let e = check_nonneg(-1.0, &FieldPath::root().key("latency")).unwrap_err();
 /// assert_eq!(e.field.to_string(), "latency");
+/// assert!(check_nonneg(1e308, &FieldPath::root().key("latency")).is_err());
 /// ```
 pub fn check_nonneg(v: f64, field: &FieldPath) -> Result<(), Invalid> {
     if v.is_nan() {
-        Err(Invalid::new(field.clone(), v, "NaN is not a cost"))
+        Err(Invalid::new(field.clone(), short(v), "NaN is not a cost"))
     } else if v.is_infinite() {
-        Err(Invalid::new(field.clone(), v, "must be finite"))
+        Err(Invalid::new(field.clone(), short(v), "must be finite"))
     } else if v < 0.0 {
-        Err(Invalid::new(field.clone(), v, "must not be negative"))
+        Err(Invalid::new(
+            field.clone(),
+            short(v),
+            "must not be negative",
+        ))
+    } else if v > MAX_COST {
+        Err(Invalid::new(
+            field.clone(),
+            short(v),
+            "must be at most 1e9 (seconds, seconds per byte, or a factor)",
+        ))
     } else {
         Ok(())
     }
 }
 
-/// Checks that a bandwidth `v` (bytes per second) is finite and `> 0`.
+/// Checks that a bandwidth `v` (bytes per second) is finite and within
+/// [[`MIN_BANDWIDTH`], [`MAX_BANDWIDTH`]].
 ///
 /// # Errors
 /// [`Invalid`] naming `field` otherwise.
+///
+/// ```
+/// use copr_topology::files::{check_bandwidth, FieldPath};
+/// assert!(check_bandwidth(6.5e9, &FieldPath::root().key("bandwidth")).is_ok());
+/// assert!(check_bandwidth(5e-324, &FieldPath::root().key("bandwidth")).is_err());
+/// ```
 pub fn check_bandwidth(v: f64, field: &FieldPath) -> Result<(), Invalid> {
     if v.is_nan() || v.is_infinite() || v <= 0.0 {
         Err(Invalid::new(
             field.clone(),
-            v,
+            short(v),
             "a bandwidth (bytes per second) must be finite and positive",
+        ))
+    } else if !(MIN_BANDWIDTH..=MAX_BANDWIDTH).contains(&v) {
+        Err(Invalid::new(
+            field.clone(),
+            short(v),
+            "a bandwidth (bytes per second) must be between 1e-9 and 1e30",
         ))
     } else {
         Ok(())
+    }
+}
+
+/// `v` as an error quotes it: Rust's shortest form, in exponent notation when that is
+/// shorter (`5e-324`, not 324 digits).
+fn short(v: f64) -> String {
+    let plain = v.to_string();
+    let exp = format!("{v:e}");
+    if exp.len() < plain.len() {
+        exp
+    } else {
+        plain
     }
 }
 

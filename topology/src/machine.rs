@@ -650,6 +650,65 @@ impl Machine {
         (most > pus).then_some((most, pus))
     }
 
+    /// The summary's pairs inside nodes: every ordered pair of distinct ranks on one
+    /// node. Their cost and class depend on the two ranks' PUs only, so the pairs are
+    /// counted per pair of PUs and nodes with the same PU occupancy are priced once,
+    /// weighted by how many there are; with a uniform inside of the node, one class
+    /// holds them all.
+    ///
+    /// # Complexity
+    /// O(ranks) plus, per distinct occupancy, O(u²) for its u used PUs (a placement of
+    /// 2²⁴ ranks, 4096 per node, on nodes alike prices 4096² pairs, not 2³⁶).
+    fn inside_pairs(&self, members: &[Vec<usize>]) -> Acc {
+        let mut acc = Acc::default();
+        if let IntraNode::Uniform(c) = &self.intra {
+            let pairs: u64 = members
+                .iter()
+                .map(|m| m.len() as u64 * (m.len() as u64).saturating_sub(1))
+                .sum();
+            if pairs > 0 {
+                let i = members.iter().find(|m| m.len() > 1).map_or(0, |m| m[0]);
+                let j = members.iter().find(|m| m.len() > 1).map_or(0, |m| m[1]);
+                acc.add(self.pair_level(i, j), *c, pairs);
+            }
+            return acc;
+        }
+        // occupancy of a node: (PU, ranks on it, up to two of those ranks), by PU
+        type Occupancy = Vec<(u32, u64, [usize; 2])>;
+        let mut alike: std::collections::HashMap<Vec<(u32, u64)>, (u64, Occupancy)> =
+            std::collections::HashMap::new();
+        for m in members {
+            let mut by_pu: std::collections::BTreeMap<u32, (u64, [usize; 2])> =
+                std::collections::BTreeMap::new();
+            for &i in m {
+                let e = by_pu.entry(self.rank_pu[i]).or_insert((0, [i, i]));
+                if e.0 == 1 {
+                    e.1[1] = i;
+                }
+                e.0 += 1;
+            }
+            let occ: Occupancy = by_pu.into_iter().map(|(pu, (n, r))| (pu, n, r)).collect();
+            let key: Vec<(u32, u64)> = occ.iter().map(|&(pu, n, _)| (pu, n)).collect();
+            alike.entry(key).or_insert((0, occ)).0 += 1;
+        }
+        for (nodes, occ) in alike.into_values() {
+            for &(a, na, ra) in &occ {
+                for &(b, nb, rb) in &occ {
+                    let (weight, j) = if a == b {
+                        (na * (na - 1), ra[1])
+                    } else {
+                        (na * nb, rb[0])
+                    };
+                    if weight > 0 {
+                        let i = ra[0];
+                        acc.add(self.pair_level(i, j), self.link(i, j), weight * nodes);
+                    }
+                }
+            }
+        }
+        acc
+    }
+
     /// `(L(i, j), B(i, j))` for ranks `i` → `j`.
     ///
     /// # Panics
@@ -856,15 +915,9 @@ impl Machine {
                 members[n as usize].push(i);
             }
             members.retain(|m| !m.is_empty());
-            // Inside a node, every pair of its ranks (they sit on different PUs).
+            // Inside a node, every ordered pair of its distinct ranks.
             let inside: u64 = members.iter().map(|m| (m.len() * m.len()) as u64).sum();
-            for m in &members {
-                for &i in m {
-                    for &j in m.iter().filter(|&&j| j != i) {
-                        acc.add(self.pair_level(i, j), self.link(i, j), 1);
-                    }
-                }
-            }
+            acc.merge(self.inside_pairs(&members));
             // Between nodes: each ordered pair of pricing groups once, weighted by
             // its rank pairs; inside a group, the pairs of its distinct nodes.
             let groups = self.pricing_groups(&members);

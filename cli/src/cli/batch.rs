@@ -11,17 +11,24 @@ use copr::Result;
 
 use super::{sigma_text, word, Input, PlanArgs};
 
-/// Whether the input is a batch: a top-level `transform` key (an input that does not
-/// parse is left to the single-plan parser, whose errors name the line).
+/// Whether the input is a batch: a top-level `transform` key. An input that does not
+/// parse is a batch if a line opens a `[[transform]]` table (TOML) or it has a
+/// `"transform"` key (JSON), so that the batch parser names what is wrong (an integer
+/// out of range, say) rather than the single-plan parser calling `transform` unknown.
 pub(super) fn is_batch(input: &Input) -> bool {
     let text = copr_topology::files::skip_bom(&input.text);
     match input.format {
-        ConfigFormat::Toml => toml::from_str::<toml::Table>(text)
-            .map(|t| t.contains_key("transform"))
-            .unwrap_or(false),
-        ConfigFormat::Json => serde_json::from_str::<Value>(text)
-            .map(|v| v.get("transform").is_some())
-            .unwrap_or(false),
+        ConfigFormat::Toml => match toml::from_str::<toml::Table>(text) {
+            Ok(t) => t.contains_key("transform"),
+            Err(_) => text.lines().any(|l| {
+                let l: String = l.chars().filter(|c| !c.is_whitespace()).collect();
+                l.starts_with("[[transform]]") || l.starts_with("transform=")
+            }),
+        },
+        ConfigFormat::Json => match serde_json::from_str::<Value>(text) {
+            Ok(v) => v.get("transform").is_some(),
+            Err(_) => text.contains("\"transform\""),
+        },
     }
 }
 
