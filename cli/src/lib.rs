@@ -4,7 +4,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-use clap::Parser;
+use clap::Parser as _;
 
 pub mod calibrate;
 mod cli;
@@ -14,7 +14,15 @@ mod plot;
 /// Runs `copr` with the process's arguments; exits with status 2 on an error.
 pub fn main() {
     quiet_broken_pipe();
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help, --version and the like
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("copr: error: {}", usage_error_line(&e.render().to_string()));
+            std::process::exit(2);
+        }
+    };
     if let Err(e) = cli::run(cli) {
         eprintln!("copr: error: {}", error_line(&e.to_string()));
         std::process::exit(2);
@@ -54,6 +62,20 @@ pub fn error_line(message: &str) -> String {
         out.push_str(&format!(" … ({rest} more characters)"));
     }
     out
+}
+
+/// clap's report of a bad command line as one line: its text up to the usage, lines
+/// joined, `error: ` dropped, and a pointer to `--help`.
+fn usage_error_line(report: &str) -> String {
+    let text: Vec<&str> = report
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let text = text.join(" ");
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    error_line(&format!("{text} (see --help)"))
 }
 
 /// A reader that stops early (`copr plan … | head`) closes the pipe; `println!` then

@@ -338,3 +338,41 @@ fn batch_with_an_overflowing_integer_says_so() {
     let err = refused(&copr(&["plan", s(&f)]), &["overflow.toml"]);
     assert!(!err.contains("unknown field"), "{err}");
 }
+
+// 2. The task limit holds in 4 GiB, and the refusal says why.
+#[test]
+fn task_limit_is_refused_with_the_reason() {
+    let g = write("far-task.txt", "0 16777215 1\n");
+    refused(
+        &copr(&["map", "--graph", s(&g), "--flat", "16777216"]),
+        &["4194304", "bytes per task"],
+    );
+    refused(
+        &copr(&[
+            "map",
+            "--grid",
+            "4096x4096",
+            "--flat",
+            "4096",
+            "--ranks-per-node",
+            "4096",
+        ]),
+        &["4194304"],
+    );
+    // at the limit: an answer within the caps
+    let g = write("last-task.txt", "0 4194303 1\n");
+    let out = copr(&[
+        "map",
+        "--graph",
+        s(&g),
+        "--flat",
+        "4096",
+        "--ranks-per-node",
+        "1024",
+        "--strategies",
+        "packed,round-robin",
+        "--budget",
+        "1",
+    ]);
+    answered(&out);
+}

@@ -14,8 +14,17 @@ use copr::error::{Error, Result};
 use copr::volume::Volumes;
 
 /// Patterns larger than this many tasks are refused (a task id in a file must not
-/// make copr allocate memory in proportion to it).
-pub const MAX_TASKS: usize = 1 << 24;
+/// make copr allocate memory in proportion to it): 2²² = 4 194 304.
+///
+/// # Memory
+/// A comparison of every strategy ([`crate::compare`]) holds each strategy's mapping
+/// (16 bytes per task each), the optimiser's candidates and the pattern's edges: about
+/// 300–450 bytes per task with every strategy, so at most about 2 GB at this limit.
+pub const MAX_TASKS: usize = 1 << 22;
+
+/// Why [`MAX_TASKS`] is what it is, for error messages.
+pub(crate) const MAX_TASKS_WHY: &str =
+    "copr map keeps every strategy's mapping, about 400 bytes per task";
 
 /// One directed message: `src` sends `bytes` to `dst` (once per communication round).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,7 +109,7 @@ impl GridSpec {
         }
         if total > MAX_TASKS {
             return Err(Error::Mismatch(format!(
-                "grid dims {:?}: {total} tasks; at most {MAX_TASKS} are supported",
+                "grid dims {:?}: {total} tasks; at most {MAX_TASKS} are supported ({MAX_TASKS_WHY})",
                 self.dims
             )));
         }
@@ -162,7 +171,7 @@ impl Pattern {
     pub fn from_edges(tasks: usize, edges: Vec<Edge>, description: String) -> Result<Self> {
         if tasks == 0 || tasks > MAX_TASKS {
             return Err(Error::Mismatch(format!(
-                "pattern: tasks must be in 1..={MAX_TASKS}, got {tasks}"
+                "pattern: tasks must be in 1..={MAX_TASKS} ({MAX_TASKS_WHY}), got {tasks}"
             )));
         }
         for (k, e) in edges.iter().enumerate() {
@@ -315,7 +324,7 @@ impl Pattern {
             for (field, v) in [("src", s), ("dst", d)] {
                 if v >= MAX_TASKS as u64 {
                     return Err(parse_err(format!(
-                        "{}: {field} {v}: task ids must be below {MAX_TASKS}",
+                        "{}: {field} {v}: task ids must be below {MAX_TASKS} ({MAX_TASKS_WHY})",
                         at(k)
                     )));
                 }
@@ -325,7 +334,9 @@ impl Pattern {
         let tasks = match declared {
             Some(t) => {
                 if t == 0 || t > MAX_TASKS as u64 {
-                    return Err(parse_err(format!("tasks {t}: must be in 1..={MAX_TASKS}")));
+                    return Err(parse_err(format!(
+                        "tasks {t}: must be in 1..={MAX_TASKS} ({MAX_TASKS_WHY})"
+                    )));
                 }
                 if let Some(&(k, s, d, _)) = raw.iter().find(|&&(_, s, d, _)| s >= t || d >= t) {
                     return Err(parse_err(format!(

@@ -225,13 +225,12 @@ pub fn check_bandwidth(v: f64, field: &FieldPath) -> Result<(), Invalid> {
     }
 }
 
-/// `v` as an error quotes it: Rust's shortest form, in exponent notation when that is
-/// shorter (`5e-324`, not 324 digits).
+/// `v` as an error quotes it: as written for ordinary values (`-0.0000001`), in
+/// exponent notation when the plain form runs long (`5e-324`, not 324 digits).
 fn short(v: f64) -> String {
     let plain = v.to_string();
-    let exp = format!("{v:e}");
-    if exp.len() < plain.len() {
-        exp
+    if plain.len() > 24 {
+        format!("{v:e}")
     } else {
         plain
     }

@@ -675,8 +675,9 @@ impl Machine {
         }
         // occupancy of a node: (PU, ranks on it, up to two of those ranks), by PU
         type Occupancy = Vec<(u32, u64, [usize; 2])>;
-        let mut alike: std::collections::HashMap<Vec<(u32, u64)>, (u64, Occupancy)> =
-            std::collections::HashMap::new();
+        // ordered, so that the sums are the same in every run
+        let mut alike: std::collections::BTreeMap<Vec<(u32, u64)>, (u64, Occupancy)> =
+            std::collections::BTreeMap::new();
         for m in members {
             let mut by_pu: std::collections::BTreeMap<u32, (u64, [usize; 2])> =
                 std::collections::BTreeMap::new();
