@@ -136,18 +136,18 @@ fn batch_of_copies_holds_one_transform() {
 
 #[test]
 fn batch_to_a_far_rank_stays_small() {
-    // one block from rank 0 to rank 16 777 215 (a 1 x 2^24 grid), four times
-    let source = bc(1, 16_777_216, 1, 16_777_216, 1, 16_777_216, "row-major");
-    let target = bc(1, 16_777_216, 1, 1, 1, 16_777_216, "row-major");
-    let p = write("far.toml", &batch(4, &source, &target));
-    let out = copr(&["plan", s(&p)]);
-    let text = String::from_utf8_lossy(&out.stderr).to_string();
-    // an answer or a one-line refusal, within the caps
-    if !out.status.success() {
-        refused(&out, &[]);
-    } else {
-        assert!(text.is_empty(), "{text}");
-    }
+    // one element from rank 0 to rank 2^20 - 1, four times: memory follows the one
+    // (source, target) pair and the ranks' σ, not four copies of everything
+    let source = "kind = \"grid\"\nrow_splits = [0, 1]\ncol_splits = [0, 1]\nowners = [[0]]\n";
+    let target =
+        "kind = \"grid\"\nrow_splits = [0, 1]\ncol_splits = [0, 1]\nowners = [[1048575]]\n";
+    let p = write("far.toml", &batch(4, source, target));
+    let out = copr(&["plan", s(&p), "--json"]);
+    let j: serde_json::Value = serde_json::from_str(&answered(&out)).unwrap();
+    assert_eq!(j["ranks"], 1 << 20);
+    assert_eq!(j["remote_none"], 4);
+    assert_eq!(j["remote_joint"], 0);
+    assert_eq!(j["joint_sigma"][1_048_575], 0);
 }
 
 // 3. --budget bounds every strategy.

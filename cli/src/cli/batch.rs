@@ -116,12 +116,33 @@ pub(super) fn run(a: &PlanArgs, input: &Input) -> Result<()> {
     let report = plan.report(spec.solver);
     let cost = batch_cost(a, &spec, &plan, &report)?;
     if a.json {
-        let mut j = serde_json::to_value(&report).expect("reports serialise");
-        if let Some(c) = &cost {
-            j["cost"] = cost_json(&report, c);
+        // written straight to the output, not through serde_json::Value (a number
+        // there takes tens of bytes, and a batch on 2^24 ranks prints a σ of 2^24
+        // entries per transform)
+        #[derive(serde::Serialize)]
+        struct BatchJson<'a> {
+            #[serde(flatten)]
+            report: &'a BatchReport,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cost: Option<Value>,
         }
-        println!("{j}");
-        return Ok(());
+        let j = BatchJson {
+            report: &report,
+            cost: cost.as_ref().map(|c| cost_json(&report, c)),
+        };
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let written = serde_json::to_writer(&mut out, &j)
+            .map_err(std::io::Error::from)
+            .and_then(|()| std::io::Write::write_all(&mut out, b"\n"))
+            .and_then(|()| std::io::Write::flush(&mut out));
+        return match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(141),
+            Err(source) => Err(copr::Error::Io {
+                path: "standard output".into(),
+                source,
+            }),
+            Ok(()) => Ok(()),
+        };
     }
     print_volumes(&report);
     if let Some(c) = &cost {
