@@ -11,7 +11,8 @@
 //! a small mutation list.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -78,19 +79,7 @@ fn apply(text: &[u8], ms: &[Mutation]) -> Vec<u8> {
         match *m {
             Mutation::Truncate(f) => t.truncate((t.len() as f64 * f) as usize),
             Mutation::Number(k, v) => {
-                let mut runs = Vec::new();
-                let mut i = 0;
-                while i < t.len() {
-                    if t[i].is_ascii_digit() {
-                        let s = i;
-                        while i < t.len() && (t[i].is_ascii_digit() || t[i] == b'.') {
-                            i += 1;
-                        }
-                        runs.push((s, i));
-                    } else {
-                        i += 1;
-                    }
-                }
+                let runs = common::digit_runs(&t);
                 if !runs.is_empty() {
                     let (s, e) = runs[k % runs.len()];
                     t.splice(s..e, NUMBERS[v].bytes());
@@ -118,24 +107,11 @@ fn apply(text: &[u8], ms: &[Mutation]) -> Vec<u8> {
     t
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), dst).unwrap();
-        }
-    }
-}
-
 /// A private copy of `data/` (relative references between files keep working).
 fn data_copy(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("copr-fuzz-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    copy_dir(
+    common::copy_dir(
         &Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("data"),
         &d,
     );
@@ -256,13 +232,8 @@ const TARGETS: &[Target] = &[
 ];
 
 fn run(args: &[String]) -> std::process::Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {MEMORY_KB}; exec \"$0\" \"$@\""))
-        .arg(std::env::var_os("COPR_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_copr").into()))
-        .args(args)
-        .output()
-        .expect("copr runs")
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::capped(&args, Path::new("."), MEMORY_KB, None)
 }
 
 /// Exit 0, or exit 2 with one `copr: error:` line (Ok(exit code)); Err describes

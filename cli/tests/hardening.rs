@@ -10,23 +10,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::{bin, refused};
+
 /// Address-space cap for every `copr` run here: 3 GiB.
 const MEMORY_KB: u64 = 3 << 20;
 
-/// The binary under test: this build's, or `COPR_TEST_BIN`.
-fn bin() -> std::ffi::OsString {
-    std::env::var_os("COPR_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_copr").into())
-}
-
 fn copr(args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {MEMORY_KB}; exec \"$0\" \"$@\""))
-        .arg(bin())
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .expect("copr runs")
+    common::capped(args, common::root(), MEMORY_KB, None)
 }
 
 fn dir() -> PathBuf {
@@ -43,23 +34,6 @@ fn write(name: &str, text: &str) -> PathBuf {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Asserts exit 2 and a single `copr: error:` line containing every word of `needles`.
-fn refused(out: &Output, needles: &[&str]) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "expected exit 2, got {:?}; stderr: {err}",
-        out.status
-    );
-    assert_eq!(err.lines().count(), 1, "not one line: {err}");
-    assert!(err.starts_with("copr: error: "), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "{n:?} missing from: {err}");
-    }
-    err
 }
 
 fn ok_json(out: &Output) -> serde_json::Value {

@@ -8,28 +8,18 @@
 //! machine. `COPR_TEST_BIN=/path/to/copr` runs them against another build.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
+use common::refused;
 
 /// Address-space cap of every run: 4 GiB.
 const MEMORY_KB: u64 = 4 << 20;
 /// Wall-time cap of every run, seconds.
 const SECONDS: u32 = 20;
 
-fn bin() -> std::ffi::OsString {
-    std::env::var_os("COPR_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_copr").into())
-}
-
 fn copr(args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {MEMORY_KB}; exec timeout -s KILL {SECONDS} \"$0\" \"$@\""
-        ))
-        .arg(bin())
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .expect("copr runs")
+    common::capped(args, common::root(), MEMORY_KB, Some(SECONDS))
 }
 
 fn dir() -> PathBuf {
@@ -46,23 +36,6 @@ fn write(name: &str, text: &str) -> PathBuf {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Exit 2 and a single `copr: error:` line containing every one of `needles`.
-fn refused(out: &Output, needles: &[&str]) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "expected exit 2, got {:?}; stderr: {err}",
-        out.status
-    );
-    assert_eq!(err.lines().count(), 1, "not one line: {err}");
-    assert!(err.starts_with("copr: error: "), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "{n:?} missing from: {err}");
-    }
-    err
 }
 
 fn answered(out: &Output) -> String {
