@@ -107,20 +107,9 @@ fn apply(text: &[u8], ms: &[Mutation]) -> Vec<u8> {
     t
 }
 
-/// A private copy of `data/` (relative references between files keep working).
+/// A private copy of `data/` with a small sweep config as one more seed.
 fn data_copy(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-fuzz-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    common::copy_dir(
-        &Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("data"),
-        &d,
-    );
-    // a placement-file topology and a small sweep, as seeds
-    std::fs::write(
-        d.join("topology/placed.toml"),
-        "[inter]\nkind = \"network\"\nfile = \"two-islands.net.toml\"\n[placement]\nrule = \"file\"\nfile = \"placement-8.txt\"\n",
-    )
-    .unwrap();
+    let d = common::data_copy(&format!("copr-fuzz-{tag}"));
     std::fs::write(
         d.join("sweep-small.toml"),
         "m = 1000\nn = 1000\nnprow = 2\nnpcol = 3\ntarget_block = 100\nblocks = [1, 7, 100]\n",

@@ -77,19 +77,6 @@ fn data() -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("data")
 }
 
-/// A private copy of `data/` (relative references between files keep working).
-fn data_copy(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-fuzz-surfaces-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    common::copy_dir(&data(), &d);
-    std::fs::write(
-        d.join("topology/placed.toml"),
-        "[inter]\nkind = \"network\"\nfile = \"two-islands.net.toml\"\n[placement]\nrule = \"file\"\nfile = \"placement-8.txt\"\n",
-    )
-    .unwrap();
-    d
-}
-
 /// Every sample file in `data/` and a command that reads it: `{F}` is the mutant, `{D}`
 /// the data copy. `in_place`: the file is read through another file's reference, so
 /// the mutant replaces it; else it is written beside it as `fuzz-<name>`.
@@ -426,7 +413,7 @@ fn every_sample_file_is_a_seed() {
 
 #[test]
 fn mutated_sample_files_end_in_an_answer_or_one_error_line() {
-    let data = data_copy("mutants");
+    let data = common::data_copy("copr-fuzz-surfaces");
     let total = cases("COPR_FUZZ_MUTANTS", 200);
     let mut rng = Rng(0x636f_7072_2033_30);
     let mut failures = Vec::new();

@@ -21,15 +21,11 @@ fn copr(args: &[&str]) -> Output {
 }
 
 fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-hardening-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("copr-hardening")
 }
 
 fn write(name: &str, text: &str) -> PathBuf {
-    let p = dir().join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    common::write(&dir(), name, text)
 }
 
 fn s(p: &Path) -> &str {

@@ -23,15 +23,11 @@ fn copr(args: &[&str]) -> Output {
 }
 
 fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-surfaces-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("copr-surfaces")
 }
 
 fn write(name: &str, text: &str) -> PathBuf {
-    let p = dir().join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    common::write(&dir(), name, text)
 }
 
 fn s(p: &Path) -> &str {
@@ -263,29 +259,26 @@ fn deeply_nested_input_gives_a_short_line() {
     assert!(err.len() < 1200, "{} characters", err.len());
 }
 
-// 8. Options that need --grid or --torus are refused without them.
+// 8. Options that need --grid or --torus are refused without them, in one line.
 #[test]
 fn grid_and_torus_options_need_their_flag() {
     let coords = Path::new("data/topology/torus-4x4x4.coords");
-    for extra in [vec!["--alloc", s(coords)], vec!["--link-bandwidth", "1e9"]] {
-        let mut args = vec!["map", "--grid", "4x4", "--flat", "16"];
-        args.extend(extra.iter().copied());
-        let out = copr(&args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("--torus"),
-            "{args:?}"
-        );
-    }
-    for extra in [vec!["--open"], vec!["--bytes", "8"]] {
-        let mut args = vec!["map", "--graph", "data/graphs/halo-4x8.txt", "--flat", "32"];
-        args.extend(extra.iter().copied());
-        let out = copr(&args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("--grid"),
-            "{args:?}"
-        );
+    let grid: &[&str] = &["--grid", "4x4", "--flat", "16"];
+    let graph: &[&str] = &["--graph", "data/graphs/halo-4x8.txt", "--flat", "32"];
+    let cases: [(&[&str], &[&str], &str); 4] = [
+        (grid, &["--alloc", s(coords)], "--torus"),
+        (grid, &["--link-bandwidth", "1e9"], "--torus"),
+        (graph, &["--open"], "--grid"),
+        (graph, &["--bytes", "8"], "--grid"),
+    ];
+    for (pattern, extra, needed) in cases {
+        let args: Vec<&str> = ["map"]
+            .iter()
+            .chain(pattern)
+            .chain(extra)
+            .copied()
+            .collect();
+        refused(&copr(&args), &[extra[0], needed]);
     }
 }
 

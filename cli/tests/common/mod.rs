@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The binary under test: this build's, or `COPR_TEST_BIN`.
@@ -79,4 +79,33 @@ pub(crate) fn digit_runs(t: &[u8]) -> Vec<(usize, usize)> {
         }
     }
     runs
+}
+
+/// A scratch directory of this test process: `<tmp>/<tag>-<pid>`.
+pub(crate) fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub(crate) fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A private copy of `data/` in `<tmp>/<tag>-<pid>` (relative references between
+/// files keep working), with `topology/placed.toml`: the two-islands network with the
+/// ranks of `placement-8.txt`, a seed for the placement file.
+pub(crate) fn data_copy(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    copy_dir(&root().join("data"), &d);
+    std::fs::write(
+        d.join("topology/placed.toml"),
+        "[inter]\nkind = \"network\"\nfile = \"two-islands.net.toml\"\n[placement]\nrule = \"file\"\nfile = \"placement-8.txt\"\n",
+    )
+    .unwrap();
+    d
 }
