@@ -10,6 +10,8 @@
 //! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
 //! installed; their rows are left out with a notice otherwise.
 
+#[path = "common/graphs.rs"]
+mod graphs;
 #[path = "common/scotch.rs"]
 mod scotch;
 
@@ -160,6 +162,9 @@ fn cases(which: &[String]) -> Vec<Case> {
                 target: torus_target(&[8, 8, 8], 16),
             });
         }
+        if want("h") && !aniso {
+            graph_cases(&mut out);
+        }
         if want("g") {
             out.push(Case {
                 name: format!("(g) 320x320 on 20x20x16 x 16 (p = 102400), {tag}"),
@@ -170,6 +175,51 @@ fn cases(which: &[String]) -> Vec<Case> {
         }
     }
     out
+}
+
+fn from_edges(n: usize, e: Vec<(u32, u32, u64)>, what: &str) -> Pattern {
+    let edges = e
+        .into_iter()
+        .map(|(src, dst, bytes)| mapping::Edge { src, dst, bytes })
+        .collect();
+    Pattern::from_edges(n, edges, what.into()).unwrap()
+}
+
+/// The graph cases (h): patterns given as graphs, not grids.
+fn graph_cases(out: &mut Vec<Case>) {
+    let t444 = || torus(&[4, 4, 4], None, 16);
+    let target = || scotch::ScotchTarget::torus_cores(&[4, 4, 4], 16);
+    let stencil =
+        Pattern::grid(&GridSpec::new(vec![16, 16, 4], vec![true; 3], vec![MIB; 3]).unwrap())
+            .unwrap();
+    let st_edges = edges(&stencil);
+    out.push(Case {
+        name: "(h) 16x16x4 periodic stencil as a graph (grid order) on 4x4x4 x 16".into(),
+        pattern: from_edges(1024, st_edges.clone(), "stencil graph"),
+        machine: t444(),
+        target: target(),
+    });
+    out.push(Case {
+        name: "(h) 16x16x4 periodic stencil as a graph (scrambled ranks) on 4x4x4 x 16".into(),
+        pattern: from_edges(1024, graphs::scramble(1024, &st_edges, 11), "stencil graph"),
+        machine: t444(),
+        target: target(),
+    });
+    for dim in [2, 3] {
+        out.push(Case {
+            name: format!("(h) RGG {dim}-D, 1024 tasks in random order, on 4x4x4 x 16"),
+            pattern: from_edges(1024, graphs::rgg(1024, dim, 7.0, 2026, true), "rgg"),
+            machine: t444(),
+            target: target(),
+        });
+    }
+    let (m, t) = network("data/topology/fat-tree-k4.net.toml", 16);
+    out.push(Case {
+        name: "(h) RGG 2-D, 256 tasks in random order, on fat tree k=4 (16 hosts) x 16".into(),
+        pattern: from_edges(256, graphs::rgg(256, 2, 7.0, 2027, true), "rgg"),
+        machine: m,
+        target: t,
+    });
 }
 
 fn edges(p: &Pattern) -> Vec<(u32, u32, u64)> {
@@ -186,6 +236,72 @@ fn run_scotch(c: &Case, dir: &Path) -> Option<(Perm, f64)> {
         Perm::from_forward(r.slot_of_task).unwrap(),
         r.scotch_seconds,
     ))
+}
+
+/// Scotch's other configurations on graph cases: two-stage (tasks grouped into
+/// node-sized parts on a complete graph, then the quotient graph mapped onto the
+/// target) and, on the k = 4 fat tree, its `tleaf` tree target.
+fn run_scotch_more(c: &Case, dir: &Path) -> Vec<(String, Perm, f64)> {
+    let mut out = Vec::new();
+    if !scotch::scotch_available() || c.pattern.grid_spec().is_some() {
+        return out;
+    }
+    let n = c.pattern.tasks();
+    let e = edges(&c.pattern);
+    let k = c.target.node_count();
+    let rpn = c.target.ranks_per_node();
+    let complete = scotch::ScotchTarget::Tleaf {
+        arity: vec![k],
+        ranks_per_node: rpn,
+    };
+    let g = scotch::run_gmap(n, &e, &complete, dir).unwrap();
+    let group: Vec<usize> = g.slot_of_task.iter().map(|s| s / rpn).collect();
+    let qe: Vec<(u32, u32, u64)> = e
+        .iter()
+        .map(|&(a, b, w)| (group[a as usize] as u32, group[b as usize] as u32, w))
+        .filter(|&(a, b, _)| a != b)
+        .collect();
+    let one = match &c.target {
+        scotch::ScotchTarget::Torus { dims, .. } => scotch::ScotchTarget::torus(dims),
+        scotch::ScotchTarget::TorusSubset { dims, nodes, .. } => {
+            scotch::ScotchTarget::TorusSubset {
+                dims: dims.clone(),
+                nodes: nodes.clone(),
+                ranks_per_node: 1,
+            }
+        }
+        scotch::ScotchTarget::Distance { nodes, hops, .. } => scotch::ScotchTarget::Distance {
+            nodes: *nodes,
+            hops: hops.clone(),
+            ranks_per_node: 1,
+        },
+        scotch::ScotchTarget::Tleaf { arity, .. } => scotch::ScotchTarget::Tleaf {
+            arity: arity.clone(),
+            ranks_per_node: 1,
+        },
+    };
+    let q = scotch::run_gmap(k, &qe, &one, dir).unwrap();
+    let fwd = (0..n)
+        .map(|t| q.slot_of_task[group[t]] * rpn + g.slot_of_task[t] % rpn)
+        .collect();
+    out.push((
+        "scotch two-stage".to_string(),
+        Perm::from_forward(fwd).unwrap(),
+        g.scotch_seconds + q.scotch_seconds,
+    ));
+    if c.name.contains("fat tree k=4") {
+        let t = scotch::ScotchTarget::Tleaf {
+            arity: vec![4, 2, 2],
+            ranks_per_node: rpn,
+        };
+        let r = scotch::run_gmap(n, &e, &t, dir).unwrap();
+        out.push((
+            "scotch tleaf".to_string(),
+            Perm::from_forward(r.slot_of_task).unwrap(),
+            r.scotch_seconds,
+        ));
+    }
+    out
 }
 
 fn mb(x: u128) -> f64 {
@@ -234,6 +350,10 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
         if let Some((map, secs)) = &sc {
             row("scotch -Cd", &evaluate(&c.pattern, &c.machine, map), *secs);
         }
+        let more = run_scotch_more(c, dir);
+        for (name, map, secs) in &more {
+            row(name, &evaluate(&c.pattern, &c.machine, map), *secs);
+        }
         let opt = cmp.row("optimised").unwrap();
         let mut hb_ok = true;
         let mut lt_ok = true;
@@ -245,6 +365,9 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
             .collect();
         if let Some((map, _)) = &sc {
             peers.push(("scotch".into(), evaluate(&c.pattern, &c.machine, map)));
+        }
+        for (name, map, _) in &more {
+            peers.push((name.clone(), evaluate(&c.pattern, &c.machine, map)));
         }
         for (name, m) in &peers {
             if opt.metrics.hop_bytes > m.hop_bytes {

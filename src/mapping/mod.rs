@@ -47,6 +47,7 @@ mod metrics;
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
+mod multilevel;
 mod optimise;
 mod pattern;
 mod report;

@@ -208,6 +208,11 @@ pub fn optimise(
             }
         }
     }
+    if p.grid_spec().is_none() && m.nodes() > 1 {
+        for (name, map) in super::multilevel::candidates(p, m, 3, &mut rng, deadline)? {
+            cands.push(score(map, name));
+        }
+    }
     // refine the best candidates (and starts) at the task level, unless one already
     // meets the lower bound
     let mut pool: Vec<Scored> = starts.to_vec();
