@@ -276,6 +276,9 @@ pub fn optimise(
             }
         }
     }
+    if p.grid_spec().is_none() && dominates_starts {
+        best = super::multilevel::lower_busiest_link(p, m, best, (hb0, lt0), &mut rng, deadline);
+    }
     if m.node_tree().is_some() && Instant::now() < deadline {
         let mut map = best.map.clone();
         if arrange_in_nodes(p, m, &mut map, deadline) {
@@ -965,7 +968,7 @@ pub fn refine(
 /// # Complexity
 /// Per try `O(deg·h + L)` for links `L` (the largest load is rescanned); every 256
 /// tries `O(m·h)`.
-fn balance(
+pub(super) fn balance(
     p: &Pattern,
     m: &MapMachine,
     map: &mut Perm,
