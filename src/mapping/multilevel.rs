@@ -130,8 +130,8 @@ impl Graph {
         }
         let nc = nc as usize;
         let mut members: Vec<[u32; 2]> = vec![[u32::MAX; 2]; nc];
-        for u in 0..n {
-            let c = cmap[u] as usize;
+        for (u, &c) in cmap.iter().enumerate() {
+            let c = c as usize;
             if members[c][0] == u32::MAX {
                 members[c][0] = u as u32;
             } else {
@@ -226,6 +226,7 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize) {
         loop {
             // candidates: the top of each side's heap (lazy deletion)
             let mut pick: Option<(usize, i64)> = None;
+            #[allow(clippy::needless_range_loop)] // `s` is also the side compared
             for s in 0..2 {
                 while let Some(&(gn, u)) = heaps[s].peek() {
                     let u = u as usize;
@@ -602,6 +603,60 @@ pub(crate) fn lower_busiest_link(
         }
     }
     best
+}
+
+/// Graphs of at most this many tasks are also mapped by enumerating every mapping.
+pub(crate) const EXHAUSTIVE_TASKS: usize = 8;
+
+/// The exact optimum of a small pattern (at most [`EXHAUSTIVE_TASKS`] tasks, filling
+/// the machine): the least hop-bytes among the mappings whose busiest link takes at
+/// most `lt0` (ties: the less busy link); `None` for larger patterns or when no
+/// mapping meets `lt0`.
+///
+/// # Complexity
+/// `O(n!·(m·h + L))` for `n` tasks, `m` messages of at most `h` hops, `L` links.
+pub(crate) fn exhaustive(p: &Pattern, m: &MapMachine, lt0: f64) -> Option<Perm> {
+    let n = p.tasks();
+    if n > EXHAUSTIVE_TASKS || n != m.slots() {
+        return None;
+    }
+    fn rec(v: &mut Vec<usize>, k: usize, f: &mut impl FnMut(&[usize])) {
+        if k == v.len() {
+            f(v);
+            return;
+        }
+        for i in k..v.len() {
+            v.swap(k, i);
+            rec(v, k + 1, f);
+            v.swap(k, i);
+        }
+    }
+    let rpn = m.ranks_per_node();
+    let hops: Vec<u128> = (0..n * n)
+        .map(|k| u128::from(m.hops(k / n / rpn, k % n / rpn)))
+        .collect();
+    let mut best: Option<(u128, f64, Vec<usize>)> = None;
+    rec(&mut (0..n).collect(), 0, &mut |f| {
+        // hop-bytes first; the link loads only for mappings that may win
+        let hb: u128 = p
+            .edges()
+            .iter()
+            .map(|e| u128::from(e.bytes) * hops[f[e.src as usize] * n + f[e.dst as usize]])
+            .sum();
+        if best.as_ref().is_some_and(|b| hb > b.0) {
+            return;
+        }
+        let map = strategy::perm(f.to_vec());
+        let r = evaluate(p, m, &map);
+        if r.max_link_time <= lt0 * (1.0 + 1e-12)
+            && best
+                .as_ref()
+                .is_none_or(|b| (r.hop_bytes, r.max_link_time) < (b.0, b.1))
+        {
+            best = Some((r.hop_bytes, r.max_link_time, f.to_vec()));
+        }
+    });
+    best.map(|b| strategy::perm(b.2))
 }
 
 #[cfg(test)]

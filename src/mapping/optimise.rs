@@ -208,6 +208,15 @@ pub fn optimise(
             }
         }
     }
+    if p.tasks() <= super::multilevel::EXHAUSTIVE_TASKS {
+        let lt0 = starts
+            .iter()
+            .map(|s| s.metrics.max_link_time)
+            .fold(f64::INFINITY, f64::min);
+        if let Some(map) = super::multilevel::exhaustive(p, m, lt0) {
+            cands.push(score(map, "every mapping enumerated".into()));
+        }
+    }
     if p.grid_spec().is_none() && m.nodes() > 1 {
         for (name, map) in super::multilevel::candidates(p, m, 3, &mut rng, deadline)? {
             cands.push(score(map, name));
@@ -276,7 +285,8 @@ pub fn optimise(
             }
         }
     }
-    if p.grid_spec().is_none() && dominates_starts {
+    let exact = best.origin.starts_with("every mapping enumerated");
+    if p.grid_spec().is_none() && dominates_starts && !exact {
         best = super::multilevel::lower_busiest_link(p, m, best, (hb0, lt0), &mut rng, deadline);
     }
     if m.node_tree().is_some() && Instant::now() < deadline {
