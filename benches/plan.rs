@@ -24,11 +24,6 @@ fn sweep(c: &mut Criterion) {
     g.finish();
 }
 
-/// One rank of a large communicator, planning as that rank would.
-#[allow(unreachable_pub)]
-#[path = "../src/bin/copr/calibrate/standin.rs"]
-mod standin;
-
 /// Building the reshuffle plan of one rank of a p = q² job (block-cyclic 32 -> 128 on a
 /// q × q grid, N = 96·q, relabeling off): what that rank pays for its own sends and
 /// receives, measured without the other ranks.
@@ -46,7 +41,7 @@ fn one_rank(c: &mut Criterion) {
         for op in [Op::Identity, Op::Transpose] {
             let batch =
                 vec![Transform::new(src.clone(), dst.clone(), op).with_relabeling(Relabeling::Off)];
-            let mut t = standin::StandIn {
+            let mut t = copr::transport::StandIn {
                 rank: p / 2 + q / 2,
                 size: p,
             };

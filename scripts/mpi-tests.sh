@@ -6,7 +6,8 @@
 #
 # Environment: CARGO_TARGET_DIR is honoured; COPR_MPI_CASES sets the number of random
 # cases of the engine test program (default 240 per rank count), COPR_CAPI_CASES those
-# of the C entry points' test program (default 192).
+# of the C entry points' test program (default 192); SCALAPACK_SOURCE a checkout of
+# Reference-ScaLAPACK, for ScaLAPACK's REDIST tester.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,6 +76,15 @@ mpicc -std=c11 -O1 -Wall -Wextra -Werror -DCOPR_UNPREFIXED -Icapi/include -Icapi
     capi/tests/c/redist_test.c capi/tests/c/scalapack_ref.c -o "$capi_test_unprefixed" \
     -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -lm -ldl -Wl,-rpath,"$capi_dir"
 preload_check="$capi_dir/capi-preload-check"
+# redistributions over several overlapping grids in one job, then MPI_Finalize:
+# relinked with libcopr_scalapack, and linked with ScaLAPACK alone (for LD_PRELOAD)
+multigrid_test="$capi_dir/capi-multigrid-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/tests/c capi/tests/c/multigrid_test.c \
+    -o "$multigrid_test" -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -ldl \
+    -Wl,-rpath,"$capi_dir"
+multigrid_plain="$capi_dir/capi-multigrid-plain"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/tests/c capi/tests/c/multigrid_test.c \
+    -o "$multigrid_plain" -lscalapack-openmpi -ldl
 mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/tests/c/preload_check.c -o "$preload_check" \
     -lscalapack-openmpi -ldl
 # the README's example, built as a user builds it: installed by capi/install.sh into a
@@ -142,6 +152,112 @@ for n in 3 4; do
     "${MPIRUN[@]}" -n "$n" "$preload_check" scalapack
     "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$preload_check" copr
 done
+# Several overlapping BLACS grids in one job (as ScaLAPACK's REDIST tester runs
+# GEMR2D.dat), random grids over random process subsets, and a context invalid on one
+# process: every run must end, MPI_Finalize included, within the time limit.
+for n in 4 5 6; do
+    echo "== pdgemr2d_ and pdtran_ on overlapping grids, then MPI_Finalize, on $n ranks (relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" cases
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" cases
+    echo "== 300 calls over random grids and process subsets, then MPI_Finalize, on $n ranks (relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" stress 300
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" stress 300 "$n"
+    echo "== pdgemr2d_ and pdtran_ with a context invalid on exactly one process, on $n ranks (relinked, preloaded)"
+    # (the expected error messages go to a file, shown when the run fails)
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" badctxt 2>"$capi_prefix/badctxt.err" \
+        || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" badctxt \
+        2>"$capi_prefix/badctxt.err" || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+    echo "== descriptors as ScaLAPACK and PBLAS read them (DTYPE unset, DTYPE = 2), on $n ranks (ScaLAPACK, relinked, preloaded)"
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_plain" descriptors
+    timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" descriptors 2>"$capi_prefix/desc.err" \
+        || { cat "$capi_prefix/desc.err" >&2; exit 1; }
+    timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" descriptors \
+        2>"$capi_prefix/desc.err" || { cat "$capi_prefix/desc.err" >&2; exit 1; }
+done
+# ScaLAPACK's own testers, unmodified, with Debian's library and through copr: the pass
+# counts must be the same (Debian's prebuilt testers from scalapack-mpi-test, their
+# input files from scalapack-test-common).
+slt=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests
+slt_dir="$capi_prefix/scalapack-testers"
+mkdir -p "$slt_dir"
+# "$1" counts in the output file $2 (with an awk program), equal with and without copr
+same_count() {
+    local what=$1 ref=$2 ours=$3 count=$4
+    local a b
+    a=$(awk "$count" "$ref")
+    b=$(awk "$count" "$ours")
+    echo "   $what: $a with Debian's ScaLAPACK, $b through copr"
+    [[ -n "$a" && "$a" == "$b" && "$a" != 0 ]] || { echo "$what differs" >&2; cat "$ours" >&2; exit 1; }
+}
+# PBLAS level 3 (dpb3tst on PDBLAS3TST.dat): its routines call no redistribution routine
+# by name, so copr serves none of its calls; run to show the drop-in changes nothing
+echo "== ScaLAPACK's PBLAS level-3 tester (dpb3tst) on 4 ranks, Debian and LD_PRELOAD=libcopr_scalapack.so"
+(
+    cd "$slt_dir"
+    cp /usr/share/scalapack/PBLAS/PDBLAS3TST.dat .
+    timeout 600 "${MPIRUN[@]}" -n 4 "$slt/PBLAS/dpb3tst" >pblas3.debian 2>&1
+    timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n 4 "$slt/PBLAS/dpb3tst" >pblas3.copr 2>&1
+    passed='/^  \|/ { p += $4; f += $5 } END { if (f == 0) print p }'
+    same_count "PBLAS level-3 tests passed" pblas3.debian pblas3.copr "$passed"
+)
+# the SVD tester (xdsvd on SVD.dat): ScaLAPACK's pdgesvd calls pdgemr2d_, which the
+# preloaded library serves
+echo "== ScaLAPACK's SVD tester (xdsvd, pdgesvd calls pdgemr2d_) on 4 ranks, Debian and LD_PRELOAD=libcopr_scalapack.so"
+(
+    cd "$slt_dir"
+    cp /usr/share/scalapack/SVD.dat .
+    timeout 600 "${MPIRUN[@]}" -n 4 "$slt/xdsvd" >svd.debian 2>&1
+    timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n 4 "$slt/xdsvd" >svd.copr 2>&1
+    passed='/^Passed/ { p++ } /^Failed/ { f++ } END { if (f == 0) print p }'
+    same_count "SVD tests passed" svd.debian svd.copr "$passed"
+)
+# ScaLAPACK's REDIST tester (REDIST/TESTING/pdgemrdrv.c on GEMR2D.dat), which Debian does
+# not ship: built from ScaLAPACK's source when there is one (SCALAPACK_SOURCE, a checkout
+# of Reference-ScaLAPACK, or `apt-get source scalapack` through a private deb-src list),
+# against Debian's library, and run as is, relinked and preloaded
+redist_src=""
+if [[ -f "${SCALAPACK_SOURCE:-}/REDIST/TESTING/pdgemrdrv.c" ]]; then
+    redist_src="$SCALAPACK_SOURCE"
+else
+    apt_dir="$capi_prefix/apt"
+    mkdir -p "$apt_dir/lists/partial" "$apt_dir/src"
+    echo "deb-src http://deb.debian.org/debian bookworm main" >"$apt_dir/sources.list"
+    apt_opts=(-o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=-
+              -o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache="$apt_dir/cache")
+    if timeout 300 apt-get -q "${apt_opts[@]}" update >"$apt_dir/log" 2>&1 \
+        && (cd "$apt_dir/src" && timeout 300 apt-get -q "${apt_opts[@]}" source scalapack >>"$apt_dir/log" 2>&1); then
+        redist_src=$(dirname "$(dirname "$(dirname "$(ls "$apt_dir"/src/*/REDIST/TESTING/pdgemrdrv.c | head -n 1)")")")
+    fi
+fi
+if [[ -n "$redist_src" ]]; then
+    echo "== ScaLAPACK's REDIST testers (p?gemrdrv.c, GEMR2D.dat) from $redist_src: Debian, relinked, preloaded"
+    (
+        cd "$slt_dir"
+        testing="$redist_src/REDIST/TESTING"
+        cp "$testing/GEMR2D.dat" .
+        passed='/TEST PASSED OK/ { p++ } END { print p + 0 }'
+        for t in s d c z; do
+            mpicc -O1 -w -I"$testing" "$testing/p${t}gemrdrv.c" -o "x${t}gemr-debian" -lscalapack-openmpi
+            mpicc -O1 -w -I"$testing" "$testing/p${t}gemrdrv.c" -o "x${t}gemr-copr" \
+                -L"$capi_dir" -lcopr_scalapack -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+            ranks=(4)
+            [[ $t == d ]] && ranks=(4 5 6)
+            for n in "${ranks[@]}"; do
+                timeout 600 "${MPIRUN[@]}" -n "$n" "./x${t}gemr-debian" >redist.debian 2>&1
+                timeout 600 "${MPIRUN[@]}" -n "$n" "./x${t}gemr-copr" >redist.relinked 2>&1
+                timeout 600 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "./x${t}gemr-debian" \
+                    >redist.preloaded 2>&1
+                same_count "p${t}gemr2d tests passed on $n ranks (relinked)" redist.debian redist.relinked "$passed"
+                same_count "p${t}gemr2d tests passed on $n ranks (preloaded)" redist.debian redist.preloaded "$passed"
+            done
+        done
+    )
+else
+    echo "== ScaLAPACK's REDIST tester: skipped, no ScaLAPACK source (set SCALAPACK_SOURCE to a"
+    echo "   Reference-ScaLAPACK checkout; apt-get source scalapack failed, see the end of its log:)"
+    tail -n 3 "$apt_dir/log" | sed 's/^/   /'
+fi
 # copr's process mapping as communicators: MPI_Cart_create(reorder = 1) under the
 # interposer (LD_PRELOAD), copr_cart_create / copr_comm_reorder from C and Fortran, on
 # emulated nodes; the expected orders are those `copr map` writes for the same machine
@@ -205,6 +321,14 @@ expect_log "$log" "kept the MPI library's order: copr's mapping is no better"
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_MACHINE=/nonexistent/machine.toml \
     -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --periods 1,0 --identity
 expect_log "$log" "kept the MPI library's order: /nonexistent/machine.toml"
+# without the log, each fallback is one line on standard error from the first process
+for bad_env in COPR_MACHINE=/nonexistent/machine.toml COPR_EMULATE_NODE_SIZE=abc \
+    COPR_PLACEMENT=/nonexistent/placement; do
+    "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x "$bad_env" "$cart_test" mpi 2x2 --identity \
+        2>"$cart_dir/fallback.err"
+    lines=$(grep -c "^copr-interpose: .*kept the MPI library's order" "$cart_dir/fallback.err" || true)
+    [[ $lines == 1 ]] || { echo "$bad_env: $lines fallback lines, not 1" >&2; cat "$cart_dir/fallback.err" >&2; exit 1; }
+done
 # no environment: the nodes found at run time, here this one host (nothing to gain)
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --identity
 expect_log "$log" "machine: 1 node, flat network, 4 ranks per node (nodes found at run time)"
@@ -256,6 +380,139 @@ rm -f "$graph_log"
     "$dist_graph_test" ring 4 2 --identity
 expect_log "$graph_log" "predicted hop-bytes 2.097 MB -> 2.097 MB"
 expect_log "$graph_log" "kept the MPI library's order: copr's mapping is no better"
+# the traffic recorder (COPR_RECORD): C and Fortran programs with a known traffic of
+# every kind of send compare their own counts with the file, element by element
+echo "== the traffic recorder (COPR_RECORD) under the interposer: C, Fortran (use mpi, use mpi_f08)"
+record_test="$capi_dir/record-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -pthread interpose/tests/c/record_test.c -o "$record_test"
+record_test_f="$capi_dir/record-test-f"
+record_test_f08="$capi_dir/record-test-f08"
+mkdir -p "$capi_dir/record-modules" "$capi_dir/record-modules-f08"
+mpifort -cpp -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/record-modules" \
+    interpose/tests/fortran/record_test.F90 -o "$record_test_f"
+mpifort -cpp -DF08 -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/record-modules-f08" \
+    interpose/tests/fortran/record_test.F90 -o "$record_test_f08"
+record_dir="$capi_prefix/record"
+mkdir -p "$record_dir"
+for n in 1 2 4 7; do
+    for prog in "$record_test" "$record_test_f" "$record_test_f08"; do
+        traffic="$record_dir/traffic-$n.txt"
+        rm -f "$traffic"
+        "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$prog"
+    done
+done
+echo "== three threads sending at once (MPI_THREAD_MULTIPLE), each on its own communicator"
+for n in 2 7; do
+    traffic="$record_dir/traffic-threads-$n.txt"
+    rm -f "$traffic"
+    "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$record_test" --threads
+done
+echo "== the same with the all-to-alls in the graph (COPR_RECORD_ALLTOALL=1)"
+for n in 2 7; do
+    for prog in "$record_test" "$record_test_f" "$record_test_f08"; do
+        traffic="$record_dir/traffic-a2a-$n.txt"
+        rm -f "$traffic"
+        "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" -x COPR_RECORD_ALLTOALL=1 "$prog"
+        grep -q "^# MPI_Alltoall and MPI_Alltoallv are in the graph" "$traffic"
+    done
+done
+echo "== the recorder off (no COPR_RECORD): nothing written"
+quiet_dir="$record_dir/off"
+mkdir -p "$quiet_dir"
+"${MPIRUN[@]}" -n 2 "${PRELOAD[@]}" --wdir "$quiet_dir" "$record_test" --no-check
+[[ -z "$(ls -A "$quiet_dir")" ]] || { echo "the recorder wrote without COPR_RECORD:" >&2; ls -A "$quiet_dir" >&2; exit 1; }
+echo "== a COPR_RECORD that cannot be created: one message, the program runs to its end"
+"${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_RECORD=/nonexistent/dir/traffic.txt \
+    "$record_test" --no-check 2>"$record_dir/bad.txt"
+messages=$(grep -c "copr-interpose: COPR_RECORD=/nonexistent/dir/traffic.txt: cannot create the file" \
+    "$record_dir/bad.txt" || true)
+[[ $messages == 1 ]] || { echo "expected one message, found $messages:" >&2; cat "$record_dir/bad.txt" >&2; exit 1; }
+[[ ! -e /nonexistent/dir/traffic.txt ]]
+echo "== end to end: a scrambled-rank halo exchange recorded, then copr map: the metrics of the pattern written by hand"
+# task t of a periodic R x C grid runs on world rank (5 t + 3) mod p and sends 1000
+# bytes to each of its four neighbours; the same messages written here with awk
+halo_pattern() {
+    awk -v R="$1" -v C="$2" 'BEGIN {
+        p = R * C; print "tasks", p
+        for (t = 0; t < p; t++) {
+            r = int(t / C); c = t % C
+            n[0] = ((r + R - 1) % R) * C + c; n[1] = ((r + 1) % R) * C + c
+            n[2] = r * C + (c + C - 1) % C; n[3] = r * C + (c + 1) % C
+            for (d = 0; d < 4; d++) print (5 * t + 3) % p, (5 * n[d] + 3) % p, 1000
+        }
+    }'
+}
+# the rows of `copr map`'s table without the timing column
+map_rows() {
+    "$copr_bin" map --graph "$1" --flat "$2" --ranks-per-node "$3" --budget 2 \
+        --strategies packed,round-robin,folded,bisection,optimised |
+        awk '$1 ~ /^(packed|round-robin|folded|bisection|optimised)$/ { NF--; print }'
+}
+for case in "2 4 2 4" "3 3 3 3"; do
+    read -r rows cols nodes per <<<"$case"
+    traffic="$record_dir/halo-${rows}x$cols.txt"
+    halo_pattern "$rows" "$cols" >"$record_dir/halo-by-hand.txt"
+    # Open MPI's own monitoring component counts the same run's messages too
+    monitoring="$record_dir/monitoring-${rows}x$cols"
+    rm -f "$monitoring".*.prof
+    "${MPIRUN[@]}" -n $((rows * cols)) "${PRELOAD[@]}" -x COPR_RECORD="$traffic" \
+        --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
+        --mca pml_monitoring_filename "$monitoring" \
+        "$record_test" --halo "$rows" "$cols" 1000
+    # its lines `E src dst N bytes M msgs sent` (the program's own messages) against ours
+    diff <(cat "$monitoring".*.prof | awk '$1 == "E" { print $2, $3, $4, $6 }' | sort -n -k1,1 -k2,2) \
+        <(awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3, $5 }' "$traffic" | sort -n -k1,1 -k2,2) || {
+        echo "the recording of the halo ${rows}x$cols differs from Open MPI's pml monitoring" >&2
+        exit 1
+    }
+    recorded=$(map_rows "$traffic" "$nodes" "$per")
+    by_hand=$(map_rows "$record_dir/halo-by-hand.txt" "$nodes" "$per")
+    [[ -n $recorded && $recorded == "$by_hand" ]] || {
+        echo "copr map of the recorded halo ${rows}x$cols differs from the pattern by hand:" >&2
+        diff <(echo "$recorded") <(echo "$by_hand") >&2 || true
+        exit 1
+    }
+done
+echo "== COPR_GRAPH: MPI_Dist_graph_create_adjacent of an unweighted ring reordered by a recorded traffic"
+# by hand: the file's traffic is the pairs graph above (3 MiB v -> v + 4, 1 MiB v -> v + 1),
+# whose best splits keep pairs together and cut 4 ring edges, where the ring alone is
+# left in the library's order (cut 2)
+for v in 0 1 2 3 4 5 6 7; do
+    echo "$v $(((v + 4) % 8)) 3145728 # 3 messages"
+    echo "$v $(((v + 1) % 8)) 1048576 # 1 messages"
+done >"$record_dir/pairs.txt"
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_GRAPH="$record_dir/pairs.txt" \
+    -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 4 --reordered
+expect_log "$graph_log" "traffic from COPR_GRAPH=$record_dir/pairs.txt"
+expect_log "$graph_log" "predicted hop-bytes 27.263 MB -> 4.194 MB, off-node traffic 81.2 % -> 12.5 % (recorded bytes)"
+echo "== the recorder under a reordering interposer: the interposer's own calls are not recorded"
+# dist_graph_test's MPI_Neighbor_alltoall sends 3 ints to each out-neighbour of the
+# vertex a process holds after the reorder (vertex v: v + 4 and v + 1 mod 8); the
+# program's own collectives are 2 MPI_Allreduce and 1 MPI_Allgather
+traffic="$record_dir/dist-graph.txt"
+order=$("${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_RECORD="$traffic" \
+    "$dist_graph_test" pairs 4 4 --reordered | sed -n 's/^pairs: order: \([0-9 ]*\) (reordered).*/\1/p')
+[[ -n $order ]] || { echo "dist_graph_test printed no order" >&2; exit 1; }
+diff <(awk -v order="$order" 'BEGIN {
+        n = split(order, v, " ")
+        for (r = 1; r <= n; r++) holder[v[r]] = r - 1
+        for (r = 1; r <= n; r++) {
+            print r - 1, holder[(v[r] + 4) % 8], 12
+            print r - 1, holder[(v[r] + 1) % 8], 12
+        }
+    }' | sort -n -k1,1 -k2,2) <(awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3 }' "$traffic") || {
+    echo "the recorded neighbourhood traffic differs from the reordered graph's" >&2
+    exit 1
+}
+[[ $(grep -c "^# collective MPI_" "$traffic") == 2 ]]
+grep -q "^# collective MPI_Allreduce on a communicator of all 8 ranks: 2 calls" "$traffic"
+grep -q "^# collective MPI_Allgather on a communicator of all 8 ranks: 1 calls" "$traffic"
+echo "== COPR_GRAPH naming no file: one log line, the library's order"
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_GRAPH=/nonexistent/traffic.txt \
+    -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 2 --identity
+expect_log "$graph_log" "COPR_GRAPH: /nonexistent/traffic.txt: No such file or directory"
 echo "== copr_cart_create's errors (messages in a file) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$cart_test" errors 2>"$cart_dir/errors.txt"
 expect_log "$cart_dir/errors.txt" "copr_cart_create: comm is MPI_COMM_NULL"

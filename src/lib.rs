@@ -1,6 +1,5 @@
 //! copr finds and applies a **communication-optimal process relabeling** (COPR) for MPI
-//! programs, moves distributed matrices between layouts with it, and maps process grids
-//! onto machines.
+//! programs and moves distributed matrices between layouts with it.
 //!
 //! # Overview
 //! Two layouts of the same matrix — say ScaLAPACK block-cyclic with 32 × 32 blocks and
@@ -35,23 +34,18 @@
 //!   ([`engine::ReshufflePlan`]), execute many times.
 //! * **Transports** ([`transport`]): how the engine's bytes move — threads as ranks
 //!   ([`transport::run_in_process`]) or MPI (`MpiTransport`, feature `mpi`).
-//! * **Mapping** ([`mapping`]): places the tasks of a communication pattern on the
-//!   slots of a machine (packed, round-robin, Hilbert, the CP2K heuristic, copr's
-//!   optimiser, …), measures hop-bytes and link loads, and exports rankfiles, host files
-//!   or (feature `mpi`) a reordered communicator.
 //!
 //! Machines and cost models live in two companion crates: `copr_topology` (hwloc trees,
 //! tori, network graphs, placements) and `copr_cost_models` (the `CostModel` trait, its
 //! models and config files).
 //!
 //! # Features
-//! * `mpi`: the MPI transport, the distributed gain `gain::mpi`, communicator export
-//!   (`mapping::mpi`) — needs an MPI library (Open MPI) and libclang.
+//! * `mpi`: the MPI transport and the distributed gain `gain::mpi` — needs an MPI library (Open MPI) and libclang.
 //! * `hwloc`: discovers the machine's topology with hwloc (needs libhwloc and libudev).
 //! * `scalapack`: the ScaLAPACK comparison in the MPI benchmark driver (implies `mpi`).
 //!
 //! Without features, everything else — layouts, volumes, solvers, cost models, plans,
-//! the in-process engine, mappings — builds with cargo alone.
+//! the in-process engine — builds with cargo alone.
 //!
 //! # Quick start
 //! ```
@@ -84,13 +78,13 @@
 
 pub mod engine;
 pub mod error;
+pub mod files;
 pub mod gain;
 pub mod lap;
 pub mod sparse;
 
 pub use error::{Error, Result};
 pub mod layout;
-pub mod mapping;
 pub mod plan;
 pub mod sweep;
 pub mod transport;

@@ -29,8 +29,8 @@ use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use copr::mapping::mpi::{cart_create, grid_pattern, plan_mapping, reorder, MachineSource};
-use copr::mapping::Options;
+use copr_mapping::mpi::{cart_create, grid_pattern, plan_mapping, reorder, MachineSource};
+use copr_mapping::Options;
 use mpi::ffi::MPI_Comm;
 use mpi::raw::{AsRaw, FromRaw};
 use mpi::topology::{Communicator, SimpleCommunicator};

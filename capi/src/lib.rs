@@ -32,7 +32,15 @@
 //! parameter (ScaLAPACK's number and name) and the value, and the call returns on
 //! every process of the call without changing any data; ScaLAPACK aborts the program
 //! instead. Nothing panics across the C boundary. `copr_capi_errors()` counts calls
-//! that reported an error.
+//! that reported an error. A context that is not live on one process only is the
+//! same error everywhere: that process joins the others' first collective on DESCC's
+//! context (`p?tran`) or on `MPI_COMM_WORLD` (ICTXT; it meets them when ICTXT spans
+//! every process in rank order), where it reports the error.
+//!
+//! What copr creates (a duplicate communicator per process group, its shared-memory
+//! window) is freed at the start of `MPI_Finalize`, from the delete callback of an
+//! attribute on `MPI_COMM_SELF`, group by group in the order of their
+//! `MPI_COMM_WORLD` ranks, the same on every process.
 //!
 //! Everything is behind the feature `mpi` (Open MPI, and BLACS from Debian's
 //! `libscalapack-openmpi`); without it the library is empty.
@@ -61,6 +69,8 @@ pub struct CoprDcomplex {
 mod blacs;
 #[cfg(feature = "mpi")]
 pub mod comm;
+#[cfg(feature = "mpi")]
+mod descriptor;
 #[cfg(feature = "mpi")]
 pub mod exports;
 #[cfg(feature = "mpi")]

@@ -10,6 +10,7 @@ use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order, Submatrix};
 use copr::transport::Transport;
 
 use crate::blacs::{self, GridInfo};
+use crate::descriptor::{self, Reader};
 use crate::state::{self, Comm, State};
 
 /// A bad argument, by ScaLAPACK's parameter number (1-based position in the call).
@@ -85,15 +86,6 @@ fn on(rank: i32) -> String {
     } else {
         format!(" on process {rank}")
     }
-}
-
-/// The ScaLAPACK descriptor at `desc` (9 ints), or `None` for a null pointer.
-///
-/// # Safety
-/// `desc` is null or points to 9 readable ints.
-unsafe fn read_desc(desc: *const c_int) -> Option<[i32; 9]> {
-    // SAFETY: the caller's guarantee; read_unaligned as Fortran may pass any address.
-    (!desc.is_null()).then(|| unsafe { desc.cast::<[i32; 9]>().read_unaligned() })
 }
 
 /// The layout of the submatrix `sub` (0-based) of the matrix described by `d` on a
@@ -384,6 +376,49 @@ fn context_comm<'s>(
     Ok((info, comm))
 }
 
+/// The communicator on which this process meets the others of a call whose context
+/// is `ctxt` (parameter `arg`, the context written `prefix ctxt` in messages), and
+/// the bad argument to report when `ctxt` is not a live context holding this process.
+///
+/// Such a process cannot tell which processes take part, yet they wait for it in the
+/// call's first collective: it joins that collective on the communicator of
+/// `alternative` (a context that must be the same, such as DESCC's for `p?tran`)
+/// when that one holds it, else on `MPI_COMM_WORLD`, which meets the others when the
+/// context spans every process in rank order (copr serves such a context on a
+/// duplicate of `MPI_COMM_WORLD`). There it reports the error and every process
+/// returns it. For a context over fewer processes no process can tell this one's
+/// peers, and the call waits (on `MPI_COMM_WORLD` here). A context of -1 (BLACS's
+/// "not in this grid") says the process takes no part: it returns alone.
+#[allow(clippy::type_complexity)]
+fn joined_comm<'s>(
+    state: &'s mut State,
+    ctxt: c_int,
+    arg: (u32, &'static str),
+    prefix: &str,
+    alternative: Option<c_int>,
+) -> Result<(Option<GridInfo>, &'s mut Comm, Option<Bad>), (i32, Failed)> {
+    let holds = |c: c_int| matches!(blacs::gridinfo(c), Some(GridInfo { me: Some(_), .. }));
+    if holds(ctxt) {
+        let (info, comm) = context_comm(state, ctxt, arg, prefix)?;
+        return Ok((Some(info), comm, None));
+    }
+    let refused = bad(
+        arg.0,
+        arg.1,
+        format!("{prefix}{ctxt} is not a BLACS context that holds this process"),
+    );
+    if let Some(other) = alternative.filter(|&c| holds(c)) {
+        let (_, comm) = context_comm(state, other, arg, prefix)?;
+        return Ok((None, comm, Some(refused)));
+    }
+    if ctxt == -1 {
+        return Err((-1, Failed::Here(refused)));
+    }
+    // SAFETY: MPI_COMM_WORLD, of which every process is a member.
+    let comm = unsafe { state.comm(mpi::ffi::RSMPI_COMM_WORLD) };
+    Ok((None, comm, Some(refused)))
+}
+
 /// The call's one collective step before any data moves: every process's `mine`
 /// (first word 1 where it found a bad argument, `own`), gathered, so that all return
 /// together when any found one.
@@ -490,7 +525,9 @@ fn check_copy<T>(
     .enumerate()
     {
         // SAFETY: ScaLAPACK's contract: a descriptor of 9 ints
-        let Some(raw) = (unsafe { read_desc(desc) }) else {
+        let raw = unsafe { descriptor::read(desc, Reader::Redist) }
+            .map_err(|e| bad(args.desc.0, args.desc.1, e))?;
+        let Some(raw) = raw else {
             return Err(bad(args.desc.0, args.desc.1, "null"));
         };
         if raw[1] == -1 {
@@ -597,7 +634,8 @@ pub(crate) unsafe fn redistribute<T: Element>(
     run(routine, |state| {
         let shift = u32::from(batch);
         let ictxt_arg = if relabel.is_some() { 10 } else { 11 + shift };
-        let (_, comm) = context_comm(state, ictxt, (ictxt_arg, "ICTXT"), "")?;
+        let (_, comm, stranger) = joined_comm(state, ictxt, (ictxt_arg, "ICTXT"), "", None)?;
+        let refused = refused.or(stranger);
         let rank = comm.transport.rank();
         let rank_i = rank as i32;
 
@@ -863,12 +901,34 @@ pub(crate) unsafe fn tran<T: Element>(
     descc: *const c_int,
 ) {
     run(routine, |state| {
-        // SAFETY: PBLAS's contract: descriptors of 9 ints
-        let (Some(da), dc) = (unsafe { read_desc(desca) }, unsafe { read_desc(descc) }) else {
-            return Err((-1, Failed::Here(bad(7, "DESCA", "null"))));
+        // SAFETY: PBLAS's contract: descriptors of 9 ints, or 11 of type 2
+        let da = unsafe { descriptor::read(desca, Reader::Pblas) };
+        // SAFETY: as for DESCA
+        let dc = unsafe { descriptor::read(descc, Reader::Pblas) };
+        // a type PBLAS rejects still names the context (entry 2 of every type)
+        let ctxt_of = |d: *const c_int| {
+            // SAFETY: as for DESCA; not null
+            (!d.is_null()).then(|| unsafe { d.add(1).read_unaligned() })
+        };
+        let (da, da_err) = match da {
+            Ok(Some(d)) => (d, None),
+            Ok(None) => return Err((-1, Failed::Here(bad(7, "DESCA", "null")))),
+            Err(e) => {
+                let mut d = [0; 9];
+                d[1] = ctxt_of(desca).unwrap_or(-1);
+                (d, Some(bad(7, "DESCA", e)))
+            }
+        };
+        let (dc, dc_err) = match dc {
+            Ok(d) => (d, None),
+            Err(e) => (
+                ctxt_of(descc).map(|c| [0, c, 0, 0, 0, 0, 0, 0, 0]),
+                Some(bad(12, "DESCC", e)),
+            ),
         };
         let ctxt = da[1];
-        let (info, comm) = context_comm(state, ctxt, (7, "DESCA"), "CTXT = ")?;
+        let (info, comm, stranger) =
+            joined_comm(state, ctxt, (7, "DESCA"), "CTXT = ", dc.map(|d| d[1]))?;
         let rank = comm.transport.rank();
 
         let local = (|| -> Result<Option<(Side, Side)>, Bad> {
@@ -878,6 +938,12 @@ pub(crate) unsafe fn tran<T: Element>(
             if n < 0 {
                 return Err(bad(2, "N", format!("{n} is negative")));
             }
+            if let Some(e) = stranger.or(da_err).or(dc_err) {
+                return Err(e);
+            }
+            let Some(info) = info else {
+                return Err(bad(7, "DESCA", "internal error: no grid"));
+            };
             let Some(dc) = dc else {
                 return Err(bad(12, "DESCC", "null"));
             };

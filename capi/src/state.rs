@@ -1,15 +1,18 @@
 //! What the entry points keep between calls: for every process group they ran on, a
-//! duplicate of its communicator with copr's MPI transport and plan cache.
+//! duplicate of its communicator with copr's MPI transport and plan cache; and their
+//! release when MPI finalizes.
 
+use std::ffi::{c_int, c_void};
 use std::mem::ManuallyDrop;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, Once};
 
 use copr::engine::PlanCache;
 use copr::transport::MpiTransport;
-use mpi::ffi::MPI_Comm;
+use mpi::ffi::{self, MPI_Comm};
 use mpi::raw::FromRaw;
-use mpi::topology::{Communicator, CommunicatorRelation, SimpleCommunicator};
+use mpi::topology::{Communicator, CommunicatorRelation, Group, SimpleCommunicator};
 
 /// Plans kept per communicator (and their memory): enough for the handful of layouts
 /// an application redistributes again and again.
@@ -21,6 +24,10 @@ const MAX_PLAN_BYTES: usize = 256 << 20;
 pub(crate) struct Comm {
     pub(crate) transport: MpiTransport,
     pub(crate) cache: PlanCache,
+    /// `MPI_COMM_WORLD` rank of each rank of the communicator (-1: not in the world):
+    /// the same on every member, and different for any two groups copr keeps, so it
+    /// orders the release at `MPI_Finalize` the same way on every process.
+    world_ranks: Vec<i32>,
 }
 
 /// Everything kept, behind one lock.
@@ -59,8 +66,14 @@ impl State {
     /// Groups are matched by `MPI_Comm_compare` (same processes in the same order),
     /// so a grid made again after `Cblacs_gridexit` reuses the first duplicate made for
     /// its group; every member made the same duplicates in the same order, so they all
-    /// pick the same one. Nothing is ever freed: freeing is collective, and the
-    /// members of one group do not meet other groups' calls at the same points.
+    /// pick the same one. Nothing is freed before `MPI_Finalize` (freeing is
+    /// collective, and the members of one group do not meet other groups' calls at the
+    /// same points); `MPI_Finalize` frees everything first ([`release_all`]).
+    ///
+    /// Every collective copr makes on a group (this duplicate, the transport's node
+    /// split, its shared window's growth, the rounds) happens inside a call that every
+    /// process of that group makes, so the collectives of overlapping groups follow
+    /// the order of the application's calls, as ScaLAPACK's own do.
     ///
     /// # Safety
     /// `raw` is a valid intra-communicator of which this process is a member.
@@ -76,13 +89,100 @@ impl State {
         let k = match found {
             Some(k) => k,
             None => {
+                release_at_finalize();
+                // a group that is the whole world in its rank order is served by a
+                // duplicate of MPI_COMM_WORLD, which a process that cannot read its
+                // context can make too (see redist's joined_comm)
+                let world = SimpleCommunicator::world();
+                let ours = match theirs.compare(&world) {
+                    CommunicatorRelation::Identical | CommunicatorRelation::Congruent => {
+                        world.duplicate()
+                    }
+                    _ => theirs.duplicate(),
+                };
+                let world = world.group();
+                let group = ours.group();
+                let ranks: Vec<i32> = (0..ours.size()).collect();
+                let world_ranks = group
+                    .translate_ranks(&ranks, &world)
+                    .into_iter()
+                    .map(|r| r.unwrap_or(-1))
+                    .collect();
                 self.comms.push(Comm {
-                    transport: MpiTransport::new(theirs.duplicate()),
+                    transport: MpiTransport::new(ours),
                     cache: PlanCache::new(MAX_PLANS, MAX_PLAN_BYTES),
+                    world_ranks,
                 });
                 self.comms.len() - 1
             }
         };
         &mut self.comms[k]
     }
+}
+
+/// Registers, once per process, [`release_all`] as the delete callback of an attribute
+/// on `MPI_COMM_SELF`: MPI runs it first thing in `MPI_Finalize`, with MPI still fully
+/// usable (MPI-3.1, section 8.7.1).
+fn release_at_finalize() {
+    static REGISTERED: Once = Once::new();
+    REGISTERED.call_once(|| {
+        let mut keyval: c_int = 0;
+        // SAFETY: MPI is initialised (a caller of copr holds a live BLACS context);
+        // the callbacks have MPI's signatures and never unwind; the attribute's value
+        // is never read.
+        unsafe {
+            if ffi::MPI_Comm_create_keyval(
+                Some(no_copy),
+                Some(release_all),
+                &mut keyval,
+                std::ptr::null_mut(),
+            ) == 0
+            {
+                ffi::MPI_Comm_set_attr(ffi::RSMPI_COMM_SELF, keyval, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+/// The attribute is not copied to duplicates of `MPI_COMM_SELF`.
+unsafe extern "C" fn no_copy(
+    _comm: MPI_Comm,
+    _keyval: c_int,
+    _extra: *mut c_void,
+    _value_in: *mut c_void,
+    _value_out: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    if !flag.is_null() {
+        // SAFETY: MPI passes a valid flag.
+        unsafe { flag.write(0) };
+    }
+    0
+}
+
+/// Frees every window and communicator copr made (each transport: its shared window,
+/// collective over the node's ranks of the group, then its communicators), group by
+/// group in the order of their `MPI_COMM_WORLD` ranks: every process frees the groups
+/// it belongs to in one global order, so no two processes wait for each other in
+/// different groups (left to `MPI_Finalize`, the windows were freed in each process's
+/// order of creation, which overlapping groups do not share, and it hung).
+unsafe extern "C" fn release_all(
+    _comm: MPI_Comm,
+    _keyval: c_int,
+    _value: *mut c_void,
+    _extra: *mut c_void,
+) -> c_int {
+    let released = catch_unwind(AssertUnwindSafe(|| {
+        let mut comms = std::mem::take(&mut lock().comms);
+        comms.sort_by(|a, b| a.world_ranks.cmp(&b.world_ranks));
+        for comm in comms {
+            drop(comm);
+        }
+    }));
+    if released.is_err() {
+        eprintln!(
+            "copr: internal error (a bug in copr) while freeing its communicators at MPI_Finalize"
+        );
+    }
+    0
 }

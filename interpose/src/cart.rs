@@ -7,8 +7,8 @@ use std::io::Write as _;
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use copr::mapping::mpi::{grid_pattern, plan_mapping, MachineSource, MappingReport, Planned};
-use copr::mapping::{Options, Perm};
+use copr_mapping::mpi::{grid_pattern, plan_mapping, MachineSource, MappingReport, Planned};
+use copr_mapping::{Options, Perm};
 use mpi::ffi::{MPI_Comm, PMPI_Cart_create, PMPI_Comm_free, PMPI_Comm_split};
 use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -67,6 +67,19 @@ pub(crate) fn write_log(lines: &[String]) {
     }
 }
 
+/// Says on standard error, in one line, that reordering fell back to the MPI
+/// library's order because of `why` (an unusable environment, a failed plan),
+/// whatever `COPR_INTERPOSE_LOG` says: a user who asked for a reordering learns that
+/// it did not happen. Call it on the first process of the communicator only. When the
+/// log goes to standard error, its lines already say so.
+pub(crate) fn warn_fallback(head: &str, why: &str) {
+    if !matches!(log_target(), Log::Stderr) {
+        eprintln!(
+            "copr-interpose: {head}: kept the MPI library's order: {why} ({ENV_LOG}=1 says more)"
+        );
+    }
+}
+
 /// What the interposer decided on this process.
 enum Decision {
     /// Create the grid on `comm_old` split with this key (the new rank).
@@ -79,7 +92,7 @@ fn mb(bytes: u128) -> String {
     format!("{:.3} MB", bytes as f64 / 1e6)
 }
 
-fn off_node_percent(m: &copr::mapping::Metrics) -> f64 {
+fn off_node_percent(m: &copr_mapping::Metrics) -> f64 {
     if m.total_bytes == 0 {
         0.0
     } else {
@@ -124,11 +137,12 @@ pub(crate) fn machine_source(comm: &SimpleCommunicator, head: &str) -> Option<Ma
         Ok(s) if failed.iter().all(|&f| f == 0) => Some(s),
         Ok(_) => {
             if root {
+                let why = "the environment of another rank is not usable";
                 write_log(&[
                     head.to_string(),
-                    "  kept the MPI library's order: the environment of another rank is not usable"
-                        .into(),
+                    format!("  kept the MPI library's order: {why}"),
                 ]);
+                warn_fallback(head, why);
             }
             None
         }
@@ -137,6 +151,9 @@ pub(crate) fn machine_source(comm: &SimpleCommunicator, head: &str) -> Option<Ma
                 head.to_string(),
                 format!("  kept the MPI library's order: {e}"),
             ]);
+            if root {
+                warn_fallback(head, &e.to_string());
+            }
             None
         }
     }
@@ -153,6 +170,12 @@ fn decide(comm: &SimpleCommunicator, dims: &[i32], periods: &[bool]) -> Decision
     let Some(source) = machine_source(comm, &head) else {
         return Decision::Pass;
     };
+    if let Some(path) = crate::recorded::graph_path() {
+        return match crate::recorded::plan(comm, &head, &path, &source) {
+            Some(ranks) => Decision::Split(ranks.inverse()[comm.rank() as usize] as c_int),
+            None => Decision::Pass,
+        };
+    }
     let planned = grid_pattern(dims, periods, GRID_MESSAGE_BYTES)
         .and_then(|pattern| plan_mapping(comm, &pattern, &source, &Options::default()));
     match conclude(comm, head, &source, planned, "1 MiB per grid message") {
@@ -174,6 +197,7 @@ pub(crate) fn conclude(
     match planned {
         Err(e) => {
             if root {
+                warn_fallback(&head, &e.to_string());
                 write_log(&[
                     head,
                     format!("  machine: {}", source.describe()),
@@ -309,9 +333,9 @@ pub unsafe extern "C" fn MPI_Cart_create(
         }
         Ok(Decision::Pass) => pass(),
         Err(_) => {
-            write_log(&[
-                "internal error (a panic was caught); kept the MPI library's order".into(),
-            ]);
+            let why = "internal error (a panic was caught)";
+            write_log(&[format!("{why}; kept the MPI library's order")]);
+            warn_fallback("MPI_Cart_create", why);
             pass()
         }
     }

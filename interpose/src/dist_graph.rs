@@ -17,8 +17,8 @@ use std::ffi::c_int;
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use copr::mapping::mpi::{gather_out_edges, plan_mapping_at_root};
-use copr::mapping::{Options, Perm};
+use copr_mapping::mpi::{gather_out_edges, plan_mapping_at_root};
+use copr_mapping::{Options, Perm};
 use mpi::collective::SystemOperation;
 use mpi::ffi::{
     MPI_Comm, MPI_Info, PMPI_Comm_free, PMPI_Comm_split, PMPI_Dist_graph_create_adjacent,
@@ -28,7 +28,7 @@ use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
-use crate::cart::{conclude, machine_source, write_log, ACTIVE};
+use crate::cart::{conclude, machine_source, warn_fallback, write_log, ACTIVE};
 
 /// Bytes per unit of edge weight in the pattern (an unweighted edge weighs one unit).
 const WEIGHT_UNIT_BYTES: u64 = 1 << 20;
@@ -206,14 +206,16 @@ fn decide(comm: &SimpleCommunicator, adj: &Adjacency) -> Option<Perm> {
         format!("MPI_Dist_graph_create_adjacent(reorder = 1) on {p} ranks, {edges} out-edges");
     if bad != 0 {
         if comm.rank() == 0 {
-            write_log(&[
-                head,
-                "  kept the MPI library's order: a process passed a rank outside the communicator, a negative weight or empty weights for edges".into(),
-            ]);
+            let why = "a process passed a rank outside the communicator, a negative weight or empty weights for edges";
+            warn_fallback(&head, why);
+            write_log(&[head, format!("  kept the MPI library's order: {why}")]);
         }
         return None;
     }
     let source = machine_source(comm, &head)?;
+    if let Some(path) = crate::recorded::graph_path() {
+        return crate::recorded::plan(comm, &head, &path, &source);
+    }
     let out: Vec<(usize, u64)> = adj
         .destinations
         .iter()
@@ -380,9 +382,9 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
         }
         Ok(None) => pass(),
         Err(_) => {
-            write_log(&[
-                "internal error (a panic was caught); kept the MPI library's order".into(),
-            ]);
+            let why = "internal error (a panic was caught)";
+            write_log(&[format!("{why}; kept the MPI library's order")]);
+            warn_fallback("MPI_Dist_graph_create_adjacent", why);
             pass()
         }
     };

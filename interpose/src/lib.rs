@@ -32,11 +32,24 @@
 //! the graph is mapped, and each vertex's neighbour lists go to the process that holds
 //! it in the new order.
 //!
+//! Whenever reordering falls back because of an error (a missing or malformed machine
+//! or placement file, a bad `COPR_EMULATE_NODE_SIZE`, a plan that failed), the first
+//! process of the communicator says so in one line on standard error, whatever the
+//! log setting.
+//!
 //! `COPR_INTERPOSE_LOG=1` (or `stderr`) prints what it decided on standard error from
 //! rank 0 of each communicator; any other value except `0` is a file the lines are
 //! appended to: the grid, the machine and what is known inside its nodes, the
 //! predicted hop-bytes and off-node share
 //! before and after, and the new order.
+//!
+//! `COPR_RECORD=traffic.txt` records the program's traffic (module `record`): the
+//! messages and bytes each process sends to each other, written at `MPI_Finalize` as a
+//! graph `copr map --graph traffic.txt` reads, with each rank's host.
+//!
+//! With `COPR_GRAPH=traffic.txt` (a recording), the two reorders map the recorded
+//! traffic among the communicator's processes instead of uniform grid messages or the
+//! graph's weights (module `recorded`).
 //!
 //! Without the feature `mpi` the library is empty.
 
@@ -44,3 +57,7 @@
 pub mod cart;
 #[cfg(feature = "mpi")]
 pub mod dist_graph;
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub mod record;
+#[cfg(feature = "mpi")]
+mod recorded;

@@ -75,6 +75,14 @@ pub enum TargetContents {
     AsGiven,
     /// A is already stored in the relabeled layout ([`super::ReshufflePlan::target`]),
     /// e.g. filled after planning: any β and any submatrix may be relabeled.
+    ///
+    /// The relabeled layout describes new local matrices, so a block-cyclic target's
+    /// `lld` is not kept: its leading dimension is the default one (the local row
+    /// count, column count for row-major local storage, of the grid position the
+    /// process holds after relabeling), also when the given target is a submatrix
+    /// whose `lld` was padded. A buffer stored in the relabeled layout uses
+    /// that leading dimension; read it from the plan's `target(k)`, never from the
+    /// layout given.
     Relabeled,
 }
 

@@ -415,7 +415,9 @@ impl Layout {
     }
 }
 
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+/// The 64-bit FNV-1a hash of `bytes`: the fingerprints ranks compare to agree on
+/// arguments before a collective step.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h ^= u64::from(b);

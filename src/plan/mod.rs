@@ -251,18 +251,7 @@ pub fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     parse_config(&read_text(path)?, ConfigFormat::of_path(path), path)
 }
 
-/// The text of a configuration file — or of standard input for the path `-` — read as
-/// the other input files are (at most [`crate::mapping::MAX_FILE_BYTES`]).
-///
-/// # Errors
-/// [`Error::Io`] if it cannot be read, [`Error::Parse`] if it is larger.
-pub fn read_text(path: &Path) -> Result<String> {
-    if path == Path::new("-") {
-        crate::mapping::read_limited(std::io::stdin().lock(), path)
-    } else {
-        crate::mapping::read_text(path)
-    }
-}
+pub use crate::files::read_text;
 
 /// Parses `text` in `format` into `T`; `name` is the file (or `-` for standard input)
 /// the errors name. A leading UTF-8 byte order mark is skipped.

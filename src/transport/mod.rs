@@ -68,6 +68,7 @@
 mod in_process;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod standin;
 
 use std::ops::Range;
 
@@ -75,6 +76,7 @@ pub use in_process::{run_in_process, InProcess};
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub use mpi::MpiTransport;
+pub use standin::StandIn;
 
 use crate::error::Result;
 

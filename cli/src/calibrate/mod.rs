@@ -1,0 +1,712 @@
+//! `copr calibrate`: measures the machine under `mpirun`, writes a cost config in
+//! copr's format (what `copr plan --cost` and `copr_cost_models::load_setup` read)
+//! with the raw measurements beside it, and with `--validate` times real reshuffles
+//! against the model's predictions.
+
+use crate::cli::CalibrateArgs;
+
+// pure planning and classification: built in every build (the planning benchmark
+// times them without MPI)
+pub mod budget;
+pub mod cases;
+pub mod classes;
+#[cfg(feature = "mpi")]
+mod measure;
+pub mod stats;
+#[cfg(feature = "mpi")]
+mod validate;
+
+/// Runs `copr calibrate`. Errors end the process here with a one-line message (from
+/// rank 0 only under mpirun) and exit status 2, after MPI is finalised.
+pub(crate) fn run(a: CalibrateArgs) -> copr::Result<()> {
+    if let Err(msg) = check_args(&a).and_then(|()| calibrate(&a)) {
+        if first_rank() {
+            eprintln!("copr: error: {msg}");
+        }
+        std::process::exit(2);
+    }
+    Ok(())
+}
+
+/// Whether this process prints errors: rank 0 under mpirun, or a process started
+/// alone. MPI may not be initialised yet (or at all), so the launcher's environment
+/// says.
+fn first_rank() -> bool {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_none_or(|r| r.trim() == "0")
+}
+
+/// Checks what can be checked before MPI starts: the budget, the node emulation,
+/// and that the output files can be written.
+fn check_args(a: &CalibrateArgs) -> Result<(), String> {
+    if !(a.budget.is_finite() && a.budget > 0.0) {
+        return Err(format!(
+            "--budget {}: give a positive number of seconds",
+            a.budget
+        ));
+    }
+    if a.emulate_nodes == Some(0) {
+        return Err("--emulate-nodes 0: give at least 1 node".into());
+    }
+    if a.out == placement_path(&a.out)
+        || a.out == raw_path(&a.out)
+        || a.out == node_matrix_path(&a.out)
+    {
+        return Err(format!(
+            "--out {}: the placement, the node-pair matrix and the raw measurements are written beside the config with extensions .placement, .nodes.toml and .raw.json; give the config another extension (.toml or .json)",
+            a.out.display()
+        ));
+    }
+    for path in [
+        a.out.clone(),
+        placement_path(&a.out),
+        raw_path(&a.out),
+        node_matrix_path(&a.out),
+    ] {
+        let existed = path.exists();
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        if !existed {
+            // leave no empty file behind if calibration stops before writing
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    Ok(())
+}
+
+fn placement_path(out: &std::path::Path) -> std::path::PathBuf {
+    out.with_extension("placement")
+}
+
+fn raw_path(out: &std::path::Path) -> std::path::PathBuf {
+    out.with_extension("raw.json")
+}
+
+fn node_matrix_path(out: &std::path::Path) -> std::path::PathBuf {
+    out.with_extension("nodes.toml")
+}
+
+#[cfg(not(feature = "mpi"))]
+fn calibrate(_: &CalibrateArgs) -> Result<(), String> {
+    Err("copr calibrate measures with MPI: build copr with `--features mpi` and run it under mpirun".into())
+}
+
+#[cfg(feature = "mpi")]
+fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
+    with_mpi::calibrate(a)
+}
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use std::path::Path;
+    use std::time::Instant;
+
+    use copr::transport::MpiTransport;
+    use copr_cost_models::{CostConfig, Term};
+    use copr_topology::files::Format;
+    use copr_topology::{
+        InterConfig, IntraConfig, LevelCosts, LinkSpec, PlacementConfig, TopologyConfig,
+    };
+    use mpi::collective::SystemOperation;
+    use mpi::topology::{Communicator, SimpleCommunicator};
+    use mpi::traits::*;
+    use serde::Serialize;
+
+    use super::budget::{self, PhasePlan};
+    use super::classes::{self, Class, RankMap};
+    use super::measure::{
+        self, ClassResult, Injection, LocalThroughput, NodePairResult, PairResult, WindowPath,
+        LADDER,
+    };
+    use super::validate::{self, Validation};
+    use super::{node_matrix_path, placement_path, raw_path, CalibrateArgs};
+
+    /// Up to this many nodes the config prices node pairs with a node × node matrix
+    /// (measured pairs as measured, the others with the inter-node class's values);
+    /// beyond, one inter-node cost for all.
+    const NODE_MATRIX_UP_TO: usize = 64;
+
+    /// One measured node pair's link as written.
+    #[derive(Debug, Clone, Serialize)]
+    struct NodeLink {
+        nodes: [String; 2],
+        latency: f64,
+        bandwidth: f64,
+    }
+
+    /// The values the written config takes, and why.
+    #[derive(Debug, Clone, Serialize)]
+    struct Chosen {
+        rule: &'static str,
+        intra: Vec<(String, f64, f64)>,
+        inter: Option<(f64, f64)>,
+        /// The node-pair matrix file, if written.
+        node_matrix: Option<String>,
+        /// The measured node pairs' links in it (the other pairs take `inter`).
+        node_links: Vec<NodeLink>,
+        transform_scale: f64,
+        transform_transpose: f64,
+        transform_conjugate: f64,
+    }
+
+    /// Everything measured, written as JSON beside the config.
+    #[derive(Debug, Serialize)]
+    struct Raw {
+        copr_version: &'static str,
+        ranks: usize,
+        nodes: usize,
+        emulated_nodes: bool,
+        budget_seconds: f64,
+        seconds: f64,
+        plan: PhasePlan,
+        /// What the budget left out.
+        skipped: Vec<String>,
+        ladder_bytes: Vec<usize>,
+        classes: Vec<ClassResult>,
+        pairs: Vec<PairResult>,
+        node_pairs: Vec<NodePairResult>,
+        injection: Vec<Injection>,
+        window: Vec<WindowPath>,
+        local: Vec<LocalThroughput>,
+        config: Chosen,
+        validation: Option<Validation>,
+    }
+
+    pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
+        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            .ok_or("MPI was initialised already")?;
+        let world = universe.world();
+        let r = calibrate_on(&world, a);
+        drop(world);
+        drop(universe);
+        r
+    }
+
+    /// Agrees on failure: `Err` on every rank if any rank failed (the first failing
+    /// rank's message on rank 0 is enough, since only rank 0 prints).
+    fn agree<T>(w: &SimpleCommunicator, r: copr::Result<T>) -> Result<T, String> {
+        let bad = u8::from(r.is_err());
+        let mut any = 0u8;
+        w.all_reduce_into(&bad, &mut any, SystemOperation::max());
+        match r {
+            Err(e) => Err(e.to_string()),
+            Ok(_) if any != 0 => Err("calibration failed on another rank".into()),
+            Ok(v) => Ok(v),
+        }
+    }
+
+    fn calibrate_on(w: &SimpleCommunicator, a: &CalibrateArgs) -> Result<(), String> {
+        let start = Instant::now();
+        let (me, p) = (w.rank() as usize, w.size() as usize);
+        if p < 2 {
+            return Err(
+                "copr calibrate measures between ranks: run it under mpirun with at least 2 ranks (mpirun -n 4 copr calibrate …)"
+                    .into(),
+            );
+        }
+        if let Some(k) = a.emulate_nodes.filter(|&k| k > p) {
+            return Err(format!(
+                "--emulate-nodes {k}: more nodes than the {p} ranks"
+            ));
+        }
+        let placement = agree(w, copr::gain::mpi::discover_placement(w))?;
+        let map = RankMap::new(&placement, a.emulate_nodes);
+        let budget = a.budget;
+        let pairs = classes::sample_pairs(&map, 0x636f7072);
+        let plan = PhasePlan::new(budget, pairs.len(), a.validate);
+        if me == 0 {
+            println!(
+                "copr calibrate: {p} ranks on {} node{}{}, budget {budget} s",
+                map.nodes(),
+                if map.nodes() == 1 { "" } else { "s" },
+                if map.emulated {
+                    " (emulated: groups of consecutive ranks, shared window inside, messages between)"
+                } else {
+                    ""
+                }
+            );
+            println!("{}", plan.describe());
+        }
+        let results = measure::measure_pairs(w, &map, &pairs, start, plan.until(budget::PAIRS));
+        let pair_seconds = start.elapsed().as_secs_f64();
+        let mut skipped = Vec::new();
+        if results.len() < pairs.len() && me == 0 {
+            skipped.push(format!(
+                "{} of {} sampled rank pairs: out of the ping-pong phase's budget",
+                pairs.len() - results.len(),
+                pairs.len()
+            ));
+        }
+        let node_paths = plan.until(budget::NODE_PATHS);
+        let injection = measure::injection(w, &map, start, node_paths);
+        let window = agree(w, measure::window_paths(w, &map, start, node_paths))?;
+        let local = agree(
+            w,
+            measure::local_throughput(w, start, plan.until(budget::LOCAL)),
+        )?;
+        if me == 0 {
+            if map.nodes() > 1 && injection.len() < 2.min(map.nodes() / 2) {
+                skipped.push("the second injection node pair: out of budget".into());
+            }
+            if window.len() < 4 && map.nodes() < p {
+                skipped.push(format!(
+                    "shared window of {} of 4 element types: out of budget",
+                    4 - window.len()
+                ));
+            }
+            if local.len() < 4 {
+                skipped.push(format!(
+                    "local kernels of {} of 4 element types: out of budget",
+                    4 - local.len()
+                ));
+            }
+        }
+        // every rank has the same (gathered) local rates
+        let copy = local
+            .iter()
+            .find(|x| x.element == "f64")
+            .map_or(0.0, |x| x.copy.median);
+        // rank 0 chooses and writes; every rank then loads what was written
+        let mut written = 0u8;
+        let mut raw = None;
+        if me == 0 {
+            let classes = measure::summarise(&results);
+            let node_pairs = measure::by_node_pair(&results, &map);
+            print_classes(
+                &classes,
+                results.len(),
+                pair_seconds,
+                &injection,
+                &window,
+                &local,
+            );
+            let chosen = choose(a, &map, &classes, &node_pairs, &injection, &window, &local);
+            print_node_links(&chosen, map.nodes());
+            match write_config(a, &map, &chosen) {
+                Ok(()) => written = 1,
+                Err(e) => eprintln!("copr: error: {e}"),
+            }
+            raw = Some(Raw {
+                copr_version: env!("CARGO_PKG_VERSION"),
+                ranks: p,
+                nodes: map.nodes(),
+                emulated_nodes: map.emulated,
+                budget_seconds: budget,
+                seconds: 0.0,
+                plan: plan.clone(),
+                skipped: Vec::new(),
+                ladder_bytes: LADDER.to_vec(),
+                classes,
+                pairs: results,
+                node_pairs,
+                injection,
+                window,
+                local,
+                config: chosen,
+                validation: None,
+            });
+        }
+        w.process_at_rank(0).broadcast_into(&mut written);
+        if written == 0 {
+            return Err(format!(
+                "{}: could not write the cost config",
+                a.out.display()
+            ));
+        }
+        let setup = agree(
+            w,
+            copr_cost_models::load_setup(&a.out, Some(p)).map_err(copr::Error::from),
+        )?;
+        let mut validation = None;
+        if a.validate {
+            let until = plan.until(budget::VALIDATION);
+            if measure::proceed(w, start, until, false) {
+                let mut t = match a.emulate_nodes {
+                    Some(k) => MpiTransport::with_groups(w.duplicate(), (me * k / p) as u32),
+                    None => MpiTransport::new(w.duplicate()),
+                };
+                let v = agree(
+                    w,
+                    validate::validate(
+                        w,
+                        &mut t,
+                        setup.model.as_ref(),
+                        copy,
+                        &map.node,
+                        start,
+                        until,
+                    ),
+                )?;
+                if me == 0 {
+                    validate::print(&v);
+                }
+                validation = Some(v);
+                drop(t);
+            } else if me == 0 {
+                skipped.push("the validation: out of budget".into());
+            }
+        }
+        if let Some(mut raw) = raw {
+            raw.validation = validation;
+            raw.seconds = start.elapsed().as_secs_f64();
+            raw.skipped = skipped;
+            let text = serde_json::to_string_pretty(&raw).expect("measurements serialise");
+            std::fs::write(raw_path(&a.out), text + "\n")
+                .map_err(|e| format!("{}: {e}", raw_path(&a.out).display()))?;
+            println!();
+            for s in &raw.skipped {
+                println!("skipped: {s}");
+            }
+            println!(
+                "wrote {} (cost config: copr plan FILE --cost {}), {}, {}{} in {:.1} s (budget {budget} s)",
+                a.out.display(),
+                a.out.display(),
+                placement_path(&a.out).display(),
+                raw
+                    .config
+                    .node_matrix
+                    .as_ref()
+                    .map_or(String::new(), |_| format!("{}, ", node_matrix_path(&a.out).display())),
+                raw_path(&a.out).display(),
+                raw.seconds
+            );
+        }
+        Ok(())
+    }
+
+    fn gbs(b: f64) -> String {
+        format!("{:.2} GB/s", b / 1e9)
+    }
+
+    fn us(t: f64) -> String {
+        format!("{:.2} us", t * 1e6)
+    }
+
+    fn print_classes(
+        classes: &[ClassResult],
+        pairs: usize,
+        seconds: f64,
+        injection: &[Injection],
+        window: &[WindowPath],
+        local: &[LocalThroughput],
+    ) {
+        println!(
+            "ping-pong: {pairs} rank pairs in {seconds:.1} s; latency = 8-byte half round trip, median over pairs (p10-p90); fit t = L + s/B over 64 B .. 4 MiB"
+        );
+        println!(
+            "{:<13} {:>5} {:>10} {:>21} {:>10} {:>12} {:>9}",
+            "class", "pairs", "latency", "(p10-p90)", "fit L", "fit B", "max|res|"
+        );
+        for c in classes {
+            let (fl, fb, res) = match &c.fit {
+                Some(f) => (
+                    us(f.latency),
+                    gbs(f.bandwidth),
+                    format!(
+                        "{:.0} %",
+                        100.0 * f.residuals.iter().fold(0.0f64, |m, r| m.max(r.abs()))
+                    ),
+                ),
+                None => ("-".into(), "-".into(), "-".into()),
+            };
+            println!(
+                "{:<13} {:>5} {:>10} {:>21} {:>10} {:>12} {:>9}",
+                c.class.name(),
+                c.pairs,
+                us(c.latency.median),
+                format!("({}-{})", us(c.latency.p10), us(c.latency.p90)),
+                fl,
+                fb,
+                res
+            );
+        }
+        for i in injection {
+            println!(
+                "injection {} -> {}: {} ranks sending {} KiB messages at once: {} (p10-p90 {}-{})",
+                i.nodes[0],
+                i.nodes[1],
+                i.senders,
+                i.message_bytes / 1024,
+                gbs(i.bandwidth.median),
+                gbs(i.bandwidth.p10),
+                gbs(i.bandwidth.p90)
+            );
+        }
+        if !window.is_empty() {
+            let parts: Vec<String> = window
+                .iter()
+                .map(|x| format!("{} {}", x.element, gbs(x.bandwidth.median)))
+                .collect();
+            println!(
+                "shared window (engine, {} ranks of a node at once), received per rank: {}",
+                window[0].ranks_per_node,
+                parts.join(", ")
+            );
+        }
+        println!("local engine kernels, GB/s (median over ranks, all ranks at once):");
+        println!(
+            "  {:<5} {:>8} {:>8} {:>10} {:>15} {:>8} {:>8}",
+            "type", "copy", "scale", "transpose", "conj-transpose", "pack", "unpack"
+        );
+        let rate = |s: f64| {
+            if s > 0.0 {
+                format!("{:.2}", 1e-9 / s)
+            } else {
+                "-".into()
+            }
+        };
+        for l in local {
+            let win = window.iter().find(|x| x.element == l.element);
+            println!(
+                "  {:<5} {:>8} {:>8} {:>10} {:>15} {:>8} {:>8}",
+                l.element,
+                rate(l.copy.median),
+                rate(l.scale.median),
+                rate(l.transpose.median),
+                l.conj_transpose.map_or("-".into(), |c| rate(c.median)),
+                win.map_or("-".into(), |x| rate(x.pack_per_byte.median)),
+                win.map_or("-".into(), |x| rate(x.unpack_per_byte.median)),
+            );
+        }
+    }
+
+    const RULE: &str = "latency: the class's median 8-byte half round trip; bandwidth: the ladder fit's, capped by what a rank gets when all ranks move data at once (inside a node: the engine's shared-window path for f64; between nodes: the node's injection bandwidth divided by its sending ranks); node pairs (up to 64 nodes): a node x node matrix with each measured node pair's own latency and capped fit, the other-node class's values for pairs not measured; transform: extra seconds per byte over a plain local copy (scale and transpose of f64, conjugation of c64)";
+
+    fn choose(
+        a: &CalibrateArgs,
+        map: &RankMap,
+        classes: &[ClassResult],
+        node_pairs: &[NodePairResult],
+        injection: &[Injection],
+        window: &[WindowPath],
+        local: &[LocalThroughput],
+    ) -> Chosen {
+        let bandwidth = |fit: Option<&super::stats::LinearFit>, ladder: Option<&[f64]>| {
+            fit.map(|f| f.bandwidth)
+                // no usable fit: the largest message's rate
+                .or_else(|| {
+                    ladder.map(|l| *LADDER.last().expect("ladder") as f64 / l[LADDER.len() - 1])
+                })
+                .unwrap_or(f64::NAN)
+        };
+        let win = window
+            .iter()
+            .find(|x| x.element == "f64")
+            .map(|x| x.bandwidth.median);
+        let inj = crate::calibrate::stats::median(
+            &injection
+                .iter()
+                .map(|i| i.bandwidth.median / i.senders as f64)
+                .collect::<Vec<_>>(),
+        );
+        let cap = |b: f64, c: Option<f64>| match c {
+            Some(c) if c.is_finite() && c > 0.0 => b.min(c),
+            _ => b,
+        };
+        let mut intra = Vec::new();
+        let mut inter = None;
+        for c in classes {
+            let lat = sig4(c.latency.median.max(0.0));
+            let cap_by = if c.class == Class::OtherNode {
+                Some(inj)
+            } else {
+                win
+            };
+            let bw = sig4(cap(bandwidth(c.fit.as_ref(), Some(&c.ladder)), cap_by));
+            if c.class == Class::OtherNode {
+                inter = Some((lat, bw));
+            } else {
+                intra.push((c.class.name().to_string(), lat, bw));
+            }
+        }
+        let mut node_links = Vec::new();
+        let mut node_matrix = None;
+        if inter.is_some() && map.nodes() <= NODE_MATRIX_UP_TO {
+            for np in node_pairs {
+                let bw = cap(bandwidth(np.fit.as_ref(), None), Some(inj));
+                if !(bw.is_finite() && bw > 0.0) {
+                    continue;
+                }
+                node_links.push(NodeLink {
+                    nodes: np.names.clone(),
+                    latency: sig4(np.latency.median.max(0.0)),
+                    bandwidth: sig4(bw),
+                });
+            }
+            node_matrix = node_matrix_path(&a.out)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned());
+        }
+        let f64l = local.iter().find(|x| x.element == "f64");
+        let c64l = local.iter().find(|x| x.element == "c64");
+        let extra = |a: f64, b: f64| sig4((a - b).max(0.0));
+        Chosen {
+            rule: RULE,
+            intra,
+            inter,
+            node_matrix,
+            node_links,
+            transform_scale: f64l.map_or(0.0, |l| extra(l.scale.median, l.copy.median)),
+            transform_transpose: f64l.map_or(0.0, |l| extra(l.transpose.median, l.copy.median)),
+            transform_conjugate: c64l
+                .and_then(|l| {
+                    l.conj_transpose
+                        .map(|c| extra(c.median, l.transpose.median))
+                })
+                .unwrap_or(0.0),
+        }
+    }
+
+    fn print_node_links(c: &Chosen, nodes: usize) {
+        let Some(file) = &c.node_matrix else {
+            return;
+        };
+        let pairs = nodes * (nodes - 1) / 2;
+        let measured = c.node_links.len();
+        println!(
+            "node pairs ({file}): {measured} of {pairs} measured{}",
+            if measured < pairs {
+                ", the others priced as the other-node class"
+            } else {
+                ""
+            }
+        );
+        for l in c.node_links.iter().take(8) {
+            println!(
+                "  {} <-> {}: latency {}, bandwidth {}",
+                l.nodes[0],
+                l.nodes[1],
+                us(l.latency),
+                gbs(l.bandwidth)
+            );
+        }
+        if c.node_links.len() > 8 {
+            println!("  … (all in the raw measurements)");
+        }
+    }
+
+    /// The node × node matrix: measured pairs as measured, the others (and both
+    /// directions) the inter-node class's link; zero on the diagonal.
+    fn node_matrix(map: &RankMap, c: &Chosen, inter: (f64, f64)) -> copr_topology::MatrixFile {
+        let k = map.nodes();
+        let mut lat = vec![vec![inter.0; k]; k];
+        let mut inv = vec![vec![1.0 / inter.1; k]; k];
+        for x in 0..k {
+            lat[x][x] = 0.0;
+            inv[x][x] = 0.0;
+        }
+        let index = |name: &str| map.node_names.iter().position(|n| n == name);
+        for l in &c.node_links {
+            if let (Some(x), Some(y)) = (index(&l.nodes[0]), index(&l.nodes[1])) {
+                for (i, j) in [(x, y), (y, x)] {
+                    lat[i][j] = l.latency;
+                    inv[i][j] = 1.0 / l.bandwidth;
+                }
+            }
+        }
+        copr_topology::MatrixFile {
+            names: map.node_names.clone(),
+            latency: lat,
+            inv_bandwidth: inv,
+        }
+    }
+
+    fn spec(latency: f64, bandwidth: f64) -> LinkSpec {
+        LinkSpec { latency, bandwidth }
+    }
+
+    /// `x` to four significant digits (the measurements hold no more).
+    fn sig4(x: f64) -> f64 {
+        format!("{x:.3e}").parse().unwrap_or(x)
+    }
+
+    fn write_config(a: &CalibrateArgs, map: &RankMap, c: &Chosen) -> Result<(), String> {
+        let intra = if map.tree.is_some() {
+            let mut levels = LevelCosts::empty();
+            for (name, lat, bw) in &c.intra {
+                let class = [Class::SameCache, Class::SameSocket, Class::OtherSocket]
+                    .into_iter()
+                    .find(|k| k.name() == name);
+                for &l in class.map_or(&[][..], |k| k.levels()) {
+                    levels = levels.with(l, spec(*lat, *bw));
+                }
+            }
+            Some(IntraConfig::HwlocMachine {
+                levels: Some(levels),
+            })
+        } else {
+            c.intra.first().map(|(_, lat, bw)| IntraConfig::Uniform {
+                latency: *lat,
+                bandwidth: *bw,
+            })
+        };
+        let inter = match (c.inter, &c.node_matrix) {
+            (Some(link), Some(file)) => {
+                let m = node_matrix(map, c, link);
+                let text =
+                    copr_topology::files::to_string(&m, Format::Toml).map_err(|e| e.to_string())?;
+                write(&node_matrix_path(&a.out), &text)?;
+                Some(InterConfig::Matrix { file: file.into() })
+            }
+            (Some((latency, bandwidth)), None) => Some(InterConfig::Uniform { latency, bandwidth }),
+            (None, _) => None,
+        };
+        let place = placement_path(&a.out);
+        let place_name = place
+            .file_name()
+            .map(std::path::PathBuf::from)
+            .ok_or_else(|| format!("{}: not a file name", a.out.display()))?;
+        let cfg = CostConfig {
+            description: format!(
+                "calibrated by copr calibrate: {} ranks on {} node{}{}",
+                map.node.len(),
+                map.nodes(),
+                if map.nodes() == 1 { "" } else { "s" },
+                if map.emulated { " (emulated)" } else { "" }
+            ),
+            topology_file: None,
+            terms: vec![
+                Term::LatencyBandwidth { weight: 1.0 },
+                Term::Transform {
+                    weight: 1.0,
+                    scale: c.transform_scale,
+                    transpose: c.transform_transpose,
+                    conjugate: c.transform_conjugate,
+                    remote_only: false,
+                },
+            ],
+            topology: Some(TopologyConfig {
+                intra,
+                inter,
+                placement: Some(PlacementConfig::File { file: place_name }),
+                rank_matrix: None,
+            }),
+        };
+        let text = cfg
+            .to_string(Format::from_path(&a.out))
+            .map_err(|e| e.to_string())?;
+        let header = format!(
+            "# Written by `copr calibrate` (see {}).\n# {}\n",
+            raw_path(&a.out)
+                .file_name()
+                .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
+            RULE
+        );
+        let body = if Format::from_path(&a.out) == Format::Toml {
+            header + &text
+        } else {
+            text
+        };
+        write(&place, &map.placement().to_text())?;
+        write(&a.out, &body)
+    }
+
+    fn write(path: &Path, text: &str) -> Result<(), String> {
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}

@@ -1,0 +1,914 @@
+//! The `copr` command line: argument definitions and the commands, which only parse,
+//! call the library and print.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use copr::layout::Order;
+use copr::plan::{parse_config, torus_link_bytes, ConfigFormat, Plan, PlanSpec, Solver};
+use copr::sweep::{SweepConfig, SweepRow};
+use copr::Result;
+
+mod batch;
+
+/// copr: communication-optimal process relabeling for MPI data layouts.
+#[derive(Debug, Parser)]
+#[command(name = "copr", version, about)]
+pub(crate) struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// copr's commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Volumes and the optimal relabeling for the source/target layouts in a TOML or JSON file
+    /// (or for a batch of `[[transform]]` entries: independent and joint relabeling).
+    Plan(PlanArgs),
+    /// Remote volume before/after relabeling over a range of source block sizes
+    /// (default: the COSTA paper's section 7.2 experiment).
+    Sweep(SweepArgs),
+    /// Summarise a topology or cost-model configuration: levels, ranks per node, costs.
+    Topo(TopoArgs),
+    /// Map a process grid or communication graph onto a machine: every strategy's
+    /// hop-bytes, dilation and link loads side by side, and the chosen mapping as
+    /// rankfile, MPICH_RANK_ORDER, SLURM_HOSTFILE, SMPI hostfile, JSON and SVG.
+    Map(Box<MapArgs>),
+    /// Measure this machine under mpirun (latency and bandwidth per class of rank pairs,
+    /// injection, the shared window, local kernels) and write a cost config for
+    /// `copr plan --cost`, with the raw measurements beside it; `--validate` times real
+    /// reshuffles against the config's predictions. Needs the `mpi` feature.
+    Calibrate(CalibrateArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(crate::generate::CompletionsArgs),
+    /// Print a manual page in roff: copr(1), or copr-COMMAND(1) for one command.
+    Man(crate::generate::ManArgs),
+}
+
+/// Arguments of `copr map`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("pattern").required(true).args(["grid", "graph", "plan"])))]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["machine", "torus", "network", "flat"])))]
+pub(crate) struct MapArgs {
+    /// A Cartesian process grid, e.g. `32x32` or `16x16x4` (rank order of MPI_Cart_create).
+    #[arg(long, value_name = "DIMS")]
+    pub(crate) grid: Option<String>,
+    /// Grid without wraparound (default: periodic in every dimension).
+    #[arg(long, requires = "grid")]
+    pub(crate) open: bool,
+    /// Grid: bytes per message along each dimension (one value for all, or one per
+    /// dimension: `--bytes 1048576,3145728` makes messages along dimension 1 — within
+    /// a row — 3x those along dimension 0).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1048576",
+        requires = "grid"
+    )]
+    pub(crate) bytes: Vec<u64>,
+    /// A communication graph: edge list (`src dst bytes` per line) or TOML/JSON.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) graph: Option<PathBuf>,
+    /// The traffic of a copr plan file (after its relabeling).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) plan: Option<PathBuf>,
+    /// A machine file (`[torus]`, `[network]` or `[flat]`, `ranks_per_node`, `nodes`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) machine: Option<PathBuf>,
+    /// A whole torus, e.g. `8x8x8`.
+    #[arg(long, value_name = "DIMS")]
+    pub(crate) torus: Option<String>,
+    /// Torus: the job's nodes, one `name x y z` line each (as `xtdb2proc` lists them).
+    #[arg(long, value_name = "FILE", requires = "torus")]
+    pub(crate) alloc: Option<PathBuf>,
+    /// Torus: link bandwidth per dimension, bytes/s (e.g. `6.5e9,5e9,6.5e9`).
+    #[arg(long, value_delimiter = ',', requires = "torus")]
+    pub(crate) link_bandwidth: Option<Vec<f64>>,
+    /// A network graph file (fat tree, dragonfly, …): all its hosts are the job's nodes.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) network: Option<PathBuf>,
+    /// That many nodes with no network model.
+    #[arg(long, value_name = "NODES")]
+    pub(crate) flat: Option<usize>,
+    /// Ranks per node (with --torus, --network, --flat).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) ranks_per_node: usize,
+    /// The inside of a node in hwloc's synthetic syntax, e.g. `pack:2 core:8` (as many
+    /// PUs as ranks per node): intra-node bytes are reported by the level two cores
+    /// share, and the optimiser arranges tasks on cores.
+    #[arg(long, value_name = "SHAPE")]
+    pub(crate) node_shape: Option<String>,
+    /// Node names for the exports, in machine order (Slurm list, e.g. `nid[00012-00019,00033]`).
+    #[arg(long, value_name = "LIST")]
+    pub(crate) nodes: Option<String>,
+    /// Strategies to compare.
+    #[arg(
+        long,
+        value_parser = strategy_parser(),
+        value_delimiter = ',',
+        default_value = "packed,round-robin,folded,tiles,hilbert,cp2k,bisection,optimised"
+    )]
+    pub(crate) strategies: Vec<copr_mapping::Strategy>,
+    /// The mapping to export (default: the optimiser's if it ran, else the least hop-bytes).
+    #[arg(long, value_parser = strategy_parser())]
+    pub(crate) export: Option<copr_mapping::Strategy>,
+    /// Optimiser seed.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// Optimiser time budget, seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub(crate) budget: f64,
+    /// Write an Open MPI rankfile.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) rankfile: Option<PathBuf>,
+    /// Write an MPICH/Cray MPICH_RANK_ORDER file (MPICH_RANK_REORDER_METHOD=3).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) mpich_rank_order: Option<PathBuf>,
+    /// Write a SLURM_HOSTFILE (srun --distribution=arbitrary).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) slurm_hostfile: Option<PathBuf>,
+    /// Write a SimGrid SMPI hostfile (line i: host of rank i).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) smpi_hostfile: Option<PathBuf>,
+    /// Write the SimGrid platform of the machine.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) smpi_platform: Option<PathBuf>,
+    /// Write the exported mapping as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) mapping_json: Option<PathBuf>,
+    /// Draw the mapping (grid coloured by node) and the link loads as SVG.
+    #[arg(long, value_name = "FILE", value_parser = svg_path)]
+    pub(crate) svg: Option<PathBuf>,
+    /// Print the comparison as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Arguments of `copr calibrate`.
+#[derive(Debug, Args)]
+pub(crate) struct CalibrateArgs {
+    /// The cost config to write (TOML, or JSON by extension); the placement goes to
+    /// FILE with extension `.placement`, the raw measurements to `.raw.json`.
+    #[arg(long, value_name = "FILE", default_value = "copr-calibration.toml")]
+    pub(crate) out: PathBuf,
+    /// Time budget in seconds for everything, validation included: ping-pong 30 %,
+    /// node paths 10 %, local kernels 10 %, validation 45 %, writing 5 % (unused time
+    /// passes on). Each phase measures a fixed minimum (one pair per class, f64)
+    /// whatever the budget, and prints what it skipped.
+    #[arg(long, default_value_t = 40.0, allow_negative_numbers = true)]
+    pub(crate) budget: f64,
+    /// Treat groups of consecutive ranks as this many nodes (shared window inside a
+    /// group, messages between groups), to calibrate emulated nodes on one machine.
+    #[arg(long, value_name = "NODES")]
+    pub(crate) emulate_nodes: Option<usize>,
+    /// Also run real reshuffles and compare their times with the written model's
+    /// predictions (error per case, rank correlation).
+    #[arg(long)]
+    pub(crate) validate: bool,
+}
+
+/// Arguments of `copr topo`.
+#[derive(Debug, Args)]
+pub(crate) struct TopoArgs {
+    /// A topology config (`[intra]`/`[inter]`/`[placement]`) or a cost config
+    /// (`[[terms]]` with a topology); `-` reads standard input (relative file names in
+    /// it resolve against the current directory).
+    pub(crate) file: PathBuf,
+    /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<FormatArg>,
+    /// Number of ranks to place (overrides the file's placement rule).
+    #[arg(long)]
+    pub(crate) ranks: Option<usize>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Draw the rank × rank cost of a message of `--bytes` bytes as an SVG heatmap (at
+    /// most 128 × 128 cells of averaged ranks; beyond 2²⁶ node pairs each cell is the
+    /// mean of 256 sampled rank pairs, as the chart says).
+    #[arg(long, value_name = "PATH", value_parser = svg_path)]
+    pub(crate) svg: Option<PathBuf>,
+    /// Message size for the heatmap.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub(crate) bytes: u64,
+}
+
+/// Arguments of `copr plan`.
+#[derive(Debug, Args)]
+pub(crate) struct PlanArgs {
+    /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`, or a
+    /// batch of `[[transform]]` entries (relabeled independently and jointly); `-`
+    /// reads standard input.
+    pub(crate) file: PathBuf,
+    /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<FormatArg>,
+    /// Override the file's solver.
+    #[arg(long, value_enum)]
+    pub(crate) solver: Option<SolverArg>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Draw the volume matrix before/after relabeling as SVG.
+    #[arg(long, value_name = "PATH", value_parser = svg_path)]
+    pub(crate) svg: Option<PathBuf>,
+    /// Also relabel under this cost-model config (TOML/JSON, e.g. data/cost/torus-3d.toml)
+    /// and report its cost before/after.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cost: Option<PathBuf>,
+}
+
+/// Input formats on the command line.
+/// The strategies' names as clap's possible values, each with its summary.
+fn strategy_parser() -> impl clap::builder::TypedValueParser<Value = copr_mapping::Strategy> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values =
+        copr_mapping::Strategy::ALL.map(|s| PossibleValue::new(s.name()).help(s.summary()));
+    PossibleValuesParser::new(values).map(|name| {
+        copr_mapping::Strategy::from_name(&name).expect("clap admits only the strategies' names")
+    })
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum FormatArg {
+    /// TOML.
+    Toml,
+    /// JSON.
+    Json,
+}
+
+/// A command's input file: its text (standard input for `-`), its format (`--format`,
+/// else from the extension) and the name errors give it.
+struct Input {
+    text: String,
+    format: ConfigFormat,
+    name: PathBuf,
+}
+
+impl Input {
+    fn read(file: &Path, format: Option<FormatArg>) -> Result<Self> {
+        let text = copr::plan::read_text(file)?;
+        let format = match format {
+            Some(FormatArg::Toml) => ConfigFormat::Toml,
+            Some(FormatArg::Json) => ConfigFormat::Json,
+            None => ConfigFormat::of_path(file),
+        };
+        Ok(Self {
+            text,
+            format,
+            name: file.to_owned(),
+        })
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        parse_config(&self.text, self.format, &self.name)
+    }
+
+    /// The directory relative file names in the input resolve against.
+    fn base_dir(&self) -> PathBuf {
+        if self.name == Path::new("-") {
+            PathBuf::from(".")
+        } else {
+            copr_topology::files::base_dir(&self.name)
+        }
+    }
+
+    fn files_format(&self) -> copr_topology::files::Format {
+        match self.format {
+            ConfigFormat::Toml => copr_topology::files::Format::Toml,
+            ConfigFormat::Json => copr_topology::files::Format::Json,
+        }
+    }
+}
+
+/// Solver names on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum SolverArg {
+    /// Exact, sparse.
+    Sparse,
+    /// Exact, dense Jonker–Volgenant.
+    Dense,
+    /// COSTA's greedy swaps.
+    Greedy,
+    /// No relabeling.
+    Identity,
+}
+
+impl From<SolverArg> for Solver {
+    fn from(s: SolverArg) -> Self {
+        match s {
+            SolverArg::Sparse => Solver::Sparse,
+            SolverArg::Dense => Solver::Dense,
+            SolverArg::Greedy => Solver::Greedy,
+            SolverArg::Identity => Solver::Identity,
+        }
+    }
+}
+
+/// Grid numbering on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum OrderArg {
+    /// rank = prow·npcol + pcol.
+    RowMajor,
+    /// rank = pcol·nprow + prow.
+    ColMajor,
+}
+
+impl From<OrderArg> for Order {
+    fn from(o: OrderArg) -> Self {
+        match o {
+            OrderArg::RowMajor => Order::RowMajor,
+            OrderArg::ColMajor => Order::ColMajor,
+        }
+    }
+}
+
+/// Arguments of `copr sweep`; every option overrides the config file (or the paper's
+/// defaults).
+#[derive(Debug, Args)]
+pub(crate) struct SweepArgs {
+    /// Sweep config file (TOML/JSON with the fields of the options below; `-` reads TOML
+    /// from standard input).
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Matrix rows.
+    #[arg(long)]
+    pub(crate) m: Option<usize>,
+    /// Matrix columns.
+    #[arg(long)]
+    pub(crate) n: Option<usize>,
+    /// Process grid rows.
+    #[arg(long)]
+    pub(crate) nprow: Option<usize>,
+    /// Process grid columns.
+    #[arg(long)]
+    pub(crate) npcol: Option<usize>,
+    /// Target block size.
+    #[arg(long)]
+    pub(crate) target_block: Option<usize>,
+    /// Source grid numbering.
+    #[arg(long, value_enum)]
+    pub(crate) source_order: Option<OrderArg>,
+    /// Target grid numbering.
+    #[arg(long, value_enum)]
+    pub(crate) target_order: Option<OrderArg>,
+    /// Source block sizes, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) blocks: Option<Vec<usize>>,
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Where to write the SVG chart (default: `copr-sweep.svg` for the table, no chart
+    /// with `--json`).
+    #[arg(long, value_name = "PATH", value_parser = svg_path)]
+    pub(crate) svg: Option<PathBuf>,
+    /// Do not write the chart.
+    #[arg(long, conflicts_with = "svg")]
+    pub(crate) no_svg: bool,
+}
+
+/// The chart `copr sweep` writes, if any: `--svg`, else `copr-sweep.svg` for the text
+/// table (the README's main job); `--json` and `--no-svg` write no file unless `--svg`
+/// asks for one.
+fn sweep_chart_path(a: &SweepArgs) -> Option<PathBuf> {
+    match (&a.svg, a.no_svg || a.json) {
+        (Some(p), _) => Some(p.clone()),
+        (None, false) => Some(PathBuf::from("copr-sweep.svg")),
+        (None, true) => None,
+    }
+}
+
+/// `--svg PATH`: copr draws SVG only, so the file name must end in `.svg`.
+fn svg_path(s: &str) -> std::result::Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
+        Ok(p)
+    } else {
+        Err(format!(
+            "copr draws SVG only: give a file name ending in .svg (got {s:?})"
+        ))
+    }
+}
+
+/// Runs a parsed command line, writing results to stdout.
+///
+/// # Errors
+/// Any library error (bad files, bad layouts, solver or plot errors).
+pub(crate) fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Plan(a) => plan(a),
+        Command::Sweep(a) => sweep(a),
+        Command::Topo(a) => topo(a),
+        Command::Map(a) => map(*a),
+        Command::Calibrate(a) => crate::calibrate::run(a),
+        Command::Completions(a) => crate::generate::completions(a),
+        Command::Man(a) => crate::generate::man(a),
+    }
+}
+
+fn dims_arg(flag: &str, s: &str) -> Result<Vec<usize>> {
+    s.split(['x', 'X', ','])
+        .map(|d| {
+            d.trim().parse::<usize>().map_err(|_| {
+                copr::Error::Mismatch(format!("--{flag} {s}: expected extents like 32x32"))
+            })
+        })
+        .collect()
+}
+
+fn map(a: MapArgs) -> Result<()> {
+    use copr_mapping::{self as mapping, export, GridSpec, MapMachine, Pattern};
+    let pattern = if let Some(g) = &a.grid {
+        let dims = dims_arg("grid", g)?;
+        let n = dims.len();
+        let bytes = match a.bytes.len() {
+            1 => vec![a.bytes[0]; n],
+            _ => a.bytes.clone(),
+        };
+        Pattern::grid(&GridSpec::new(dims, vec![!a.open; n], bytes)?)?
+    } else if let Some(f) = &a.graph {
+        Pattern::from_file(f)?
+    } else {
+        let f = a.plan.as_ref().expect("clap requires a pattern");
+        let spec = PlanSpec::from_file(f)?;
+        let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(f))?;
+        let v = plan.volumes().relabeled(plan.sigma());
+        Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
+    };
+    let mut machine = if let Some(f) = &a.machine {
+        MapMachine::from_file(f)?
+    } else if let Some(t) = &a.torus {
+        let dims: Vec<u32> = dims_arg("torus", t)?
+            .into_iter()
+            .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
+            .collect();
+        mapping::torus_machine(
+            dims,
+            a.link_bandwidth.clone(),
+            a.alloc.as_deref(),
+            a.ranks_per_node,
+        )?
+    } else if let Some(f) = &a.network {
+        let net = copr_topology::Network::from_file(f)?;
+        MapMachine::network(net, None, Default::default(), a.ranks_per_node)?
+    } else {
+        MapMachine::flat(a.flat.expect("clap requires a machine"), a.ranks_per_node)?
+    };
+    if let Some(shape) = &a.node_shape {
+        let tree =
+            copr_topology::NodeTree::from_shape(shape, &copr_topology::LevelCosts::default())?;
+        machine = machine.with_node_tree(tree)?;
+    }
+    if let Some(list) = &a.nodes {
+        let names = mapping::expand_nodelist(list)
+            .map_err(|e| copr::Error::Mismatch(format!("--nodes: {e}")))?;
+        machine.set_node_names(names)?;
+    }
+    if !(a.budget.is_finite() && a.budget >= 0.0) {
+        return Err(copr::Error::Mismatch(format!(
+            "--budget {}: seconds must be a finite number >= 0",
+            a.budget
+        )));
+    }
+    let opts = mapping::Options {
+        seed: a.seed,
+        budget: std::time::Duration::from_secs_f64(a.budget.min(1e6)),
+    };
+    let bar = (!a.json && std::io::stderr().is_terminal() && pattern.tasks() >= 4096).then(|| {
+        let b = indicatif::ProgressBar::new(a.strategies.len() as u64 + 1);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .expect("valid template"),
+        );
+        b
+    });
+    let cmp = mapping::compare(&pattern, &machine, &a.strategies, &opts, |name| {
+        if let Some(b) = &bar {
+            b.set_message(name.to_string());
+            b.inc(1);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let chosen = match a.export {
+        Some(s) => cmp.row(s.name()).ok_or_else(|| {
+            copr::Error::Mismatch(format!(
+                "--export {}: that strategy did not run or does not apply here",
+                s.name()
+            ))
+        })?,
+        None => cmp.row("optimised").unwrap_or_else(|| {
+            cmp.rows
+                .iter()
+                .min_by_key(|r| r.metrics.hop_bytes)
+                .expect("compare returns rows")
+        }),
+    };
+    let write = |path: &PathBuf, text: String| -> Result<()> {
+        std::fs::write(path, text).map_err(|source| copr::Error::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+    let mut written = Vec::new();
+    if let Some(p) = &a.rankfile {
+        write(p, export::rankfile(&machine, &chosen.map))?;
+        written.push(format!("rankfile {}", p.display()));
+    }
+    if let Some(p) = &a.mpich_rank_order {
+        write(p, export::mpich_rank_order(&chosen.map))?;
+        written.push(format!("MPICH_RANK_ORDER {}", p.display()));
+    }
+    if let Some(p) = &a.slurm_hostfile {
+        write(
+            p,
+            export::hostfile(&export::node_names(&machine), &machine, &chosen.map),
+        )?;
+        written.push(format!("SLURM_HOSTFILE {}", p.display()));
+    }
+    if let Some(p) = &a.smpi_hostfile {
+        let names = mapping::simgrid::smpi_host_names(&machine);
+        write(p, export::hostfile(&names, &machine, &chosen.map))?;
+        written.push(format!("SMPI hostfile {}", p.display()));
+    }
+    if let Some(p) = &a.smpi_platform {
+        write(p, mapping::simgrid::platform_xml(&machine)?)?;
+        written.push(format!("SimGrid platform {}", p.display()));
+    }
+    if let Some(p) = &a.mapping_json {
+        let j = export::to_json(&chosen.strategy, &machine, &chosen.map);
+        write(
+            p,
+            serde_json::to_string_pretty(&j).expect("mappings serialise") + "\n",
+        )?;
+        written.push(format!("JSON {}", p.display()));
+    }
+    if let Some(p) = &a.svg {
+        crate::plot::mapping_svg(&pattern, &machine, chosen, p)?;
+        written.push(format!("picture {}", p.display()));
+    }
+    if a.json {
+        // written directly, not through serde_json::Value, which cannot hold the u128
+        // byte counts above u64::MAX
+        #[derive(serde::Serialize)]
+        struct MapJson<'a> {
+            #[serde(flatten)]
+            cmp: &'a mapping::Comparison,
+            exported: &'a str,
+        }
+        let j = MapJson {
+            cmp: &cmp,
+            exported: &chosen.strategy,
+        };
+        println!("{}", serde_json::to_string(&j).expect("reports serialise"));
+    } else {
+        print!("{}", mapping::table(&cmp));
+        println!("exported: {}", chosen.strategy);
+        for w in written {
+            println!("wrote {w}");
+        }
+    }
+    Ok(())
+}
+
+fn plan(a: PlanArgs) -> Result<()> {
+    let input = Input::read(&a.file, a.format)?;
+    if batch::is_batch(&input) {
+        return batch::run(&a, &input);
+    }
+    let mut spec: PlanSpec = input.parse()?;
+    if let Some(s) = a.solver {
+        spec.solver = s.into();
+    }
+    let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(&a.file))?;
+    let report = plan.report(spec.element_size);
+    let mut links = None;
+    let cost = match &a.cost {
+        Some(path) => {
+            let setup = copr_cost_models::load_setup(path, Some(report.ranks))?;
+            if let Some((ranks, pus)) = setup.machine.as_ref().and_then(|m| m.oversubscription()) {
+                eprintln!(
+                    "copr: warning: {}: up to {ranks} ranks on a node of {pus} PUs; ranks beyond the PUs share them and are priced as the same PU",
+                    path.display()
+                );
+            }
+            let c = plan
+                .cost_report(setup.model.as_ref(), spec.element_size, spec.alpha)
+                .map_err(|e| e.in_file(path))?;
+            if let Some(m) = &setup.machine {
+                let cost_sigma = copr::lap::Perm::from_forward(c.sigma.clone())?;
+                let by = |sigma| torus_link_bytes(m, plan.volumes(), sigma, spec.element_size);
+                if let (Some(before), Some(volume), Some(cost)) =
+                    (by(None), by(Some(plan.sigma())), by(Some(&cost_sigma)))
+                {
+                    links = Some(serde_json::json!({
+                        "before": before,
+                        "volume_sigma": volume,
+                        "cost_sigma": cost,
+                    }));
+                }
+            }
+            Some(c)
+        }
+        None => None,
+    };
+    if let Some(path) = &a.svg {
+        let after = plan.volumes().relabeled(plan.sigma());
+        crate::plot::volume_heatmaps(plan.volumes(), &after, path)?;
+    }
+    if a.json {
+        let mut j = serde_json::to_value(&report).expect("reports serialise");
+        if let Some(c) = &cost {
+            j["cost"] = serde_json::to_value(c).expect("reports serialise");
+            if let Some(l) = &links {
+                j["cost"]["torus_link_bytes"] = l.clone();
+            }
+        }
+        println!("{j}");
+        return Ok(());
+    }
+    let gb = |b: u64| b as f64 / 1e9;
+    println!("ranks            {}", report.ranks);
+    println!(
+        "total            {} elements ({:.3} GB at {} B/element)",
+        report.total_elements,
+        gb(report.total_bytes),
+        report.element_size
+    );
+    println!(
+        "remote before    {} elements ({:.3} GB)",
+        report.remote_before,
+        gb(report.remote_bytes_before)
+    );
+    println!(
+        "remote after     {} elements ({:.3} GB)",
+        report.remote_after,
+        gb(report.remote_bytes_after)
+    );
+    println!("reduction        {:.2} %", report.reduction_percent);
+    println!(
+        "solver           {}, {:.6} s",
+        word(&report.solver),
+        report.solver_seconds
+    );
+    println!("sigma            {}", sigma_text(&report.sigma));
+    if let Some(c) = &cost {
+        println!("cost model       {}", c.model);
+        println!("cost before      {:.6e}", c.cost_before);
+        println!(
+            "cost after       {:.6e}  ({:.2} % less; the volume-optimal sigma costs {:.6e})",
+            c.cost_after, c.reduction_percent, c.cost_with_plan_sigma
+        );
+        println!(
+            "remote after     {} elements with the cost-optimal sigma",
+            c.remote_after
+        );
+        println!("cost sigma       {}", sigma_text(&c.sigma));
+        println!("cost solver      {:.6} s", c.solver_seconds);
+        if let Some(k) = &c.certificate {
+            println!(
+                "certificate      {}",
+                certificate_text(k, c.cost_before, c.cost_after)
+            );
+        }
+    }
+    if let Some(l) = &links {
+        let gb = |v: &serde_json::Value| {
+            let v: Vec<String> = v
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| format!("{:.3}", b.as_f64().unwrap_or(0.0) / 1e9))
+                .collect();
+            v.join(" / ")
+        };
+        let dims = l["before"].as_array().map_or(0, Vec::len);
+        let names: Vec<String> = (0..dims)
+            .map(|d| match (dims, d) {
+                (1..=3, 0) => "x".into(),
+                (1..=3, 1) => "y".into(),
+                (1..=3, 2) => "z".into(),
+                _ => format!("d{d}"),
+            })
+            .collect();
+        println!(
+            "torus link GB    bytes × links crossed per dimension ({})",
+            names.join(" / ")
+        );
+        println!("  no relabeling  {}", gb(&l["before"]));
+        println!("  volume sigma   {}", gb(&l["volume_sigma"]));
+        println!("  cost sigma     {}", gb(&l["cost_sigma"]));
+    }
+    if let Some(path) = &a.svg {
+        println!("chart            {}", path.display());
+    }
+    Ok(())
+}
+
+/// One line on how the cost σ was found and what is proven about it.
+fn certificate_text(k: &copr::gain::Certificate, before: f64, cost_after: f64) -> String {
+    use copr::gain::Method;
+    match k.method {
+        Method::Volume => format!(
+            "exact (the sparse exact solve on {} received volumes)",
+            k.entries
+        ),
+        Method::Dense => format!("exact (the dense table of {} gains)", k.entries),
+        Method::Sparse => {
+            let verdict = if k.exact {
+                "exact".to_string()
+            } else if cost_after > 0.0 {
+                format!("within {:.3e} % of the optimum", 100.0 * k.gap / cost_after)
+            } else {
+                "not proven optimal".to_string()
+            };
+            format!(
+                "{verdict}: {} candidate entries ({} priced in {} rounds), bound on the saving {:.12e}, saving {:.12e}, gap {:.6e}",
+                k.entries,
+                k.priced,
+                k.rounds,
+                k.bound,
+                before - cost_after,
+                k.gap
+            )
+        }
+    }
+}
+
+fn topo(a: TopoArgs) -> Result<()> {
+    let input = Input::read(&a.file, a.format)?;
+    let value: serde_json::Value = input.parse()?;
+    let is_cost = value.get("terms").is_some();
+    let in_file = |e: copr::Error| copr::Error::InFile {
+        path: a.file.clone(),
+        source: Box::new(e),
+    };
+    let machine = if a.format.is_none() && a.file != Path::new("-") {
+        // from the file, so that errors name it with their lines
+        if is_cost {
+            copr_cost_models::load_setup(&a.file, a.ranks)?.machine
+        } else {
+            Some(std::sync::Arc::new(copr_topology::load_machine(
+                &a.file, a.ranks,
+            )?))
+        }
+    } else if is_cost {
+        copr_cost_models::CostConfig::from_str(&input.text, input.files_format())
+            .and_then(|c| c.build(&input.base_dir(), a.ranks))
+            .map_err(|e| in_file(e.into()))?
+            .machine
+    } else {
+        let machine = copr_topology::TopologyConfig::from_str(&input.text, input.files_format())
+            .and_then(|c| c.build(&input.base_dir(), a.ranks))
+            .map_err(|e| in_file(e.into()))?;
+        Some(std::sync::Arc::new(machine))
+    };
+    let machine = machine.ok_or_else(|| {
+        in_file(copr::Error::Mismatch(
+            "this cost config has no topology to summarise".into(),
+        ))
+    })?;
+    // a bar on a terminal when the summary takes more than a few seconds
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let terminal = std::io::stderr().is_terminal();
+    let summary = machine.summary_with_progress(&mut |done, total| {
+        if terminal && total > 50_000_000 {
+            let b = bar.get_or_insert_with(|| {
+                let b = indicatif::ProgressBar::new(total);
+                b.set_style(
+                    indicatif::ProgressStyle::with_template("{bar:30} {percent} % {msg}")
+                        .expect("valid template"),
+                );
+                b.set_message("of the pair classes summed");
+                b
+            });
+            b.set_position(done);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(path) = &a.svg {
+        crate::plot::cost_heatmap(&machine, a.bytes, path)?;
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string(&summary).expect("summaries serialise")
+        );
+    } else {
+        println!("{}", summary.to_string().trim_end());
+        if let Some(path) = &a.svg {
+            println!("heatmap: {} ({} B messages)", path.display(), a.bytes);
+        }
+    }
+    Ok(())
+}
+
+/// A value's name as files and `--json` spell it (`sparse`, `row-major`), not Rust's.
+fn word<T: serde::Serialize>(x: &T) -> String {
+    match serde_json::to_value(x) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(e) => format!("({e})"),
+    }
+}
+
+fn sigma_text(sigma: &[usize]) -> String {
+    const SHOW: usize = 64;
+    let mut s: Vec<String> = sigma.iter().take(SHOW).map(|x| x.to_string()).collect();
+    if sigma.len() > SHOW {
+        s.push(format!(
+            "… ({} more; --json prints all)",
+            sigma.len() - SHOW
+        ));
+    }
+    format!("[{}]", s.join(", "))
+}
+
+fn sweep(a: SweepArgs) -> Result<()> {
+    let chart = sweep_chart_path(&a);
+    let mut cfg: SweepConfig = match &a.config {
+        Some(p) => Input::read(p, None)?.parse()?,
+        None => SweepConfig::default(),
+    };
+    macro_rules! set {
+        ($($f:ident),*) => { $( if let Some(v) = a.$f { cfg.$f = v.into(); } )* };
+    }
+    set!(
+        m,
+        n,
+        nprow,
+        npcol,
+        target_block,
+        source_order,
+        target_order,
+        blocks
+    );
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(cfg.blocks.len() as u64);
+        b.set_message("block sizes");
+        Some(b)
+    } else {
+        None
+    };
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let t0 = std::time::Instant::now();
+    let rows = cfg.run(&tick)?;
+    let elapsed = t0.elapsed().as_secs_f64();
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if let Some(path) = &chart {
+        crate::plot::sweep_chart(&rows, path)?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(&rows).expect("rows serialise"));
+        if let Some(path) = &chart {
+            eprintln!("copr: wrote the chart {}", path.display());
+        }
+        return Ok(());
+    }
+    print_sweep(&cfg, &rows, elapsed);
+    if let Some(path) = &chart {
+        println!("chart: {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_sweep(cfg: &SweepConfig, rows: &[SweepRow], elapsed: f64) {
+    println!(
+        "{} x {} matrix, {} x {} grids ({} -> {}), target block {}",
+        cfg.m,
+        cfg.n,
+        cfg.nprow,
+        cfg.npcol,
+        word(&cfg.source_order),
+        word(&cfg.target_order),
+        cfg.target_block
+    );
+    println!(
+        "{:>7} {:>16} {:>16} {:>16} {:>9} {:>9}",
+        "block", "total", "remote before", "remote after", "exact %", "greedy %"
+    );
+    for r in rows {
+        println!(
+            "{:>7} {:>16} {:>16} {:>16} {:>9.2} {:>9.2}",
+            r.block,
+            r.total_elements,
+            r.remote_before,
+            r.remote_after,
+            r.reduction_percent,
+            r.greedy_reduction_percent
+        );
+    }
+    println!("{} block sizes in {:.3} s", rows.len(), elapsed);
+}

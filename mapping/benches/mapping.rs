@@ -1,0 +1,606 @@
+//! The process-mapping benchmark: every strategy and Scotch on the cases of
+//! `benches/RESULTS.md` ("Process mapping"), the optimiser's check against all of
+//! them, the SimGrid-simulated Cannon exchange at p = 1024, and the speed at p = 102 400.
+//!
+//! ```text
+//! cargo bench --bench mapping                    # everything (about 5 minutes)
+//! cargo bench --bench mapping -- --quick         # no SimGrid, no p = 102 400 rounds
+//! cargo bench --bench mapping -- --cases b,g     # some cases
+//! ```
+//! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
+//! installed; their rows are left out with a notice otherwise.
+
+#[path = "common/graphs.rs"]
+mod graphs;
+#[path = "common/scotch.rs"]
+mod scotch;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use copr::lap::Perm;
+use copr_mapping::{
+    self, compare, evaluate, simgrid, GridSpec, MapMachine, Metrics, NetKind, Options, Pattern,
+    Strategy,
+};
+use copr_topology::{Network, Torus, TorusNode, TorusParams};
+
+const MIB: u64 = 1 << 20;
+
+struct Case {
+    name: String,
+    pattern: Pattern,
+    machine: MapMachine,
+    /// Scotch's view of the machine.
+    target: scotch::ScotchTarget,
+}
+
+fn grid(rows: usize, cols: usize, aniso: bool) -> Pattern {
+    // dimension 1 = along a row (left/right neighbours); "row messages 3x column"
+    let bytes = if aniso {
+        vec![MIB, 3 * MIB]
+    } else {
+        vec![MIB, MIB]
+    };
+    Pattern::grid(&GridSpec::new(vec![rows, cols], vec![true, true], bytes).unwrap()).unwrap()
+}
+
+fn torus(dims: &[u32], bw: Option<Vec<f64>>, rpn: usize) -> MapMachine {
+    copr_mapping::torus_machine(dims.to_vec(), bw, None, rpn).unwrap()
+}
+
+/// A seeded random half of the nodes of a torus (the job's scattered allocation).
+fn random_half(dims: &[u32], rpn: usize, seed: u64) -> (MapMachine, Vec<usize>) {
+    let params = TorusParams::new(dims.to_vec());
+    let full = Torus::full(params.clone()).unwrap();
+    let mut idx: Vec<usize> = (0..full.num_nodes()).collect();
+    copr_mapping::SplitMix(seed).shuffle(&mut idx);
+    idx.truncate(idx.len() / 2);
+    idx.sort_unstable();
+    let nodes = idx
+        .iter()
+        .map(|&k| TorusNode {
+            name: format!("nid{k:05}"),
+            coords: full.coords(k).to_vec(),
+        })
+        .collect();
+    let t = Torus::new(params, nodes).unwrap();
+    (MapMachine::torus(t, rpn).unwrap(), idx)
+}
+
+fn network(file: &str, rpn: usize) -> (MapMachine, scotch::ScotchTarget) {
+    let net = Network::from_file(Path::new(file)).unwrap();
+    let m = MapMachine::network(net, None, Default::default(), rpn).unwrap();
+    let n = m.nodes();
+    let hops = (0..n * n).map(|k| m.hops(k / n, k % n)).collect();
+    (
+        m,
+        scotch::ScotchTarget::Distance {
+            nodes: n,
+            hops,
+            ranks_per_node: rpn,
+        },
+    )
+}
+
+fn cases(which: &[String]) -> Vec<Case> {
+    let want = |c: &str| which.is_empty() || which.iter().any(|w| w == c);
+    let mut out = Vec::new();
+    let torus_target = |dims: &[u32], rpn| {
+        scotch::ScotchTarget::torus_cores(
+            &dims.iter().map(|&d| d as usize).collect::<Vec<_>>(),
+            rpn,
+        )
+    };
+    for aniso in [false, true] {
+        let tag = if aniso { "aniso" } else { "iso" };
+        if want("a") {
+            out.push(Case {
+                name: format!("(a) 16x32 on 8x8x8 x 1, {tag}"),
+                pattern: grid(16, 32, aniso),
+                machine: torus(&[8, 8, 8], None, 1),
+                target: torus_target(&[8, 8, 8], 1),
+            });
+        }
+        if want("b") {
+            out.push(Case {
+                name: format!("(b) 32x32 on 4x4x4 x 16, {tag}"),
+                pattern: grid(32, 32, aniso),
+                machine: torus(&[4, 4, 4], None, 16),
+                target: torus_target(&[4, 4, 4], 16),
+            });
+        }
+        if want("c") {
+            out.push(Case {
+                name: format!("(c) 128x128 on 16x8x8 x 16, {tag}"),
+                pattern: grid(128, 128, aniso),
+                machine: torus(&[16, 8, 8], None, 16),
+                target: torus_target(&[16, 8, 8], 16),
+            });
+        }
+        if want("d") {
+            let (m, idx) = random_half(&[16, 16, 16], 16, 2026);
+            out.push(Case {
+                name: format!("(d) 128x256 on half of 16x16x16 x 16, {tag}"),
+                pattern: grid(128, 256, aniso),
+                machine: m,
+                target: scotch::ScotchTarget::TorusSubset {
+                    dims: vec![16, 16, 16],
+                    nodes: idx,
+                    ranks_per_node: 16,
+                },
+            });
+        }
+        if want("e") {
+            let (m, t) = network("data/topology/fat-tree-k4.net.toml", 16);
+            out.push(Case {
+                name: format!("(e) 16x16 on fat tree k=4 (16 hosts) x 16, {tag}"),
+                pattern: grid(16, 16, aniso),
+                machine: m,
+                target: t,
+            });
+            let (m, t) = network("data/topology/dragonfly-g5a4p2.net.toml", 16);
+            out.push(Case {
+                name: format!("(e) 20x32 on dragonfly g5a4p2 (40 hosts) x 16, {tag}"),
+                pattern: grid(20, 32, aniso),
+                machine: m,
+                target: t,
+            });
+        }
+        if want("f") {
+            out.push(Case {
+                name: format!("(f) 32x32 on 4x4x4 x 16, X/Z 30% faster, {tag}"),
+                pattern: grid(32, 32, aniso),
+                machine: torus(&[4, 4, 4], Some(vec![6.5e9, 5.0e9, 6.5e9]), 16),
+                target: torus_target(&[4, 4, 4], 16),
+            });
+            out.push(Case {
+                name: format!("(f) 64x128 on 8x8x8 x 16, X/Z 30% faster, {tag}"),
+                pattern: grid(64, 128, aniso),
+                machine: torus(&[8, 8, 8], Some(vec![6.5e9, 5.0e9, 6.5e9]), 16),
+                target: torus_target(&[8, 8, 8], 16),
+            });
+        }
+        if want("h") && !aniso {
+            graph_cases(&mut out);
+        }
+        if want("g") {
+            out.push(Case {
+                name: format!("(g) 320x320 on 20x20x16 x 16 (p = 102400), {tag}"),
+                pattern: grid(320, 320, aniso),
+                machine: torus(&[20, 20, 16], None, 16),
+                target: torus_target(&[20, 20, 16], 16),
+            });
+        }
+    }
+    out
+}
+
+fn from_edges(n: usize, e: Vec<(u32, u32, u64)>, what: &str) -> Pattern {
+    let edges = e
+        .into_iter()
+        .map(|(src, dst, bytes)| copr_mapping::Edge { src, dst, bytes })
+        .collect();
+    Pattern::from_edges(n, edges, what.into()).unwrap()
+}
+
+/// The graph cases (h): patterns given as graphs, not grids.
+fn graph_cases(out: &mut Vec<Case>) {
+    let t444 = || torus(&[4, 4, 4], None, 16);
+    let target = || scotch::ScotchTarget::torus_cores(&[4, 4, 4], 16);
+    let stencil =
+        Pattern::grid(&GridSpec::new(vec![16, 16, 4], vec![true; 3], vec![MIB; 3]).unwrap())
+            .unwrap();
+    let st_edges = edges(&stencil);
+    out.push(Case {
+        name: "(h) 16x16x4 periodic stencil as a graph (grid order) on 4x4x4 x 16".into(),
+        pattern: from_edges(1024, st_edges.clone(), "stencil graph"),
+        machine: t444(),
+        target: target(),
+    });
+    out.push(Case {
+        name: "(h) 16x16x4 periodic stencil as a graph (scrambled ranks) on 4x4x4 x 16".into(),
+        pattern: from_edges(1024, graphs::scramble(1024, &st_edges, 11), "stencil graph"),
+        machine: t444(),
+        target: target(),
+    });
+    for dim in [2, 3] {
+        out.push(Case {
+            name: format!("(h) RGG {dim}-D, 1024 tasks in random order, on 4x4x4 x 16"),
+            pattern: from_edges(1024, graphs::rgg(1024, dim, 7.0, 2026, true), "rgg"),
+            machine: t444(),
+            target: target(),
+        });
+    }
+    let (m, t) = network("data/topology/fat-tree-k4.net.toml", 16);
+    out.push(Case {
+        name: "(h) RGG 2-D, 256 tasks in random order, on fat tree k=4 (16 hosts) x 16".into(),
+        pattern: from_edges(256, graphs::rgg(256, 2, 7.0, 2027, true), "rgg"),
+        machine: m,
+        target: t,
+    });
+}
+
+fn edges(p: &Pattern) -> Vec<(u32, u32, u64)> {
+    p.edges().iter().map(|e| (e.src, e.dst, e.bytes)).collect()
+}
+
+fn run_scotch(c: &Case, dir: &Path) -> Option<(Perm, f64)> {
+    if !scotch::scotch_available() {
+        return None;
+    }
+    let r = scotch::run_gmap(c.pattern.tasks(), &edges(&c.pattern), &c.target, dir)
+        .unwrap_or_else(|e| panic!("scotch on {}: {e}", c.name));
+    Some((
+        Perm::from_forward(r.slot_of_task).unwrap(),
+        r.scotch_seconds,
+    ))
+}
+
+/// Scotch's other configurations on graph cases: two-stage (tasks grouped into
+/// node-sized parts on a complete graph, then the quotient graph mapped onto the
+/// target) and, on the k = 4 fat tree, its `tleaf` tree target.
+fn run_scotch_more(c: &Case, dir: &Path) -> Vec<(String, Perm, f64)> {
+    let mut out = Vec::new();
+    if !scotch::scotch_available() || c.pattern.grid_spec().is_some() {
+        return out;
+    }
+    let n = c.pattern.tasks();
+    let e = edges(&c.pattern);
+    let k = c.target.node_count();
+    let rpn = c.target.ranks_per_node();
+    let complete = scotch::ScotchTarget::Tleaf {
+        arity: vec![k],
+        ranks_per_node: rpn,
+    };
+    let g = scotch::run_gmap(n, &e, &complete, dir).unwrap();
+    let group: Vec<usize> = g.slot_of_task.iter().map(|s| s / rpn).collect();
+    let qe: Vec<(u32, u32, u64)> = e
+        .iter()
+        .map(|&(a, b, w)| (group[a as usize] as u32, group[b as usize] as u32, w))
+        .filter(|&(a, b, _)| a != b)
+        .collect();
+    let one = match &c.target {
+        scotch::ScotchTarget::Torus { dims, .. } => scotch::ScotchTarget::torus(dims),
+        scotch::ScotchTarget::TorusSubset { dims, nodes, .. } => {
+            scotch::ScotchTarget::TorusSubset {
+                dims: dims.clone(),
+                nodes: nodes.clone(),
+                ranks_per_node: 1,
+            }
+        }
+        scotch::ScotchTarget::Distance { nodes, hops, .. } => scotch::ScotchTarget::Distance {
+            nodes: *nodes,
+            hops: hops.clone(),
+            ranks_per_node: 1,
+        },
+        scotch::ScotchTarget::Tleaf { arity, .. } => scotch::ScotchTarget::Tleaf {
+            arity: arity.clone(),
+            ranks_per_node: 1,
+        },
+    };
+    let q = scotch::run_gmap(k, &qe, &one, dir).unwrap();
+    let fwd = (0..n)
+        .map(|t| q.slot_of_task[group[t]] * rpn + g.slot_of_task[t] % rpn)
+        .collect();
+    out.push((
+        "scotch two-stage".to_string(),
+        Perm::from_forward(fwd).unwrap(),
+        g.scotch_seconds + q.scotch_seconds,
+    ));
+    if c.name.contains("fat tree k=4") {
+        let t = scotch::ScotchTarget::Tleaf {
+            arity: vec![4, 2, 2],
+            ranks_per_node: rpn,
+        };
+        let r = scotch::run_gmap(n, &e, &t, dir).unwrap();
+        out.push((
+            "scotch tleaf".to_string(),
+            Perm::from_forward(r.slot_of_task).unwrap(),
+            r.scotch_seconds,
+        ));
+    }
+    out
+}
+
+fn mb(x: u128) -> f64 {
+    x as f64 / 1e6
+}
+
+fn row(name: &str, m: &Metrics, secs: f64) {
+    println!(
+        "| {name} | {:.1} | {:.3} | {:.1} | {:.3} | {} | {:.1} | {:.4} |",
+        mb(m.hop_bytes),
+        m.dilation_mean,
+        mb(m.max_link_bytes),
+        m.max_link_time * 1e6,
+        m.dilation_max,
+        100.0 * m.intra_node_bytes as f64 / m.total_bytes.max(1) as f64,
+        secs
+    );
+}
+
+/// Runs each case; returns the mappings of the 1024-rank cases for the simulator.
+fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)> {
+    let mut sims = Vec::new();
+    let mut all_ok = true;
+    for c in cs {
+        println!("\n#### {}\n", c.name);
+        let t0 = Instant::now();
+        let cmp = compare(
+            &c.pattern,
+            &c.machine,
+            &Strategy::BASELINES
+                .iter()
+                .copied()
+                .chain([Strategy::Optimised])
+                .collect::<Vec<_>>(),
+            &Options::default(),
+            |_| {},
+        )
+        .unwrap();
+        let total = t0.elapsed().as_secs_f64();
+        println!("| strategy | hop-bytes MB | mean dilation | max link MB | max link µs | max dilation | intra-node % | time s |");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+        for r in &cmp.rows {
+            row(&r.strategy, &r.metrics, r.seconds);
+        }
+        let sc = run_scotch(c, dir);
+        if let Some((map, secs)) = &sc {
+            row("scotch -Cd", &evaluate(&c.pattern, &c.machine, map), *secs);
+        }
+        let more = run_scotch_more(c, dir);
+        for (name, map, secs) in &more {
+            row(name, &evaluate(&c.pattern, &c.machine, map), *secs);
+        }
+        let opt = cmp.row("optimised").unwrap();
+        let mut hb_ok = true;
+        let mut lt_ok = true;
+        let mut peers: Vec<(String, Metrics)> = cmp
+            .rows
+            .iter()
+            .filter(|r| r.strategy != "optimised")
+            .map(|r| (r.strategy.clone(), r.metrics.clone()))
+            .collect();
+        if let Some((map, _)) = &sc {
+            peers.push(("scotch".into(), evaluate(&c.pattern, &c.machine, map)));
+        }
+        for (name, map, _) in &more {
+            peers.push((name.clone(), evaluate(&c.pattern, &c.machine, map)));
+        }
+        for (name, m) in &peers {
+            if opt.metrics.hop_bytes > m.hop_bytes {
+                hb_ok = false;
+                println!("\noptimised has more hop-bytes than {name}");
+            }
+            if opt.metrics.max_link_time > m.max_link_time * (1.0 + 1e-12) {
+                lt_ok = false;
+                println!("\noptimised has a busier link than {name}");
+            }
+        }
+        all_ok &= hb_ok && lt_ok;
+        println!(
+            "\nlower bounds: hop-bytes {:.1} MB, max link {:.1} MB; optimised kept `{}`; \
+             optimised ≤ every baseline{} on hop-bytes: {}, on max link time: {}; all strategies {:.2} s",
+            mb(opt.metrics.hop_bytes_bound),
+            mb(opt.metrics.max_link_bound),
+            opt.origin.as_deref().unwrap_or("?"),
+            if sc.is_some() { " and Scotch" } else { "" },
+            if hb_ok { "yes" } else { "NO" },
+            if lt_ok { "yes" } else { "NO" },
+            total
+        );
+        if c.pattern.tasks() == 1024 {
+            let mut maps: Vec<(String, Perm)> = cmp
+                .rows
+                .iter()
+                .map(|r| (r.strategy.clone(), r.map.clone()))
+                .collect();
+            if let Some((map, _)) = sc {
+                maps.push(("scotch".into(), map));
+            }
+            sims.push((c.name.clone(), maps));
+        }
+    }
+    println!(
+        "\noptimiser no worse than every baseline and Scotch on both measures in every case: {}",
+        if all_ok { "yes" } else { "NO" }
+    );
+    sims
+}
+
+fn smpicc(dir: &Path) -> Option<PathBuf> {
+    let exe = dir.join("cannon");
+    let ok = Command::new("smpicc")
+        .args(["-O2", "benches/simgrid/cannon.c", "-o"])
+        .arg(&exe)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(exe)
+}
+
+/// Simulated time per Cannon iteration (four neighbours, 3 iterations) in seconds.
+fn cannon(exe: &Path, dir: &Path, case: &Case, map: &Perm, tag: &str) -> f64 {
+    let g = case.pattern.grid_spec().unwrap();
+    let work = dir.join(tag);
+    std::fs::create_dir_all(&work).unwrap();
+    let plat = work.join("platform.xml");
+    std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
+    let hosts = work.join("hosts");
+    std::fs::write(
+        &hosts,
+        simgrid::hostfile(&case.machine, map.forward()).unwrap(),
+    )
+    .unwrap();
+    let iters = 3;
+    let out = Command::new("smpirun")
+        .arg("-np")
+        .arg(case.pattern.tasks().to_string())
+        .arg("-platform")
+        .arg(&plat)
+        .arg("-hostfile")
+        .arg(&hosts)
+        .args(simgrid::SMPIRUN_FLAGS)
+        .arg(exe)
+        .args([
+            g.dims[0].to_string(),
+            g.dims[1].to_string(),
+            g.bytes[1].to_string(),
+            g.bytes[0].to_string(),
+            iters.to_string(),
+            "four".into(),
+        ])
+        .current_dir(&work)
+        .output()
+        .expect("smpirun runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "smpirun {tag}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("cannon_time_s "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no time in {text}"));
+    t / f64::from(iters)
+}
+
+fn simulate(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Path) {
+    let Some(exe) = smpicc(dir) else {
+        println!("\nsmpicc not found: SimGrid runs skipped (install libsimgrid-dev)");
+        return;
+    };
+    for (name, maps) in sims {
+        let case = cs.iter().find(|c| &c.name == name).unwrap();
+        if matches!(case.machine.kind(), NetKind::Flat) {
+            continue;
+        }
+        println!("\n#### SimGrid: Cannon exchange (four neighbours, 3 iterations), {name}\n");
+        println!("| mapping | simulated ms per iteration | packed / this | copr max link µs |");
+        println!("|---|---:|---:|---:|");
+        let mut packed = None;
+        let mut times = Vec::new();
+        for (k, (s, map)) in maps.iter().enumerate() {
+            let t = cannon(&exe, dir, case, map, &format!("sim-{k}"));
+            if s == "packed" {
+                packed = Some(t);
+            }
+            times.push((
+                s.clone(),
+                t,
+                evaluate(&case.pattern, &case.machine, map).max_link_time,
+            ));
+        }
+        for (s, t, lt) in &times {
+            println!(
+                "| {s} | {:.3} | {:.2} | {:.1} |",
+                t * 1e3,
+                packed.map_or(f64::NAN, |p| p / t),
+                lt * 1e6
+            );
+        }
+        let opt = times.iter().find(|x| x.0 == "optimised").map(|x| x.1);
+        if let Some(o) = opt {
+            let beaten: Vec<&str> = times
+                .iter()
+                .filter(|x| ["hilbert", "cp2k", "scotch"].contains(&x.0.as_str()) && x.1 <= o)
+                .map(|x| x.0.as_str())
+                .collect();
+            println!(
+                "\noptimised: {:.2}x faster than packed; faster than hilbert, cp2k and scotch: {}",
+                packed.map_or(f64::NAN, |p| p / o),
+                if beaten.is_empty() {
+                    "yes".to_string()
+                } else {
+                    format!("NO ({})", beaten.join(", "))
+                }
+            );
+        }
+    }
+}
+
+/// Paired timing at p = 102 400: copr's whole optimiser (baselines included) against
+/// Scotch, alternating, `rounds` rounds.
+fn speed(rounds: usize, dir: &Path) {
+    let cs = cases(&["g".to_string()]);
+    let c = &cs[0];
+    println!(
+        "\n#### Speed at p = 102 400 ({}), {rounds} alternating rounds\n",
+        c.name
+    );
+    println!("| round | copr optimiser s (one core) | scotch_gmap -Cd s | scotch / copr |");
+    println!("|---:|---:|---:|---:|");
+    let mut ratios = Vec::new();
+    let mut coprs = Vec::new();
+    for r in 0..rounds {
+        let t0 = Instant::now();
+        let cmp = compare(
+            &c.pattern,
+            &c.machine,
+            &[Strategy::Optimised],
+            &Options::default(),
+            |_| {},
+        )
+        .unwrap();
+        let ct = t0.elapsed().as_secs_f64();
+        assert!(cmp.row("optimised").is_some());
+        let st = run_scotch(c, dir).map(|x| x.1);
+        coprs.push(ct);
+        if let Some(s) = st {
+            ratios.push(s / ct);
+        }
+        println!(
+            "| {r} | {ct:.3} | {} | {} |",
+            st.map_or("–".into(), |s| format!("{s:.2}")),
+            st.map_or("–".into(), |s| format!("{:.1}", s / ct))
+        );
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    println!(
+        "\nmedian copr {:.3} s, median ratio scotch/copr {:.1}",
+        med(&mut coprs),
+        med(&mut ratios)
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let which: Vec<String> = args
+        .iter()
+        .position(|a| a == "--cases")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.split(',').map(String::from).collect())
+        .unwrap_or_default();
+    // rayon is not used by the mapping code; pin the claim "one core" anyway
+    let dir = std::env::temp_dir().join(format!("copr-mapping-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    println!(
+        "copr mapping benchmark; scotch {}, simgrid {}",
+        if scotch::scotch_available() {
+            "found"
+        } else {
+            "missing"
+        },
+        if Command::new("smpicc").arg("--version").output().is_ok() {
+            "found"
+        } else {
+            "missing"
+        }
+    );
+    let cs = cases(&which);
+    let sims = mapping_tables(&cs, &dir);
+    if !quick {
+        simulate(&cs, &sims, &dir);
+        if which.is_empty() || which.iter().any(|w| w == "g") {
+            speed(3, &dir);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

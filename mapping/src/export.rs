@@ -1,0 +1,272 @@
+//! A mapping in the forms launchers and tools read, and the parsers that read them
+//! back (used by the tests: every export parsed back gives the mapping).
+//!
+//! | form | line / entry | what it says |
+//! |---|---|---|
+//! | Open MPI rankfile | `rank R=HOST slot=C` | rank `R` runs on node `HOST`, core `C` |
+//! | `MPICH_RANK_ORDER` (Cray `MPICH_RANK_REORDER_METHOD=3`) | `R,R,…` (ranges `a-b`) | the ranks in slot order |
+//! | `SLURM_HOSTFILE` (`srun --distribution=arbitrary`) | line `R`: `HOST` | node of rank `R` |
+//! | SMPI hostfile (`smpirun -hostfile`) | line `R`: SimGrid host | node of rank `R` |
+//! | JSON | object | slot and node of every rank, node names |
+
+use serde::{Deserialize, Serialize};
+
+use super::machine::MapMachine;
+use copr::error::{Error, Result};
+use copr::lap::Perm;
+
+/// Open MPI rankfile: `rank R=HOST slot=C` for every rank.
+pub fn rankfile(m: &MapMachine, map: &Perm) -> String {
+    let rpn = m.ranks_per_node();
+    let mut s = String::with_capacity(map.len() * 24);
+    for r in 0..map.len() {
+        let slot = map.apply(r);
+        s.push_str(&format!(
+            "rank {r}={} slot={}\n",
+            m.node_name(slot / rpn),
+            slot % rpn
+        ));
+    }
+    s
+}
+
+/// Reads an Open MPI rankfile back into a mapping onto `m`.
+///
+/// # Errors
+/// [`Error::Mismatch`] with the line for malformed lines, unknown hosts, cores beyond
+/// the node, repeated or missing ranks.
+pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
+    let rpn = m.ranks_per_node();
+    let names = name_index(m);
+    let mut fwd = vec![usize::MAX; m.slots()];
+    for (i, line) in text.lines().enumerate() {
+        let l = line.split('#').next().unwrap_or("").trim();
+        if l.is_empty() {
+            continue;
+        }
+        let bad = |what: &str| Error::Mismatch(format!("rankfile line {}: {what}: `{l}`", i + 1));
+        let rest = l
+            .strip_prefix("rank ")
+            .ok_or_else(|| bad("expected `rank R=HOST slot=C`"))?;
+        let (r, rest) = rest.split_once('=').ok_or_else(|| bad("missing `=`"))?;
+        let (host, slot) = rest
+            .split_once(" slot=")
+            .ok_or_else(|| bad("missing ` slot=`"))?;
+        let r: usize = r.trim().parse().map_err(|_| bad("rank is not a number"))?;
+        let core: usize = slot
+            .trim()
+            .parse()
+            .map_err(|_| bad("slot is not a number"))?;
+        let node = *names.get(host.trim()).ok_or_else(|| bad("unknown host"))?;
+        if r >= fwd.len() || core >= rpn || fwd[r] != usize::MAX {
+            return Err(bad(
+                "rank out of range or repeated, or slot beyond the node",
+            ));
+        }
+        fwd[r] = node * rpn + core;
+    }
+    if let Some(r) = fwd.iter().position(|&s| s == usize::MAX) {
+        return Err(Error::Mismatch(format!("rankfile: rank {r} is missing")));
+    }
+    Perm::from_forward(fwd)
+}
+
+/// `MPICH_RANK_ORDER`: the rank on each slot, in slot order, comma-separated with runs
+/// of consecutive ranks written `a-b`; lines of at most about 72 characters.
+pub fn mpich_rank_order(map: &Perm) -> String {
+    let inv = map.inverse();
+    let mut items = Vec::new();
+    let mut i = 0;
+    while i < inv.len() {
+        let mut j = i;
+        while j + 1 < inv.len() && inv[j + 1] == inv[j] + 1 {
+            j += 1;
+        }
+        items.push(if j > i {
+            format!("{}-{}", inv[i], inv[j])
+        } else {
+            inv[i].to_string()
+        });
+        i = j + 1;
+    }
+    let mut out = String::new();
+    let mut line = String::new();
+    for (k, it) in items.iter().enumerate() {
+        line.push_str(it);
+        if k + 1 < items.len() {
+            line.push(',');
+        }
+        if line.len() > 72 {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+    }
+    if !line.is_empty() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Reads an `MPICH_RANK_ORDER` list back: rank of every slot → a mapping.
+///
+/// # Errors
+/// [`Error::Mismatch`] for malformed items, repeated or missing ranks.
+pub fn parse_mpich_rank_order(text: &str, ranks: usize) -> Result<Perm> {
+    let mut inv = Vec::with_capacity(ranks);
+    for item in text
+        .split([',', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let bad = || Error::Mismatch(format!("MPICH_RANK_ORDER: `{item}` is not a rank or range"));
+        let (a, b) = match item.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (item, item),
+        };
+        let a: usize = a.trim().parse().map_err(|_| bad())?;
+        let b: usize = b.trim().parse().map_err(|_| bad())?;
+        if b < a || b >= ranks || inv.len() + (b - a) > ranks {
+            return Err(bad());
+        }
+        inv.extend(a..=b);
+    }
+    if inv.len() != ranks {
+        return Err(Error::Mismatch(format!(
+            "MPICH_RANK_ORDER: {} entries for {ranks} ranks",
+            inv.len()
+        )));
+    }
+    Ok(Perm::from_forward(inv)?.inverted())
+}
+
+/// A hostfile: line `r` names the node of rank `r` (Slurm's `SLURM_HOSTFILE` with the
+/// machine's node names, SMPI's with SimGrid host names).
+pub fn hostfile(names: &[String], m: &MapMachine, map: &Perm) -> String {
+    let rpn = m.ranks_per_node();
+    let mut s = String::new();
+    for r in 0..map.len() {
+        s.push_str(&names[map.apply(r) / rpn]);
+        s.push('\n');
+    }
+    s
+}
+
+/// The machine's node names, in order.
+pub fn node_names(m: &MapMachine) -> Vec<String> {
+    (0..m.nodes()).map(|k| m.node_name(k).to_string()).collect()
+}
+
+/// Reads a hostfile back: the node (index into `names`) of every rank.
+///
+/// # Errors
+/// [`Error::Mismatch`] with the line for an unknown host.
+pub fn parse_hostfile(text: &str, names: &[String]) -> Result<Vec<usize>> {
+    let idx: std::collections::HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| (n.as_str(), k))
+        .collect();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            idx.get(l.trim()).copied().ok_or_else(|| {
+                Error::Mismatch(format!(
+                    "hostfile line {}: unknown host `{}`",
+                    i + 1,
+                    l.trim()
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The JSON form of a mapping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MappingJson {
+    /// Strategy that produced it.
+    pub strategy: String,
+    /// Ranks per node.
+    pub ranks_per_node: usize,
+    /// Node names in machine order.
+    pub nodes: Vec<String>,
+    /// Slot of every rank (`node·ranks_per_node + core`).
+    pub slot_of_rank: Vec<usize>,
+    /// Node name of every rank.
+    pub node_of_rank: Vec<String>,
+}
+
+/// The JSON form of `map`.
+pub fn to_json(strategy: &str, m: &MapMachine, map: &Perm) -> MappingJson {
+    let rpn = m.ranks_per_node();
+    MappingJson {
+        strategy: strategy.to_string(),
+        ranks_per_node: rpn,
+        nodes: node_names(m),
+        slot_of_rank: map.forward().to_vec(),
+        node_of_rank: map
+            .forward()
+            .iter()
+            .map(|&s| m.node_name(s / rpn).to_string())
+            .collect(),
+    }
+}
+
+/// Reads the JSON form back.
+///
+/// # Errors
+/// [`Error::Mismatch`] if the slots are not a permutation or disagree with the node
+/// names.
+pub fn from_json(j: &MappingJson) -> Result<Perm> {
+    let p = Perm::from_forward(j.slot_of_rank.clone())?;
+    for (r, &s) in j.slot_of_rank.iter().enumerate() {
+        let node = s / j.ranks_per_node.max(1);
+        if j.nodes.get(node) != j.node_of_rank.get(r) {
+            return Err(Error::Mismatch(format!(
+                "mapping JSON: rank {r} has slot {s} but node `{}`",
+                j.node_of_rank.get(r).map_or("?", String::as_str)
+            )));
+        }
+    }
+    Ok(p)
+}
+
+fn name_index(m: &MapMachine) -> std::collections::HashMap<String, usize> {
+    (0..m.nodes())
+        .map(|k| (m.node_name(k).to_string(), k))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mpich_ranges_by_hand() {
+        // ranks 0..4 on slots [2, 3, 0, 1]: slot 0 holds rank 2, slot 1 rank 3 …
+        let p = Perm::from_forward(vec![2, 3, 0, 1]).unwrap();
+        assert_eq!(mpich_rank_order(&p), "2-3,0-1\n");
+        assert_eq!(parse_mpich_rank_order("2-3,0-1\n", 4).unwrap(), p);
+        assert!(parse_mpich_rank_order("0-3,1", 4).is_err());
+        assert!(parse_mpich_rank_order("0-2", 4).is_err());
+    }
+
+    #[test]
+    fn rankfile_by_hand() {
+        let mut m = MapMachine::flat(2, 2).unwrap();
+        m.set_node_names(vec!["a".into(), "b".into()]).unwrap();
+        let p = Perm::from_forward(vec![3, 0, 2, 1]).unwrap();
+        let text = rankfile(&m, &p);
+        assert_eq!(
+            text,
+            "rank 0=b slot=1\nrank 1=a slot=0\nrank 2=b slot=0\nrank 3=a slot=1\n"
+        );
+        assert_eq!(parse_rankfile(&text, &m).unwrap(), p);
+        let e = parse_rankfile("rank 0=c slot=0\n", &m)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1") && e.contains("unknown host"), "{e}");
+    }
+}

@@ -1,0 +1,1158 @@
+//! Applying a mapping inside a running MPI job (feature `mpi`): a reordered
+//! communicator, a Cartesian communicator whose grid positions follow the mapping, and
+//! the machine built from where the ranks run.
+//!
+//! ```text
+//! placement (discover_nodes | placement file)  -> machine_from_placement
+//!   -> (MapMachine, slot_of_rank)               -> baseline / optimise -> map (task -> slot)
+//!   -> map_to_ranks(map, slot_of_rank)          (task -> rank of comm)
+//!   -> cart_create(comm, dims, periods, ·)      (or reorder for a plain communicator)
+//! ```
+//!
+//! Open MPI never reorders ranks itself (`reorder = 1` returns the identity), so the
+//! mapping is applied with `MPI_Comm_split` (one color, key = new rank) and the
+//! Cartesian communicator is created from the split one with `reorder = 0`.
+//!
+//! Every function here is collective over its communicator unless it says otherwise.
+//! Their argument checks are agreed on before anything else happens: when the
+//! arguments are wrong on any rank, every rank returns the same error, and none waits
+//! forever in a later call.
+
+use std::path::{Path, PathBuf};
+
+use copr_topology::{NodeTree, Placement};
+use mpi::topology::{CartesianCommunicator, Color, Communicator, Group, SimpleCommunicator};
+use mpi::traits::{CommunicatorCollectives, Root};
+
+use super::{MapMachine, Perm};
+use copr::error::{Error, Result};
+use copr::layout::fnv1a;
+
+/// Longest processor name exchanged by [`discover_nodes`].
+const NAME_BYTES: usize = 256;
+
+/// A fingerprint of a mapping and the grid it is applied to.
+fn fingerprint(map: &Perm, dims: &[i32], periods: &[bool]) -> u64 {
+    let mut bytes = Vec::with_capacity(8 * (map.len() + dims.len() + 2) + periods.len());
+    bytes.extend((map.len() as u64).to_le_bytes());
+    for &s in map.forward() {
+        bytes.extend((s as u64).to_le_bytes());
+    }
+    bytes.extend((dims.len() as u64).to_le_bytes());
+    for &d in dims {
+        bytes.extend(d.to_le_bytes());
+    }
+    bytes.extend(periods.iter().map(|&b| u8::from(b)));
+    fnv1a(&bytes)
+}
+
+/// Collective check of the arguments: every rank contributes the length of its mapping
+/// and the fingerprint of all its arguments, and every rank reaches the same verdict
+/// from the same gathered table.
+fn agree<C: Communicator>(comm: &C, len: usize, fp: u64) -> Result<()> {
+    let p = comm.size() as usize;
+    let mine = [len as u64, fp];
+    let mut all = vec![0u64; 2 * p];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    if let Some((r, c)) = all.chunks(2).enumerate().find(|(_, c)| c[0] != p as u64) {
+        return Err(Error::Mismatch(format!(
+            "rank {r} passed a mapping of {} tasks but the communicator has {p} ranks",
+            c[0]
+        )));
+    }
+    let expected = all[1];
+    if let Some((rank, c)) = all.chunks(2).enumerate().find(|(_, c)| c[1] != expected) {
+        return Err(Error::Inconsistent {
+            what: "mapping or grid",
+            rank,
+            found: c[1],
+            expected,
+        });
+    }
+    Ok(())
+}
+
+/// The split of `comm` in which rank `s` gets rank `map.inverse()[s]` (arguments
+/// already agreed on).
+fn split<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
+    let key = map.inverse()[comm.rank() as usize] as i32;
+    comm.split_by_color_with_key(Color::with_value(0), key)
+        .ok_or_else(|| Error::Mismatch("MPI_Comm_split returned no communicator".into()))
+}
+
+/// Collective: a communicator with the processes of `comm` renumbered by the mapping
+/// `map` (task → rank of `comm`): the process with rank `s` in `comm` gets rank
+/// `map.inverse()[s]`, i.e. task `t` runs on the process of rank `map.apply(t)`.
+///
+/// When the job was launched packed, ranks of `comm` are slots and a mapping from
+/// [`super::baseline`] or [`super::optimise`] can be passed as is; otherwise convert it
+/// with [`map_to_ranks`].
+///
+/// # Errors
+/// [`Error::Mismatch`] if some rank's `map` does not have `comm.size()` tasks (naming the
+/// lowest such rank), [`Error::Inconsistent`] if the ranks passed different mappings;
+/// the same error on every rank.
+pub fn reorder<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
+    agree(comm, map.len(), fingerprint(map, &[], &[]))?;
+    split(comm, map)
+}
+
+/// Checks a grid description against the communicator size.
+fn check_grid(dims: &[i32], periods: &[bool], size: i32) -> Result<()> {
+    if dims.is_empty() || dims.len() != periods.len() {
+        return Err(Error::Mismatch(format!(
+            "Cartesian grid: {} dims and {} periods; both need the same length >= 1",
+            dims.len(),
+            periods.len()
+        )));
+    }
+    if let Some((k, d)) = dims.iter().enumerate().find(|(_, &d)| d < 1) {
+        return Err(Error::Mismatch(format!(
+            "Cartesian grid: dims[{k}] = {d}; extents must be >= 1"
+        )));
+    }
+    let product = dims
+        .iter()
+        .try_fold(1i64, |acc, &d| acc.checked_mul(i64::from(d)));
+    if product != Some(i64::from(size)) {
+        return Err(Error::Mismatch(format!(
+            "Cartesian grid {dims:?} has {} positions but the communicator has {size} ranks",
+            product.map_or_else(|| "too many".to_string(), |n| n.to_string())
+        )));
+    }
+    Ok(())
+}
+
+/// Collective: the Cartesian communicator an application creates instead of calling
+/// `MPI_Cart_create`, with the grid positions placed by `map` (task → rank of `comm`;
+/// task `t` is the grid position `MPI_Cart_create` gives rank `t`, row-major, last
+/// dimension fastest, as in [`super::GridSpec::coords`]).
+///
+/// `comm` is first reordered with [`reorder`], then the grid is created with
+/// `reorder = false`, so the process with rank `s` in `comm` holds rank
+/// `map.inverse()[s]` of the grid and its coordinates. Neighbours are found with the
+/// usual `MPI_Cart_shift` on the result.
+///
+/// # Errors
+/// As [`reorder`] (the grid's `dims` and `periods` are part of what must be equal on
+/// every rank), and [`Error::Mismatch`] if `dims` and `periods` differ in length or are
+/// empty, an extent is below 1, or `Π dims != comm.size()`; the same error on every
+/// rank.
+pub fn cart_create<C: Communicator>(
+    comm: &C,
+    dims: &[i32],
+    periods: &[bool],
+    map: &Perm,
+) -> Result<CartesianCommunicator> {
+    agree(comm, map.len(), fingerprint(map, dims, periods))?;
+    // the arguments are equal on every rank now, so every rank reaches the same verdict
+    check_grid(dims, periods, comm.size())?;
+    let reordered = split(comm, map)?;
+    reordered
+        .create_cartesian_communicator(dims, periods, false)
+        .ok_or_else(|| Error::Mismatch("MPI_Cart_create returned no communicator".into()))
+}
+
+/// Collective: the mapping of the root rank, on every rank — for mappings computed on
+/// one rank only (the optimiser stops on a time budget, so ranks computing it
+/// independently may disagree). Pass `Some(map)` on `root`; the argument is ignored on
+/// the other ranks.
+///
+/// # Errors
+/// [`Error::Mismatch`] on every rank if `root` passes `None`, or `root` is not a rank of
+/// `comm` (then nothing is sent).
+pub fn broadcast_map<C: Communicator>(comm: &C, root: i32, map: Option<&Perm>) -> Result<Perm> {
+    if !(0..comm.size()).contains(&root) {
+        return Err(Error::Mismatch(format!(
+            "broadcast_map: root {root} is not a rank of a communicator of {} ranks",
+            comm.size()
+        )));
+    }
+    let proc = comm.process_at_rank(root);
+    let mut len = match map {
+        Some(m) if comm.rank() == root => m.len() as u64,
+        _ => u64::MAX,
+    };
+    proc.broadcast_into(&mut len);
+    if len == u64::MAX {
+        return Err(Error::Mismatch(format!(
+            "broadcast_map: the root (rank {root}) passed no mapping"
+        )));
+    }
+    let mut fwd: Vec<u64> = match map {
+        Some(m) if comm.rank() == root => m.forward().iter().map(|&s| s as u64).collect(),
+        _ => vec![0; len as usize],
+    };
+    proc.broadcast_into(&mut fwd[..]);
+    Perm::from_forward(fwd.into_iter().map(|s| s as usize).collect())
+}
+
+/// Collective: the node every rank of `comm` runs on, by rank, from
+/// `MPI_Get_processor_name` (names longer than 256 bytes are truncated). Turn it into a
+/// placement with `Placement::from_pairs(nodes.iter().map(|n| (n.as_str(), None)))`.
+///
+/// Unlike [`copr::gain::mpi::discover_placement`] it does not read the CPU binding,
+/// so it cannot fail on one rank only.
+///
+/// # Errors
+/// None at present; the `Result` leaves room for checks.
+pub fn discover_nodes<C: Communicator>(comm: &C) -> Result<Vec<String>> {
+    let name = mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into());
+    let mut mine = [0u8; NAME_BYTES];
+    let bytes = name.as_bytes();
+    let len = bytes.len().min(NAME_BYTES);
+    mine[..len].copy_from_slice(&bytes[..len]);
+    let p = comm.size() as usize;
+    let mut all = vec![0u8; p * NAME_BYTES];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    Ok(all
+        .chunks(NAME_BYTES)
+        .map(|c| {
+            let end = c.iter().position(|&b| b == 0).unwrap_or(NAME_BYTES);
+            String::from_utf8_lossy(&c[..end]).into_owned()
+        })
+        .collect())
+}
+
+/// The machine a placement describes and where each rank sits on it (not collective).
+///
+/// Returns `(machine, slot_of_rank)`:
+/// - `machine` is [`MapMachine::flat`]`(nodes, k)` with the placement's node names, nodes
+///   numbered in order of first appearance in rank order (so node 0 holds rank 0), and
+///   `k` ranks on every node;
+/// - `slot_of_rank.apply(r)` is the slot of rank `r`: `node·k + i` where `i` counts the
+///   ranks of lower number on the same node (PUs in the placement are not used). It is
+///   the identity exactly when the ranks were placed packed (ranks `0..k` on the first
+///   node, and so on).
+///
+/// ```
+/// use copr_mapping::mpi::machine_from_placement;
+/// use copr_topology::Placement;
+/// // round-robin over two nodes
+/// let pl = Placement::parse("0 a\n1 b\n2 a\n3 b\n", None).unwrap();
+/// let (m, slot) = machine_from_placement(&pl).unwrap();
+/// assert_eq!((m.nodes(), m.ranks_per_node(), m.node_name(1)), (2, 2, "b"));
+/// assert_eq!(slot.forward(), [0, 2, 1, 3]);
+/// ```
+///
+/// # Errors
+/// [`Error::Mismatch`] if the nodes hold different numbers of ranks (naming two of
+/// them), or a node name is not usable in launcher files (whitespace).
+pub fn machine_from_placement(placement: &Placement) -> Result<(MapMachine, Perm)> {
+    let counts = placement.ranks_per_node();
+    let k = counts.first().copied().unwrap_or(0);
+    if let Some((n, &c)) = counts.iter().enumerate().find(|(_, &c)| c != k) {
+        return Err(Error::Mismatch(format!(
+            "placement: node `{}` runs {k} ranks but node `{}` runs {c}; mapping needs the same number of ranks on every node",
+            placement.node_name(0),
+            placement.node_name(n)
+        )));
+    }
+    let mut machine = MapMachine::flat(placement.num_nodes(), k)?;
+    machine.set_node_names(placement.node_names().to_vec())?;
+    let mut next = vec![0usize; placement.num_nodes()];
+    let fwd = (0..placement.ranks())
+        .map(|r| {
+            let n = placement.node_of(r);
+            next[n] += 1;
+            n * k + next[n] - 1
+        })
+        .collect();
+    Ok((machine, Perm::from_forward(fwd)?))
+}
+
+/// The machine a placement with PUs describes, inside every node the tree `tree` of
+/// the PUs the ranks sit on (not collective): as [`machine_from_placement`], but the
+/// ranks of a node take its slots in the order of their PUs (`placement.pu_of`,
+/// logical indices in `tree`), and the machine gets `tree` restricted to those PUs
+/// ([`NodeTree::restricted`]) as its node tree, so that mappings and metrics see which
+/// ranks share a package or a cache.
+///
+/// `tree` describes every node (the same hardware); the ranks of each node must sit on
+/// distinct PUs, and every node's PUs must form the same restricted tree (as node
+/// 0's, in PU order).
+///
+/// ```
+/// use copr_mapping::mpi::machine_from_bound_placement;
+/// use copr_topology::{Level, LevelCosts, NodeTree, Placement};
+/// let tree = NodeTree::from_shape("pack:2 core:2", &LevelCosts::default()).unwrap();
+/// // two nodes; on each, one rank per package (PUs 0 and 2), listed out of order
+/// let pl = Placement::parse("0 a 2\n1 a 0\n2 b 0\n3 b 2\n", None).unwrap();
+/// let (m, slot) = machine_from_bound_placement(&pl, &tree).unwrap();
+/// assert_eq!((m.nodes(), m.ranks_per_node()), (2, 2));
+/// assert_eq!(slot.forward(), [1, 0, 2, 3]);
+/// assert_eq!(m.node_tree().unwrap().level(0, 1), Level::Machine);
+/// ```
+///
+/// # Errors
+/// As [`machine_from_placement`], and [`Error::Mismatch`] if a rank has no PU, two
+/// ranks of a node share one, or a node's PUs differ in shape from node 0's;
+/// [`Error::Topology`] if a PU is not one of `tree`'s.
+pub fn machine_from_bound_placement(
+    placement: &Placement,
+    tree: &NodeTree,
+) -> Result<(MapMachine, Perm)> {
+    let (machine, by_rank) = machine_from_placement(placement)?;
+    let (n, k) = (machine.nodes(), machine.ranks_per_node());
+    // the ranks of every node, by their slot in rank order
+    let mut ranks_of = vec![0usize; n * k];
+    for r in 0..placement.ranks() {
+        ranks_of[by_rank.apply(r)] = r;
+    }
+    let description = format!(
+        "{} restricted to the PUs the ranks are bound to",
+        tree.description()
+    );
+    let mut fwd = vec![0usize; placement.ranks()];
+    let mut first: Option<NodeTree> = None;
+    for node in 0..n {
+        let mut pus = Vec::with_capacity(k);
+        for &r in &ranks_of[node * k..(node + 1) * k] {
+            let pu = placement.pu_of(r).ok_or_else(|| {
+                Error::Mismatch(format!("placement: rank {r} is not bound to a PU"))
+            })?;
+            pus.push((pu, r));
+        }
+        pus.sort_unstable();
+        if let Some(w) = pus.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::Mismatch(format!(
+                "placement: ranks {} and {} of node `{}` are bound to the same PU {}",
+                w[0].1.min(w[1].1),
+                w[0].1.max(w[1].1),
+                placement.node_name(node),
+                w[0].0
+            )));
+        }
+        for (i, &(_, r)) in pus.iter().enumerate() {
+            fwd[r] = node * k + i;
+        }
+        let list: Vec<usize> = pus.iter().map(|&(pu, _)| pu).collect();
+        let here = tree.restricted(&list, description.clone())?;
+        match &first {
+            None => first = Some(here),
+            Some(t) if *t == here => {}
+            Some(_) => {
+                return Err(Error::Mismatch(format!(
+                "placement: the ranks of node `{}` sit on PUs arranged unlike those of node `{}`",
+                placement.node_name(node),
+                placement.node_name(0)
+            )))
+            }
+        }
+    }
+    let machine = match first {
+        Some(t) => machine.with_node_tree(t)?,
+        None => machine,
+    };
+    Ok((machine, Perm::from_forward(fwd)?))
+}
+
+/// Collective: [`machine_from_placement`] of the placement file `file` (`rank node
+/// [pu]` per line, to emulate nodes or describe a launcher's placement), or of the
+/// nodes [`discover_nodes`] finds when `file` is `None`.
+///
+/// # Errors
+/// The file's errors ([`Error::Topology`]), [`Error::Mismatch`] if it places a number
+/// of ranks other than `comm.size()`, and the errors of [`machine_from_placement`].
+/// If any rank fails, every rank fails (the others with an error naming the lowest
+/// failing rank).
+pub fn discover_machine<C: Communicator>(
+    comm: &C,
+    file: Option<&Path>,
+) -> Result<(MapMachine, Perm)> {
+    let local = match file {
+        Some(f) => Placement::from_file(f).map_err(Error::from),
+        None => discover_nodes(comm)
+            .map(|nodes| Placement::from_pairs(nodes.iter().map(|n| (n.as_str(), None)))),
+    }
+    .and_then(|pl| {
+        let p = comm.size() as usize;
+        if pl.ranks() != p {
+            return Err(Error::Mismatch(format!(
+                "{}: {} ranks are placed but the communicator has {p}",
+                pl.description(),
+                pl.ranks()
+            )));
+        }
+        machine_from_placement(&pl)
+    });
+    agreed(
+        comm,
+        local,
+        "could not build the machine from its placement",
+    )
+}
+
+/// The mapping `map` (task → slot) as task → rank of the communicator, for ranks that
+/// sit on the slots `slot_of_rank` (rank → slot, as [`machine_from_placement`] returns
+/// it): task `t` goes to the rank on slot `map.apply(t)`. Pass the result to
+/// [`reorder`] or [`cart_create`]. Not collective.
+///
+/// # Errors
+/// [`Error::Mismatch`] if the lengths differ.
+pub fn map_to_ranks(map: &Perm, slot_of_rank: &Perm) -> Result<Perm> {
+    if map.len() != slot_of_rank.len() {
+        return Err(Error::Mismatch(format!(
+            "a mapping of {} tasks for {} placed ranks",
+            map.len(),
+            slot_of_rank.len()
+        )));
+    }
+    Ok(slot_of_rank.inverted().compose(map))
+}
+
+/// Where [`machine_of`] finds the machine a communicator runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MachineSource {
+    /// A machine file ([`MapMachine::from_file`]) with exactly as many slots as the
+    /// communicator has ranks; rank `r` of the communicator sits on slot `r` (the
+    /// launcher's packed order).
+    File(PathBuf),
+    /// A placement file (`rank node [pu]` per line, as [`Placement::from_file`] reads)
+    /// that places the ranks of `MPI_COMM_WORLD`; the communicator's ranks are looked
+    /// up by their rank in `MPI_COMM_WORLD`.
+    Placement(PathBuf),
+    /// Emulated nodes: `k` consecutive ranks of `MPI_COMM_WORLD` per node (to test
+    /// mappings on one host), each like this host inside (as for
+    /// [`MachineSource::Discover`]).
+    EmulatedNodes(usize),
+    /// The nodes the ranks run on, found with `MPI_Comm_split_type` (shared memory).
+    ///
+    /// Inside the nodes, with the feature `hwloc`: when every rank is bound to a PU
+    /// (hwloc's reading of its CPU binding), the ranks of a node are its slots in PU
+    /// order and the machine's node tree is hwloc's tree of this host restricted to
+    /// those PUs ([`machine_from_bound_placement`]), so that mappings keep neighbours
+    /// in a package or cache. Otherwise (a rank unbound, two ranks of a node on one PU,
+    /// nodes of different hardware, no hwloc) the nodes are flat, as without the
+    /// feature; [`MappingReport::inside`] says which.
+    Discover,
+}
+
+impl MachineSource {
+    /// Environment variable naming a machine file ([`MachineSource::File`]).
+    pub const ENV_MACHINE: &'static str = "COPR_MACHINE";
+    /// Environment variable naming a placement file ([`MachineSource::Placement`]).
+    pub const ENV_PLACEMENT: &'static str = "COPR_PLACEMENT";
+    /// Environment variable giving the ranks per emulated node
+    /// ([`MachineSource::EmulatedNodes`]).
+    pub const ENV_EMULATE: &'static str = "COPR_EMULATE_NODE_SIZE";
+
+    /// The source the environment names, the first set of `COPR_MACHINE`,
+    /// `COPR_PLACEMENT`, `COPR_EMULATE_NODE_SIZE` (an empty value counts as unset);
+    /// [`MachineSource::Discover`] when none is.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if `COPR_EMULATE_NODE_SIZE` is not an integer >= 1.
+    pub fn from_env() -> Result<Self> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(f) = var(Self::ENV_MACHINE) {
+            return Ok(Self::File(f.into()));
+        }
+        if let Some(f) = var(Self::ENV_PLACEMENT) {
+            return Ok(Self::Placement(f.into()));
+        }
+        if let Some(k) = var(Self::ENV_EMULATE) {
+            let text = k.to_string_lossy();
+            return match text.trim().parse::<usize>() {
+                Ok(k) if k >= 1 => Ok(Self::EmulatedNodes(k)),
+                _ => Err(Error::Mismatch(format!(
+                    "{}={text}: expected a number of ranks per node >= 1",
+                    Self::ENV_EMULATE
+                ))),
+            };
+        }
+        Ok(Self::Discover)
+    }
+
+    /// What the source is, for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::File(f) => format!("machine file {}", f.display()),
+            Self::Placement(f) => format!("placement file {}", f.display()),
+            Self::EmulatedNodes(k) => format!("emulated nodes of {k} ranks"),
+            Self::Discover => "nodes found at run time".into(),
+        }
+    }
+}
+
+/// Collective: `local` if it is `Ok` on every rank; otherwise every rank fails, the
+/// failing ones with their own error and the others with one naming the lowest
+/// failing rank.
+fn agreed<C: Communicator, T>(comm: &C, local: Result<T>, what: &str) -> Result<T> {
+    let p = comm.size() as usize;
+    let mut failed = vec![0u8; p];
+    comm.all_gather_into(&u8::from(local.is_err()), &mut failed[..]);
+    match local {
+        Err(e) => Err(e),
+        Ok(_) if failed.iter().any(|&f| f != 0) => {
+            let r = failed.iter().position(|&f| f != 0).unwrap_or(0);
+            Err(Error::Mismatch(format!("rank {r} {what}")))
+        }
+        ok => ok,
+    }
+}
+
+/// This process's rank in `MPI_COMM_WORLD`, for each rank of `comm` (one integer
+/// gathered per rank).
+fn world_ranks<C: Communicator>(comm: &C) -> Vec<usize> {
+    let world = SimpleCommunicator::world();
+    let mine = world.rank();
+    let mut all = vec![0i32; comm.size() as usize];
+    comm.all_gather_into(&mine, &mut all[..]);
+    all.into_iter().map(|r| r as usize).collect()
+}
+
+/// The node key of every rank of `comm` (ranks with equal keys share a node), from
+/// one integer per rank.
+fn gather_keys<C: Communicator>(comm: &C, key: u64) -> Vec<u64> {
+    let mut all = vec![0u64; comm.size() as usize];
+    comm.all_gather_into(&key, &mut all[..]);
+    all
+}
+
+/// Collective: the machine `comm` runs on, as `source` describes it, and the slot
+/// of every rank of `comm` (rank → slot; see [`machine_from_placement`]).
+///
+/// Nothing of size `p²` is exchanged: a few integers per rank are gathered. The
+/// ranks first agree that they read the same source (else every rank fails).
+///
+/// # Errors
+/// The file's errors, [`Error::Mismatch`] if a machine file's slots or a placement's
+/// ranks do not match, or nodes hold different numbers of ranks of `comm`; if any
+/// rank fails, every rank fails.
+pub fn machine_of<C: Communicator>(comm: &C, source: &MachineSource) -> Result<(MapMachine, Perm)> {
+    machine_and_inside(comm, source).map(|(m, slot, _)| (m, slot))
+}
+
+/// A rank's binding as gathered: its PU, or one of these.
+const UNBOUND: u64 = u64::MAX;
+const UNREADABLE: u64 = u64::MAX - 1;
+
+/// What the ranks' CPU bindings tell about the inside of their nodes.
+enum Inside {
+    /// Every rank's PU (logical index), and the hwloc tree of this process's node, the
+    /// same on every node.
+    Bound {
+        pus: Vec<usize>,
+        tree: Box<NodeTree>,
+    },
+    /// Why the nodes stay flat.
+    Flat(String),
+}
+
+/// A fingerprint of a node tree's pair levels.
+fn tree_fingerprint(tree: &NodeTree) -> u64 {
+    let n = tree.num_pus();
+    let mut bytes = Vec::with_capacity(8 + n * n);
+    bytes.extend((n as u64).to_le_bytes());
+    for a in 0..n {
+        bytes.extend((0..n).map(|b| tree.level(a, b) as u8));
+    }
+    fnv1a(&bytes).min(UNREADABLE - 1)
+}
+
+/// Collective: every rank's PU and its node's tree, read with hwloc (feature `hwloc`),
+/// or why not; the same verdict on every rank (two integers gathered per rank).
+fn discover_inside<C: Communicator>(comm: &C) -> Inside {
+    if !cfg!(feature = "hwloc") {
+        return Inside::Flat("copr was built without hwloc".into());
+    }
+    let code = match copr_topology::current_binding_pu() {
+        Ok(Some(pu)) => pu as u64,
+        Ok(None) => UNBOUND,
+        Err(_) => UNREADABLE,
+    };
+    let tree = (code < UNREADABLE)
+        .then(|| NodeTree::from_this_machine(&copr_topology::LevelCosts::default()).ok())
+        .flatten();
+    let fp = tree.as_ref().map_or(UNREADABLE, tree_fingerprint);
+    let mut all = vec![0u64; 2 * comm.size() as usize];
+    comm.all_gather_into(&[code, fp][..], &mut all[..]);
+    let codes: Vec<u64> = all.iter().step_by(2).copied().collect();
+    let fps: Vec<u64> = all.iter().skip(1).step_by(2).copied().collect();
+    if let Some(r) = codes.iter().position(|&c| c == UNREADABLE) {
+        return Inside::Flat(format!("hwloc cannot read the CPU binding of rank {r}"));
+    }
+    if let Some(r) = codes.iter().position(|&c| c == UNBOUND) {
+        return Inside::Flat(format!(
+            "rank {r} is not bound to a PU (mpirun --bind-to core binds every rank)"
+        ));
+    }
+    if let Some(r) = fps.iter().position(|&f| f == UNREADABLE) {
+        return Inside::Flat(format!("hwloc cannot read the topology of rank {r}"));
+    }
+    if let Some(r) = fps.iter().position(|&f| f != fps[0]) {
+        return Inside::Flat(format!(
+            "hwloc finds other hardware under rank {r} than under rank 0"
+        ));
+    }
+    match tree {
+        Some(tree) => Inside::Bound {
+            pus: codes.iter().map(|&c| c as usize).collect(),
+            tree: Box::new(tree),
+        },
+        None => Inside::Flat("hwloc cannot read this node's topology".into()),
+    }
+}
+
+/// The flat machine of the node keys `keys` (equal keys share a node), or with the
+/// nodes' inside as `inside` tells; and a line saying which.
+fn machine_of_keys(keys: &[u64], inside: Inside) -> Result<(MapMachine, Perm, String)> {
+    let names: Vec<String> = keys.iter().map(|k| format!("node{k}")).collect();
+    let flat = |why: String| {
+        machine_from_placement(&Placement::from_pairs(
+            names.iter().map(|n| (n.as_str(), None)),
+        ))
+        .map(|(m, slot)| (m, slot, format!("flat: {why}")))
+    };
+    match inside {
+        Inside::Flat(why) => flat(why),
+        Inside::Bound { pus, tree } => {
+            let pl = Placement::from_pairs(
+                names
+                    .iter()
+                    .zip(&pus)
+                    .map(|(n, &pu)| (n.as_str(), Some(pu))),
+            );
+            match machine_from_bound_placement(&pl, &tree) {
+                Ok((m, slot)) => {
+                    let levels: Vec<String> = m
+                        .node_tree()
+                        .map(|t| {
+                            t.levels_present()
+                                .iter()
+                                .filter(|&&l| l != copr_topology::Level::Pu)
+                                .map(|l| l.to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let line = format!(
+                        "hwloc: ranks bound to PUs; two ranks of a node share a {}",
+                        levels.join(" or a ")
+                    );
+                    Ok((m, slot, line))
+                }
+                Err(Error::Mismatch(why)) => flat(why),
+                Err(e) => flat(e.to_string()),
+            }
+        }
+    }
+}
+
+/// Collective: [`machine_of`], and for nodes found at run time or emulated, a line
+/// saying what is known inside them (an hwloc tree from the ranks' bindings, or why
+/// they are flat).
+fn machine_and_inside<C: Communicator>(
+    comm: &C,
+    source: &MachineSource,
+) -> Result<(MapMachine, Perm, Option<String>)> {
+    let p = comm.size() as usize;
+    // the ranks must agree on the source before taking its collective steps
+    let mut sources = vec![0u64; p];
+    comm.all_gather_into(&fnv1a(source.describe().as_bytes()), &mut sources[..]);
+    if let Some(r) = sources.iter().position(|&s| s != sources[0]) {
+        return Err(Error::Mismatch(format!(
+            "rank {r} describes the machine otherwise than rank 0 (the environment differs)"
+        )));
+    }
+    let local = match source {
+        MachineSource::File(f) => MapMachine::from_file(f).and_then(|m| {
+            if m.slots() == p {
+                Ok((m, Perm::identity(p), None))
+            } else {
+                Err(Error::Mismatch(format!(
+                    "{}: {} slots ({} nodes x {} ranks) but the communicator has {p} ranks",
+                    f.display(),
+                    m.slots(),
+                    m.nodes(),
+                    m.ranks_per_node()
+                )))
+            }
+        }),
+        MachineSource::Placement(f) => {
+            let world = world_ranks(comm);
+            Placement::from_file(f).map_err(Error::from).and_then(|pl| {
+                if let Some(&w) = world.iter().find(|&&w| w >= pl.ranks()) {
+                    return Err(Error::Mismatch(format!(
+                        "{}: places {} ranks but MPI_COMM_WORLD rank {w} is in the communicator",
+                        f.display(),
+                        pl.ranks()
+                    )));
+                }
+                machine_from_placement(&Placement::from_pairs(
+                    world.iter().map(|&w| (pl.node_name(pl.node_of(w)), None)),
+                ))
+                .map(|(m, slot)| (m, slot, None))
+            })
+        }
+        MachineSource::EmulatedNodes(k) => {
+            let world = world_ranks(comm);
+            let keys: Vec<u64> = world.iter().map(|&w| (w / k) as u64).collect();
+            machine_of_keys(&keys, discover_inside(comm)).map(|(m, s, l)| (m, s, Some(l)))
+        }
+        MachineSource::Discover => {
+            // the lowest rank of comm on each node names the node
+            let node = comm.split_shared(comm.rank());
+            let lowest = node
+                .group()
+                .translate_rank(0, &comm.group())
+                .unwrap_or(comm.rank());
+            let keys = gather_keys(comm, lowest as u64);
+            machine_of_keys(&keys, discover_inside(comm)).map(|(m, s, l)| (m, s, Some(l)))
+        }
+    };
+    agreed(comm, local, "could not build the machine")
+}
+
+/// What [`plan_mapping`] decided, as seen on rank 0 of the communicator.
+#[derive(Debug, Clone)]
+pub struct MappingReport {
+    /// The machine's description.
+    pub machine: String,
+    /// Metrics of the order the ranks have now (task `t` on rank `t`).
+    pub before: super::Metrics,
+    /// Metrics of the best mapping found (the optimiser's).
+    pub best: super::Metrics,
+    /// Where the best mapping came from.
+    pub origin: String,
+    /// For nodes found at run time or emulated: what is known inside them (an hwloc
+    /// tree from the ranks' CPU bindings, or why they are taken as flat).
+    pub inside: Option<String>,
+}
+
+/// The result of [`plan_mapping`].
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// Task → rank of the communicator: pass it to [`reorder`] or [`cart_create`]. The
+    /// identity when nothing better than the present order was found.
+    pub ranks: Perm,
+    /// Whether `ranks` differs from the present order.
+    pub reordered: bool,
+    /// The decision's numbers, on rank 0 only (`None` elsewhere).
+    pub report: Option<MappingReport>,
+}
+
+/// Collective: copr's mapping of `pattern` (identical on every rank) onto the machine
+/// of `source`, for the ranks of `comm`.
+///
+/// The machine is built with [`machine_of`]; rank 0 runs every baseline and the
+/// optimiser ([`super::compare`] with `opts`, as `copr map` does) and broadcasts the
+/// optimiser's mapping, converted to ranks ([`map_to_ranks`]). It is kept only when
+/// it beats the present order (task `t` on rank `t`) on hop-bytes, or ties on
+/// hop-bytes and beats it on the busiest link's time, or ties on both and beats it
+/// inside the nodes (`Σ bytes·inv_bandwidth` by the level of the node tree two ranks
+/// share, when the machine has a tree); otherwise `ranks` is the identity.
+///
+/// # Errors
+/// [`machine_of`]'s errors, [`Error::Mismatch`] if the pattern's task count is not
+/// `comm.size()`, [`Error::Inconsistent`] if the ranks passed different patterns, and
+/// the optimiser's errors; the same verdict on every rank (the message of an error on
+/// rank 0 reaches every rank).
+pub fn plan_mapping<C: Communicator>(
+    comm: &C,
+    pattern: &super::Pattern,
+    source: &MachineSource,
+    opts: &super::Options,
+) -> Result<Planned> {
+    let mut bytes = Vec::with_capacity(24 * pattern.edges().len() + 8);
+    bytes.extend((pattern.tasks() as u64).to_le_bytes());
+    for e in pattern.edges() {
+        bytes.extend((e.src as u64).to_le_bytes());
+        bytes.extend((e.dst as u64).to_le_bytes());
+        bytes.extend(e.bytes.to_le_bytes());
+    }
+    agree(comm, pattern.tasks(), fnv1a(&bytes))?;
+    plan_mapping_at_root(comm, (comm.rank() == 0).then_some(pattern), source, opts)
+}
+
+/// Collective: [`plan_mapping`] for a pattern held by rank 0 only (as
+/// [`gather_out_edges`] returns it): `pattern` is read on rank 0 and ignored elsewhere.
+///
+/// # Errors
+/// [`machine_of`]'s errors, [`Error::Mismatch`] if rank 0 passes no pattern or one
+/// whose task count is not `comm.size()`, and the optimiser's errors; the same verdict
+/// on every rank.
+pub fn plan_mapping_at_root<C: Communicator>(
+    comm: &C,
+    pattern: Option<&super::Pattern>,
+    source: &MachineSource,
+    opts: &super::Options,
+) -> Result<Planned> {
+    let p = comm.size() as usize;
+    let (machine, slot, inside) = machine_and_inside(comm, source)?;
+    let proc = comm.process_at_rank(0);
+    let mut outcome: Option<Result<(Perm, MappingReport)>> = None;
+    if comm.rank() == 0 {
+        outcome = Some(
+            match pattern {
+                None => Err(Error::Mismatch("rank 0 passed no pattern".into())),
+                Some(pt) if pt.tasks() != p => Err(Error::Mismatch(format!(
+                    "a pattern of {} tasks for a communicator of {p} ranks",
+                    pt.tasks()
+                ))),
+                Some(pt) => Ok(pt),
+            }
+            .and_then(|pattern| {
+                super::compare(
+                    pattern,
+                    &machine,
+                    &[super::Strategy::Optimised],
+                    opts,
+                    |_| {},
+                )
+                .map(|c| (pattern, c))
+            })
+            .and_then(|(pattern, c)| {
+                let row = c
+                    .row(super::Strategy::Optimised.name())
+                    .ok_or_else(|| Error::Mismatch("the optimiser did not run".into()))?;
+                let before = super::evaluate(pattern, &machine, &slot);
+                let better = row.metrics.hop_bytes < before.hop_bytes
+                    || (row.metrics.hop_bytes == before.hop_bytes
+                        && (row.metrics.max_link_time < before.max_link_time
+                            || (row.metrics.max_link_time == before.max_link_time
+                                && intra_time(&machine, &row.metrics)
+                                    < intra_time(&machine, &before))));
+                let ranks = if better {
+                    map_to_ranks(&row.map, &slot)?
+                } else {
+                    Perm::identity(p)
+                };
+                Ok((
+                    ranks,
+                    MappingReport {
+                        machine: machine.description().to_string(),
+                        before,
+                        best: row.metrics.clone(),
+                        origin: row.origin.clone().unwrap_or_default(),
+                        inside: inside.clone(),
+                    },
+                ))
+            }),
+        );
+    }
+    // rank 0's verdict: 0 = a mapping follows, else the length of its error message
+    let mut status: u64 = match &outcome {
+        Some(Err(e)) => e.to_string().len().max(1) as u64,
+        _ => 0,
+    };
+    proc.broadcast_into(&mut status);
+    if status != 0 {
+        let mut msg = match &outcome {
+            Some(Err(e)) => e.to_string().into_bytes(),
+            _ => vec![0u8; status as usize],
+        };
+        msg.resize(status as usize, b' ');
+        proc.broadcast_into(&mut msg[..]);
+        return Err(match outcome {
+            Some(Err(e)) => e,
+            _ => {
+                // rank 0's message names its kind: a mismatch's is not said twice
+                let text = String::from_utf8_lossy(&msg);
+                let text = text.trim_end();
+                Error::Mismatch(format!(
+                    "rank 0: {}",
+                    text.strip_prefix("mismatch: ").unwrap_or(text)
+                ))
+            }
+        });
+    }
+    let (mine, report) = match outcome {
+        Some(Ok((ranks, report))) => (Some(ranks), Some(report)),
+        _ => (None, None),
+    };
+    let ranks = broadcast_map(comm, 0, mine.as_ref())?;
+    Ok(Planned {
+        reordered: !ranks.is_identity(),
+        ranks,
+        report,
+    })
+}
+
+/// `Σ bytes·inv_bandwidth` of the intra-node messages by the level of the node tree
+/// their two ranks share (0 without a tree): what arranging ranks inside nodes lowers.
+fn intra_time(machine: &MapMachine, m: &super::Metrics) -> f64 {
+    let Some(tree) = machine.node_tree() else {
+        return 0.0;
+    };
+    m.intra_levels
+        .iter()
+        .filter_map(|lb| {
+            copr_topology::Level::parse(&lb.level)
+                .map(|l| lb.bytes as f64 * tree.level_cost(l).inv_bandwidth)
+        })
+        .sum()
+}
+
+/// The pattern of a Cartesian grid as [`plan_mapping`] takes it from
+/// `MPI_Cart_create`'s arguments: every message `bytes` long (the grid's traffic is
+/// unknown, so every direction weighs the same).
+///
+/// # Errors
+/// [`Error::Mismatch`] for an extent below 1, `dims` and `periods` of different
+/// lengths, or a grid [`super::GridSpec`] does not support (0 or more than 3
+/// dimensions, too many tasks).
+pub fn grid_pattern(dims: &[i32], periods: &[bool], bytes: u64) -> Result<super::Pattern> {
+    if dims.len() != periods.len() {
+        return Err(Error::Mismatch(format!(
+            "Cartesian grid: {} dims and {} periods",
+            dims.len(),
+            periods.len()
+        )));
+    }
+    let extents = dims
+        .iter()
+        .enumerate()
+        .map(|(k, &d)| {
+            usize::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
+                Error::Mismatch(format!(
+                    "Cartesian grid: dims[{k}] = {d}; extents must be >= 1"
+                ))
+            })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    super::Pattern::grid(&super::GridSpec::new(
+        extents,
+        periods.to_vec(),
+        vec![bytes; dims.len()],
+    )?)
+}
+
+/// Collective: the pattern of a distributed graph whose ranks each know only their
+/// own out-edges, assembled on rank 0 (as `MPI_Dist_graph_create_adjacent` describes a
+/// graph): rank `r` passes `out`, pairs `(destination rank, bytes)`, and rank 0 gets
+/// the pattern of all of them, message `r → destination` weighing `bytes`; the other
+/// ranks get `None`. Pass the result to [`plan_mapping_at_root`].
+///
+/// # Complexity
+/// Two integers per edge are gathered on rank 0, and one per rank; no rank receives
+/// anything in proportion to `p²`.
+///
+/// # Errors
+/// [`Error::Mismatch`] if a destination is not a rank of `comm`, `comm` has more than
+/// [`super::MAX_TASKS`] ranks, or the graph has more edges than one gather can carry
+/// (2³⁰); the same verdict on every rank.
+pub fn gather_out_edges<C: Communicator>(
+    comm: &C,
+    out: &[(usize, u64)],
+    description: &str,
+) -> Result<Option<super::Pattern>> {
+    let p = comm.size() as usize;
+    if p > super::MAX_TASKS {
+        return Err(Error::Mismatch(format!(
+            "graph: {p} ranks; patterns have at most {} tasks",
+            super::MAX_TASKS
+        )));
+    }
+    let local = match out.iter().find(|&&(d, _)| d >= p) {
+        Some(&(d, _)) => Err(Error::Mismatch(format!(
+            "graph: destination {d} is not a rank of a communicator of {p} ranks"
+        ))),
+        None => Ok(()),
+    };
+    agreed(comm, local, "passed a destination outside the communicator")?;
+    let mut total = 0u64;
+    comm.all_reduce_into(
+        &(out.len() as u64),
+        &mut total,
+        mpi::collective::SystemOperation::sum(),
+    );
+    if total > 1 << 30 {
+        return Err(Error::Mismatch(format!(
+            "graph: {total} edges; at most 2^30 are gathered"
+        )));
+    }
+    let mine: Vec<u64> = out.iter().flat_map(|&(d, b)| [d as u64, b]).collect();
+    let root = comm.process_at_rank(0);
+    let count = mine.len() as mpi::Count;
+    if comm.rank() != 0 {
+        root.gather_into(&count);
+        root.gather_varcount_into(&mine[..]);
+        return Ok(None);
+    }
+    let mut counts: Vec<mpi::Count> = vec![0; p];
+    root.gather_into_root(&count, &mut counts[..]);
+    let displs: Vec<mpi::Count> = counts
+        .iter()
+        .scan(0, |acc, &c| {
+            let d = *acc;
+            *acc += c;
+            Some(d)
+        })
+        .collect();
+    let mut all = vec![0u64; 2 * total as usize];
+    {
+        let mut part = mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+        root.gather_varcount_into_root(&mine[..], &mut part);
+    }
+    let mut edges = Vec::with_capacity(total as usize);
+    for (src, (&c, &d)) in counts.iter().zip(&displs).enumerate() {
+        for e in all[d as usize..(d + c) as usize].chunks(2) {
+            edges.push(super::Edge {
+                src: src as u32,
+                dst: e[0] as u32,
+                bytes: e[1],
+            });
+        }
+    }
+    super::Pattern::from_edges(p, edges, description.to_string()).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_to_machine() {
+        let pl = Placement::parse("0 x\n1 x\n2 y\n3 y\n", None).unwrap();
+        let (m, slot) = machine_from_placement(&pl).unwrap();
+        assert_eq!((m.nodes(), m.ranks_per_node()), (2, 2));
+        assert!(slot.is_identity());
+        let pl = Placement::parse("0 x\n1 y\n2 y\n", None).unwrap();
+        let e = machine_from_placement(&pl).unwrap_err().to_string();
+        assert!(
+            e.contains("node `x` runs 1 ranks but node `y` runs 2"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bound_placement_to_machine() {
+        use copr_topology::{Level, LevelCosts};
+        let tree = NodeTree::from_shape("pack:2 core:4", &LevelCosts::default()).unwrap();
+        // two nodes of 4 ranks; node x's ranks on PUs 5, 0, 4, 1, node y's on 4, 5, 0, 1
+        let pl = Placement::parse(
+            "0 x 5\n1 x 0\n2 y 4\n3 y 5\n4 x 4\n5 x 1\n6 y 0\n7 y 1\n",
+            None,
+        )
+        .unwrap();
+        let (m, slot) = machine_from_bound_placement(&pl, &tree).unwrap();
+        assert_eq!((m.nodes(), m.ranks_per_node()), (2, 4));
+        // slots in PU order on each node: x = 0 1 4 5, y = 0 1 4 5
+        assert_eq!(slot.forward(), [3, 0, 6, 7, 2, 1, 4, 5]);
+        let t = m.node_tree().unwrap();
+        assert_eq!(t.num_pus(), 4);
+        assert_eq!(
+            (t.level(0, 1), t.level(1, 2)),
+            (Level::Package, Level::Machine)
+        );
+        for (text, needle) in [
+            (
+                "0 x 0\n1 x 0\n",
+                "ranks 0 and 1 of node `x` are bound to the same PU 0",
+            ),
+            ("0 x 0\n1 x\n", "rank 1 is not bound to a PU"),
+            (
+                "0 x 0\n1 x 1\n2 y 0\n3 y 4\n",
+                "node `y` sit on PUs arranged unlike",
+            ),
+            ("0 x 0\n1 x 9\n", "PU 9 is not one of the tree's 8 PUs"),
+            (
+                "0 x 0\n1 y 0\n2 y 1\n",
+                "node `x` runs 1 ranks but node `y` runs 2",
+            ),
+        ] {
+            let pl = Placement::parse(text, None).unwrap();
+            let e = machine_from_bound_placement(&pl, &tree)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn node_tree_splits_tiles_per_package() {
+        use copr_topology::LevelCosts;
+        // two nodes of two packages of two cores, the ranks of each node bound
+        // round-robin over its packages (PUs 0 2 1 3); a periodic 2 x 4 grid, 1 byte
+        // per message (a column pair exchanges 4 messages, a row pair 2). By hand: in
+        // rank order the nodes hold the rows, 16 column messages leave them, and inside
+        // each node every row pair crosses the packages (2 x 8). The best: 2 x 2 tiles
+        // per node (8 row messages leave), inside each a column pair per package (4
+        // row messages cross the packages, against 8 for row pairs).
+        let tree = NodeTree::from_shape("pack:2 core:2", &LevelCosts::default()).unwrap();
+        let text: String = [0, 2, 1, 3, 0, 2, 1, 3]
+            .iter()
+            .enumerate()
+            .map(|(r, pu)| format!("{r} n{} {pu}\n", r / 4))
+            .collect();
+        let pl = Placement::parse(&text, None).unwrap();
+        let (m, slot) = machine_from_bound_placement(&pl, &tree).unwrap();
+        let pattern = grid_pattern(&[2, 4], &[true, true], 1).unwrap();
+        // (off-node bytes, bytes between packages of one node)
+        let cut = |map: &Perm| {
+            let e = super::super::evaluate(&pattern, &m, map);
+            let packages = e.intra_levels.iter().find(|l| l.level == "machine");
+            (
+                e.total_bytes - e.intra_node_bytes,
+                packages.map_or(0, |l| l.bytes),
+            )
+        };
+        assert_eq!(cut(&slot), (16, 16));
+        let c = super::super::compare(
+            &pattern,
+            &m,
+            &[super::super::Strategy::Optimised],
+            &super::super::Options::default(),
+            |_| {},
+        )
+        .unwrap();
+        let best = &c.row("optimised").unwrap().map;
+        assert_eq!(cut(best), (8, 8));
+        // as ranks, placed on their slots again
+        let ranks = map_to_ranks(best, &slot).unwrap();
+        assert_eq!(cut(&slot.compose(&ranks)), (8, 8));
+    }
+
+    #[test]
+    fn ranks_of_a_mapping() {
+        // rank r on slot slot[r]; task t on slot map[t]
+        let slot = Perm::from_forward(vec![0, 2, 1, 3]).unwrap();
+        let map = Perm::from_forward(vec![3, 1, 0, 2]).unwrap();
+        let ranks = map_to_ranks(&map, &slot).unwrap();
+        for t in 0..4 {
+            assert_eq!(slot.apply(ranks.apply(t)), map.apply(t));
+        }
+        assert!(map_to_ranks(&map, &Perm::identity(3)).is_err());
+    }
+
+    #[test]
+    fn grid_patterns() {
+        // a periodic ring of 4 and an open line of 3: 2 messages per task and
+        // 2 per inner link
+        let ring = grid_pattern(&[4], &[true], 5).unwrap();
+        assert_eq!((ring.tasks(), ring.edges().len()), (4, 8));
+        assert_eq!(ring.total_bytes(), 40);
+        let line = grid_pattern(&[3], &[false], 1).unwrap();
+        assert_eq!(line.edges().len(), 4);
+        for (dims, periods) in [
+            (&[2, 0][..], &[true, true][..]),
+            (&[2, -1][..], &[true, true][..]),
+            (&[2, 2][..], &[true][..]),
+            (&[][..], &[][..]),
+            (&[1, 1, 1, 2][..], &[true; 4][..]),
+        ] {
+            assert!(
+                grid_pattern(dims, periods, 1).is_err(),
+                "{dims:?} {periods:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn grid_checks() {
+        assert!(check_grid(&[2, 3], &[true, false], 6).is_ok());
+        assert!(check_grid(&[2, 3], &[true], 6).is_err());
+        assert!(check_grid(&[], &[], 1).is_err());
+        assert!(check_grid(&[2, 0], &[true, true], 0).is_err());
+        assert!(check_grid(&[i32::MAX, i32::MAX, 4], &[true; 3], 8).is_err());
+        let e = check_grid(&[2, 2], &[true, true], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("has 4 positions but the communicator has 8"),
+            "{e}"
+        );
+    }
+}

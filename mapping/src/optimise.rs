@@ -1,0 +1,1392 @@
+//! copr's optimiser: group tasks into nodes, place the groups on the machine, refine
+//! by swaps, and keep the result only if it is no worse than every start.
+//!
+//! For a Cartesian grid the groups are node-sized tiles (every exact tiling whose
+//! boundary is within 50 % of the least), and the tiles form a grid of their own (the
+//! quotient: bytes between neighbouring tiles = boundary cells × bytes per message).
+//! That tile grid is placed on the nodes by
+//! * a **product embedding** when the job owns a whole torus: each tile-grid dimension
+//!   is a product of torus dimensions (or of the two halves of a 4-ring, in Gray
+//!   order), walked in boustrophedon order, which gives dilation 1 whenever the
+//!   factors allow it;
+//! * the Hilbert, CP2K and bisection strategies applied to the tile grid;
+//!
+//! each followed by swap refinement of the tiles; for any other pattern the groups are
+//! the nodes of the best start. Finally tasks are swapped between nodes. Every swap
+//! must lower the bandwidth-weighted hop-bytes (a hop in direction `d` costs
+//! `max bandwidth / bandwidth_d`).
+//!
+//! **What is returned.** Among all starts and results, the mapping with the least
+//! hop-bytes among those that are no worse than the best start on hop-bytes *and* no
+//! worse than the best start on the largest link time ([`Optimised::dominates_starts`]).
+//! The best start on one measure need not be the best on the other, and a mapping
+//! within both may not exist; when none was found, random balancing swaps search from
+//! the best candidate for one, and failing that the candidate with the least
+//! `HB/HB₀ + T/T₀` is returned: no start beats it on both measures (a minimiser of a
+//! positive weighted sum is Pareto-optimal), and the report says so.
+//!
+//! Deterministic for a given seed; bounded by a time budget.
+
+use std::time::{Duration, Instant};
+
+use super::machine::{MapMachine, NetKind};
+use super::metrics::{evaluate, Metrics};
+use super::pattern::{GridSpec, Pattern};
+use super::strategy::{self, along, baseline, best_tile, tile_boundary, tile_shapes, Strategy};
+use copr::error::Result;
+use copr::lap::Perm;
+
+/// Options of [`optimise`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Seed of the refinement order.
+    pub seed: u64,
+    /// Wall-time budget of the whole optimisation (starts excluded).
+    pub budget: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            budget: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A candidate with its metrics.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// Where it came from.
+    pub origin: String,
+    /// The mapping.
+    pub map: Perm,
+    /// Its metrics.
+    pub metrics: Metrics,
+}
+
+/// The result of [`optimise`].
+#[derive(Debug, Clone)]
+pub struct Optimised {
+    /// The chosen mapping.
+    pub best: Scored,
+    /// Whether it is at least as good as every start on hop-bytes and on the largest
+    /// link time.
+    pub dominates_starts: bool,
+    /// Candidates tried (for reports).
+    pub tried: usize,
+}
+
+/// Runs the optimiser from `starts` (typically every baseline's mapping).
+///
+/// # Errors
+/// [`crate::Error::Mismatch`] if the pattern does not fill the machine.
+pub fn optimise(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    opts: &Options,
+) -> Result<Optimised> {
+    strategy::check_sizes(p, m)?;
+    let t0 = Instant::now();
+    let deadline = t0 + opts.budget;
+    let mut rng = SplitMix(opts.seed);
+    let mut cands: Vec<Scored> = Vec::new();
+    let score = |map: Perm, origin: String| Scored {
+        metrics: evaluate(p, m, &map),
+        origin,
+        map,
+    };
+    if let Some(g) = p.grid_spec() {
+        let k = m.ranks_per_node();
+        let shapes = tile_shapes(g, k);
+        let least = shapes.iter().map(|t| tile_boundary(g, t)).min();
+        let m1 = m.clone().with_ranks_per_node(1)?;
+        let mut near: Vec<&Vec<usize>> = shapes
+            .iter()
+            .filter(|t| least.is_some_and(|l| tile_boundary(g, t) * 2 <= l * 3))
+            .collect();
+        near.sort_by_key(|t| tile_boundary(g, t));
+        near.truncate(3);
+        // every placement of every tile grid, ranked on the tile grid itself (its
+        // inter-tile traffic is the inter-node traffic of the expanded mapping)
+        let mut placed: Vec<(f64, f64, String, Vec<usize>, Perm)> = Vec::new();
+        for t in near {
+            let q = tile_grid(g, t)?;
+            let qp = Pattern::grid(&q)?;
+            let mut placements: Vec<(String, Perm)> = Vec::new();
+            for (name, place) in embeddings(&q, &qp, &m1, 6) {
+                placements.push((format!("tiles {t:?}, embedding {name}"), place));
+            }
+            for s in [Strategy::Hilbert, Strategy::Cp2k, Strategy::Bisection] {
+                if let Some(place) = baseline(s, &qp, &m1)? {
+                    placements.push((format!("tiles {t:?}, {}", s.name()), place));
+                }
+            }
+            let mut ranked: Vec<(f64, String, Perm)> = placements
+                .into_iter()
+                .map(|(n, pl)| (strategy::weighted_hop_bytes(&qp, &m1, &pl), n, pl))
+                .collect();
+            ranked.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
+            // refine the two best placements of this tile shape
+            for (i, (w, name, place)) in ranked.into_iter().enumerate() {
+                let mut place = place;
+                let mut name = name;
+                let mut w = w;
+                if i < 2
+                    && Instant::now() < deadline
+                    && refine(&qp, &m1, &mut place, &mut rng, deadline, 20)
+                {
+                    name.push_str(", refined");
+                    w = strategy::weighted_hop_bytes(&qp, &m1, &place);
+                }
+                let lt = evaluate(&qp, &m1, &place).max_link_time;
+                placed.push((w, lt, name, t.clone(), place));
+            }
+        }
+        // expand the best four by weighted hop-bytes and the best two by link time
+        let mut keep: Vec<usize> = (0..placed.len()).collect();
+        keep.sort_by(|&a, &b| placed[a].0.partial_cmp(&placed[b].0).expect("finite"));
+        let mut chosen: Vec<usize> = keep.iter().copied().take(4).collect();
+        keep.sort_by(|&a, &b| {
+            (placed[a].1, placed[a].0)
+                .partial_cmp(&(placed[b].1, placed[b].0))
+                .expect("finite")
+        });
+        for &i in keep.iter().take(2) {
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        for i in chosen {
+            let (_, _, name, t, place) = &placed[i];
+            cands.push(score(expand_tiles(g, t, place, k), name.clone()));
+        }
+        if shapes.is_empty() {
+            let t = best_tile(g, k);
+            let order = strategy::tile_order(g, &t);
+            cands.push(score(
+                along(&order, &strategy::node_hilbert(m), k),
+                format!("partial tiles {t:?}, hilbert"),
+            ));
+        }
+    } else if m.ranks_per_node() > 1 && m.nodes() > 1 {
+        // any other graph: grow node-sized groups, then place the group graph
+        let k = m.ranks_per_node();
+        let groups = graph_groups(p, k);
+        let mut group_of = vec![0u32; p.tasks()];
+        for (g, members) in groups.iter().enumerate() {
+            for &t in members {
+                group_of[t] = g as u32;
+            }
+        }
+        let qedges = p
+            .edges()
+            .iter()
+            .map(|e| super::pattern::Edge {
+                src: group_of[e.src as usize],
+                dst: group_of[e.dst as usize],
+                bytes: e.bytes,
+            })
+            .collect();
+        let qp = Pattern::from_edges(groups.len(), qedges, "groups".into())?;
+        let m1 = m.clone().with_ranks_per_node(1)?;
+        for s in [Strategy::Packed, Strategy::Bisection] {
+            if let Some(mut place) = baseline(s, &qp, &m1)? {
+                refine(&qp, &m1, &mut place, &mut rng, deadline, 20);
+                let mut fwd = vec![0usize; p.tasks()];
+                for (g, members) in groups.iter().enumerate() {
+                    let node = place.apply(g);
+                    for (c, &t) in members.iter().enumerate() {
+                        fwd[t] = node * k + c;
+                    }
+                }
+                cands.push(score(
+                    strategy::perm(fwd),
+                    format!("grown groups, {} of the groups, refined", s.name()),
+                ));
+            }
+        }
+    }
+    if p.tasks() <= super::multilevel::EXHAUSTIVE_TASKS {
+        let lt0 = starts
+            .iter()
+            .map(|s| s.metrics.max_link_time)
+            .fold(f64::INFINITY, f64::min);
+        if let Some(map) = super::multilevel::exhaustive(p, m, lt0) {
+            cands.push(score(map, "every mapping enumerated".into()));
+        }
+    }
+    if p.grid_spec().is_none() && m.nodes() > 1 {
+        for (name, map) in super::multilevel::candidates(p, m, 3, &mut rng, deadline)? {
+            cands.push(score(map, name));
+        }
+    }
+    // refine the best candidates (and starts) at the task level, unless one already
+    // meets the lower bound
+    let mut pool: Vec<Scored> = starts.to_vec();
+    pool.extend(cands);
+    let mut by_hb: Vec<usize> = (0..pool.len()).collect();
+    by_hb.sort_by_key(|&i| (pool[i].metrics.hop_bytes, i));
+    let at_bound = pool
+        .iter()
+        .any(|s| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound);
+    let mut refined = Vec::new();
+    // large patterns: one candidate, one pass (the mapping of 10⁵ tasks stays
+    // well under a second)
+    let (few, passes) = if p.tasks() > 16_384 { (1, 1) } else { (3, 20) };
+    for &i in by_hb.iter().take(if at_bound { 0 } else { few }) {
+        if Instant::now() >= deadline {
+            break;
+        }
+        let mut map = pool[i].map.clone();
+        if refine(p, m, &mut map, &mut rng, deadline, passes) {
+            refined.push(score(map, format!("{} + swaps", pool[i].origin)));
+        }
+    }
+    pool.extend(refined);
+    let tried = pool.len();
+    let lowest_hb = pool
+        .iter()
+        .min_by_key(|s| s.metrics.hop_bytes)
+        .cloned()
+        .expect("at least one candidate");
+    let (mut best, mut dominates_starts) = choose(starts, pool);
+    let hb0 = starts
+        .iter()
+        .map(|s| s.metrics.hop_bytes)
+        .min()
+        .unwrap_or(0);
+    let lt0 = starts
+        .iter()
+        .map(|s| s.metrics.max_link_time)
+        .fold(f64::INFINITY, f64::min);
+    if !dominates_starts && !starts.is_empty() {
+        // search from the chosen mapping for one within both targets
+        let mut map = best.map.clone();
+        if balance(p, m, &mut map, hb0, lt0, &mut rng, deadline) {
+            let s = score(map, format!("{} + balancing swaps", best.origin));
+            if s.metrics.hop_bytes <= hb0 && s.metrics.max_link_time <= lt0 * (1.0 + 1e-12) {
+                best = s;
+                dominates_starts = true;
+            }
+        }
+    } else if lowest_hb.metrics.hop_bytes < best.metrics.hop_bytes && lt0.is_finite() {
+        // a candidate with fewer hop-bytes but a busier link: try to bring its busiest
+        // link down to the best start's while keeping it below the chosen hop-bytes
+        let mut map = lowest_hb.map.clone();
+        let target = best.metrics.hop_bytes - 1;
+        if balance(p, m, &mut map, target, lt0, &mut rng, deadline) {
+            let s = score(map, format!("{} + balancing swaps", lowest_hb.origin));
+            if s.metrics.hop_bytes < best.metrics.hop_bytes
+                && s.metrics.max_link_time <= lt0 * (1.0 + 1e-12)
+            {
+                best = s;
+            }
+        }
+    }
+    let exact = best.origin.starts_with("every mapping enumerated");
+    if p.grid_spec().is_none() && dominates_starts && !exact {
+        best = super::multilevel::lower_busiest_link(p, m, best, (hb0, lt0), &mut rng, deadline);
+    }
+    if m.node_tree().is_some() && Instant::now() < deadline {
+        let mut map = best.map.clone();
+        if arrange_in_nodes(p, m, &mut map, deadline) {
+            best = score(map, format!("{}, cores arranged", best.origin));
+        }
+    }
+    Ok(Optimised {
+        best,
+        dominates_starts,
+        tried,
+    })
+}
+
+/// The selection rule (module docs).
+fn choose(starts: &[Scored], pool: Vec<Scored>) -> (Scored, bool) {
+    let hb0 = starts.iter().map(|s| s.metrics.hop_bytes).min();
+    let lt0 = starts
+        .iter()
+        .map(|s| s.metrics.max_link_time)
+        .fold(f64::INFINITY, f64::min);
+    let ok = |s: &Scored| s.metrics.max_link_time <= lt0 * (1.0 + 1e-12);
+    let dominating = pool
+        .iter()
+        .filter(|s| ok(s) && hb0.is_none_or(|h| s.metrics.hop_bytes <= h))
+        .min_by(|a, b| {
+            (a.metrics.hop_bytes, a.metrics.max_link_time)
+                .partial_cmp(&(b.metrics.hop_bytes, b.metrics.max_link_time))
+                .expect("finite")
+        });
+    if let Some(d) = dominating {
+        return (d.clone(), true);
+    }
+    // no candidate beats the best start on both: least combined relative score
+    let hbn = hb0.unwrap_or(1).max(1) as f64;
+    let ltn = if lt0.is_finite() && lt0 > 0.0 {
+        lt0
+    } else {
+        1.0
+    };
+    let best = pool
+        .into_iter()
+        .min_by(|a, b| {
+            let sa = a.metrics.hop_bytes as f64 / hbn + a.metrics.max_link_time / ltn;
+            let sb = b.metrics.hop_bytes as f64 / hbn + b.metrics.max_link_time / ltn;
+            sa.partial_cmp(&sb).expect("finite")
+        })
+        .expect("at least one candidate");
+    (best, false)
+}
+
+/// Splits the tasks into groups of `k` (their count must be a multiple of `k`) by
+/// greedy growth: a group starts at the first unassigned task in breadth-first order
+/// from a far task and repeatedly takes the unassigned task with the most bytes to and
+/// from the group so far (ties: the earliest in that order).
+///
+/// # Complexity
+/// `O((n + m) log m)` for `n` tasks and `m` messages.
+fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
+    use std::collections::{BinaryHeap, VecDeque};
+    let n = p.tasks();
+    let (off, adj) = p.undirected();
+    // a breadth-first order from a far task (covering every component)
+    let bfs = |start: usize, seen: &mut Vec<bool>, order: &mut Vec<usize>| {
+        let mut q = VecDeque::from([start]);
+        seen[start] = true;
+        while let Some(u) = q.pop_front() {
+            order.push(u);
+            for &(v, _) in &adj[off[u]..off[u + 1]] {
+                if !std::mem::replace(&mut seen[v as usize], true) {
+                    q.push_back(v as usize);
+                }
+            }
+        }
+    };
+    let mut seen = vec![false; n];
+    let mut first = Vec::with_capacity(n);
+    bfs(0, &mut seen, &mut first);
+    let far = *first.last().expect("at least one task");
+    let mut seen = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    bfs(far, &mut seen, &mut order);
+    for t in 0..n {
+        if !seen[t] {
+            bfs(t, &mut seen, &mut order);
+        }
+    }
+    let mut rank = vec![0usize; n];
+    for (i, &t) in order.iter().enumerate() {
+        rank[t] = i;
+    }
+    let mut assigned = vec![false; n];
+    let mut conn = vec![0u64; n];
+    let mut touched: Vec<usize> = Vec::new();
+    let mut groups = Vec::with_capacity(n / k);
+    let mut cursor = 0;
+    while groups.len() < n / k {
+        let mut g = Vec::with_capacity(k);
+        let mut heap: BinaryHeap<(u64, std::cmp::Reverse<usize>)> = BinaryHeap::new();
+        for &t in &touched {
+            conn[t] = 0;
+        }
+        touched.clear();
+        while g.len() < k {
+            let next = loop {
+                match heap.pop() {
+                    Some((c, std::cmp::Reverse(r))) => {
+                        let t = order[r];
+                        if !assigned[t] && c == conn[t] {
+                            break t;
+                        }
+                    }
+                    None => {
+                        while assigned[order[cursor]] {
+                            cursor += 1;
+                        }
+                        break order[cursor];
+                    }
+                }
+            };
+            assigned[next] = true;
+            g.push(next);
+            for &(v, w) in &adj[off[next]..off[next + 1]] {
+                let v = v as usize;
+                if !assigned[v] {
+                    if conn[v] == 0 {
+                        touched.push(v);
+                    }
+                    conn[v] = conn[v].saturating_add(w);
+                    heap.push((conn[v], std::cmp::Reverse(rank[v])));
+                }
+            }
+        }
+        groups.push(g);
+    }
+    groups
+}
+
+/// The grid of tiles of shape `t`: extent `dims/t`, bytes between neighbouring tiles
+/// `bytes_d · k/t_d`.
+fn tile_grid(g: &GridSpec, t: &[usize]) -> Result<GridSpec> {
+    let k: usize = t.iter().product();
+    GridSpec::new(
+        g.dims.iter().zip(t).map(|(d, t)| d / t).collect(),
+        g.periodic.clone(),
+        (0..t.len())
+            .map(|d| g.bytes[d].saturating_mul((k / t[d]) as u64))
+            .collect(),
+    )
+}
+
+/// Task mapping from a placement of tiles (tile-grid task → node).
+fn expand_tiles(g: &GridSpec, t: &[usize], place: &Perm, k: usize) -> Perm {
+    let q: Vec<usize> = g.dims.iter().zip(t).map(|(d, t)| d / t).collect();
+    let mut used = vec![0usize; place.len()];
+    let mut fwd = vec![0; g.tasks()];
+    for (task, slot) in fwd.iter_mut().enumerate() {
+        let c = g.coords(task);
+        let tile = c
+            .iter()
+            .zip(t)
+            .zip(&q)
+            .fold(0, |acc, ((&x, &s), &e)| acc * e + x / s);
+        let node = place.apply(tile);
+        *slot = node * k + used[tile];
+        used[tile] += 1;
+    }
+    strategy::perm(fwd)
+}
+
+/// One factor of a torus dimension in a product embedding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Factor {
+    /// Torus dimension.
+    dim: usize,
+    /// Number of positions.
+    size: usize,
+    /// How the digit becomes a coordinate.
+    kind: Part,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Part {
+    /// The whole ring: coordinate = digit.
+    Whole,
+    /// The high digit of a block split: coordinate += digit · `0`.
+    Hi(usize),
+    /// The low digit of a block split: coordinate += digit.
+    Lo,
+    /// The two halves of a 4-ring in Gray order: (hi, lo) → 0, 1, 3, 2 … see below.
+    GrayHi,
+    /// See [`Part::GrayHi`].
+    GrayLo,
+}
+
+/// An embedding (factor groups, one per grid dimension) and its weighted hop-bytes.
+type ScoredEmbedding = (f64, Vec<Vec<Factor>>);
+
+/// The ways to cut a torus dimension of extent `e` into factors.
+fn dim_options(d: usize, e: usize) -> Vec<Vec<Factor>> {
+    let mut v = vec![vec![Factor {
+        dim: d,
+        size: e,
+        kind: Part::Whole,
+    }]];
+    if e == 4 {
+        v.push(vec![
+            Factor {
+                dim: d,
+                size: 2,
+                kind: Part::GrayHi,
+            },
+            Factor {
+                dim: d,
+                size: 2,
+                kind: Part::GrayLo,
+            },
+        ]);
+    }
+    for a in 2..e {
+        if e % a == 0 {
+            v.push(vec![
+                Factor {
+                    dim: d,
+                    size: a,
+                    kind: Part::Hi(e / a),
+                },
+                Factor {
+                    dim: d,
+                    size: e / a,
+                    kind: Part::Lo,
+                },
+            ]);
+        }
+    }
+    v
+}
+
+/// Product embeddings of a grid (one task per node) into a whole torus (module
+/// docs): every way to cut the torus dimensions into factors (whole rings, block
+/// splits `coordinate = hi·b + lo`, the Gray split of a 4-ring), to assign the
+/// factors to grid dimensions whose extents they multiply to, and to order them
+/// (boustrophedon, outer first). Returns the `keep` best by bandwidth-weighted
+/// hop-bytes and the `keep / 2` best by largest link time, as `(description,
+/// placement)`; empty when the machine is not a whole torus with one node per
+/// coordinate.
+fn embeddings(q: &GridSpec, qp: &Pattern, m1: &MapMachine, keep: usize) -> Vec<(String, Perm)> {
+    let NetKind::Torus(t) = m1.kind() else {
+        return Vec::new();
+    };
+    if t.num_nodes() != t.num_coords() || q.tasks() != t.num_nodes() {
+        return Vec::new();
+    }
+    let mut node_at = vec![usize::MAX; t.num_coords()];
+    for k in 0..t.num_nodes() {
+        node_at[t.coord_index(t.coords(k))] = k;
+    }
+    if node_at.contains(&usize::MAX) {
+        return Vec::new();
+    }
+    let tdims = t.dims();
+    let nt = tdims.len();
+    let ng = q.dims.len();
+    let options: Vec<Vec<Vec<Factor>>> = tdims
+        .iter()
+        .enumerate()
+        .filter(|&(_, &e)| e > 1)
+        .map(|(d, &e)| dim_options(d, e as usize))
+        .collect();
+    let w = m1.hop_weights();
+    let cells = q.tasks();
+    let mut found: Vec<(f64, Vec<Vec<Factor>>)> = Vec::new();
+    let mut memo: std::collections::HashMap<(Vec<Factor>, usize), f64> = Default::default();
+    // the best of each assignment of torus dimensions to grid dimensions, so that
+    // link loads are compared across assignments, not only among near-ties in
+    // weighted hop-bytes
+    let mut by_sig: std::collections::BTreeMap<Vec<Vec<usize>>, ScoredEmbedding> =
+        Default::default();
+    let mut choice = vec![0usize; options.len()];
+    let mut budget = 20_000usize;
+    'outer: loop {
+        let factors: Vec<Factor> = options
+            .iter()
+            .zip(&choice)
+            .flat_map(|(o, &c)| o[c].iter().copied())
+            .collect();
+        let nf = factors.len();
+        if nf <= 8 {
+            let mut assign = vec![0usize; nf];
+            loop {
+                budget = budget.saturating_sub(1);
+                if budget == 0 {
+                    break 'outer;
+                }
+                let mut prod = vec![1usize; ng];
+                for (f, &a) in factors.iter().zip(&assign) {
+                    prod[a] *= f.size;
+                }
+                if prod == q.dims {
+                    for orders in factor_orders(&assign, ng) {
+                        let groups: Vec<Vec<Factor>> = orders
+                            .iter()
+                            .map(|o| o.iter().map(|&i| factors[i]).collect())
+                            .collect();
+                        // separable: each grid dimension's steps move only its own
+                        // factors
+                        let whb: f64 = groups
+                            .iter()
+                            .enumerate()
+                            .map(|(i, g)| {
+                                2.0 * q.bytes[i] as f64
+                                    * (cells / q.dims[i]) as f64
+                                    * *memo.entry((g.clone(), i)).or_insert_with(|| {
+                                        line_cost(g, q.dims[i], q.periodic[i], tdims, &w)
+                                    })
+                            })
+                            .sum();
+                        // which torus dimensions serve which grid dimension
+                        let sig: Vec<Vec<usize>> = groups
+                            .iter()
+                            .map(|g| {
+                                let mut d: Vec<usize> = g.iter().map(|f| f.dim).collect();
+                                d.sort_unstable();
+                                d.dedup();
+                                d
+                            })
+                            .collect();
+                        if by_sig
+                            .get(&sig)
+                            .is_none_or(|b: &(f64, Vec<Vec<Factor>>)| whb < b.0)
+                        {
+                            by_sig.insert(sig, (whb, groups.clone()));
+                        }
+                        found.push((whb, groups));
+                        if found.len() > 4096 {
+                            found.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
+                            found.truncate(4 * keep);
+                        }
+                    }
+                }
+                if !odometer(&mut assign, ng) {
+                    break;
+                }
+            }
+        }
+        let mut i = 0;
+        loop {
+            if i == choice.len() {
+                break 'outer;
+            }
+            choice[i] += 1;
+            if choice[i] < options[i].len() {
+                break;
+            }
+            choice[i] = 0;
+            i += 1;
+        }
+    }
+    found.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite"));
+    found.truncate(4 * keep);
+    for (_, v) in by_sig {
+        if !found.iter().any(|f| f.1 == v.1) {
+            found.push(v);
+        }
+    }
+    let mut scored: Vec<(f64, f64, String, Perm)> = found
+        .into_iter()
+        .map(|(whb, groups)| {
+            let map = place(q, &groups, nt, tdims, t, &node_at);
+            let lt = evaluate(qp, m1, &map).max_link_time;
+            (whb, lt, describe(&groups), map)
+        })
+        .collect();
+    let mut out: Vec<(String, Perm)> = Vec::new();
+    for f in scored.iter().take(keep) {
+        out.push((f.2.clone(), f.3.clone()));
+    }
+    scored.sort_by(|a, b| (a.1, a.0).partial_cmp(&(b.1, b.0)).expect("finite"));
+    for f in scored.iter().take(keep / 2) {
+        if !out.iter().any(|o| o.1 == f.3) {
+            out.push((f.2.clone(), f.3.clone()));
+        }
+    }
+    out
+}
+
+/// Weighted torus distance summed over the steps `x → x+1` of one grid line whose
+/// dimension is walked through the factors `g` (and `G−1 → 0` when periodic).
+fn line_cost(g: &[Factor], extent: usize, periodic: bool, tdims: &[u32], w: &[f64]) -> f64 {
+    let sizes: Vec<usize> = g.iter().map(|f| f.size).collect();
+    let coords = |x: usize| -> Vec<(usize, i64)> {
+        // per factor: its torus dimension and its contribution (Gray halves as bits)
+        let dg = snake(x, &sizes);
+        g.iter()
+            .zip(dg)
+            .map(|(f, d)| {
+                let d = d as i64;
+                let v = match f.kind {
+                    Part::Hi(b) => d * b as i64,
+                    _ => d,
+                };
+                (f.dim, v)
+            })
+            .collect()
+    };
+    let step = |a: usize, b: usize| -> f64 {
+        let (ca, cb) = (coords(a), coords(b));
+        let mut dims: Vec<usize> = g.iter().map(|f| f.dim).collect();
+        dims.sort_unstable();
+        dims.dedup();
+        let mut cost = 0.0;
+        for &d in &dims {
+            let e = i64::from(tdims[d]);
+            let gray_hi = g.iter().any(|f| f.dim == d && f.kind == Part::GrayHi);
+            let gray_lo = g.iter().any(|f| f.dim == d && f.kind == Part::GrayLo);
+            let sum = |c: &[(usize, i64)]| -> i64 {
+                c.iter()
+                    .zip(g)
+                    .filter(|((dd, _), _)| *dd == d)
+                    .map(|((_, v), f)| if f.kind == Part::GrayHi { 2 * v } else { *v })
+                    .sum()
+            };
+            let (va, vb) = (sum(&ca), sum(&cb));
+            let dist = if gray_hi && gray_lo {
+                let pos = |v: i64| if v / 2 == 0 { v % 2 } else { 3 - v % 2 };
+                let x = (pos(va) - pos(vb)).rem_euclid(e);
+                x.min(e - x)
+            } else if gray_hi || gray_lo {
+                // one Gray half here, the other elsewhere: any change is one hop
+                i64::from(va != vb)
+            } else {
+                let x = (va - vb).rem_euclid(e);
+                x.min(e - x)
+            };
+            cost += dist as f64 * w[d];
+        }
+        cost
+    };
+    let mut c: f64 = (0..extent.saturating_sub(1)).map(|x| step(x, x + 1)).sum();
+    if periodic && extent > 1 {
+        c += step(extent - 1, 0);
+    }
+    c
+}
+
+/// Advances an assignment of factors to grid dimensions; `false` after the last.
+fn odometer(assign: &mut [usize], ng: usize) -> bool {
+    for a in assign.iter_mut() {
+        *a += 1;
+        if *a < ng {
+            return true;
+        }
+        *a = 0;
+    }
+    false
+}
+
+/// The placement given by factor groups (one group per grid dimension).
+fn place(
+    q: &GridSpec,
+    groups: &[Vec<Factor>],
+    nt: usize,
+    tdims: &[u32],
+    t: &copr_topology::Torus,
+    node_at: &[usize],
+) -> Perm {
+    let mut fwd = vec![0usize; q.tasks()];
+    let mut coord = vec![0u32; nt];
+    let mut gray = vec![false; nt];
+    let sizes: Vec<Vec<usize>> = groups
+        .iter()
+        .map(|g| g.iter().map(|f| f.size).collect())
+        .collect();
+    for (task, slot) in fwd.iter_mut().enumerate() {
+        let c = q.coords(task);
+        coord.iter_mut().for_each(|x| *x = 0);
+        gray.iter_mut().for_each(|x| *x = false);
+        for (i, grp) in groups.iter().enumerate() {
+            for (f, dg) in grp.iter().zip(snake(c[i], &sizes[i])) {
+                let dg = dg as u32;
+                match f.kind {
+                    Part::Whole | Part::Lo => coord[f.dim] += dg,
+                    Part::Hi(b) => coord[f.dim] += dg * b as u32,
+                    Part::GrayHi => {
+                        coord[f.dim] += 2 * dg;
+                        gray[f.dim] = true;
+                    }
+                    Part::GrayLo => {
+                        coord[f.dim] += dg;
+                        gray[f.dim] = true;
+                    }
+                }
+            }
+        }
+        for d in 0..nt {
+            // (hi, lo) on a 4-ring: (0,0) 0, (0,1) 1, (1,1) 2, (1,0) 3 — one bit
+            // changes per hop, wraparound included
+            if gray[d] && tdims[d] == 4 {
+                let (hi, lo) = (coord[d] / 2, coord[d] % 2);
+                coord[d] = if hi == 0 { lo } else { 3 - lo };
+            }
+        }
+        *slot = node_at[t.coord_index(&coord)];
+    }
+    strategy::perm(fwd)
+}
+
+fn describe(groups: &[Vec<Factor>]) -> String {
+    groups
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|f| match f.kind {
+                    Part::Whole => format!("{}", dim(f.dim)),
+                    Part::Hi(_) => format!("{}/{}", dim(f.dim), f.size),
+                    Part::Lo => format!("{}%{}", dim(f.dim), f.size),
+                    Part::GrayHi => format!("{}hi", dim(f.dim)),
+                    Part::GrayLo => format!("{}lo", dim(f.dim)),
+                })
+                .collect::<Vec<_>>()
+                .join("·")
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+fn dim(d: usize) -> char {
+    ['x', 'y', 'z', 'w', 'v', 'u', 't', 's'][d.min(7)]
+}
+
+/// For each grid dimension, the orders of the factors assigned to it (outer first);
+/// the cartesian product over dimensions, at most 24 combinations.
+fn factor_orders(assign: &[usize], ng: usize) -> Vec<Vec<Vec<usize>>> {
+    let per: Vec<Vec<Vec<usize>>> = (0..ng)
+        .map(|g| {
+            let items: Vec<usize> = (0..assign.len()).filter(|&i| assign[i] == g).collect();
+            strategy::dim_orders(items.len())
+                .into_iter()
+                .map(|o| o.into_iter().map(|j| items[j]).collect())
+                .collect()
+        })
+        .collect();
+    let mut out: Vec<Vec<Vec<usize>>> = vec![Vec::new()];
+    for choices in per {
+        let mut next = Vec::new();
+        for prefix in &out {
+            for c in &choices {
+                let mut v = prefix.clone();
+                v.push(c.clone());
+                next.push(v);
+            }
+        }
+        out = next;
+        out.truncate(24);
+    }
+    out
+}
+
+/// Boustrophedon digits of position `x` in the product of `sizes` (outer first):
+/// consecutive positions differ by one in exactly one digit.
+fn snake(x: usize, sizes: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(sizes.len());
+    let mut x = x;
+    for j in 0..sizes.len() {
+        let inner: usize = sizes[j + 1..].iter().product();
+        let (d, r) = (x / inner, x % inner);
+        out.push(d);
+        x = if d % 2 == 1 { inner - 1 - r } else { r };
+    }
+    out
+}
+
+/// Swap refinement: repeatedly swaps two tasks on different nodes when that lowers
+/// the bandwidth-weighted hop-bytes. Returns whether anything changed.
+///
+/// # Complexity
+/// Per pass `O(p·deg·(deg + c)·n)` for `c` candidate partners per neighbour node and
+/// `n` torus dimensions; at most `max_passes` passes, stopping early when one gains
+/// less than 0.01 % or at `deadline`.
+pub fn refine(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    rng: &mut SplitMix,
+    deadline: Instant,
+    max_passes: usize,
+) -> bool {
+    let n = p.tasks();
+    let rpn = m.ranks_per_node();
+    if m.nodes() < 2 || n < 2 {
+        return false;
+    }
+    let (off, adj) = p.undirected();
+    let dist = Dist::new(m);
+    let mut slot: Vec<usize> = map.forward().to_vec();
+    let mut task_at: Vec<usize> = map.inverse().to_vec();
+    let node = |slot: &[usize], t: usize| slot[t] / rpn;
+    let cost_at = |slot: &[usize], u: usize, a: usize| -> f64 {
+        adj[off[u]..off[u + 1]]
+            .iter()
+            .map(|&(v, w)| w as f64 * dist.get(a, slot[v as usize] / rpn))
+            .sum()
+    };
+    let total: f64 = (0..n)
+        .map(|u| cost_at(&slot, u, node(&slot, u)))
+        .sum::<f64>()
+        / 2.0;
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut changed = false;
+    let mut targets: Vec<usize> = Vec::new();
+    let mut current = total;
+    let small_graph = !matches!(m.kind(), NetKind::Torus(_)) && m.nodes() <= 64;
+    for _pass in 0..max_passes {
+        rng.shuffle(&mut order);
+        let mut gain = 0.0;
+        for (i, &u) in order.iter().enumerate() {
+            if i % 256 == 0 && Instant::now() >= deadline {
+                break;
+            }
+            let a = node(&slot, u);
+            targets.clear();
+            for &(v, _) in &adj[off[u]..off[u + 1]] {
+                let b = node(&slot, v as usize);
+                if b != a && !targets.contains(&b) {
+                    targets.push(b);
+                }
+            }
+            if rpn == 1 && small_graph {
+                // few nodes off a torus: every node is a candidate
+                targets.clear();
+                targets.extend((0..m.nodes()).filter(|&x| x != a));
+            } else if rpn == 1 {
+                let base = targets.len();
+                for j in 0..base {
+                    dist.neighbours(targets[j], |x| {
+                        if x != a && !targets.contains(&x) {
+                            targets.push(x);
+                        }
+                    });
+                }
+            }
+            let cu_a = cost_at(&slot, u, a);
+            let mut best = (0.0f64, usize::MAX);
+            for &b in &targets {
+                let cu_b = cost_at(&slot, u, b);
+                for &x in &task_at[b * rpn..(b + 1) * rpn] {
+                    let cx_b = cost_at(&slot, x, b);
+                    let cx_a = cost_at(&slot, x, a);
+                    let wux: f64 = adj[off[u]..off[u + 1]]
+                        .iter()
+                        .find(|&&(v, _)| v as usize == x)
+                        .map_or(0.0, |&(_, w)| w as f64);
+                    let delta = cu_b - cu_a + cx_a - cx_b + 2.0 * wux * dist.get(a, b);
+                    if delta < best.0 - 1e-9 * (1.0 + current.abs()) {
+                        best = (delta, x);
+                    }
+                }
+            }
+            if best.1 != usize::MAX {
+                let x = best.1;
+                let (su, sx) = (slot[u], slot[x]);
+                slot[u] = sx;
+                slot[x] = su;
+                task_at[sx] = u;
+                task_at[su] = x;
+                gain -= best.0;
+                changed = true;
+            }
+        }
+        current -= gain;
+        if gain <= 1e-4 * current.max(1.0) || Instant::now() >= deadline {
+            break;
+        }
+    }
+    if changed {
+        *map = Perm::from_forward(slot).expect("swaps keep a bijection");
+    }
+    changed
+}
+
+/// Random swaps of two tasks on different nodes, accepted when they lower
+/// `max(0, HB/hb0 − 1) + max(0, T/lt0 − 1)` (T the largest link time), or keep it and
+/// lower the hop-bytes; stops when both targets are met, after `min(40·p, 60000)`
+/// tries, or at `deadline`. Half the time the first task is one with a message through
+/// the busiest link (refreshed every 256 tries) and the second sits on the node of one
+/// of the first's neighbours. Returns whether the targets were met.
+///
+/// # Complexity
+/// Per try `O(deg·h + L)` for links `L` (the largest load is rescanned); every 256
+/// tries `O(m·h)`.
+pub(super) fn balance(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    hb0: u128,
+    lt0: f64,
+    rng: &mut SplitMix,
+    deadline: Instant,
+) -> bool {
+    let n = p.tasks();
+    let rpn = m.ranks_per_node();
+    if m.nodes() < 2 || !(2..=1 << 17).contains(&n) {
+        return false;
+    }
+    let inv = m.link_inv_bandwidths();
+    // directed messages per task, both ways, for load updates
+    let mut inc: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); n];
+    for e in p.edges() {
+        inc[e.src as usize].push((e.src, e.dst, e.bytes));
+        inc[e.dst as usize].push((e.src, e.dst, e.bytes));
+    }
+    let mut slot: Vec<usize> = map.forward().to_vec();
+    let mut at: Vec<usize> = map.inverse().to_vec();
+    let mut load = vec![0f64; m.num_links()];
+    let mut hb: u128 = 0;
+    for e in p.edges() {
+        let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
+        hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
+        m.for_route(a, b, |l| load[l] += e.bytes as f64);
+    }
+    let lt0 = lt0.max(f64::MIN_POSITIVE);
+    let hbf = (hb0.max(1)) as f64;
+    let penalty = |hb: u128, load: &[f64]| -> (f64, f64) {
+        let t = load
+            .iter()
+            .zip(&inv)
+            .map(|(x, i)| x * i)
+            .fold(0.0, f64::max);
+        (
+            (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0),
+            t,
+        )
+    };
+    let (mut pen, _) = penalty(hb, &load);
+    let mut moved: Vec<(u32, u32, u64)> = Vec::new();
+    // tasks with a message through the busiest link, refreshed now and then
+    let mut hot: Vec<usize> = Vec::new();
+    let tries = (40 * n).min(60_000);
+    for tr in 0..tries {
+        if pen <= 1e-12 {
+            break;
+        }
+        if tr % 64 == 0 && Instant::now() >= deadline {
+            break;
+        }
+        if tr % 256 == 0 {
+            let lstar = (0..load.len())
+                .max_by(|&a, &b| {
+                    (load[a] * inv[a])
+                        .partial_cmp(&(load[b] * inv[b]))
+                        .expect("finite")
+                })
+                .unwrap_or(0);
+            hot.clear();
+            for e in p.edges() {
+                let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
+                let mut through = false;
+                m.for_route(a, b, |l| through |= l == lstar);
+                if through {
+                    hot.push(e.src as usize);
+                    hot.push(e.dst as usize);
+                }
+            }
+        }
+        let r = rng.next_u64();
+        let u = if !hot.is_empty() && r % 2 == 0 {
+            hot[(r / 2 % hot.len() as u64) as usize]
+        } else {
+            (r / 2 % n as u64) as usize
+        };
+        // a partner on the node of one of u's neighbours, or anywhere
+        let r = rng.next_u64();
+        let x = if r % 2 == 0 && !inc[u].is_empty() {
+            let e = inc[u][(r / 2 % inc[u].len() as u64) as usize];
+            let v = if e.0 as usize == u { e.1 } else { e.0 } as usize;
+            let node = slot[v] / rpn;
+            let s = node * rpn + (rng.next_u64() % rpn as u64) as usize;
+            at[s]
+        } else {
+            (r / 2 % n as u64) as usize
+        };
+        if slot[u] / rpn == slot[x] / rpn {
+            continue;
+        }
+        moved.clear();
+        moved.extend(inc[u].iter().copied());
+        moved.extend(
+            inc[x]
+                .iter()
+                .filter(|e| e.0 as usize != u && e.1 as usize != u),
+        );
+        let apply = |slot: &[usize], load: &mut [f64], sign: f64| -> i128 {
+            let mut dh: i128 = 0;
+            for &(a, b, w) in &moved {
+                let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
+                dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
+                m.for_route(na, nb, |l| load[l] += sign * w as f64);
+            }
+            dh
+        };
+        let d1 = apply(&slot, &mut load, -1.0);
+        swap_tasks(&mut slot, &mut at, u, x);
+        let d2 = apply(&slot, &mut load, 1.0);
+        let new_hb = (hb as i128 + d1 + d2) as u128;
+        let (new_pen, _) = penalty(new_hb, &load);
+        if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
+            pen = new_pen;
+            hb = new_hb;
+        } else {
+            apply(&slot, &mut load, -1.0);
+            swap_tasks(&mut slot, &mut at, u, x);
+            apply(&slot, &mut load, 1.0);
+        }
+    }
+    *map = Perm::from_forward(slot).expect("swaps keep a bijection");
+    pen <= 1e-12
+}
+
+/// Inside every node, swaps the cores of two tasks while that lowers
+/// `Σ bytes·inv_bandwidth(level the two cores share)` over the node's internal
+/// messages (the node tree's level costs). Nodes keep their tasks, so no network
+/// metric changes. Returns whether anything moved.
+///
+/// # Complexity
+/// Per node and pass `O(k²·deg)` for `k` ranks per node; at most 8 passes.
+fn arrange_in_nodes(p: &Pattern, m: &MapMachine, map: &mut Perm, deadline: Instant) -> bool {
+    let Some(tree) = m.node_tree() else {
+        return false;
+    };
+    let rpn = m.ranks_per_node();
+    if rpn < 2 {
+        return false;
+    }
+    let (off, adj) = p.undirected();
+    let mut slot = map.forward().to_vec();
+    let mut at = map.inverse().to_vec();
+    // cost of task u on core c against its node-mates, leaving out task `skip`
+    let contrib = |slot: &[usize], u: usize, c: usize, skip: usize| -> f64 {
+        let node = slot[u] / rpn;
+        adj[off[u]..off[u + 1]]
+            .iter()
+            .filter(|&&(v, _)| v as usize != skip && slot[v as usize] / rpn == node)
+            .map(|&(v, w)| w as f64 * tree.link(c, slot[v as usize] % rpn).inv_bandwidth)
+            .sum()
+    };
+    let mut moved = false;
+    for node in 0..m.nodes() {
+        if node % 64 == 0 && Instant::now() >= deadline {
+            break;
+        }
+        for _pass in 0..8 {
+            let mut improved = false;
+            for i in 0..rpn {
+                for j in i + 1..rpn {
+                    let (u, x) = (at[node * rpn + i], at[node * rpn + j]);
+                    let before = contrib(&slot, u, i, x) + contrib(&slot, x, j, u);
+                    let after = contrib(&slot, u, j, x) + contrib(&slot, x, i, u);
+                    if after < before * (1.0 - 1e-12) - 1e-300 {
+                        swap_tasks(&mut slot, &mut at, u, x);
+                        improved = true;
+                        moved = true;
+                    }
+                }
+            }
+            if !improved {
+                break;
+            }
+        }
+    }
+    if moved {
+        *map = Perm::from_forward(slot).expect("swaps keep a bijection");
+    }
+    moved
+}
+
+/// Exchanges the slots of tasks `u` and `x` (`slot`: task → slot, `at`: slot → task).
+fn swap_tasks(slot: &mut [usize], at: &mut [usize], u: usize, x: usize) {
+    let (su, sx) = (slot[u], slot[x]);
+    slot[u] = sx;
+    slot[x] = su;
+    at[sx] = u;
+    at[su] = x;
+}
+
+/// SplitMix64: a small deterministic generator for the refinement order.
+#[derive(Debug, Clone)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Fisher–Yates shuffle.
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next_u64() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+/// Bandwidth-weighted hop distance between nodes.
+struct Dist<'a> {
+    m: &'a MapMachine,
+    w: Vec<f64>,
+    /// Node at each torus coordinate index, for whole tori.
+    node_at: Vec<usize>,
+}
+
+impl<'a> Dist<'a> {
+    fn new(m: &'a MapMachine) -> Self {
+        let w = m.hop_weights();
+        let node_at = match m.kind() {
+            NetKind::Torus(t) if t.num_nodes() == t.num_coords() => {
+                let mut v = vec![usize::MAX; t.num_coords()];
+                for k in 0..t.num_nodes() {
+                    v[t.coord_index(t.coords(k))] = k;
+                }
+                v
+            }
+            _ => Vec::new(),
+        };
+        Self { m, w, node_at }
+    }
+
+    #[inline]
+    fn get(&self, a: usize, b: usize) -> f64 {
+        if a == b {
+            return 0.0;
+        }
+        match self.m.kind() {
+            NetKind::Torus(t) => {
+                let (ca, cb) = (t.coords(a), t.coords(b));
+                let dims = t.dims();
+                let mut s = 0.0;
+                for d in 0..ca.len() {
+                    let x = ca[d].abs_diff(cb[d]);
+                    s += f64::from(x.min(dims[d] - x)) * self.w[d];
+                }
+                s
+            }
+            _ => f64::from(self.m.hops(a, b)),
+        }
+    }
+
+    /// Calls `f` for the nodes one torus hop from node `a` (none for other networks).
+    fn neighbours(&self, a: usize, mut f: impl FnMut(usize)) {
+        let NetKind::Torus(t) = self.m.kind() else {
+            return;
+        };
+        if self.node_at.is_empty() {
+            return;
+        }
+        let mut x = t.coords(a).to_vec();
+        let dims = t.dims();
+        for d in 0..x.len() {
+            let c = x[d];
+            for step in [1, dims[d] - 1] {
+                x[d] = (c + step) % dims[d];
+                let k = self.node_at[t.coord_index(&x)];
+                if k != usize::MAX && k != a {
+                    f(k);
+                }
+            }
+            x[d] = c;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copr_topology::{Torus, TorusParams};
+
+    #[test]
+    fn separable_score_equals_placed_hop_bytes() {
+        // 16 x 8 grid (open along 1) on a 4 x 4 x 8 torus with unequal bandwidths
+        let mut params = TorusParams::new(vec![4, 4, 8]);
+        params.link_bandwidth = vec![2.0, 1.0, 3.0];
+        let m = MapMachine::torus(Torus::full(params).unwrap(), 1).unwrap();
+        let q = GridSpec::new(vec![16, 8], vec![true, false], vec![3, 5]).unwrap();
+        let qp = Pattern::grid(&q).unwrap();
+        let NetKind::Torus(t) = m.kind() else {
+            unreachable!()
+        };
+        let node_at: Vec<usize> = (0..t.num_coords()).collect();
+        let w = m.hop_weights();
+        let f = |dim, size, kind| Factor { dim, size, kind };
+        let cases = vec![
+            vec![
+                vec![
+                    f(0, 2, Part::GrayHi),
+                    f(1, 4, Part::Whole),
+                    f(0, 2, Part::GrayLo),
+                ],
+                vec![f(2, 8, Part::Whole)],
+            ],
+            vec![
+                vec![
+                    f(2, 2, Part::Hi(4)),
+                    f(0, 4, Part::Whole),
+                    f(1, 2, Part::Hi(2)),
+                ],
+                vec![f(2, 4, Part::Lo), f(1, 2, Part::Lo)],
+            ],
+            vec![
+                vec![f(2, 4, Part::Hi(2)), f(0, 4, Part::Whole)],
+                vec![f(1, 4, Part::Whole), f(2, 2, Part::Lo)],
+            ],
+        ];
+        for groups in cases {
+            let map = place(&q, &groups, 3, t.dims(), t, &node_at);
+            let direct = strategy::weighted_hop_bytes(&qp, &m, &map);
+            let sep: f64 = groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| {
+                    2.0 * q.bytes[i] as f64
+                        * (128 / q.dims[i]) as f64
+                        * line_cost(g, q.dims[i], q.periodic[i], t.dims(), &w)
+                })
+                .sum();
+            assert!(
+                (direct - sep).abs() < 1e-9 * direct,
+                "{} {direct} {sep}",
+                describe(&groups)
+            );
+        }
+    }
+
+    #[test]
+    fn cores_are_arranged_by_the_node_tree() {
+        // one node, two packages of four cores; tasks 0-3 and 4-7 are two cliques,
+        // placed interleaved over the packages: arranging puts each in one package
+        let tree = copr_topology::NodeTree::from_shape(
+            "pack:2 core:4",
+            &copr_topology::LevelCosts::default(),
+        )
+        .unwrap();
+        let m = MapMachine::flat(1, 8)
+            .unwrap()
+            .with_node_tree(tree)
+            .unwrap();
+        let mut edges = Vec::new();
+        for g in [0u32, 4] {
+            for a in g..g + 4 {
+                for b in g..g + 4 {
+                    if a != b {
+                        edges.push(super::super::pattern::Edge {
+                            src: a,
+                            dst: b,
+                            bytes: 10,
+                        });
+                    }
+                }
+            }
+        }
+        let p = Pattern::from_edges(8, edges, String::new()).unwrap();
+        let mut map = Perm::from_forward(vec![0, 4, 1, 5, 2, 6, 3, 7]).unwrap();
+        let far = |map: &Perm| evaluate(&p, &m, map).intra_levels.last().unwrap().bytes;
+        // 4 of each clique's 6 pairs cross the packages, 10 bytes each way
+        assert_eq!(far(&map), 2 * 4 * 2 * 10);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert!(arrange_in_nodes(&p, &m, &mut map, deadline));
+        assert_eq!(far(&map), 0);
+        let pkg = |t: usize| map.apply(t) / 4;
+        assert!((0..4).all(|t| pkg(t) == pkg(0)) && (4..8).all(|t| pkg(t) == pkg(4)));
+    }
+
+    #[test]
+    fn snake_steps_by_one() {
+        let sizes = [3, 4, 2];
+        let mut prev = snake(0, &sizes);
+        for x in 1..24 {
+            let cur = snake(x, &sizes);
+            let diff: usize = prev.iter().zip(&cur).map(|(a, b)| a.abs_diff(*b)).sum();
+            assert_eq!(diff, 1, "{x}: {prev:?} -> {cur:?}");
+            prev = cur;
+        }
+    }
+
+    #[test]
+    fn dilation_one_embedding_of_8x8_tiles_in_4x4x4() {
+        let m =
+            MapMachine::torus(Torus::full(TorusParams::new(vec![4, 4, 4])).unwrap(), 1).unwrap();
+        let q = GridSpec::new(vec![8, 8], vec![true, true], vec![1, 1]).unwrap();
+        let p = Pattern::grid(&q).unwrap();
+        let best = embeddings(&q, &p, &m, 6)
+            .into_iter()
+            .map(|(_, e)| evaluate(&p, &m, &e))
+            .min_by_key(|x| x.hop_bytes)
+            .unwrap();
+        assert_eq!(best.dilation_max, 1);
+        assert_eq!(best.hop_bytes, p.total_bytes());
+    }
+}

@@ -1,0 +1,582 @@
+//! Communication patterns: who sends how many bytes to whom.
+//!
+//! A [`Pattern`] is a list of directed messages between `n` tasks (task `i` is the
+//! process that takes rank `i` of the reordered communicator). It comes from a
+//! Cartesian grid ([`GridSpec`]), a weighted graph file ([`Pattern::from_file`]), or the
+//! volume matrix of a copr reshuffle ([`Pattern::from_volumes`]).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use copr::error::{Error, Result};
+use copr::volume::Volumes;
+
+/// Patterns larger than this many tasks are refused (a task id in a file must not
+/// make copr allocate memory in proportion to it).
+pub const MAX_TASKS: usize = 1 << 24;
+
+/// One directed message: `src` sends `bytes` to `dst` (once per communication round).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edge {
+    /// Sending task.
+    pub src: u32,
+    /// Receiving task.
+    pub dst: u32,
+    /// Bytes per round.
+    pub bytes: u64,
+}
+
+/// A Cartesian process grid whose tasks talk to their grid neighbours.
+///
+/// Task numbering follows `MPI_Cart_create`: row-major, the last dimension varies
+/// fastest, `task = (c₀·d₁ + c₁)·d₂ + c₂`. Every task sends `bytes[k]` to each of its two
+/// neighbours along dimension `k` (`c_k ± 1`, wrapping when `periodic[k]`; without
+/// wraparound the tasks on the border have one neighbour in that dimension).
+///
+/// ```
+/// use copr_mapping::{GridSpec, Pattern};
+/// // a 4 x 4 torus grid, row messages (along dimension 1) 3x column messages
+/// let g = GridSpec::new(vec![4, 4], vec![true, true], vec![100, 300]).unwrap();
+/// let p = Pattern::grid(&g).unwrap();
+/// assert_eq!(p.tasks(), 16);
+/// assert_eq!(p.edges().len(), 16 * 4);
+/// assert_eq!(p.total_bytes(), 16 * (2 * 100 + 2 * 300));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GridSpec {
+    /// Extent of each dimension (1 to 3 dimensions).
+    pub dims: Vec<usize>,
+    /// Whether each dimension wraps around.
+    pub periodic: Vec<bool>,
+    /// Bytes per message along each dimension.
+    pub bytes: Vec<u64>,
+}
+
+impl GridSpec {
+    /// A checked grid description.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for 0 or more than 3 dimensions, a zero extent, lists of
+    /// different lengths, or more than [`MAX_TASKS`] tasks.
+    pub fn new(dims: Vec<usize>, periodic: Vec<bool>, bytes: Vec<u64>) -> Result<Self> {
+        let g = Self {
+            dims,
+            periodic,
+            bytes,
+        };
+        g.validate()?;
+        Ok(g)
+    }
+
+    /// Checks the description (see [`GridSpec::new`]).
+    ///
+    /// # Errors
+    /// As [`GridSpec::new`].
+    pub fn validate(&self) -> Result<()> {
+        let n = self.dims.len();
+        if n == 0 || n > 3 {
+            return Err(Error::Mismatch(format!(
+                "grid dims: 1 to 3 dimensions are supported, got {n} ({:?})",
+                self.dims
+            )));
+        }
+        if self.periodic.len() != n || self.bytes.len() != n {
+            return Err(Error::Mismatch(format!(
+                "grid: dims has {n} entries but periodic has {} and bytes {}",
+                self.periodic.len(),
+                self.bytes.len()
+            )));
+        }
+        let mut total: usize = 1;
+        for (k, &d) in self.dims.iter().enumerate() {
+            if d == 0 {
+                return Err(Error::Mismatch(format!(
+                    "grid dims[{k}]: extents must be >= 1, got 0"
+                )));
+            }
+            total = total.saturating_mul(d);
+        }
+        if total > MAX_TASKS {
+            return Err(Error::Mismatch(format!(
+                "grid dims {:?}: {total} tasks; at most {MAX_TASKS} are supported",
+                self.dims
+            )));
+        }
+        Ok(())
+    }
+
+    /// Number of tasks `Π dims`.
+    pub fn tasks(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// Grid coordinates of `task` (row-major, last dimension fastest).
+    pub fn coords(&self, task: usize) -> Vec<usize> {
+        let mut c = vec![0; self.dims.len()];
+        let mut t = task;
+        for k in (0..self.dims.len()).rev() {
+            c[k] = t % self.dims[k];
+            t /= self.dims[k];
+        }
+        c
+    }
+
+    /// The task at grid coordinates `c`.
+    pub fn task(&self, c: &[usize]) -> usize {
+        c.iter()
+            .zip(&self.dims)
+            .fold(0, |acc, (&x, &d)| acc * d + x)
+    }
+}
+
+/// A communication pattern: `n` tasks and the directed messages between them.
+///
+/// # Complexity
+/// Memory `O(n + m)` for `m` messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pattern {
+    tasks: usize,
+    edges: Vec<Edge>,
+    grid: Option<GridSpec>,
+    description: String,
+}
+
+/// The text form of a graph file in TOML or JSON.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GraphDoc {
+    #[serde(default)]
+    tasks: Option<u64>,
+    edges: Vec<(u64, u64, u64)>,
+}
+
+impl Pattern {
+    /// A pattern from explicit messages; `tasks` must exceed every task id. Messages
+    /// with zero bytes and self-messages are dropped; repeated pairs are merged.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for a task id `>= tasks`, `tasks == 0` or `tasks >
+    /// MAX_TASKS`.
+    pub fn from_edges(tasks: usize, edges: Vec<Edge>, description: String) -> Result<Self> {
+        if tasks == 0 || tasks > MAX_TASKS {
+            return Err(Error::Mismatch(format!(
+                "pattern: tasks must be in 1..={MAX_TASKS}, got {tasks}"
+            )));
+        }
+        for (k, e) in edges.iter().enumerate() {
+            if e.src as usize >= tasks || e.dst as usize >= tasks {
+                return Err(Error::Mismatch(format!(
+                    "pattern: message {k} ({} -> {}) names a task >= {tasks}",
+                    e.src, e.dst
+                )));
+            }
+        }
+        Ok(Self {
+            tasks,
+            edges: merge(edges)?,
+            grid: None,
+            description,
+        })
+    }
+
+    /// The pattern of a Cartesian grid (see [`GridSpec`]).
+    ///
+    /// # Errors
+    /// An invalid grid ([`GridSpec::validate`]).
+    pub fn grid(g: &GridSpec) -> Result<Self> {
+        g.validate()?;
+        let n = g.tasks();
+        let mut edges = Vec::with_capacity(n * 2 * g.dims.len());
+        for t in 0..n {
+            let c = g.coords(t);
+            for k in 0..g.dims.len() {
+                let d = g.dims[k];
+                if d == 1 || g.bytes[k] == 0 {
+                    continue;
+                }
+                for up in [false, true] {
+                    let mut nc = c.clone();
+                    if up {
+                        if c[k] + 1 == d {
+                            if !g.periodic[k] {
+                                continue;
+                            }
+                            nc[k] = 0;
+                        } else {
+                            nc[k] += 1;
+                        }
+                    } else if c[k] == 0 {
+                        if !g.periodic[k] {
+                            continue;
+                        }
+                        nc[k] = d - 1;
+                    } else {
+                        nc[k] -= 1;
+                    }
+                    edges.push(Edge {
+                        src: t as u32,
+                        dst: g.task(&nc) as u32,
+                        bytes: g.bytes[k],
+                    });
+                }
+            }
+        }
+        let dims: Vec<String> = g.dims.iter().map(usize::to_string).collect();
+        let bytes: Vec<String> = g.bytes.iter().map(u64::to_string).collect();
+        let description = format!(
+            "{} grid{}, bytes per message {}",
+            dims.join("x"),
+            if g.periodic.iter().all(|&p| p) {
+                " (periodic)"
+            } else if g.periodic.iter().any(|&p| p) {
+                " (partly periodic)"
+            } else {
+                ""
+            },
+            bytes.join("/")
+        );
+        let mut p = Self::from_edges(n, edges, description)?;
+        p.grid = Some(g.clone());
+        Ok(p)
+    }
+
+    /// The traffic of a copr reshuffle: `V[s][t]·element_size` bytes from `s` to `t`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if the byte count of an entry overflows 64 bits or the
+    /// volume matrix has more than [`MAX_TASKS`] ranks.
+    pub fn from_volumes(v: &Volumes, element_size: u64) -> Result<Self> {
+        let mut edges = Vec::new();
+        for (s, t, n) in v.matrix().iter() {
+            let bytes = n.checked_mul(element_size).ok_or_else(|| {
+                Error::Mismatch(format!(
+                    "volume {n} x element size {element_size} overflows 64 bits"
+                ))
+            })?;
+            edges.push(Edge {
+                src: s as u32,
+                dst: t as u32,
+                bytes,
+            });
+        }
+        Self::from_edges(
+            v.ranks(),
+            edges,
+            format!("reshuffle volumes of {} ranks", v.ranks()),
+        )
+    }
+
+    /// Reads a graph file: TOML or JSON (`tasks = N` optional, `edges = [[src, dst,
+    /// bytes], …]`; `.toml`/`.json` by extension) or, for any other name, an edge list:
+    /// one message `src dst bytes` per line (whitespace or commas), `#` comments, and an
+    /// optional first line `tasks N`. Without `tasks`, the number of tasks is one more
+    /// than the largest id.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be read (or exceeds 1 GiB), [`Error::Parse`]
+    /// with the line number for a malformed line or field.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = copr::files::read_file(path)?;
+        let text = copr_topology::files::skip_bom(&text);
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let parse_err = |detail: String| Error::Parse {
+            path: path.to_owned(),
+            detail,
+        };
+        let (declared, raw): (Option<u64>, Vec<RawEdge>) = match ext {
+            "toml" | "json" => {
+                let doc: GraphDoc = if ext == "json" {
+                    serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
+                } else {
+                    toml::from_str(text).map_err(|e| parse_err(e.to_string().replace('\n', " ")))?
+                };
+                let raw = doc
+                    .edges
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(s, d, b))| (k, s, d, b))
+                    .collect();
+                (doc.tasks, raw)
+            }
+            _ => parse_edge_list(text).map_err(parse_err)?,
+        };
+        let is_list = !matches!(ext, "toml" | "json");
+        let at = |k: usize| {
+            if is_list {
+                format!("line {k}")
+            } else {
+                format!("edges[{k}]")
+            }
+        };
+        let mut max_id = 0u64;
+        for &(k, s, d, _) in &raw {
+            for (field, v) in [("src", s), ("dst", d)] {
+                if v >= MAX_TASKS as u64 {
+                    return Err(parse_err(format!(
+                        "{}: {field} {v}: task ids must be below {MAX_TASKS}",
+                        at(k)
+                    )));
+                }
+            }
+            max_id = max_id.max(s).max(d);
+        }
+        let tasks = match declared {
+            Some(t) => {
+                if t == 0 || t > MAX_TASKS as u64 {
+                    return Err(parse_err(format!("tasks {t}: must be in 1..={MAX_TASKS}")));
+                }
+                if let Some(&(k, s, d, _)) = raw.iter().find(|&&(_, s, d, _)| s >= t || d >= t) {
+                    return Err(parse_err(format!(
+                        "{}: message {s} -> {d} names a task >= tasks = {t}",
+                        at(k)
+                    )));
+                }
+                t as usize
+            }
+            None if raw.is_empty() => {
+                return Err(parse_err(
+                    "no messages and no task count: nothing to map".into(),
+                ))
+            }
+            None => max_id as usize + 1,
+        };
+        let edges = raw
+            .iter()
+            .map(|&(_, s, d, b)| Edge {
+                src: s as u32,
+                dst: d as u32,
+                bytes: b,
+            })
+            .collect();
+        let name = path.display().to_string();
+        Self::from_edges(tasks, edges, format!("graph {name}")).map_err(|e| e.in_file(path))
+    }
+
+    /// Number of tasks.
+    pub fn tasks(&self) -> usize {
+        self.tasks
+    }
+
+    /// The messages, sorted by `(src, dst)`, without duplicates, self-messages or zero
+    /// sizes.
+    pub fn edges(&self) -> &[Edge] {
+        &self.edges
+    }
+
+    /// The grid, when the pattern is a Cartesian grid.
+    pub fn grid_spec(&self) -> Option<&GridSpec> {
+        self.grid.as_ref()
+    }
+
+    /// A one-line description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Σ bytes over all messages.
+    pub fn total_bytes(&self) -> u128 {
+        self.edges.iter().map(|e| u128::from(e.bytes)).sum()
+    }
+
+    /// Undirected adjacency: for each task, its neighbours and the bytes exchanged
+    /// both ways (`bytes(u→v) + bytes(v→u)`), as CSR `(offsets, (neighbour, bytes))`.
+    pub fn undirected(&self) -> (Vec<usize>, Vec<(u32, u64)>) {
+        let mut pairs: Vec<(u32, u32, u64)> = Vec::with_capacity(2 * self.edges.len());
+        for e in &self.edges {
+            pairs.push((e.src, e.dst, e.bytes));
+            pairs.push((e.dst, e.src, e.bytes));
+        }
+        pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
+        let mut off = vec![0usize; self.tasks + 1];
+        let mut adj: Vec<(u32, u64)> = Vec::with_capacity(pairs.len());
+        let mut last: Option<(u32, u32)> = None;
+        for (a, b, w) in pairs {
+            if last == Some((a, b)) {
+                let l = adj.last_mut().expect("pushed before");
+                l.1 = l.1.saturating_add(w);
+            } else {
+                adj.push((b, w));
+                off[a as usize + 1] += 1;
+                last = Some((a, b));
+            }
+        }
+        for i in 0..self.tasks {
+            off[i + 1] += off[i];
+        }
+        (off, adj)
+    }
+}
+
+/// Sorts messages, drops self-messages and empty ones, merges repeated pairs.
+fn merge(mut edges: Vec<Edge>) -> Result<Vec<Edge>> {
+    edges.retain(|e| e.src != e.dst && e.bytes > 0);
+    edges.sort_unstable_by_key(|e| (e.src, e.dst));
+    let mut out: Vec<Edge> = Vec::with_capacity(edges.len());
+    for e in edges {
+        match out.last_mut() {
+            Some(l) if l.src == e.src && l.dst == e.dst => {
+                l.bytes = l.bytes.checked_add(e.bytes).ok_or_else(|| {
+                    Error::Mismatch(format!(
+                        "pattern: bytes from {} to {} overflow 64 bits",
+                        e.src, e.dst
+                    ))
+                })?;
+            }
+            _ => out.push(e),
+        }
+    }
+    Ok(out)
+}
+
+/// A message as read: (line or entry number, src, dst, bytes).
+type RawEdge = (usize, u64, u64, u64);
+
+/// Parses an edge list: `(line number, src, dst, bytes)` per message and the optional
+/// `tasks N` header.
+fn parse_edge_list(text: &str) -> std::result::Result<(Option<u64>, Vec<RawEdge>), String> {
+    let mut tasks = None;
+    let mut out = Vec::new();
+    let mut seen_data = false;
+    for (i, line) in text.lines().enumerate() {
+        let ln = i + 1;
+        let body = line.split('#').next().unwrap_or("").trim();
+        if body.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = body
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|f| !f.is_empty())
+            .collect();
+        if fields[0] == "tasks" {
+            if seen_data || tasks.is_some() {
+                return Err(format!(
+                    "line {ln}: `tasks N` must be the first line with data"
+                ));
+            }
+            if fields.len() != 2 {
+                return Err(format!("line {ln}: expected `tasks N`, found `{body}`"));
+            }
+            tasks = Some(
+                fields[1]
+                    .parse::<u64>()
+                    .map_err(|_| format!("line {ln}: tasks: `{}` is not a count", fields[1]))?,
+            );
+            continue;
+        }
+        seen_data = true;
+        if fields.len() != 3 {
+            return Err(format!(
+                "line {ln}: expected `src dst bytes`, found {} fields in `{body}`",
+                fields.len()
+            ));
+        }
+        let mut v = [0u64; 3];
+        for (k, name) in ["src", "dst", "bytes"].iter().enumerate() {
+            v[k] = fields[k].parse::<u64>().map_err(|_| {
+                format!(
+                    "line {ln}: {name}: `{}` is not a non-negative integer",
+                    fields[k]
+                )
+            })?;
+        }
+        out.push((ln, v[0], v[1], v[2]));
+    }
+    Ok((tasks, out))
+}
+
+/// Messages grouped by task pair, for tests and summaries: `(min, max) → bytes both
+/// ways`.
+pub fn pair_bytes(p: &Pattern) -> BTreeMap<(u32, u32), u64> {
+    let mut m = BTreeMap::new();
+    for e in p.edges() {
+        let k = (e.src.min(e.dst), e.src.max(e.dst));
+        *m.entry(k).or_insert(0u64) += e.bytes;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_neighbours_periodic_and_not() {
+        let g = GridSpec::new(vec![3, 4], vec![false, true], vec![5, 7]).unwrap();
+        let p = Pattern::grid(&g).unwrap();
+        // task 0 = (0,0): down (1,0) = 4 bytes 5; no up; left (0,3) = 3, right (0,1) = 1
+        let out0: Vec<(u32, u64)> = p
+            .edges()
+            .iter()
+            .filter(|e| e.src == 0)
+            .map(|e| (e.dst, e.bytes))
+            .collect();
+        assert_eq!(out0, vec![(1, 7), (3, 7), (4, 5)]);
+        // 12 tasks x 2 row messages + (3-1)*4*2 column messages
+        assert_eq!(p.edges().len(), 24 + 16);
+    }
+
+    #[test]
+    fn extent_two_merges_both_directions() {
+        let g = GridSpec::new(vec![2], vec![true], vec![10]).unwrap();
+        let p = Pattern::grid(&g).unwrap();
+        assert_eq!(
+            p.edges(),
+            &[
+                Edge {
+                    src: 0,
+                    dst: 1,
+                    bytes: 20
+                },
+                Edge {
+                    src: 1,
+                    dst: 0,
+                    bytes: 20
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn edge_list_errors_name_the_line() {
+        let e = parse_edge_list("# c\n0 1 5\n1 x 3\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("dst"), "{e}");
+        let e = parse_edge_list("0 1\n").unwrap_err();
+        assert!(e.contains("line 1") && e.contains("2 fields"), "{e}");
+        let (t, v) = parse_edge_list("tasks 4\n0,1,5\n").unwrap();
+        assert_eq!(t, Some(4));
+        assert_eq!(v, vec![(2, 0, 1, 5)]);
+        let e = parse_edge_list("0 1 5\ntasks 4\n").unwrap_err();
+        assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn undirected_sums_both_ways() {
+        let p = Pattern::from_edges(
+            3,
+            vec![
+                Edge {
+                    src: 0,
+                    dst: 1,
+                    bytes: 3,
+                },
+                Edge {
+                    src: 1,
+                    dst: 0,
+                    bytes: 4,
+                },
+                Edge {
+                    src: 2,
+                    dst: 1,
+                    bytes: 1,
+                },
+            ],
+            String::new(),
+        )
+        .unwrap();
+        let (off, adj) = p.undirected();
+        assert_eq!(off, vec![0, 1, 3, 4]);
+        assert_eq!(adj, vec![(1, 7), (0, 7), (2, 1), (1, 1)]);
+    }
+}

@@ -1,0 +1,228 @@
+//! Every strategy side by side: what `copr map` prints.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::machine::MapMachine;
+use super::metrics::{evaluate, Metrics};
+use super::optimise::{optimise, Options, Scored};
+use super::pattern::Pattern;
+use super::strategy::{baseline, check_sizes, Strategy};
+use copr::error::{Error, Result};
+use copr::lap::Perm;
+
+/// One strategy's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Strategy name.
+    pub strategy: String,
+    /// Its metrics.
+    pub metrics: Metrics,
+    /// Time to compute the mapping, seconds (metrics excluded; for the optimiser,
+    /// its own work after the baselines).
+    pub seconds: f64,
+    /// For the optimiser: the candidate it kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// The mapping (`slot` of every task); not printed.
+    #[serde(skip)]
+    pub map: Perm,
+}
+
+/// The comparison of strategies.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// Pattern description.
+    pub pattern: String,
+    /// Machine description.
+    pub machine: String,
+    /// Tasks.
+    pub tasks: usize,
+    /// One row per strategy that applies, in the order asked.
+    pub rows: Vec<Row>,
+    /// Strategies that do not apply to this pattern or machine.
+    pub skipped: Vec<String>,
+    /// Whether the optimiser's mapping is no worse than every baseline on hop-bytes
+    /// and on the largest link time (`None` when it did not run).
+    pub optimiser_dominates: Option<bool>,
+}
+
+impl Comparison {
+    /// The row of strategy `name`.
+    pub fn row(&self, name: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.strategy == name)
+    }
+}
+
+/// Runs `strategies` (the optimiser last, starting from every baseline that applies)
+/// and scores each. `progress` is called with each strategy's name before it runs.
+///
+/// # Errors
+/// [`Error::Mismatch`] if the pattern does not fill the machine or no strategy
+/// applies.
+pub fn compare(
+    p: &Pattern,
+    m: &MapMachine,
+    strategies: &[Strategy],
+    opts: &Options,
+    mut progress: impl FnMut(&str),
+) -> Result<Comparison> {
+    check_sizes(p, m)?;
+    let want_opt = strategies.contains(&Strategy::Optimised);
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    let mut starts = Vec::new();
+    let mut base_time = Duration::ZERO;
+    for &s in Strategy::BASELINES.iter() {
+        if !strategies.contains(&s) && !want_opt {
+            continue;
+        }
+        progress(s.name());
+        let t0 = Instant::now();
+        let map = baseline(s, p, m)?;
+        let dt = t0.elapsed();
+        base_time += dt;
+        match map {
+            Some(map) => {
+                let metrics = evaluate(p, m, &map);
+                if strategies.contains(&s) {
+                    rows.push(Row {
+                        strategy: s.name().into(),
+                        metrics: metrics.clone(),
+                        seconds: dt.as_secs_f64(),
+                        origin: None,
+                        map: map.clone(),
+                    });
+                }
+                starts.push(Scored {
+                    origin: s.name().into(),
+                    map,
+                    metrics,
+                });
+            }
+            None => {
+                if strategies.contains(&s) {
+                    skipped.push(s.name().into());
+                }
+            }
+        }
+    }
+    let mut optimiser_dominates = None;
+    if want_opt {
+        progress(Strategy::Optimised.name());
+        let t0 = Instant::now();
+        let o = optimise(p, m, &starts, opts)?;
+        optimiser_dominates = Some(o.dominates_starts);
+        rows.push(Row {
+            strategy: Strategy::Optimised.name().into(),
+            metrics: o.best.metrics,
+            seconds: t0.elapsed().as_secs_f64(),
+            origin: Some(o.best.origin),
+            map: o.best.map,
+        });
+    }
+    // keep the order asked for
+    rows.sort_by_key(|r| {
+        strategies
+            .iter()
+            .position(|s| s.name() == r.strategy)
+            .unwrap_or(usize::MAX)
+    });
+    if rows.is_empty() {
+        return Err(Error::Mismatch(format!(
+            "none of the strategies applies (skipped: {})",
+            skipped.join(", ")
+        )));
+    }
+    Ok(Comparison {
+        pattern: p.description().into(),
+        machine: m.description().into(),
+        tasks: p.tasks(),
+        rows,
+        skipped,
+        optimiser_dominates,
+    })
+}
+
+/// The comparison as a text table (bytes in MB = 10⁶ bytes, times in µs).
+pub fn table(c: &Comparison) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("pattern  {}\nmachine  {}\n", c.pattern, c.machine));
+    let classes: Vec<String> = c
+        .rows
+        .first()
+        .map(|r| r.metrics.classes.iter().map(|k| k.class.clone()).collect())
+        .unwrap_or_default();
+    s.push_str(&format!(
+        "{:<12} {:>12} {:>9} {:>6} {:>5} {:>10} {:>10} {:>10}",
+        "strategy", "hop-bytes MB", "intra %", "dil", "dmax", "maxlink MB", "maxlink µs", "time s"
+    ));
+    let per_class = classes.len() > 1 && classes.len() <= 8;
+    if per_class {
+        for k in &classes {
+            s.push_str(&format!(" {:>8}", format!("{k} MB")));
+        }
+    }
+    // with a node tree: intra-node bytes between cores that share only the widest level
+    let far = c
+        .rows
+        .first()
+        .and_then(|r| r.metrics.intra_levels.last())
+        .map(|l| l.level.clone());
+    if let Some(l) = &far {
+        s.push_str(&format!(" {:>12}", format!("in-node:{l} MB")));
+    }
+    s.push('\n');
+    let mb = |x: u128| x as f64 / 1e6;
+    for r in &c.rows {
+        let m = &r.metrics;
+        let intra = if m.total_bytes == 0 {
+            0.0
+        } else {
+            100.0 * m.intra_node_bytes as f64 / m.total_bytes as f64
+        };
+        s.push_str(&format!(
+            "{:<12} {:>12.3} {:>9.2} {:>6.3} {:>5} {:>10.3} {:>10.3} {:>10.4}",
+            r.strategy,
+            mb(m.hop_bytes),
+            intra,
+            m.dilation_mean,
+            m.dilation_max,
+            mb(m.max_link_bytes),
+            m.max_link_time * 1e6,
+            r.seconds
+        ));
+        if per_class {
+            for k in &m.classes {
+                s.push_str(&format!(" {:>8.3}", mb(k.max_bytes)));
+            }
+        }
+        if far.is_some() {
+            let b = m.intra_levels.last().map_or(0, |l| l.bytes);
+            s.push_str(&format!(" {:>12.3}", mb(b)));
+        }
+        s.push('\n');
+    }
+    if let Some(r) = c.rows.first() {
+        s.push_str(&format!(
+            "lower bounds: hop-bytes {:.3} MB, max link {:.3} MB\n",
+            mb(r.metrics.hop_bytes_bound),
+            mb(r.metrics.max_link_bound)
+        ));
+    }
+    if !c.skipped.is_empty() {
+        s.push_str(&format!("not applicable here: {}\n", c.skipped.join(", ")));
+    }
+    if let Some(r) = c.row("optimised") {
+        s.push_str(&format!(
+            "optimised: kept {} ({})\n",
+            r.origin.as_deref().unwrap_or("?"),
+            match c.optimiser_dominates {
+                Some(true) => "no worse than every baseline on hop-bytes and max link time",
+                _ => "no candidate beat every baseline on both measures: best combined score",
+            }
+        ));
+    }
+    s
+}
