@@ -70,7 +70,8 @@ fn random_half(dims: &[u32], rpn: usize, seed: u64) -> (MapMachine, Vec<usize>) 
 }
 
 fn network(file: &str, rpn: usize) -> (MapMachine, scotch::ScotchTarget) {
-    let net = Network::from_file(Path::new(file)).unwrap();
+    let net =
+        Network::from_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file)).unwrap();
     let m = MapMachine::network(net, None, Default::default(), rpn).unwrap();
     let n = m.nodes();
     let hops = (0..n * n).map(|k| m.hops(k / n, k % n)).collect();

@@ -51,6 +51,7 @@ pub mod mpi;
 mod multilevel;
 mod optimise;
 mod pattern;
+mod recognise;
 mod report;
 pub mod simgrid;
 mod strategy;
@@ -60,6 +61,7 @@ pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODE
 pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
 pub use optimise::{optimise, refine, Optimised, Options, Scored, SplitMix};
 pub use pattern::{pair_bytes, Edge, GridSpec, Pattern, MAX_TASKS};
+pub use recognise::{recognise_grid, HiddenGrid};
 pub use report::{compare, table, Comparison, Row};
 pub use strategy::{baseline, check_sizes, Strategy};
 

@@ -97,6 +97,15 @@ pub fn optimise(
         origin,
         map,
     };
+    if p.grid_spec().is_none() {
+        // a grid hidden in a graph: map the grid, then rename its tasks
+        if let Some(h) = super::recognise::recognise_grid(p) {
+            let budget = opts.budget / 2;
+            for (origin, map) in hidden_grid_candidates(&h, m, opts.seed, budget)? {
+                cands.push(score(map, origin));
+            }
+        }
+    }
     if let Some(g) = p.grid_spec() {
         let k = m.ranks_per_node();
         let shapes = tile_shapes(g, k);
@@ -300,6 +309,47 @@ pub fn optimise(
         dominates_starts,
         tried,
     })
+}
+
+/// The optimiser's mappings of a recognised grid (its best and its starts), renamed
+/// to the pattern's tasks: pattern task `h.task[i]` goes where grid task `i` goes.
+fn hidden_grid_candidates(
+    h: &super::recognise::HiddenGrid,
+    m: &MapMachine,
+    seed: u64,
+    budget: Duration,
+) -> Result<Vec<(String, Perm)>> {
+    let gp = Pattern::grid(&h.spec)?;
+    let mut starts = Vec::new();
+    for s in Strategy::BASELINES {
+        if let Some(map) = baseline(s, &gp, m)? {
+            starts.push(Scored {
+                origin: s.name().into(),
+                metrics: evaluate(&gp, m, &map),
+                map,
+            });
+        }
+    }
+    let o = optimise(&gp, m, &starts, &Options { seed, budget })?;
+    let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
+    let rename = |map: &Perm| {
+        let mut fwd = vec![0usize; h.task.len()];
+        for (i, &t) in h.task.iter().enumerate() {
+            fwd[t] = map.apply(i);
+        }
+        strategy::perm(fwd)
+    };
+    let mut out = vec![(
+        format!("recognised {} grid: {}", dims.join("x"), o.best.origin),
+        rename(&o.best.map),
+    )];
+    for s in &starts {
+        out.push((
+            format!("recognised {} grid: {}", dims.join("x"), s.origin),
+            rename(&s.map),
+        ));
+    }
+    Ok(out)
 }
 
 /// The selection rule (module docs).

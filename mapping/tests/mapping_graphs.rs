@@ -3,7 +3,8 @@
 
 use copr::lap::Perm;
 use copr_mapping::{
-    baseline, evaluate, optimise, Edge, MapMachine, Options, Pattern, Scored, SplitMix, Strategy,
+    baseline, evaluate, optimise, Edge, GridSpec, MapMachine, Options, Pattern, Scored, SplitMix,
+    Strategy,
 };
 use copr_topology::{Torus, TorusParams};
 
@@ -138,4 +139,52 @@ fn cliques_in_random_order_each_fill_one_node() {
     assert_eq!(inter, 8, "{}", o.best.origin);
     // and the ring of cliques lies along the ring of nodes: every light message 1 hop
     assert_eq!(o.best.metrics.hop_bytes, 8, "{}", o.best.origin);
+}
+
+#[test]
+fn a_stencil_given_as_a_graph_maps_as_well_as_the_grid() {
+    // an 8x8x4 periodic stencil on a 2x2x4 torus x 16, given as the grid, as a graph in
+    // grid order and as a graph with scrambled task numbers
+    let g = GridSpec::new(vec![8, 8, 4], vec![true; 3], vec![1 << 20; 3]).unwrap();
+    let grid = Pattern::grid(&g).unwrap();
+    let m = torus(vec![2, 2, 4], 16);
+    let opts = Options {
+        seed: 3,
+        budget: std::time::Duration::from_secs(4),
+    };
+    let want = optimise(&grid, &m, &starts(&grid, &m), &opts).unwrap().best;
+    let n = grid.tasks();
+    let mut label: Vec<u32> = (0..n as u32).collect();
+    SplitMix(9).shuffle(&mut label);
+    for scrambled in [false, true] {
+        let edges = grid
+            .edges()
+            .iter()
+            .map(|e| {
+                let (s, d) = (e.src as usize, e.dst as usize);
+                let (src, dst) = if scrambled {
+                    (label[s], label[d])
+                } else {
+                    (s as u32, d as u32)
+                };
+                Edge {
+                    src,
+                    dst,
+                    bytes: e.bytes,
+                }
+            })
+            .collect();
+        let p = Pattern::from_edges(n, edges, "stencil graph".into()).unwrap();
+        let got = optimise(&p, &m, &starts(&p, &m), &opts).unwrap().best;
+        assert!(
+            got.metrics.hop_bytes as f64 <= want.metrics.hop_bytes as f64 * 1.05
+                && got.metrics.max_link_time <= want.metrics.max_link_time * 1.05,
+            "scrambled {scrambled}: graph {} / {} ({}), grid {} / {}",
+            got.metrics.hop_bytes,
+            got.metrics.max_link_time,
+            got.origin,
+            want.metrics.hop_bytes,
+            want.metrics.max_link_time
+        );
+    }
 }
