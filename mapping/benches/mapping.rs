@@ -178,6 +178,15 @@ fn cases(which: &[String]) -> Vec<Case> {
     out
 }
 
+/// A lower bound in MB, or "no bound" where none above 0 is known.
+fn bound_text(b: u128) -> String {
+    if b == 0 {
+        "no bound".into()
+    } else {
+        format!("{:.1} MB", mb(b))
+    }
+}
+
 fn from_edges(n: usize, e: Vec<(u32, u32, u64)>, what: &str) -> Pattern {
     let edges = e
         .into_iter()
@@ -382,10 +391,10 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
         }
         all_ok &= hb_ok && lt_ok;
         println!(
-            "\nlower bounds: hop-bytes {:.1} MB, max link {:.1} MB; optimised kept `{}`; \
+            "\nlower bounds: hop-bytes {}, max link {}; optimised kept `{}`; \
              optimised ≤ every baseline{} on hop-bytes: {}, on max link time: {}; all strategies {:.2} s",
-            mb(opt.metrics.hop_bytes_bound),
-            mb(opt.metrics.max_link_bound),
+            bound_text(opt.metrics.hop_bytes_bound),
+            bound_text(opt.metrics.max_link_bound),
             opt.origin.as_deref().unwrap_or("?"),
             if sc.is_some() { " and Scotch" } else { "" },
             if hb_ok { "yes" } else { "NO" },

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::machine::MapMachine;
-use super::pattern::Pattern;
+use super::pattern::{GridSpec, Pattern};
 use copr::lap::Perm;
 
 /// Load of one direction class of links (`x+`, `y-`, … on a torus).
@@ -165,7 +165,7 @@ pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
         lsum += x as f64;
         tmax = tmax.max(x as f64 * inv[l]);
     }
-    let hb_bound = hop_bytes_bound(p, m);
+    let hb_bound = bound_as_given(p, m, p.grid_spec());
     let links = m.num_links().max(1) as u128;
     Metrics {
         total_bytes: total,
@@ -214,13 +214,28 @@ pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
 ///   and the `A_d` obey the Loomis–Whitney inequality `Π_d A_d ≥ k^{n−1}` (a set is no
 ///   larger than the geometric mean of its projections); minimised over all integer
 ///   `A_d`.
+///
+/// A graph pattern that is a grid up to relabeling ([`crate::recognise_grid`]) gets the
+/// grid's bound. ([`evaluate`] fills [`Metrics::hop_bytes_bound`] without looking for
+/// a hidden grid, so that scoring a mapping stays `O(m·h + L)`.)
 pub fn hop_bytes_bound(p: &Pattern, m: &MapMachine) -> u128 {
+    match p.grid_spec() {
+        Some(g) => bound_as_given(p, m, Some(g)),
+        None => {
+            let hidden = super::recognise::recognise_grid(p);
+            bound_as_given(p, m, hidden.as_ref().map(|h| &h.spec))
+        }
+    }
+}
+
+/// [`hop_bytes_bound`] with the pattern's grid (if any) given.
+fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&GridSpec>) -> u128 {
     if m.nodes() <= 1 {
         return 0;
     }
     let k = m.ranks_per_node();
     let per_task = task_bound(p, k);
-    let per_grid = p.grid_spec().map_or(0, |g| {
+    let per_grid = grid.map_or(0, |g| {
         let full = p.tasks() / k;
         let rest = p.tasks() % k;
         let b = grid_node_bound(&g.dims, &g.periodic, &g.bytes, k) * full as u128;

@@ -3,8 +3,8 @@
 
 use copr::lap::Perm;
 use copr_mapping::{
-    baseline, evaluate, optimise, Edge, GridSpec, MapMachine, Options, Pattern, Scored, SplitMix,
-    Strategy,
+    baseline, compare, evaluate, hop_bytes_bound, optimise, table, Edge, GridSpec, MapMachine,
+    Options, Pattern, Scored, SplitMix, Strategy,
 };
 use copr_topology::{Torus, TorusParams};
 
@@ -187,4 +187,45 @@ fn a_stencil_given_as_a_graph_maps_as_well_as_the_grid() {
             want.metrics.max_link_time
         );
     }
+}
+
+#[test]
+fn a_hidden_grid_has_the_grids_bound_and_other_graphs_say_no_bound() {
+    let g = GridSpec::new(vec![8, 8, 4], vec![true; 3], vec![1000; 3]).unwrap();
+    let grid = Pattern::grid(&g).unwrap();
+    let m = torus(vec![2, 2, 4], 16);
+    let n = grid.tasks();
+    let mut label: Vec<u32> = (0..n as u32).collect();
+    SplitMix(4).shuffle(&mut label);
+    let edges = grid
+        .edges()
+        .iter()
+        .map(|e| Edge {
+            src: label[e.src as usize],
+            dst: label[e.dst as usize],
+            bytes: e.bytes,
+        })
+        .collect();
+    let p = Pattern::from_edges(n, edges, "stencil graph".into()).unwrap();
+    let want = hop_bytes_bound(&grid, &m);
+    assert!(want > 0);
+    assert_eq!(hop_bytes_bound(&p, &m), want);
+    let c = compare(&p, &m, &[Strategy::Packed], &Options::default(), |_| {}).unwrap();
+    assert_eq!(c.rows[0].metrics.hop_bytes_bound, want);
+    // a ring of 64 tasks with messages of 1 byte on nodes of 16: every task's one
+    // message may stay inside, so no bound above 0 is known
+    let ring = (0..64u32)
+        .map(|t| Edge {
+            src: t,
+            dst: (t * 7 + 1) % 64,
+            bytes: 1,
+        })
+        .collect();
+    let p = Pattern::from_edges(64, ring, "ring".into()).unwrap();
+    let m = torus(vec![4], 16);
+    let text = table(&compare(&p, &m, &[Strategy::Packed], &Options::default(), |_| {}).unwrap());
+    assert!(
+        text.contains("lower bounds: hop-bytes no bound, max link no bound"),
+        "{text}"
+    );
 }
