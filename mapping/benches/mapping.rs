@@ -6,6 +6,7 @@
 //! cargo bench --bench mapping                    # everything (about 5 minutes)
 //! cargo bench --bench mapping -- --quick         # no SimGrid, no p = 102 400 rounds
 //! cargo bench --bench mapping -- --cases b,g     # some cases
+//! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! ```
 //! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
 //! installed; their rows are left out with a notice otherwise.
@@ -332,7 +333,7 @@ fn row(name: &str, m: &Metrics, secs: f64) {
 }
 
 /// Runs each case; returns the mappings of the 1024-rank cases for the simulator.
-fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)> {
+fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(String, Perm)>)> {
     let mut sims = Vec::new();
     let mut all_ok = true;
     for c in cs {
@@ -346,7 +347,7 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
                 .copied()
                 .chain([Strategy::Optimised])
                 .collect::<Vec<_>>(),
-            &Options::default(),
+            opts,
             |_| {},
         )
         .unwrap();
@@ -588,6 +589,14 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|s| s.split(',').map(String::from).collect())
         .unwrap_or_default();
+    let mut opts = Options::default();
+    if let Some(b) = args
+        .iter()
+        .position(|a| a == "--budget")
+        .and_then(|i| args.get(i + 1))
+    {
+        opts.budget = std::time::Duration::from_secs_f64(b.parse().expect("--budget SECONDS"));
+    }
     // rayon is not used by the mapping code; pin the claim "one core" anyway
     let dir = std::env::temp_dir().join(format!("copr-mapping-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -605,7 +614,7 @@ fn main() {
         }
     );
     let cs = cases(&which);
-    let sims = mapping_tables(&cs, &dir);
+    let sims = mapping_tables(&cs, &dir, &opts);
     if !quick {
         simulate(&cs, &sims, &dir);
         if which.is_empty() || which.iter().any(|w| w == "g") {

@@ -41,6 +41,7 @@ use std::path::Path;
 use copr::error::Result;
 pub use copr::lap::Perm;
 
+mod anytime;
 mod curve;
 pub mod export;
 mod machine;
@@ -59,7 +60,7 @@ mod strategy;
 pub use curve::{bits_for, hilbert_index, hilbert_order};
 pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
-pub use optimise::{optimise, refine, Optimised, Options, Scored, SplitMix};
+pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};
 pub use pattern::{pair_bytes, Edge, GridSpec, Pattern, MAX_TASKS};
 pub use recognise::{recognise_grid, HiddenGrid};
 pub use report::{compare, table, Comparison, Row};

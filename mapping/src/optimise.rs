@@ -25,7 +25,14 @@
 //! `HB/HB₀ + T/T₀` is returned: no start beats it on both measures (a minimiser of a
 //! positive weighted sum is Pareto-optimal), and the report says so.
 //!
-//! Deterministic for a given seed; bounded by a time budget.
+//! **Anytime.** The chosen mapping is then improved while the budget lasts by rounds
+//! of kicks and refinement; a round's mapping is kept only when it is no worse on both
+//! hop-bytes and the busiest link and better on one, so for the same seed a larger
+//! budget (more rounds completed) never gives a worse mapping on either measure (see
+//! [`optimise_rounds`]).
+//!
+//! Deterministic for a given seed and number of anytime rounds; bounded by a time
+//! budget.
 
 use std::time::{Duration, Instant};
 
@@ -86,6 +93,23 @@ pub fn optimise(
     m: &MapMachine,
     starts: &[Scored],
     opts: &Options,
+) -> Result<Optimised> {
+    optimise_rounds(p, m, starts, opts, None)
+}
+
+/// [`optimise`] with the anytime phase (module docs) stopped after at most
+/// `max_rounds` rounds as well as at the budget: with a budget that is not reached, the
+/// result is a function of the seed and `max_rounds` alone, and never worse (on
+/// hop-bytes and on the busiest link) for a larger `max_rounds`.
+///
+/// # Errors
+/// As [`optimise`].
+pub fn optimise_rounds(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    opts: &Options,
+    max_rounds: Option<usize>,
 ) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
     let t0 = Instant::now();
@@ -297,6 +321,10 @@ pub fn optimise(
     let exact = best.origin.starts_with("every mapping enumerated");
     if p.grid_spec().is_none() && dominates_starts && !exact {
         best = super::multilevel::lower_busiest_link(p, m, best, (hb0, lt0), &mut rng, deadline);
+    }
+    if dominates_starts || starts.is_empty() {
+        let patience = super::anytime::patience(opts.budget);
+        best = super::anytime::improve(p, m, best, opts.seed, deadline, patience, max_rounds).0;
     }
     if m.node_tree().is_some() && Instant::now() < deadline {
         let mut map = best.map.clone();

@@ -3,8 +3,8 @@
 
 use copr::lap::Perm;
 use copr_mapping::{
-    baseline, compare, evaluate, hop_bytes_bound, optimise, table, Edge, GridSpec, MapMachine,
-    Options, Pattern, Scored, SplitMix, Strategy,
+    baseline, compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, Edge, GridSpec,
+    MapMachine, Options, Pattern, Scored, SplitMix, Strategy,
 };
 use copr_topology::{Torus, TorusParams};
 
@@ -228,4 +228,64 @@ fn a_hidden_grid_has_the_grids_bound_and_other_graphs_say_no_bound() {
         text.contains("lower bounds: hop-bytes no bound, max link no bound"),
         "{text}"
     );
+}
+
+/// A seeded random geometric graph: `n` points in the unit square, a message each way
+/// between points closer than `r`, bytes 1..=1000.
+fn geometric_graph(n: usize, r: f64, seed: u64) -> Pattern {
+    let mut rng = SplitMix(seed);
+    let unit = |rng: &mut SplitMix| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let pts: Vec<(f64, f64)> = (0..n).map(|_| (unit(&mut rng), unit(&mut rng))).collect();
+    let mut edges = Vec::new();
+    for a in 0..n {
+        for b in a + 1..n {
+            let (dx, dy) = (pts[a].0 - pts[b].0, pts[a].1 - pts[b].1);
+            if dx * dx + dy * dy < r * r {
+                let bytes = 1 + rng.next_u64() % 1000;
+                for (src, dst) in [(a, b), (b, a)] {
+                    edges.push(Edge {
+                        src: src as u32,
+                        dst: dst as u32,
+                        bytes,
+                    });
+                }
+            }
+        }
+    }
+    Pattern::from_edges(n, edges, format!("geometric graph, seed {seed}")).unwrap()
+}
+
+#[test]
+fn more_anytime_rounds_are_never_worse_for_the_same_seed() {
+    let m = torus(vec![4, 4], 8);
+    let mut improved = 0;
+    for seed in [2] {
+        let p = geometric_graph(128, 0.15, seed);
+        let s = starts(&p, &m);
+        // a budget that is never reached: the rounds alone decide
+        let opts = Options {
+            seed,
+            budget: std::time::Duration::from_secs(600),
+        };
+        let mut last: Option<(u128, f64)> = None;
+        for rounds in [0, 1, 3, 6] {
+            let o = optimise_rounds(&p, &m, &s, &opts, Some(rounds)).unwrap();
+            let now = (o.best.metrics.hop_bytes, o.best.metrics.max_link_time);
+            if let Some((hb, lt)) = last {
+                assert!(
+                    now.0 <= hb && now.1 <= lt,
+                    "seed {seed}, {rounds} rounds: {now:?} after {:?} ({})",
+                    (hb, lt),
+                    o.best.origin
+                );
+                improved += usize::from(now != (hb, lt));
+            }
+            last = Some(now);
+        }
+        // the same rounds again give the same mapping
+        let a = optimise_rounds(&p, &m, &s, &opts, Some(3)).unwrap();
+        let b = optimise_rounds(&p, &m, &s, &opts, Some(3)).unwrap();
+        assert_eq!(a.best.map, b.best.map);
+    }
+    assert!(improved > 0, "no round improved any mapping");
 }
