@@ -51,6 +51,7 @@ mod metrics;
 pub mod mpi;
 mod multilevel;
 mod optimise;
+mod padded;
 mod pattern;
 mod recognise;
 mod report;

@@ -128,6 +128,10 @@ pub fn optimise_rounds(
             for (origin, map) in hidden_grid_candidates(&h, m, opts.seed, budget)? {
                 cands.push(score(map, origin));
             }
+        } else {
+            for (origin, map) in super::padded::padded_grid_candidates(p, m, &mut rng, deadline)? {
+                cands.push(score(map, origin));
+            }
         }
     }
     if let Some(g) = p.grid_spec() {
@@ -506,7 +510,7 @@ fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
 
 /// The grid of tiles of shape `t`: extent `dims/t`, bytes between neighbouring tiles
 /// `bytes_d · k/t_d`.
-fn tile_grid(g: &GridSpec, t: &[usize]) -> Result<GridSpec> {
+pub(crate) fn tile_grid(g: &GridSpec, t: &[usize]) -> Result<GridSpec> {
     let k: usize = t.iter().product();
     GridSpec::new(
         g.dims.iter().zip(t).map(|(d, t)| d / t).collect(),
