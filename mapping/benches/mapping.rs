@@ -224,6 +224,15 @@ fn graph_cases(out: &mut Vec<Case>) {
             target: target(),
         });
     }
+    // fewer tasks than slots: the 64 added tasks send nothing and mark the empty slots
+    let partial =
+        Pattern::grid(&GridSpec::new(vec![24, 40], vec![true; 2], vec![MIB; 2]).unwrap()).unwrap();
+    out.push(Case {
+        name: "(h) 24x40 periodic grid (960 tasks) on 4x4x4 x 16 (64 slots empty)".into(),
+        pattern: partial.padded(1024).unwrap(),
+        machine: t444(),
+        target: target(),
+    });
     let (m, t) = network("data/topology/fat-tree-k4.net.toml", 16);
     out.push(Case {
         name: "(h) RGG 2-D, 256 tasks in random order, on fat tree k=4 (16 hosts) x 16".into(),

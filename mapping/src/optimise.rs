@@ -129,7 +129,9 @@ pub fn optimise_rounds(
                 cands.push(score(map, origin));
             }
         } else {
-            for (origin, map) in super::padded::padded_grid_candidates(p, m, &mut rng, deadline)? {
+            for (origin, map) in
+                super::padded::padded_grid_candidates(p, m, opts.seed, &mut rng, deadline)?
+            {
                 cands.push(score(map, origin));
             }
         }

@@ -1,16 +1,20 @@
 //! Grids that do not fill the machine: a pattern padded with empty tasks
 //! ([`Pattern::padded`]) whose tasks with messages form a grid.
 //!
-//! The grid's cells are grouped into node-sized tiles (the exact tilings with the
-//! least boundary), the tile grid, padded to the number of nodes, is placed on the
-//! nodes (packed, bisection and multilevel placements, each refined by swaps), and the empty tasks
-//! take the slots left over. So the mapper chooses which nodes stay empty.
+//! The grid's cells are grouped into tiles of at most a node (exact tilings, of any
+//! size that fits on the nodes, the least bytes leaving the tiles in all first). A tile
+//! grid with one tile per node is placed by the optimiser's grid strategies (so the
+//! empty slots are spread, one per node or so); a smaller tile grid is padded to the
+//! number of nodes and placed by the packed, bisection and multilevel placements, each
+//! refined by swaps (so whole nodes stay empty). The empty tasks take the slots left
+//! over: the mapper chooses which slots stay empty.
 
 use std::time::Instant;
 
 use super::machine::MapMachine;
+use super::metrics::evaluate;
 use super::multilevel;
-use super::optimise::{refine, tile_grid, SplitMix};
+use super::optimise::{optimise, refine, tile_grid, Options, Scored, SplitMix};
 use super::pattern::{Edge, Pattern};
 use super::recognise::recognise_grid;
 use super::strategy::{self, baseline, tile_boundary, tile_shapes, Strategy};
@@ -18,7 +22,7 @@ use copr::error::Result;
 use copr::lap::Perm;
 
 /// Tile shapes tried (the least boundaries first).
-const SHAPES: usize = 2;
+const SHAPES: usize = 3;
 
 /// Candidate mappings of `p` onto `m` when `p`'s tasks with messages form a grid
 /// (up to relabeling) and the others send nothing; none otherwise.
@@ -32,6 +36,7 @@ const SHAPES: usize = 2;
 pub(crate) fn padded_grid_candidates(
     p: &Pattern,
     m: &MapMachine,
+    seed: u64,
     rng: &mut SplitMix,
     deadline: Instant,
 ) -> Result<Vec<(String, Perm)>> {
@@ -63,22 +68,52 @@ pub(crate) fn padded_grid_candidates(
         return Ok(Vec::new());
     };
     let g = &h.spec;
-    let mut shapes = tile_shapes(g, k);
-    shapes.sort_by_key(|t| tile_boundary(g, t));
+    // tiles of every size from the least that fits on the nodes up to a full node,
+    // ranked by the bytes that leave their nodes in all
+    let a = ids.len();
+    let mut shapes: Vec<(u128, Vec<usize>)> = Vec::new();
+    for size in a.div_ceil(m.nodes())..=k {
+        if a % size != 0 {
+            continue;
+        }
+        for t in tile_shapes(g, size) {
+            shapes.push((tile_boundary(g, &t) * (a / size) as u128, t));
+        }
+    }
+    shapes.sort();
     shapes.truncate(SHAPES);
     let m1 = m.clone().with_ranks_per_node(1)?;
     let mut out = Vec::new();
-    for t in shapes {
+    for (_, t) in shapes {
         let q = tile_grid(g, &t)?;
-        let qp = Pattern::grid(&q)?.padded(m.nodes())?;
         let dims: Vec<usize> = q.dims.clone();
         let mut placements: Vec<(String, Perm)> = Vec::new();
-        for s in [Strategy::Packed, Strategy::Bisection] {
-            if let Some(place) = baseline(s, &qp, &m1)? {
-                placements.push((s.name().into(), place));
+        let qp = if q.tasks() == m.nodes() {
+            // one tile per node: the grid strategies place the tile grid
+            let qg = Pattern::grid(&q)?;
+            let starts: Vec<Scored> = Strategy::BASELINES
+                .iter()
+                .filter_map(|&s| baseline(s, &qg, &m1).ok().flatten())
+                .map(|map| Scored {
+                    origin: "start".into(),
+                    metrics: evaluate(&qg, &m1, &map),
+                    map,
+                })
+                .collect();
+            let left = deadline.saturating_duration_since(Instant::now()) / 2;
+            let o = optimise(&qg, &m1, &starts, &Options { seed, budget: left })?;
+            placements.push((o.best.origin, o.best.map));
+            qg
+        } else {
+            let qp = Pattern::grid(&q)?.padded(m.nodes())?;
+            for s in [Strategy::Packed, Strategy::Bisection] {
+                if let Some(place) = baseline(s, &qp, &m1)? {
+                    placements.push((s.name().into(), place));
+                }
             }
-        }
-        placements.extend(multilevel::candidates(&qp, &m1, 2, rng, deadline)?);
+            placements.extend(multilevel::candidates(&qp, &m1, 2, rng, deadline)?);
+            qp
+        };
         for (name, mut place) in placements {
             if Instant::now() >= deadline {
                 break;
