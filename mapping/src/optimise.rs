@@ -345,6 +345,24 @@ pub fn optimise_rounds(
     })
 }
 
+/// Every baseline that applies, scored: the usual starts of [`optimise`].
+///
+/// # Errors
+/// As [`baseline`].
+pub(crate) fn baseline_starts(p: &Pattern, m: &MapMachine) -> Result<Vec<Scored>> {
+    let mut starts = Vec::new();
+    for s in Strategy::BASELINES {
+        if let Some(map) = baseline(s, p, m)? {
+            starts.push(Scored {
+                origin: s.name().into(),
+                metrics: evaluate(p, m, &map),
+                map,
+            });
+        }
+    }
+    Ok(starts)
+}
+
 /// The optimiser's mappings of a recognised grid (its best and its starts), renamed
 /// to the pattern's tasks: pattern task `h.task[i]` goes where grid task `i` goes.
 fn hidden_grid_candidates(
@@ -354,16 +372,7 @@ fn hidden_grid_candidates(
     budget: Duration,
 ) -> Result<Vec<(String, Perm)>> {
     let gp = Pattern::grid(&h.spec)?;
-    let mut starts = Vec::new();
-    for s in Strategy::BASELINES {
-        if let Some(map) = baseline(s, &gp, m)? {
-            starts.push(Scored {
-                origin: s.name().into(),
-                metrics: evaluate(&gp, m, &map),
-                map,
-            });
-        }
-    }
+    let starts = baseline_starts(&gp, m)?;
     let o = optimise(&gp, m, &starts, &Options { seed, budget })?;
     let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
     let rename = |map: &Perm| {

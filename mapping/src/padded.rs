@@ -12,9 +12,8 @@
 use std::time::Instant;
 
 use super::machine::MapMachine;
-use super::metrics::evaluate;
 use super::multilevel;
-use super::optimise::{optimise, refine, tile_grid, Options, Scored, SplitMix};
+use super::optimise::{baseline_starts, optimise, refine, tile_grid, Options, SplitMix};
 use super::pattern::{Edge, Pattern};
 use super::recognise::recognise_grid;
 use super::strategy::{self, baseline, tile_boundary, tile_shapes, Strategy};
@@ -91,15 +90,7 @@ pub(crate) fn padded_grid_candidates(
         let qp = if q.tasks() == m.nodes() {
             // one tile per node: the grid strategies place the tile grid
             let qg = Pattern::grid(&q)?;
-            let starts: Vec<Scored> = Strategy::BASELINES
-                .iter()
-                .filter_map(|&s| baseline(s, &qg, &m1).ok().flatten())
-                .map(|map| Scored {
-                    origin: "start".into(),
-                    metrics: evaluate(&qg, &m1, &map),
-                    map,
-                })
-                .collect();
+            let starts = baseline_starts(&qg, &m1)?;
             let left = deadline.saturating_duration_since(Instant::now()) / 2;
             let o = optimise(&qg, &m1, &starts, &Options { seed, budget: left })?;
             placements.push((o.best.origin, o.best.map));

@@ -3,42 +3,12 @@
 
 use copr::lap::Perm;
 use copr_mapping::{
-    baseline, compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, Edge, GridSpec,
-    MapMachine, Options, Pattern, Scored, SplitMix, Strategy,
+    compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, Edge, GridSpec, Options,
+    Pattern, SplitMix, Strategy,
 };
-use copr_topology::{Torus, TorusParams};
 
-fn torus(dims: Vec<u32>, rpn: usize) -> MapMachine {
-    MapMachine::torus(Torus::full(TorusParams::new(dims)).unwrap(), rpn).unwrap()
-}
-
-fn starts(p: &Pattern, m: &MapMachine) -> Vec<Scored> {
-    Strategy::BASELINES
-        .iter()
-        .filter_map(|&s| {
-            baseline(s, p, m).unwrap().map(|map| Scored {
-                origin: s.name().into(),
-                metrics: evaluate(p, m, &map),
-                map,
-            })
-        })
-        .collect()
-}
-
-fn all_perms(n: usize, f: &mut impl FnMut(&[usize])) {
-    fn rec(v: &mut Vec<usize>, k: usize, f: &mut impl FnMut(&[usize])) {
-        if k == v.len() {
-            f(v);
-            return;
-        }
-        for i in k..v.len() {
-            v.swap(k, i);
-            rec(v, k + 1, f);
-            v.swap(k, i);
-        }
-    }
-    rec(&mut (0..n).collect(), 0, f);
-}
+mod common;
+use common::{all_perms, starts, torus};
 
 /// A seeded random graph: each ordered pair a message with probability 1/3, bytes
 /// 1..=64.
