@@ -9,7 +9,8 @@
 //!
 //! **The objective order**: a round's mapping replaces the best only when it is no
 //! worse on both hop-bytes and the busiest link time and better on one (Pareto
-//! improvement). A round that reaches the deadline before it ends is dropped.
+//! improvement). A round that reaches the deadline before it ends is dropped. The
+//! phase does not run at the hop-bytes bound, nor above 16 384 tasks.
 //!
 //! So the result is a function of the seed and of the number of rounds completed: each
 //! round's outcome depends only on `(seed, r, best so far)`, and the best only improves.
@@ -27,6 +28,10 @@ use super::optimise::{balance, refine, Scored, SplitMix};
 use super::pattern::Pattern;
 use super::strategy;
 
+/// Patterns above this many tasks skip the phase (as the optimiser refines them once,
+/// so that 10⁵ tasks stay well under a second).
+const LARGEST: usize = 16_384;
+
 /// Rounds in a row without improvement after which the phase stops: 2 per second of
 /// budget, at least 2 and at most 200 (nondecreasing in the budget).
 pub(crate) fn patience(budget: Duration) -> usize {
@@ -34,8 +39,8 @@ pub(crate) fn patience(budget: Duration) -> usize {
 }
 
 /// Runs rounds from `best` until `deadline`, `patience` failures in a row, the
-/// hop-bytes bound, or
-/// `max_rounds` rounds; returns the best mapping and the rounds completed.
+/// hop-bytes bound, or `max_rounds` rounds; returns the best mapping and the rounds
+/// completed.
 ///
 /// # Complexity
 /// Per round one kick `O(moves)`, refinement and balancing (see their docs) and one
@@ -51,7 +56,7 @@ pub(crate) fn improve(
 ) -> (Scored, usize) {
     let n = p.tasks();
     let k = m.ranks_per_node();
-    if m.nodes() < 2 || n < 4 || p.edges().is_empty() {
+    if m.nodes() < 2 || !(4..=LARGEST).contains(&n) || p.edges().is_empty() {
         return (best, 0);
     }
     // at the hop-bytes bound only the busiest link could improve, which the passes
