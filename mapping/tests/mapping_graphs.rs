@@ -259,3 +259,32 @@ fn more_anytime_rounds_are_never_worse_for_the_same_seed() {
     }
     assert!(improved > 0, "no round improved any mapping");
 }
+
+#[test]
+fn a_grid_smaller_than_the_machine_leaves_one_slot_per_node_empty_at_dilation_one() {
+    // 24 x 40 = 960 tasks on 4x4x4 nodes x 16 = 1024 slots: 3 x 5 tiles, one per node,
+    // form an 8 x 8 tile grid that embeds in the 4x4x4 torus with dilation 1, so every
+    // tile's 16 boundary messages cross exactly one link
+    let g = GridSpec::new(vec![24, 40], vec![true; 2], vec![1 << 20; 2]).unwrap();
+    let p = Pattern::grid(&g).unwrap().padded(1024).unwrap();
+    assert_eq!(p.tasks(), 1024);
+    assert!(Pattern::grid(&g).unwrap().padded(959).is_err());
+    let m = torus(vec![4, 4, 4], 16);
+    let opts = Options {
+        seed: 1,
+        budget: std::time::Duration::from_secs(4),
+    };
+    let o = optimise(&p, &m, &starts(&p, &m), &opts).unwrap();
+    assert_eq!(
+        o.best.metrics.hop_bytes,
+        64 * 16 * (1 << 20),
+        "{}",
+        o.best.origin
+    );
+    // the job's ranks each on a slot of their own, 15 per node
+    let mut per_node = [0usize; 64];
+    for t in 0..960 {
+        per_node[m.node_of_slot(o.best.map.apply(t))] += 1;
+    }
+    assert!(per_node.iter().all(|&c| c == 15), "{per_node:?}");
+}
