@@ -43,6 +43,7 @@ pub use copr::lap::Perm;
 
 mod anytime;
 mod curve;
+mod ecmp;
 pub mod export;
 mod machine;
 mod metrics;
@@ -59,6 +60,7 @@ pub mod simgrid;
 mod strategy;
 
 pub use curve::{bits_for, hilbert_index, hilbert_order};
+pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
 pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};

@@ -3,8 +3,8 @@
 
 use copr::lap::Perm;
 use copr_mapping::{
-    compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, Edge, GridSpec, Options,
-    Pattern, SplitMix, Strategy,
+    compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, Edge, GridSpec,
+    MapMachine, Options, Pattern, SplitMix, Strategy,
 };
 
 mod common;
@@ -287,4 +287,61 @@ fn a_grid_smaller_than_the_machine_leaves_one_slot_per_node_empty_at_dilation_on
         per_node[m.node_of_slot(o.best.map.apply(t))] += 1;
     }
     assert!(per_node.iter().all(|&c| c == 15), "{per_node:?}");
+}
+
+#[test]
+fn ecmp_splits_messages_over_the_fat_trees_shortest_paths() {
+    use copr_mapping::{ecmp_link_loads, ecmp_max_link_time};
+    use copr_topology::{BandwidthModel, Network};
+    let net = Network::from_file(
+        &std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .join("data/topology/fat-tree-k4.net.toml"),
+    )
+    .unwrap();
+    let m = MapMachine::network(net, None, BandwidthModel::Bottleneck, 1).unwrap();
+    let id = Perm::from_forward((0..16).collect()).unwrap();
+    let b = 1u64 << 20;
+    let counts = |src: u32, dst: u32| {
+        let p = Pattern::from_edges(16, vec![Edge { src, dst, bytes: b }], "one".into()).unwrap();
+        let load = ecmp_link_loads(&p, &m, &id).unwrap();
+        let mut by_share = std::collections::BTreeMap::new();
+        for &x in load.iter().filter(|&&x| x > 0.0) {
+            *by_share
+                .entry((x / b as f64 * 4.0).round() as u32)
+                .or_insert(0) += 1;
+        }
+        let total: f64 = load.iter().sum();
+        (
+            by_share,
+            total / b as f64,
+            ecmp_max_link_time(&p, &m, &id).unwrap(),
+        )
+    };
+    // h0 -> h4, another pod: host links whole, 2 edge-aggregation links a half each way
+    // up and down, 4 aggregation-core links a quarter up and 4 down; 6 hops in all
+    let (shares, hops, _) = counts(0, 4);
+    assert_eq!(shares, [(1, 8), (2, 4), (4, 2)].into_iter().collect());
+    assert!((hops - 6.0).abs() < 1e-9);
+    // h0 -> h2, same pod, other edge switch: 4 hops, the middle two split in halves
+    let (shares, hops, _) = counts(0, 2);
+    assert_eq!(shares, [(2, 4), (4, 2)].into_iter().collect());
+    assert!((hops - 4.0).abs() < 1e-9);
+    // h0 -> h1, same edge switch: one path
+    let (shares, _, t) = counts(0, 1);
+    assert_eq!(shares, [(4, 2)].into_iter().collect());
+    // the busiest link carries the whole message at 100 Gb/s
+    assert!((t - b as f64 / 12.5e9).abs() < 1e-12, "{t}");
+    // tori are not routed by ECMP here
+    let tor = torus(vec![4], 1);
+    let p = Pattern::from_edges(
+        4,
+        vec![Edge {
+            src: 0,
+            dst: 2,
+            bytes: 1,
+        }],
+        "x".into(),
+    )
+    .unwrap();
+    assert!(ecmp_link_loads(&p, &tor, &Perm::from_forward((0..4).collect()).unwrap()).is_none());
 }
