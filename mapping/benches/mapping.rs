@@ -22,8 +22,8 @@ use std::time::Instant;
 
 use copr::lap::Perm;
 use copr_mapping::{
-    self, compare, evaluate, simgrid, GridSpec, MapMachine, Metrics, NetKind, Options, Pattern,
-    Strategy,
+    self, compare, ecmp_max_link_time, evaluate, simgrid, GridSpec, MapMachine, Metrics, NetKind,
+    Options, Pattern, Strategy,
 };
 use copr_topology::{Network, Torus, TorusNode, TorusParams};
 
@@ -400,6 +400,18 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
             }
         }
         all_ok &= hb_ok && lt_ok;
+        // network graphs: the busiest link also under ECMP (each message split evenly
+        // over its shortest paths), informative (the optimiser targets one path)
+        if let Some(t) = ecmp_max_link_time(&c.pattern, &c.machine, &opt.map) {
+            let mut line = format!("\nECMP busiest link µs: optimised {:.1}", t * 1e6);
+            let scotch_maps = sc.iter().map(|(m, _)| ("scotch -Cd".to_string(), m));
+            for (name, map) in scotch_maps.chain(more.iter().map(|(n, m, _)| (n.clone(), m))) {
+                if let Some(x) = ecmp_max_link_time(&c.pattern, &c.machine, map) {
+                    line.push_str(&format!(", {name} {:.1}", x * 1e6));
+                }
+            }
+            println!("{line}");
+        }
         println!(
             "\nlower bounds: hop-bytes {}, max link {}; optimised kept `{}`; \
              optimised ≤ every baseline{} on hop-bytes: {}, on max link time: {}; all strategies {:.2} s",
