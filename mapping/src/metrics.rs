@@ -216,16 +216,36 @@ pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
 ///   `A_d`.
 ///
 /// A graph pattern that is a grid up to relabeling ([`crate::recognise_grid`]) gets the
-/// grid's bound. ([`evaluate`] fills [`Metrics::hop_bytes_bound`] without looking for
+/// grid's bound, and a grid padded with tasks that send nothing ([`Pattern::padded`])
+/// a bound from its cells' shares. ([`evaluate`] fills [`Metrics::hop_bytes_bound`] without looking for
 /// a hidden grid, so that scoring a mapping stays `O(m·h + L)`.)
 pub fn hop_bytes_bound(p: &Pattern, m: &MapMachine) -> u128 {
     match p.grid_spec() {
         Some(g) => bound_as_given(p, m, Some(g)),
-        None => {
-            let hidden = super::recognise::recognise_grid(p);
-            bound_as_given(p, m, hidden.as_ref().map(|h| &h.spec))
-        }
+        None => match super::recognise::recognise_grid(p) {
+            Some(h) => bound_as_given(p, m, Some(&h.spec)),
+            None => bound_as_given(p, m, None).max(active_grid_bound(p, m)),
+        },
     }
+}
+
+/// For a pattern whose tasks with messages form a grid of `a` cells and whose other
+/// tasks send nothing (a job smaller than the machine): nodes hold `c_i ≤ k` cells with
+/// `Σ c_i = a`, and a node of `c` cells sends at least `f(c)` bytes out
+/// ([`grid_node_bound`]), so `HB ≥ Σ f(c_i) ≥ a · min_{1 ≤ c ≤ k} f(c)/c`. 0 otherwise.
+fn active_grid_bound(p: &Pattern, m: &MapMachine) -> u128 {
+    let Some((ids, h)) = super::padded::active_grid(p) else {
+        return 0;
+    };
+    if m.nodes() <= 1 {
+        return 0;
+    }
+    let a = ids.len();
+    let g = &h.spec;
+    (1..=m.ranks_per_node().min(a))
+        .map(|c| grid_node_bound(&g.dims, &g.periodic, &g.bytes, c) * a as u128 / c as u128)
+        .min()
+        .unwrap_or(0)
 }
 
 /// [`hop_bytes_bound`] with the pattern's grid (if any) given.

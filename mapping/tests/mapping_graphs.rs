@@ -281,6 +281,9 @@ fn a_grid_smaller_than_the_machine_leaves_one_slot_per_node_empty_at_dilation_on
         "{}",
         o.best.origin
     );
+    // the bound: a node of c cells sends at least the boundary of the best c-cell set,
+    // least per cell for 4 x 4 (16 messages for 16 cells): 960 cells x 1 MiB
+    assert_eq!(hop_bytes_bound(&p, &m), 960 * (1 << 20));
     // the job's ranks each on a slot of their own, 15 per node
     let mut per_node = [0usize; 64];
     for t in 0..960 {
