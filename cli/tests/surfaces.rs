@@ -251,6 +251,17 @@ fn deeply_nested_input_gives_a_short_line() {
     let f = write("deep.toml", &deep);
     let err = refused(&copr(&["plan", s(&f)]), &[]);
     assert!(err.len() < 1200, "{} characters", err.len());
+    // a machine file's parser quotes the whole value it did not expect
+    let f = write(
+        "deep-machine.toml",
+        &format!(
+            "ranks_per_node = 1\n[torus]\ndims = {}1{}\n",
+            "[".repeat(20_000),
+            "]".repeat(20_000)
+        ),
+    );
+    let err = refused(&copr(&["map", "--grid", "4", "--machine", s(&f)]), &[]);
+    assert!(err.len() < 1200, "{} characters", err.len());
     let f = write(
         "deep.json",
         &format!("{}1{}", "[".repeat(20_000), "]".repeat(20_000)),
