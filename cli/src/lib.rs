@@ -35,7 +35,7 @@ const MAX_ERROR_CHARS: usize = 1000;
 
 /// An error message as the one line `copr` prints: control characters (a newline or an
 /// escape sequence in a file name, a key or a string value quoted by a parser) written
-/// as escapes, and the length capped at [`MAX_ERROR_CHARS`].
+/// as escapes, and the length capped at 1000 characters.
 ///
 /// ```
 /// let line = copr_cli::error_line("unknown field `a\nb\u{1b}[31m`");
