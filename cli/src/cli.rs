@@ -13,9 +13,27 @@ use copr::Result;
 
 mod batch;
 
+/// `copr --version`: the version, then the cargo features this binary was built with
+/// (`copr -V` prints the version alone).
+const LONG_VERSION: &str = match (cfg!(feature = "mpi"), cfg!(feature = "hwloc")) {
+    (false, false) => concat!(
+        env!("CARGO_PKG_VERSION"),
+        "\nfeatures: none (calibrate needs mpi; hwloc-* topology sources need hwloc)"
+    ),
+    (true, false) => concat!(
+        env!("CARGO_PKG_VERSION"),
+        "\nfeatures: mpi (hwloc-* topology sources need hwloc)"
+    ),
+    (false, true) => concat!(
+        env!("CARGO_PKG_VERSION"),
+        "\nfeatures: hwloc (calibrate needs mpi)"
+    ),
+    (true, true) => concat!(env!("CARGO_PKG_VERSION"), "\nfeatures: mpi, hwloc"),
+};
+
 /// copr: communication-optimal process relabeling for MPI data layouts.
 #[derive(Debug, Parser)]
-#[command(name = "copr", version, about)]
+#[command(name = "copr", version, long_version = LONG_VERSION, about)]
 pub(crate) struct Cli {
     /// The command.
     #[command(subcommand)]
