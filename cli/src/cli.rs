@@ -12,6 +12,7 @@ use copr::sweep::{SweepConfig, SweepRow};
 use copr::Result;
 
 mod batch;
+mod units;
 
 /// `copr --version`: the version, then the cargo features this binary was built with
 /// (`copr -V` prints the version alone).
@@ -79,12 +80,14 @@ pub(crate) struct MapArgs {
     pub(crate) open: bool,
     /// Grid: bytes per message along each dimension (one value for all, or one per
     /// dimension: `--bytes 1048576,3145728` makes messages along dimension 1 — within
-    /// a row — 3x those along dimension 0).
+    /// a row — 3x those along dimension 0); units B, kB, KiB, MB, MiB, GB, GiB
+    /// (`--bytes 1MiB`).
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "1048576",
-        requires = "grid"
+        requires = "grid",
+        value_parser = units::parse_bytes
     )]
     pub(crate) bytes: Vec<u64>,
     /// A communication graph: edge list (`src dst bytes` per line) or TOML/JSON.
@@ -533,6 +536,13 @@ fn map(a: MapArgs) -> Result<()> {
         })
     };
     let mut written = Vec::new();
+    let host_exports = a.rankfile.is_some() || a.slurm_hostfile.is_some();
+    if host_exports && a.nodes.is_none() && placeholder_host_names(&machine) {
+        eprintln!(
+            "copr: warning: the machine names no hosts: the rankfile and SLURM_HOSTFILE say node0 .. node{}; give --nodes 'nid[...]' or `nodes =` in the machine file for the job's host names",
+            machine.nodes().saturating_sub(1)
+        );
+    }
     if let Some(p) = &a.rankfile {
         write(p, export::rankfile(&machine, &chosen.map))?;
         written.push(format!("rankfile {}", p.display()));
@@ -566,7 +576,7 @@ fn map(a: MapArgs) -> Result<()> {
         written.push(format!("JSON {}", p.display()));
     }
     if let Some(p) = &a.svg {
-        crate::plot::mapping_svg(&pattern, &machine, chosen, p)?;
+        crate::plot::mapping_svg(&pattern, &machine, &cmp, chosen, p)?;
         written.push(format!("picture {}", p.display()));
     }
     if a.json {
@@ -585,12 +595,21 @@ fn map(a: MapArgs) -> Result<()> {
         println!("{}", serde_json::to_string(&j).expect("reports serialise"));
     } else {
         print!("{}", mapping::table(&cmp));
+        if let Some(line) = mapping::against_default(&cmp, &chosen.strategy) {
+            println!("{line}");
+        }
         println!("exported: {}", chosen.strategy);
         for w in written {
             println!("wrote {w}");
         }
     }
     Ok(())
+}
+
+/// Whether the machine's node names are the generated `node0`, `node1`, … (no names
+/// given by a file or `--nodes`).
+fn placeholder_host_names(m: &copr_mapping::MapMachine) -> bool {
+    (0..m.nodes()).all(|k| m.node_name(k) == format!("node{k}"))
 }
 
 fn plan(a: PlanArgs) -> Result<()> {
@@ -675,10 +694,11 @@ fn plan(a: PlanArgs) -> Result<()> {
     );
     println!("sigma            {}", sigma_text(&report.sigma));
     if let Some(c) = &cost {
-        println!("cost model       {}", c.model);
-        println!("cost before      {:.6e}", c.cost_before);
+        let unit = a.cost.as_deref().map_or("", units::cost_unit);
+        println!("{}", wrapped("cost model       ", &c.model));
+        println!("cost before      {:.6e} {unit}", c.cost_before);
         println!(
-            "cost after       {:.6e}  ({:.2} % less; the volume-optimal sigma costs {:.6e})",
+            "cost after       {:.6e} {unit}  ({:.2} % less; the volume-optimal sigma costs {:.6e} {unit})",
             c.cost_after, c.reduction_percent, c.cost_with_plan_sigma
         );
         println!(
@@ -745,7 +765,7 @@ fn certificate_text(k: &copr::gain::Certificate, before: f64, cost_after: f64) -
                 "not proven optimal".to_string()
             };
             format!(
-                "{verdict}: {} candidate entries ({} priced in {} rounds), bound on the saving {:.12e}, saving {:.12e}, gap {:.6e}",
+                "{verdict}: {} candidate entries ({} priced in {} rounds),\n                 bound on the saving {:.12e}, saving {:.12e}, gap {:.6e}",
                 k.entries,
                 k.priced,
                 k.rounds,
@@ -836,16 +856,56 @@ fn word<T: serde::Serialize>(x: &T) -> String {
     }
 }
 
-fn sigma_text(sigma: &[usize]) -> String {
-    const SHOW: usize = 64;
-    let mut s: Vec<String> = sigma.iter().take(SHOW).map(|x| x.to_string()).collect();
-    if sigma.len() > SHOW {
-        s.push(format!(
-            "… ({} more; --json prints all)",
-            sigma.len() - SHOW
-        ));
+/// `label` then `text`, broken at spaces into lines of at most 100 characters, the
+/// later lines indented as far as the label.
+fn wrapped(label: &str, text: &str) -> String {
+    const WIDTH: usize = 100;
+    let indent = " ".repeat(label.chars().count());
+    let mut lines = vec![label.to_string()];
+    for word in text.split(' ') {
+        let last = lines.last_mut().expect("one line at least");
+        let fresh = last.chars().count() == indent.len();
+        if !fresh && last.chars().count() + 1 + word.chars().count() > WIDTH {
+            lines.push(format!("{indent}{word}"));
+        } else {
+            if !fresh {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
     }
-    format!("[{}]", s.join(", "))
+    lines.join("\n")
+}
+
+/// σ as `[s0, s1, …]`, cut so that the report's line (a 17-character label before
+/// it) stays within 100 characters; the rest is counted and left to `--json`.
+fn sigma_text(sigma: &[usize]) -> String {
+    const WIDTH: usize = 100 - 17;
+    let all = format!(
+        "[{}]",
+        sigma
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if all.chars().count() <= WIDTH {
+        return all;
+    }
+    let mut shown = String::from("[");
+    for (k, x) in sigma.iter().enumerate() {
+        let tail = format!(", … {} more; --json prints all]", sigma.len() - k);
+        let next = if k == 0 {
+            x.to_string()
+        } else {
+            format!(", {x}")
+        };
+        if shown.chars().count() + next.chars().count() + tail.chars().count() > WIDTH {
+            return shown + &tail;
+        }
+        shown.push_str(&next);
+    }
+    shown + "]"
 }
 
 fn sweep(a: SweepArgs) -> Result<()> {

@@ -1222,7 +1222,14 @@ fn plan_cost_prints_its_certificate() {
                 .find(|l| l.starts_with(key))
                 .unwrap_or_else(|| panic!("{cfg}: no {key} line in\n{text}"))
         };
-        let cert = line("certificate");
+        // the certificate and its continuation line
+        let cert = text
+            .lines()
+            .skip_while(|l| !l.starts_with("certificate"))
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let cert = cert.as_str();
         let (bound, saving, gap) = (
             number_after(cert, "bound on the saving"),
             number_after(cert, ", saving"),

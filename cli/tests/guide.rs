@@ -69,15 +69,17 @@ fn masked(text: &str) -> Vec<String> {
         .map(|l| {
             l.split(' ')
                 .map(|w| {
-                    let four = w
-                        .split_once('.')
-                        .is_some_and(|(a, b)| {
-                            !a.is_empty()
-                                && a.chars().all(|c| c.is_ascii_digit())
-                                && b.len() == 4
-                                && b.chars().all(|c| c.is_ascii_digit())
-                        });
-                    if four { "#.####" } else { w }
+                    let four = w.split_once('.').is_some_and(|(a, b)| {
+                        !a.is_empty()
+                            && a.chars().all(|c| c.is_ascii_digit())
+                            && b.len() == 4
+                            && b.chars().all(|c| c.is_ascii_digit())
+                    });
+                    if four {
+                        "#.####"
+                    } else {
+                        w
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -211,7 +213,10 @@ fn readme_starts_with_the_main_job_and_the_test_suite_and_stays_short() {
         .collect();
     assert_eq!(
         cmds,
-        ["cargo run --release --bin copr -- sweep", "scripts/test-all"]
+        [
+            "cargo run --release --bin copr -- sweep",
+            "scripts/test-all"
+        ]
     );
     let n = readme.lines().count();
     assert!(n <= 260, "README has {n} lines");
@@ -220,7 +225,10 @@ fn readme_starts_with_the_main_job_and_the_test_suite_and_stays_short() {
     for page in pages().iter().skip(1) {
         let f = page.file_name().unwrap().to_string_lossy().to_string();
         if f != "README.md" {
-            assert!(index.contains(&format!("({f})")), "docs/README.md lacks {f}");
+            assert!(
+                index.contains(&format!("({f})")),
+                "docs/README.md lacks {f}"
+            );
         }
     }
     // relative links of README and guide name files that exist

@@ -50,7 +50,10 @@ fn commands() -> Vec<String> {
 #[test]
 fn version_is_the_crate_version_and_names_the_features() {
     let short = stdout_of(&["-V"]);
-    assert_eq!(short.trim_end(), format!("copr {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        short.trim_end(),
+        format!("copr {}", env!("CARGO_PKG_VERSION"))
+    );
     // --version adds the compiled features, from cargo's view of this build
     let long = stdout_of(&["--version"]);
     let lines: Vec<&str> = long.lines().collect();
@@ -66,11 +69,14 @@ fn version_is_the_crate_version_and_names_the_features() {
         .split(", ")
         .filter(|f| *f != "none")
         .collect();
-    let want: Vec<&str> = [("mpi", cfg!(feature = "mpi")), ("hwloc", cfg!(feature = "hwloc"))]
-        .iter()
-        .filter(|(_, on)| *on)
-        .map(|(f, _)| *f)
-        .collect();
+    let want: Vec<&str> = [
+        ("mpi", cfg!(feature = "mpi")),
+        ("hwloc", cfg!(feature = "hwloc")),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(f, _)| *f)
+    .collect();
     assert_eq!(listed, want, "{long}");
 }
 

@@ -59,7 +59,7 @@ pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODE
 pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
 pub use optimise::{optimise, refine, Optimised, Options, Scored, SplitMix};
 pub use pattern::{pair_bytes, Edge, GridSpec, Pattern, MAX_TASKS};
-pub use report::{compare, table, Comparison, Row};
+pub use report::{against_default, compare, table, Comparison, Row};
 pub use strategy::{baseline, check_sizes, Strategy};
 
 /// A torus machine from command-line style options: `dims`, optional per-dimension

@@ -141,8 +141,14 @@ impl MapMachine {
                 torus.ndims()
             )));
         }
+        // a full torus without a coordinates file numbers its nodes 0, 1, …: the
+        // exports call them node0, node1, … as for a flat machine
+        let numbered = (0..torus.num_nodes()).all(|k| torus.node_name(k) == k.to_string());
         let names = (0..torus.num_nodes())
-            .map(|k| torus.node_name(k).to_string())
+            .map(|k| match numbered {
+                true => format!("node{k}"),
+                false => torus.node_name(k).to_string(),
+            })
             .collect();
         let description = format!(
             "{}, {} per node",
