@@ -80,7 +80,7 @@ pub struct Optimised {
 /// Runs the optimiser from `starts` (typically every baseline's mapping).
 ///
 /// # Errors
-/// [`crate::Error::Mismatch`] if the pattern does not fill the machine.
+/// [`copr::Error::Mismatch`] if the pattern does not fill the machine.
 pub fn optimise(
     p: &Pattern,
     m: &MapMachine,
