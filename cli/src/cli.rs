@@ -140,7 +140,7 @@ pub(crate) struct MapArgs {
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
     /// Optimiser time budget, seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub(crate) budget: f64,
     /// Write an Open MPI rankfile.
     #[arg(long, value_name = "FILE")]
@@ -489,7 +489,7 @@ fn map(a: MapArgs) -> Result<()> {
         machine.set_node_names(names)?;
     }
     if !(a.budget.is_finite() && a.budget >= 0.0) {
-        return Err(copr::Error::Mismatch(format!(
+        return Err(copr::Error::Argument(format!(
             "--budget {}: seconds must be a finite number >= 0",
             a.budget
         )));

@@ -178,3 +178,66 @@ fn byte_sizes_take_units() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("1.5MiB") && err.contains("MiB"), "{err}");
 }
+
+/// One error style: `copr: error: ` and the message, no category word, one line,
+/// exit status 2; a TOML error names the file and the line as for plan files.
+#[test]
+fn errors_share_one_style() {
+    let fails = |args: &[&str]| {
+        let out = copr(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            !err.contains("mismatch:") && !err.contains("Usage:"),
+            "{err}"
+        );
+        err
+    };
+    let err = fails(&["completions", "tcsh"]);
+    assert!(
+        err.starts_with("copr: error: completions: unknown shell `tcsh`"),
+        "{err}"
+    );
+    let err = fails(&["map", "--grid", "2x2", "--flat", "1", "--budget", "-1"]);
+    assert!(err.starts_with("copr: error: --budget -1"), "{err}");
+    let bad = tmp("machine.toml");
+    std::fs::write(&bad, "ranks_per_node = 4\n[flat\nnodes = 2\n").unwrap();
+    let err = fails(&["map", "--grid", "2x2", "--machine", bad.to_str().unwrap()]);
+    assert!(err.contains(": line 2: ") && !err.contains(" | "), "{err}");
+    let _ = std::fs::remove_file(&bad);
+}
+
+/// A calibrated config places the ranks it ran on; pricing a plan of more ranks says
+/// what to do instead.
+#[test]
+fn a_small_calibration_on_a_large_plan_says_what_to_do() {
+    let dir = tmp("calibrated");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("machine.placement"), "0 a\n1 a\n2 b\n3 b\n").unwrap();
+    std::fs::write(
+        dir.join("machine.toml"),
+        "[[terms]]\nmodel = \"latency-bandwidth\"\n\
+         [topology.intra]\nkind = \"uniform\"\nlatency = 4.0e-7\nbandwidth = 1.0e10\n\
+         [topology.inter]\nkind = \"uniform\"\nlatency = 2.0e-6\nbandwidth = 5.0e9\n\
+         [topology.placement]\nrule = \"file\"\nfile = \"machine.placement\"\n",
+    )
+    .unwrap();
+    let cfg = dir.join("machine.toml");
+    let out = copr(&[
+        "plan",
+        "data/plans/paper-b5000.toml",
+        "--cost",
+        cfg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("places 4")
+            && err.contains("rule = \"packed\"")
+            && err.contains("calibrate on 100 ranks"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

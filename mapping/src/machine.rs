@@ -306,7 +306,7 @@ impl MapMachine {
         let doc: MachineDoc = if path.extension().is_some_and(|e| e == "json") {
             serde_json::from_str(text).map_err(|e| parse(e.to_string()))?
         } else {
-            toml::from_str(text).map_err(|e| parse(one_line(&e.to_string())))?
+            toml::from_str(text).map_err(|e| parse(toml_detail(text, &e)))?
         };
         let base = path.parent().unwrap_or(Path::new("."));
         let kinds = [
@@ -703,8 +703,16 @@ fn dim_name(d: usize) -> String {
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A TOML error as the other inputs report it: `line N: message`, on one line.
+pub(crate) fn toml_detail(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    match e.span() {
+        Some(span) => format!(
+            "line {}: {message}",
+            copr_topology::files::line_of_offset(text, span.start)
+        ),
+        None => message,
+    }
 }
 
 /// Node lists are expanded to at most this many names.
