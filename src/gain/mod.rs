@@ -634,13 +634,13 @@ pub fn joint_relabel(
                 })
                 .collect();
             let parts: Vec<(&Csr, u64)> = scaled.iter().map(|b| (b, 1)).collect();
-            return crate::plan::joint_assign(&parts, ranks, fixed);
+            return crate::lap::joint_assign(&parts, ranks, fixed);
         }
         Some(0.0) => return Ok(Perm::identity(ranks)),
         _ => {}
     }
     check_dense_limit(ranks)?;
-    let free = crate::plan::FreeLabels::new(ranks, fixed)?;
+    let free = crate::lap::FreeLabels::new(ranks, fixed)?;
     let mut table = vec![0.0; ranks * ranks];
     for pk in packages {
         let part = gain_matrix(model, &pk.widened(ranks));

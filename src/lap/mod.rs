@@ -27,6 +27,7 @@ mod auction;
 mod brute;
 mod dense;
 mod greedy;
+mod joint;
 mod perm;
 mod sparse;
 
@@ -39,6 +40,7 @@ pub use dense::{dense_max, dense_max_with, DenseSolver};
 pub const DENSE_LIMIT: usize = 8192;
 pub use greedy::greedy_swaps;
 pub(crate) use greedy::greedy_swaps_transposed;
+pub(crate) use joint::{joint_assign, FreeLabels};
 pub use perm::Perm;
 pub use sparse::sparse_max;
 

@@ -7,13 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{check_alpha, check_element_size, default_element_size, one, Plan, Solver};
 use crate::error::{Error, Result};
-use crate::lap::{assignment_value, sparse_max, Perm};
+use crate::lap::{joint_assign, Perm};
 use crate::layout::{Layout, Op};
 use crate::sparse::Csr;
 use crate::volume::Volumes;
-
-/// Largest sum of weights of a joint assignment: 2^60, the exact solver's bound.
-const MAX_JOINT_WEIGHT: u64 = 1 << 60;
 
 /// The exact σ maximising `Σ_k Σ_t V_k[σ(t)][t]` over all permutations of `ranks` ranks
 /// with `σ(t) = t` for every label in `fixed`: the one relabeling that keeps the most
@@ -72,107 +69,6 @@ const MAX_JOINT_WEIGHT: u64 = 1 << 60;
 pub fn joint_relabel(volumes: &[&Volumes], ranks: usize, fixed: &[usize]) -> Result<Perm> {
     let parts: Vec<(&Csr, u64)> = volumes.iter().map(|v| (v.matrix(), 1)).collect();
     joint_assign(&parts, ranks, fixed)
-}
-
-/// The exact joint assignment on `W = Σ_k weight_k · V_kᵀ` (rows: target labels,
-/// columns: processes) with the labels in `fixed` kept in place; the identity when σ
-/// keeps no more than it.
-pub(crate) fn joint_assign(parts: &[(&Csr, u64)], ranks: usize, fixed: &[usize]) -> Result<Perm> {
-    let mut total = 0u64;
-    let mut trip = Vec::new();
-    for (k, (v, weight)) in parts.iter().enumerate() {
-        if v.n_rows() > ranks || v.n_cols() > ranks {
-            return Err(Error::Mismatch(format!(
-                "transform {k}: volumes of {} ranks in a joint relabeling of {ranks} ranks",
-                v.n_rows().max(v.n_cols())
-            )));
-        }
-        let sum = v
-            .sum()
-            .checked_mul(*weight)
-            .and_then(|s| s.checked_add(total))
-            .filter(|&s| s <= MAX_JOINT_WEIGHT);
-        total = sum.ok_or_else(|| {
-            Error::Limit(format!(
-                "the transforms of a joint relabeling weigh more than 2^60 together (transform {k})"
-            ))
-        })?;
-        trip.extend(v.iter().map(|(s, t, x)| (t, s, x * weight)));
-    }
-    let free = FreeLabels::new(ranks, fixed)?;
-    let w = Csr::from_triplets(ranks, ranks, trip.clone());
-    let small = Csr::from_triplets(
-        free.len(),
-        free.len(),
-        trip.into_iter()
-            .filter_map(|(t, s, x)| Some((free.index(t)?, free.index(s)?, x)))
-            .collect(),
-    );
-    let sigma = free.expand(&sparse_max(&small)?)?;
-    let identity = Perm::identity(ranks);
-    Ok(
-        if assignment_value(&w, &sigma) > assignment_value(&w, &identity) {
-            sigma
-        } else {
-            identity
-        },
-    )
-}
-
-/// The labels of a joint relabeling that are not fixed: σ maps them onto themselves, so
-/// the assignment runs on them alone.
-pub(crate) struct FreeLabels {
-    ranks: usize,
-    /// The free labels, increasing.
-    list: Vec<usize>,
-    /// `index[t]`: position of label `t` in `list`, `usize::MAX` if fixed.
-    index: Vec<usize>,
-}
-
-impl FreeLabels {
-    /// All of `0..ranks` but `fixed`.
-    ///
-    /// # Errors
-    /// [`Error::Mismatch`] if a fixed label is outside `0..ranks`.
-    pub(crate) fn new(ranks: usize, fixed: &[usize]) -> Result<Self> {
-        let mut index = vec![0; ranks];
-        for &t in fixed {
-            *index.get_mut(t).ok_or_else(|| {
-                Error::Mismatch(format!(
-                    "fixed label {t} outside the {ranks} ranks of the joint relabeling"
-                ))
-            })? = usize::MAX;
-        }
-        let list: Vec<usize> = (0..ranks).filter(|&t| index[t] == 0).collect();
-        for (a, &t) in list.iter().enumerate() {
-            index[t] = a;
-        }
-        Ok(Self { ranks, list, index })
-    }
-
-    /// Number of free labels.
-    pub(crate) fn len(&self) -> usize {
-        self.list.len()
-    }
-
-    /// The free labels, increasing.
-    pub(crate) fn labels(&self) -> &[usize] {
-        &self.list
-    }
-
-    /// Position of label `t` among the free ones (`None` if fixed).
-    pub(crate) fn index(&self, t: usize) -> Option<usize> {
-        Some(self.index[t]).filter(|&a| a != usize::MAX)
-    }
-
-    /// σ on all ranks from σ on the free labels (by position), the fixed ones in place.
-    pub(crate) fn expand(&self, on_free: &Perm) -> Result<Perm> {
-        let mut fwd: Vec<usize> = (0..self.ranks).collect();
-        for (a, &t) in self.list.iter().enumerate() {
-            fwd[t] = self.list[on_free.apply(a)];
-        }
-        Perm::from_forward(fwd)
-    }
 }
 
 /// One `[[transform]]` entry of a batch plan file.

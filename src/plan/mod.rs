@@ -15,7 +15,6 @@
 
 mod batch;
 
-pub(crate) use batch::{joint_assign, FreeLabels};
 pub use batch::{
     joint_relabel, BatchPlan, BatchReport, BatchSpec, TransformSpec, TransformVolumes,
 };
