@@ -840,7 +840,8 @@ pub(crate) fn mapping_svg(
     // every strategy against the bounds
     let bx = 20 + 2 * (colw + 20);
     let first = &cmp.rows[0].metrics;
-    let charts: [(&str, f64, Box<dyn Fn(&copr_mapping::Row) -> f64>); 2] = [
+    type Measure = Box<dyn Fn(&copr_mapping::Row) -> f64>;
+    let charts: [(&str, f64, Measure); 2] = [
         (
             "hop-bytes, MB",
             first.hop_bytes_bound as f64 / 1e6,
@@ -854,12 +855,7 @@ pub(crate) fn mapping_svg(
     ];
     for (k, (name, bound, value)) in charts.iter().enumerate() {
         let top = 50 + k as i32 * 440;
-        let vmax = cmp
-            .rows
-            .iter()
-            .map(|r| value(r))
-            .fold(*bound, f64::max)
-            .max(1e-12);
+        let vmax = cmp.rows.iter().map(value).fold(*bound, f64::max).max(1e-12);
         let (lx, bw) = (bx + 90, w - bx - 130);
         root.draw(&text(
             format!("{name} of every strategy (line: lower bound {bound:.3})"),
