@@ -498,6 +498,20 @@ fn map(a: MapArgs) -> Result<()> {
         seed: a.seed,
         budget: std::time::Duration::from_secs_f64(a.budget.min(1e6)),
     };
+    // fewer tasks than slots: the job's ranks are the first tasks of a padded pattern
+    let ranks = pattern.tasks();
+    let pattern = if ranks < machine.slots() {
+        if a.mpich_rank_order.is_some() {
+            return Err(copr::Error::Mismatch(format!(
+                "--mpich-rank-order: {ranks} tasks on {} slots leave slots empty, which \
+                 MPICH_RANK_ORDER cannot say; use --rankfile or --slurm-hostfile",
+                machine.slots()
+            )));
+        }
+        pattern.padded(machine.slots())?
+    } else {
+        pattern
+    };
     let bar = (!a.json && std::io::stderr().is_terminal() && pattern.tasks() >= 4096).then(|| {
         let b = indicatif::ProgressBar::new(a.strategies.len() as u64 + 1);
         b.set_style(
@@ -544,7 +558,7 @@ fn map(a: MapArgs) -> Result<()> {
         );
     }
     if let Some(p) = &a.rankfile {
-        write(p, export::rankfile(&machine, &chosen.map))?;
+        write(p, export::rankfile_ranks(&machine, &chosen.map, ranks))?;
         written.push(format!("rankfile {}", p.display()));
     }
     if let Some(p) = &a.mpich_rank_order {
@@ -554,13 +568,16 @@ fn map(a: MapArgs) -> Result<()> {
     if let Some(p) = &a.slurm_hostfile {
         write(
             p,
-            export::hostfile(&export::node_names(&machine), &machine, &chosen.map),
+            export::hostfile_ranks(&export::node_names(&machine), &machine, &chosen.map, ranks),
         )?;
         written.push(format!("SLURM_HOSTFILE {}", p.display()));
     }
     if let Some(p) = &a.smpi_hostfile {
         let names = mapping::simgrid::smpi_host_names(&machine);
-        write(p, export::hostfile(&names, &machine, &chosen.map))?;
+        write(
+            p,
+            export::hostfile_ranks(&names, &machine, &chosen.map, ranks),
+        )?;
         written.push(format!("SMPI hostfile {}", p.display()));
     }
     if let Some(p) = &a.smpi_platform {
@@ -568,7 +585,7 @@ fn map(a: MapArgs) -> Result<()> {
         written.push(format!("SimGrid platform {}", p.display()));
     }
     if let Some(p) = &a.mapping_json {
-        let j = export::to_json(&chosen.strategy, &machine, &chosen.map);
+        let j = export::to_json_ranks(&chosen.strategy, &machine, &chosen.map, ranks);
         write(
             p,
             serde_json::to_string_pretty(&j).expect("mappings serialise") + "\n",

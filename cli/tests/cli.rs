@@ -564,7 +564,10 @@ fn map_bad_input_is_one_line_exit_2() {
             vec!["map", "--grid", "4x4", "--machine", m2.to_str().unwrap()],
             "bogus",
         ),
-        (vec!["map", "--grid", "4x4", "--torus", "4x4x4"], "16 tasks"),
+        (
+            vec!["map", "--grid", "8x16", "--torus", "4x4x4"],
+            "128 tasks",
+        ),
         (vec!["map", "--grid", "0x4", "--flat", "1"], "extents"),
         (
             vec!["map", "--grid", "100000x100000", "--flat", "1"],

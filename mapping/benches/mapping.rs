@@ -6,10 +6,13 @@
 //! cargo bench --bench mapping                    # everything (about 5 minutes)
 //! cargo bench --bench mapping -- --quick         # no SimGrid, no p = 102 400 rounds
 //! cargo bench --bench mapping -- --cases b,g     # some cases
+//! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! ```
 //! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
 //! installed; their rows are left out with a notice otherwise.
 
+#[path = "common/graphs.rs"]
+mod graphs;
 #[path = "common/scotch.rs"]
 mod scotch;
 
@@ -19,8 +22,8 @@ use std::time::Instant;
 
 use copr::lap::Perm;
 use copr_mapping::{
-    self, compare, evaluate, simgrid, GridSpec, MapMachine, Metrics, NetKind, Options, Pattern,
-    Strategy,
+    self, compare, ecmp_max_link_time, evaluate, simgrid, GridSpec, MapMachine, Metrics, NetKind,
+    Options, Pattern, Strategy,
 };
 use copr_topology::{Network, Torus, TorusNode, TorusParams};
 
@@ -68,7 +71,8 @@ fn random_half(dims: &[u32], rpn: usize, seed: u64) -> (MapMachine, Vec<usize>) 
 }
 
 fn network(file: &str, rpn: usize) -> (MapMachine, scotch::ScotchTarget) {
-    let net = Network::from_file(Path::new(file)).unwrap();
+    let net =
+        Network::from_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file)).unwrap();
     let m = MapMachine::network(net, None, Default::default(), rpn).unwrap();
     let n = m.nodes();
     let hops = (0..n * n).map(|k| m.hops(k / n, k % n)).collect();
@@ -160,6 +164,9 @@ fn cases(which: &[String]) -> Vec<Case> {
                 target: torus_target(&[8, 8, 8], 16),
             });
         }
+        if want("h") && !aniso {
+            graph_cases(&mut out);
+        }
         if want("g") {
             out.push(Case {
                 name: format!("(g) 320x320 on 20x20x16 x 16 (p = 102400), {tag}"),
@@ -170,6 +177,69 @@ fn cases(which: &[String]) -> Vec<Case> {
         }
     }
     out
+}
+
+/// A lower bound in MB, or "no bound" where none above 0 is known.
+fn bound_text(b: u128) -> String {
+    if b == 0 {
+        "no bound".into()
+    } else {
+        format!("{:.1} MB", mb(b))
+    }
+}
+
+fn from_edges(n: usize, e: Vec<(u32, u32, u64)>, what: &str) -> Pattern {
+    let edges = e
+        .into_iter()
+        .map(|(src, dst, bytes)| copr_mapping::Edge { src, dst, bytes })
+        .collect();
+    Pattern::from_edges(n, edges, what.into()).unwrap()
+}
+
+/// The graph cases (h): patterns given as graphs, not grids.
+fn graph_cases(out: &mut Vec<Case>) {
+    let t444 = || torus(&[4, 4, 4], None, 16);
+    let target = || scotch::ScotchTarget::torus_cores(&[4, 4, 4], 16);
+    let stencil =
+        Pattern::grid(&GridSpec::new(vec![16, 16, 4], vec![true; 3], vec![MIB; 3]).unwrap())
+            .unwrap();
+    let st_edges = edges(&stencil);
+    out.push(Case {
+        name: "(h) 16x16x4 periodic stencil as a graph (grid order) on 4x4x4 x 16".into(),
+        pattern: from_edges(1024, st_edges.clone(), "stencil graph"),
+        machine: t444(),
+        target: target(),
+    });
+    out.push(Case {
+        name: "(h) 16x16x4 periodic stencil as a graph (scrambled ranks) on 4x4x4 x 16".into(),
+        pattern: from_edges(1024, graphs::scramble(1024, &st_edges, 11), "stencil graph"),
+        machine: t444(),
+        target: target(),
+    });
+    for dim in [2, 3] {
+        out.push(Case {
+            name: format!("(h) RGG {dim}-D, 1024 tasks in random order, on 4x4x4 x 16"),
+            pattern: from_edges(1024, graphs::rgg(1024, dim, 7.0, 2026, true), "rgg"),
+            machine: t444(),
+            target: target(),
+        });
+    }
+    // fewer tasks than slots: the 64 added tasks send nothing and mark the empty slots
+    let partial =
+        Pattern::grid(&GridSpec::new(vec![24, 40], vec![true; 2], vec![MIB; 2]).unwrap()).unwrap();
+    out.push(Case {
+        name: "(h) 24x40 periodic grid (960 tasks) on 4x4x4 x 16 (64 slots empty)".into(),
+        pattern: partial.padded(1024).unwrap(),
+        machine: t444(),
+        target: target(),
+    });
+    let (m, t) = network("data/topology/fat-tree-k4.net.toml", 16);
+    out.push(Case {
+        name: "(h) RGG 2-D, 256 tasks in random order, on fat tree k=4 (16 hosts) x 16".into(),
+        pattern: from_edges(256, graphs::rgg(256, 2, 7.0, 2027, true), "rgg"),
+        machine: m,
+        target: t,
+    });
 }
 
 fn edges(p: &Pattern) -> Vec<(u32, u32, u64)> {
@@ -186,6 +256,72 @@ fn run_scotch(c: &Case, dir: &Path) -> Option<(Perm, f64)> {
         Perm::from_forward(r.slot_of_task).unwrap(),
         r.scotch_seconds,
     ))
+}
+
+/// Scotch's other configurations on graph cases: two-stage (tasks grouped into
+/// node-sized parts on a complete graph, then the quotient graph mapped onto the
+/// target) and, on the k = 4 fat tree, its `tleaf` tree target.
+fn run_scotch_more(c: &Case, dir: &Path) -> Vec<(String, Perm, f64)> {
+    let mut out = Vec::new();
+    if !scotch::scotch_available() || c.pattern.grid_spec().is_some() {
+        return out;
+    }
+    let n = c.pattern.tasks();
+    let e = edges(&c.pattern);
+    let k = c.target.node_count();
+    let rpn = c.target.ranks_per_node();
+    let complete = scotch::ScotchTarget::Tleaf {
+        arity: vec![k],
+        ranks_per_node: rpn,
+    };
+    let g = scotch::run_gmap(n, &e, &complete, dir).unwrap();
+    let group: Vec<usize> = g.slot_of_task.iter().map(|s| s / rpn).collect();
+    let qe: Vec<(u32, u32, u64)> = e
+        .iter()
+        .map(|&(a, b, w)| (group[a as usize] as u32, group[b as usize] as u32, w))
+        .filter(|&(a, b, _)| a != b)
+        .collect();
+    let one = match &c.target {
+        scotch::ScotchTarget::Torus { dims, .. } => scotch::ScotchTarget::torus(dims),
+        scotch::ScotchTarget::TorusSubset { dims, nodes, .. } => {
+            scotch::ScotchTarget::TorusSubset {
+                dims: dims.clone(),
+                nodes: nodes.clone(),
+                ranks_per_node: 1,
+            }
+        }
+        scotch::ScotchTarget::Distance { nodes, hops, .. } => scotch::ScotchTarget::Distance {
+            nodes: *nodes,
+            hops: hops.clone(),
+            ranks_per_node: 1,
+        },
+        scotch::ScotchTarget::Tleaf { arity, .. } => scotch::ScotchTarget::Tleaf {
+            arity: arity.clone(),
+            ranks_per_node: 1,
+        },
+    };
+    let q = scotch::run_gmap(k, &qe, &one, dir).unwrap();
+    let fwd = (0..n)
+        .map(|t| q.slot_of_task[group[t]] * rpn + g.slot_of_task[t] % rpn)
+        .collect();
+    out.push((
+        "scotch two-stage".to_string(),
+        Perm::from_forward(fwd).unwrap(),
+        g.scotch_seconds + q.scotch_seconds,
+    ));
+    if c.name.contains("fat tree k=4") {
+        let t = scotch::ScotchTarget::Tleaf {
+            arity: vec![4, 2, 2],
+            ranks_per_node: rpn,
+        };
+        let r = scotch::run_gmap(n, &e, &t, dir).unwrap();
+        out.push((
+            "scotch tleaf".to_string(),
+            Perm::from_forward(r.slot_of_task).unwrap(),
+            r.scotch_seconds,
+        ));
+    }
+    out
 }
 
 fn mb(x: u128) -> f64 {
@@ -206,7 +342,7 @@ fn row(name: &str, m: &Metrics, secs: f64) {
 }
 
 /// Runs each case; returns the mappings of the 1024-rank cases for the simulator.
-fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)> {
+fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(String, Perm)>)> {
     let mut sims = Vec::new();
     let mut all_ok = true;
     for c in cs {
@@ -220,7 +356,7 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
                 .copied()
                 .chain([Strategy::Optimised])
                 .collect::<Vec<_>>(),
-            &Options::default(),
+            opts,
             |_| {},
         )
         .unwrap();
@@ -234,6 +370,10 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
         if let Some((map, secs)) = &sc {
             row("scotch -Cd", &evaluate(&c.pattern, &c.machine, map), *secs);
         }
+        let more = run_scotch_more(c, dir);
+        for (name, map, secs) in &more {
+            row(name, &evaluate(&c.pattern, &c.machine, map), *secs);
+        }
         let opt = cmp.row("optimised").unwrap();
         let mut hb_ok = true;
         let mut lt_ok = true;
@@ -246,6 +386,9 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
         if let Some((map, _)) = &sc {
             peers.push(("scotch".into(), evaluate(&c.pattern, &c.machine, map)));
         }
+        for (name, map, _) in &more {
+            peers.push((name.clone(), evaluate(&c.pattern, &c.machine, map)));
+        }
         for (name, m) in &peers {
             if opt.metrics.hop_bytes > m.hop_bytes {
                 hb_ok = false;
@@ -257,11 +400,23 @@ fn mapping_tables(cs: &[Case], dir: &Path) -> Vec<(String, Vec<(String, Perm)>)>
             }
         }
         all_ok &= hb_ok && lt_ok;
+        // network graphs: the busiest link also under ECMP (each message split evenly
+        // over its shortest paths), informative (the optimiser targets one path)
+        if let Some(t) = ecmp_max_link_time(&c.pattern, &c.machine, &opt.map) {
+            let mut line = format!("\nECMP busiest link µs: optimised {:.1}", t * 1e6);
+            let scotch_maps = sc.iter().map(|(m, _)| ("scotch -Cd".to_string(), m));
+            for (name, map) in scotch_maps.chain(more.iter().map(|(n, m, _)| (n.clone(), m))) {
+                if let Some(x) = ecmp_max_link_time(&c.pattern, &c.machine, map) {
+                    line.push_str(&format!(", {name} {:.1}", x * 1e6));
+                }
+            }
+            println!("{line}");
+        }
         println!(
-            "\nlower bounds: hop-bytes {:.1} MB, max link {:.1} MB; optimised kept `{}`; \
+            "\nlower bounds: hop-bytes {}, max link {}; optimised kept `{}`; \
              optimised ≤ every baseline{} on hop-bytes: {}, on max link time: {}; all strategies {:.2} s",
-            mb(opt.metrics.hop_bytes_bound),
-            mb(opt.metrics.max_link_bound),
+            bound_text(opt.metrics.hop_bytes_bound),
+            bound_text(opt.metrics.max_link_bound),
             opt.origin.as_deref().unwrap_or("?"),
             if sc.is_some() { " and Scotch" } else { "" },
             if hb_ok { "yes" } else { "NO" },
@@ -455,6 +610,14 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|s| s.split(',').map(String::from).collect())
         .unwrap_or_default();
+    let mut opts = Options::default();
+    if let Some(b) = args
+        .iter()
+        .position(|a| a == "--budget")
+        .and_then(|i| args.get(i + 1))
+    {
+        opts.budget = std::time::Duration::from_secs_f64(b.parse().expect("--budget SECONDS"));
+    }
     // rayon is not used by the mapping code; pin the claim "one core" anyway
     let dir = std::env::temp_dir().join(format!("copr-mapping-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -472,7 +635,7 @@ fn main() {
         }
     );
     let cs = cases(&which);
-    let sims = mapping_tables(&cs, &dir);
+    let sims = mapping_tables(&cs, &dir, &opts);
     if !quick {
         simulate(&cs, &sims, &dir);
         if which.is_empty() || which.iter().any(|w| w == "g") {

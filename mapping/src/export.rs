@@ -17,9 +17,19 @@ use copr::lap::Perm;
 
 /// Open MPI rankfile: `rank R=HOST slot=C` for every rank.
 pub fn rankfile(m: &MapMachine, map: &Perm) -> String {
+    rankfile_ranks(m, map, map.len())
+}
+
+/// [`rankfile`] of the first `ranks` ranks only: a job of `ranks` ranks mapped as a
+/// pattern padded with empty tasks ([`crate::Pattern::padded`]); the slots of the other tasks stay
+/// empty and are not named.
+///
+/// # Panics
+/// If `ranks > map.len()`.
+pub fn rankfile_ranks(m: &MapMachine, map: &Perm, ranks: usize) -> String {
     let rpn = m.ranks_per_node();
-    let mut s = String::with_capacity(map.len() * 24);
-    for r in 0..map.len() {
+    let mut s = String::with_capacity(ranks * 24);
+    for r in 0..ranks {
         let slot = map.apply(r);
         s.push_str(&format!(
             "rank {r}={} slot={}\n",
@@ -144,9 +154,17 @@ pub fn parse_mpich_rank_order(text: &str, ranks: usize) -> Result<Perm> {
 /// A hostfile: line `r` names the node of rank `r` (Slurm's `SLURM_HOSTFILE` with the
 /// machine's node names, SMPI's with SimGrid host names).
 pub fn hostfile(names: &[String], m: &MapMachine, map: &Perm) -> String {
+    hostfile_ranks(names, m, map, map.len())
+}
+
+/// [`hostfile`] of the first `ranks` ranks only (see [`rankfile_ranks`]).
+///
+/// # Panics
+/// If `ranks > map.len()`.
+pub fn hostfile_ranks(names: &[String], m: &MapMachine, map: &Perm, ranks: usize) -> String {
     let rpn = m.ranks_per_node();
     let mut s = String::new();
-    for r in 0..map.len() {
+    for r in 0..ranks {
         s.push_str(&names[map.apply(r) / rpn]);
         s.push('\n');
     }
@@ -212,6 +230,18 @@ pub fn to_json(strategy: &str, m: &MapMachine, map: &Perm) -> MappingJson {
             .map(|&s| m.node_name(s / rpn).to_string())
             .collect(),
     }
+}
+
+/// [`to_json`] of the first `ranks` ranks only (see [`rankfile_ranks`]); such a
+/// mapping names fewer slots than the machine has, and [`from_json`] refuses it.
+///
+/// # Panics
+/// If `ranks > map.len()`.
+pub fn to_json_ranks(strategy: &str, m: &MapMachine, map: &Perm, ranks: usize) -> MappingJson {
+    let mut j = to_json(strategy, m, map);
+    j.slot_of_rank.truncate(ranks);
+    j.node_of_rank.truncate(ranks);
+    j
 }
 
 /// Reads the JSON form back.

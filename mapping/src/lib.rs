@@ -41,25 +41,36 @@ use std::path::Path;
 use copr::error::Result;
 pub use copr::lap::Perm;
 
+mod anytime;
 mod curve;
+mod ecmp;
 pub mod export;
 mod machine;
 mod metrics;
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
+mod multilevel;
 mod optimise;
+mod padded;
 mod pattern;
+mod recognise;
 mod report;
 pub mod simgrid;
 mod strategy;
 
 pub use curve::{bits_for, hilbert_index, hilbert_order};
+pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
-pub use optimise::{optimise, refine, Optimised, Options, Scored, SplitMix};
+pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};
 pub use pattern::{pair_bytes, Edge, GridSpec, Pattern, MAX_TASKS};
+<<<<<<< HEAD
 pub use report::{against_default, compare, table, Comparison, Row};
+=======
+pub use recognise::{recognise_grid, HiddenGrid};
+pub use report::{compare, table, Comparison, Row};
+>>>>>>> main
 pub use strategy::{baseline, check_sizes, Strategy};
 
 /// A torus machine from command-line style options: `dims`, optional per-dimension

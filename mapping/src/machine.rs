@@ -657,6 +657,15 @@ impl MapMachine {
         }
     }
 
+    /// The network graph and the host of every node, for a machine given as a network
+    /// graph (its link ids are the graph's edge indices); `None` otherwise.
+    pub(crate) fn network_parts(&self) -> Option<(&Network, &[usize])> {
+        match &self.net {
+            Net::Graph { net, hosts, .. } => Some((net, hosts)),
+            _ => None,
+        }
+    }
+
     /// Calls `f(link)` for each link on the route from node `a` to node `b`
     /// (dimension-order on a torus: x first, the shorter way round, positive on a tie).
     pub fn for_route(&self, a: usize, b: usize, mut f: impl FnMut(usize)) {

@@ -25,7 +25,14 @@
 //! `HB/HB₀ + T/T₀` is returned: no start beats it on both measures (a minimiser of a
 //! positive weighted sum is Pareto-optimal), and the report says so.
 //!
-//! Deterministic for a given seed; bounded by a time budget.
+//! **Anytime.** The chosen mapping is then improved while the budget lasts by rounds
+//! of kicks and refinement; a round's mapping is kept only when it is no worse on both
+//! hop-bytes and the busiest link and better on one, so for the same seed a larger
+//! budget (more rounds completed) never gives a worse mapping on either measure (see
+//! [`optimise_rounds`]).
+//!
+//! Deterministic for a given seed and number of anytime rounds; bounded by a time
+//! budget.
 
 use std::time::{Duration, Instant};
 
@@ -87,6 +94,23 @@ pub fn optimise(
     starts: &[Scored],
     opts: &Options,
 ) -> Result<Optimised> {
+    optimise_rounds(p, m, starts, opts, None)
+}
+
+/// [`optimise`] with the anytime phase (module docs) stopped after at most
+/// `max_rounds` rounds as well as at the budget: with a budget that is not reached, the
+/// result is a function of the seed and `max_rounds` alone, and never worse (on
+/// hop-bytes and on the busiest link) for a larger `max_rounds`.
+///
+/// # Errors
+/// As [`optimise`].
+pub fn optimise_rounds(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    opts: &Options,
+    max_rounds: Option<usize>,
+) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
     let t0 = Instant::now();
     let deadline = t0 + opts.budget;
@@ -97,6 +121,21 @@ pub fn optimise(
         origin,
         map,
     };
+    if p.grid_spec().is_none() {
+        // a grid hidden in a graph: map the grid, then rename its tasks
+        if let Some(h) = super::recognise::recognise_grid(p) {
+            let budget = opts.budget / 2;
+            for (origin, map) in hidden_grid_candidates(&h, m, opts.seed, budget)? {
+                cands.push(score(map, origin));
+            }
+        } else {
+            for (origin, map) in
+                super::padded::padded_grid_candidates(p, m, opts.seed, &mut rng, deadline)?
+            {
+                cands.push(score(map, origin));
+            }
+        }
+    }
     if let Some(g) = p.grid_spec() {
         let k = m.ranks_per_node();
         let shapes = tile_shapes(g, k);
@@ -208,6 +247,20 @@ pub fn optimise(
             }
         }
     }
+    if p.tasks() <= super::multilevel::EXHAUSTIVE_TASKS {
+        let lt0 = starts
+            .iter()
+            .map(|s| s.metrics.max_link_time)
+            .fold(f64::INFINITY, f64::min);
+        if let Some(map) = super::multilevel::exhaustive(p, m, lt0) {
+            cands.push(score(map, "every mapping enumerated".into()));
+        }
+    }
+    if p.grid_spec().is_none() && m.nodes() > 1 {
+        for (name, map) in super::multilevel::candidates(p, m, 3, &mut rng, deadline)? {
+            cands.push(score(map, name));
+        }
+    }
     // refine the best candidates (and starts) at the task level, unless one already
     // meets the lower bound
     let mut pool: Vec<Scored> = starts.to_vec();
@@ -271,6 +324,14 @@ pub fn optimise(
             }
         }
     }
+    let exact = best.origin.starts_with("every mapping enumerated");
+    if p.grid_spec().is_none() && dominates_starts && !exact {
+        best = super::multilevel::lower_busiest_link(p, m, best, (hb0, lt0), &mut rng, deadline);
+    }
+    if dominates_starts || starts.is_empty() {
+        let patience = super::anytime::patience(opts.budget);
+        best = super::anytime::improve(p, m, best, opts.seed, deadline, patience, max_rounds).0;
+    }
     if m.node_tree().is_some() && Instant::now() < deadline {
         let mut map = best.map.clone();
         if arrange_in_nodes(p, m, &mut map, deadline) {
@@ -282,6 +343,56 @@ pub fn optimise(
         dominates_starts,
         tried,
     })
+}
+
+/// Every baseline that applies, scored: the usual starts of [`optimise`].
+///
+/// # Errors
+/// As [`baseline`].
+pub(crate) fn baseline_starts(p: &Pattern, m: &MapMachine) -> Result<Vec<Scored>> {
+    let mut starts = Vec::new();
+    for s in Strategy::BASELINES {
+        if let Some(map) = baseline(s, p, m)? {
+            starts.push(Scored {
+                origin: s.name().into(),
+                metrics: evaluate(p, m, &map),
+                map,
+            });
+        }
+    }
+    Ok(starts)
+}
+
+/// The optimiser's mappings of a recognised grid (its best and its starts), renamed
+/// to the pattern's tasks: pattern task `h.task[i]` goes where grid task `i` goes.
+fn hidden_grid_candidates(
+    h: &super::recognise::HiddenGrid,
+    m: &MapMachine,
+    seed: u64,
+    budget: Duration,
+) -> Result<Vec<(String, Perm)>> {
+    let gp = Pattern::grid(&h.spec)?;
+    let starts = baseline_starts(&gp, m)?;
+    let o = optimise(&gp, m, &starts, &Options { seed, budget })?;
+    let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
+    let rename = |map: &Perm| {
+        let mut fwd = vec![0usize; h.task.len()];
+        for (i, &t) in h.task.iter().enumerate() {
+            fwd[t] = map.apply(i);
+        }
+        strategy::perm(fwd)
+    };
+    let mut out = vec![(
+        format!("recognised {} grid: {}", dims.join("x"), o.best.origin),
+        rename(&o.best.map),
+    )];
+    for s in &starts {
+        out.push((
+            format!("recognised {} grid: {}", dims.join("x"), s.origin),
+            rename(&s.map),
+        ));
+    }
+    Ok(out)
 }
 
 /// The selection rule (module docs).
@@ -410,7 +521,7 @@ fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
 
 /// The grid of tiles of shape `t`: extent `dims/t`, bytes between neighbouring tiles
 /// `bytes_d · k/t_d`.
-fn tile_grid(g: &GridSpec, t: &[usize]) -> Result<GridSpec> {
+pub(crate) fn tile_grid(g: &GridSpec, t: &[usize]) -> Result<GridSpec> {
     let k: usize = t.iter().product();
     GridSpec::new(
         g.dims.iter().zip(t).map(|(d, t)| d / t).collect(),
@@ -960,7 +1071,7 @@ pub fn refine(
 /// # Complexity
 /// Per try `O(deg·h + L)` for links `L` (the largest load is rescanned); every 256
 /// tries `O(m·h)`.
-fn balance(
+pub(super) fn balance(
     p: &Pattern,
     m: &MapMachine,
     map: &mut Perm,

@@ -242,6 +242,35 @@ impl Pattern {
         Ok(p)
     }
 
+    /// This pattern with tasks `tasks()..slots` added, sending and receiving nothing:
+    /// mapped onto a machine of `slots` slots, the added tasks mark the slots that stay
+    /// empty (the mapper chooses them, packing or spreading as the objective prefers),
+    /// and the job's ranks are the first `tasks()`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] if `slots < tasks()` or `slots > MAX_TASKS`.
+    pub fn padded(&self, slots: usize) -> Result<Self> {
+        if slots < self.tasks {
+            return Err(Error::Mismatch(format!(
+                "the pattern has {} tasks but the machine has only {slots} slots",
+                self.tasks
+            )));
+        }
+        let mut p = Self::from_edges(
+            slots,
+            self.edges.clone(),
+            format!(
+                "{} ({} tasks on {slots} slots)",
+                self.description, self.tasks
+            ),
+        )?;
+        if slots == self.tasks {
+            p.grid.clone_from(&self.grid);
+            p.description.clone_from(&self.description);
+        }
+        Ok(p)
+    }
+
     /// The traffic of a copr reshuffle: `V[s][t]·element_size` bytes from `s` to `t`.
     ///
     /// # Errors

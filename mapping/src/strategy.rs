@@ -371,7 +371,7 @@ fn bisection(p: &Pattern, m: &MapMachine) -> Perm {
 }
 
 /// Nodes sorted so that the first half and the second half are two compact pieces.
-fn split_nodes(m: &MapMachine, mut nodes: Vec<usize>) -> Vec<usize> {
+pub(crate) fn split_nodes(m: &MapMachine, mut nodes: Vec<usize>) -> Vec<usize> {
     if let NetKind::Torus(t) = m.kind() {
         let n = t.ndims();
         // the dimension with the most distinct coordinates among these nodes

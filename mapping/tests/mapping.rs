@@ -5,15 +5,13 @@ use std::path::Path;
 
 use copr::lap::Perm;
 use copr_mapping::{
-    baseline, evaluate, export, optimise, Edge, GridSpec, MapMachine, NetKind, Options, Pattern,
-    Scored, Strategy,
+    evaluate, export, optimise, Edge, GridSpec, MapMachine, NetKind, Options, Pattern,
 };
-use copr_topology::{BandwidthModel, Network, Torus, TorusParams};
+use copr_topology::{BandwidthModel, Network};
 use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest, ProptestConfig};
 
-fn torus(dims: Vec<u32>, rpn: usize) -> MapMachine {
-    MapMachine::torus(Torus::full(TorusParams::new(dims)).unwrap(), rpn).unwrap()
-}
+mod common;
+use common::{all_perms, starts, torus};
 
 fn fat_tree(rpn: usize) -> MapMachine {
     let net = Network::from_file(
@@ -22,34 +20,6 @@ fn fat_tree(rpn: usize) -> MapMachine {
     )
     .unwrap();
     MapMachine::network(net, None, BandwidthModel::Bottleneck, rpn).unwrap()
-}
-
-fn starts(p: &Pattern, m: &MapMachine) -> Vec<Scored> {
-    Strategy::BASELINES
-        .iter()
-        .filter_map(|&s| {
-            baseline(s, p, m).unwrap().map(|map| Scored {
-                origin: s.name().into(),
-                metrics: evaluate(p, m, &map),
-                map,
-            })
-        })
-        .collect()
-}
-
-fn all_perms(n: usize, f: &mut impl FnMut(&[usize])) {
-    fn rec(v: &mut Vec<usize>, k: usize, f: &mut impl FnMut(&[usize])) {
-        if k == v.len() {
-            f(v);
-            return;
-        }
-        for i in k..v.len() {
-            v.swap(k, i);
-            rec(v, k + 1, f);
-            v.swap(k, i);
-        }
-    }
-    rec(&mut (0..n).collect(), 0, f);
 }
 
 #[test]

@@ -60,7 +60,7 @@ use crate::volume::Volumes;
 /// ```
 ///
 /// # Complexity
-/// As [`sparse_max`] on the summed matrix (nonzeros ≤ Σ_k nnz(V_k)).
+/// As [`crate::lap::sparse_max`] on the summed matrix (nonzeros ≤ Σ_k nnz(V_k)).
 ///
 /// # Errors
 /// [`Error::Mismatch`] if a volume matrix has more ranks than `ranks` or a fixed label

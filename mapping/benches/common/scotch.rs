@@ -94,6 +94,16 @@ pub(crate) enum ScotchTarget {
         /// Slots per node.
         ranks_per_node: usize,
     },
+    /// A tree of switches with the nodes as leaves (`tleaf`): `arity[i]` children per
+    /// vertex at level `i` (root first); two nodes whose paths part at level `i` are
+    /// `2·(levels − i)` hops apart (a fat tree's up-down routes), and the link cost of
+    /// level `i` handed to Scotch is `levels − i`.
+    Tleaf {
+        /// Children per vertex, root level first.
+        arity: Vec<usize>,
+        /// Slots per node.
+        ranks_per_node: usize,
+    },
 }
 
 impl ScotchTarget {
@@ -119,6 +129,7 @@ impl ScotchTarget {
             Self::Torus { dims, .. } => dims.iter().product(),
             Self::TorusSubset { nodes, .. } => nodes.len(),
             Self::Distance { nodes, .. } => *nodes,
+            Self::Tleaf { arity, .. } => arity.iter().product(),
         }
     }
 
@@ -127,7 +138,8 @@ impl ScotchTarget {
         match self {
             Self::Torus { ranks_per_node, .. }
             | Self::TorusSubset { ranks_per_node, .. }
-            | Self::Distance { ranks_per_node, .. } => *ranks_per_node,
+            | Self::Distance { ranks_per_node, .. }
+            | Self::Tleaf { ranks_per_node, .. } => *ranks_per_node,
         }
     }
 
@@ -142,6 +154,7 @@ impl ScotchTarget {
             Self::Torus { dims, .. } => torus_hops(dims, a, b),
             Self::TorusSubset { dims, nodes, .. } => torus_hops(dims, nodes[a], nodes[b]),
             Self::Distance { nodes, hops, .. } => u64::from(hops[a * nodes + b]),
+            Self::Tleaf { arity, .. } => tleaf_hops(arity, a, b),
         }
     }
 
@@ -152,6 +165,7 @@ impl ScotchTarget {
                 dims.iter().map(|&d| (d / 2) as u64).sum()
             }
             Self::Distance { hops, .. } => hops.iter().copied().max().unwrap_or(0).into(),
+            Self::Tleaf { arity, .. } => 2 * arity.len() as u64,
         }
     }
 
@@ -207,6 +221,11 @@ impl ScotchTarget {
                     }
                 }
             }
+            Self::Tleaf { arity, .. } => {
+                if arity.is_empty() || arity.contains(&0) {
+                    return Err(format!("tleaf arities {arity:?}: need levels of >= 1"));
+                }
+            }
         }
         Ok(())
     }
@@ -223,6 +242,22 @@ fn torus_hops(dims: &[usize], mut a: usize, mut b: usize) -> u64 {
         b /= d;
     }
     h
+}
+
+/// Hops between leaves `a`, `b` of a tree with `arity` children per level (root
+/// first): `2·(levels − i)` when their paths part at level `i`.
+fn tleaf_hops(arity: &[usize], a: usize, b: usize) -> u64 {
+    let levels = arity.len();
+    let (mut a, mut b) = (a, b);
+    let mut part = levels; // no parting: the same leaf
+    for (i, &k) in arity.iter().enumerate().rev() {
+        if a % k != b % k {
+            part = i;
+        }
+        a /= k;
+        b /= k;
+    }
+    2 * (levels - part) as u64
 }
 
 /// Undirected merged adjacency: `adj[v]` = sorted `(neighbour, summed bytes)`, no
@@ -421,6 +456,15 @@ pub(crate) fn write_target(t: &ScotchTarget) -> String {
                 s.push('\n');
             }
             s
+        }
+        ScotchTarget::Tleaf { arity, .. } => {
+            let l = arity.len();
+            let levels: Vec<String> = arity
+                .iter()
+                .enumerate()
+                .map(|(i, a)| format!("{a} {}", l - i))
+                .collect();
+            format!("tleaf {l} {}\n", levels.join(" "))
         }
     }
 }

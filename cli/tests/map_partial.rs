@@ -1,0 +1,116 @@
+//! `copr map` with fewer tasks than slots: the exports name only the job's ranks, each
+//! on its own slot, and MPICH_RANK_ORDER (which cannot leave slots empty) is refused.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn copr(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_copr"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("copr-map-partial-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+#[test]
+fn a_job_smaller_than_its_allocation_launches_exactly_its_ranks() {
+    let (rf, sh, js) = (tmp("rankfile"), tmp("slurm"), tmp("map.json"));
+    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
+    // 24 x 40 = 960 tasks on 4x4x4 nodes x 16 = 1024 slots
+    let out = copr(&[
+        "map",
+        "--grid",
+        "24x40",
+        "--torus",
+        "4x4x4",
+        "--ranks-per-node",
+        "16",
+        "--budget",
+        "2",
+        "--rankfile",
+        &s(&rf),
+        "--slurm-hostfile",
+        &s(&sh),
+        "--mapping-json",
+        &s(&js),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
+    // rankfile: ranks 0..960 once each, every (host, slot) at most once, slot < 16
+    let mut ranks = HashSet::new();
+    let mut slots = HashSet::new();
+    let mut per_host: std::collections::HashMap<String, usize> = Default::default();
+    for line in read(&rf).lines() {
+        let rest = line.strip_prefix("rank ").unwrap();
+        let (r, rest) = rest.split_once('=').unwrap();
+        let (host, slot) = rest.split_once(" slot=").unwrap();
+        let slot: usize = slot.parse().unwrap();
+        assert!(slot < 16, "{line}");
+        assert!(ranks.insert(r.parse::<usize>().unwrap()), "{line}");
+        assert!(slots.insert((host.to_string(), slot)), "{line}");
+        *per_host.entry(host.to_string()).or_default() += 1;
+    }
+    assert_eq!(ranks, (0..960).collect::<HashSet<_>>());
+    // the hostfile launches the same ranks on the same hosts
+    let hosts: Vec<String> = read(&sh).lines().map(String::from).collect();
+    assert_eq!(hosts.len(), 960);
+    let mut from_hostfile: std::collections::HashMap<String, usize> = Default::default();
+    for h in &hosts {
+        *from_hostfile.entry(h.clone()).or_default() += 1;
+    }
+    assert_eq!(from_hostfile, per_host);
+    assert!(per_host.values().all(|&c| c <= 16));
+    // the JSON names 960 ranks on distinct slots
+    let j: serde_json::Value = serde_json::from_str(&read(&js)).unwrap();
+    let slot_of_rank = j["slot_of_rank"].as_array().unwrap();
+    assert_eq!(slot_of_rank.len(), 960);
+    let distinct: HashSet<u64> = slot_of_rank.iter().map(|v| v.as_u64().unwrap()).collect();
+    assert_eq!(distinct.len(), 960);
+    assert!(distinct.iter().all(|&s| s < 1024));
+}
+
+#[test]
+fn mpich_rank_order_with_empty_slots_is_refused_in_one_line() {
+    let out = copr(&[
+        "map",
+        "--grid",
+        "24x40",
+        "--torus",
+        "4x4x4",
+        "--ranks-per-node",
+        "16",
+        "--mpich-rank-order",
+        &tmp("order").to_string_lossy(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("MPICH_RANK_ORDER"), "{err}");
+}
+
+#[test]
+fn more_tasks_than_slots_is_refused_in_one_line() {
+    let out = copr(&[
+        "map",
+        "--grid",
+        "40x40",
+        "--torus",
+        "4x4x4",
+        "--ranks-per-node",
+        "16",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

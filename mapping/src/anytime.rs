@@ -1,0 +1,139 @@
+//! The anytime phase of the optimiser: kicks and refinement while the budget lasts.
+//!
+//! From the optimiser's chosen mapping, round `r = 0, 1, 2, …` (its own generator,
+//! seeded from the seed and `r`):
+//! 1. **kick**: a few tasks, each moved onto the node of one of its neighbours in the
+//!    pattern (swapped with a task of that node), the number of moves cycling 2…9;
+//! 2. swap refinement on the bandwidth-weighted hop-bytes ([`super::refine`]);
+//! 3. balancing swaps towards the current best's hop-bytes and busiest link.
+//!
+//! **The objective order**: a round's mapping replaces the best only when it is no
+//! worse on both hop-bytes and the busiest link time and better on one (Pareto
+//! improvement). A round that reaches the deadline before it ends is dropped. The
+//! phase does not run at the hop-bytes bound, nor above 16 384 tasks.
+//!
+//! So the result is a function of the seed and of the number of rounds completed: each
+//! round's outcome depends only on `(seed, r, best so far)`, and the best only improves.
+//! A larger budget runs the same rounds and more, so for the same seed it is never
+//! worse on either measure (given the rounds before it complete, which wall-clock noise
+//! can only delay). The phase also ends after [`patience`] rounds in a row without
+//! improvement, a number that grows with the budget (so a larger budget again runs a
+//! superset of the rounds).
+
+use std::time::{Duration, Instant};
+
+use super::machine::MapMachine;
+use super::metrics::evaluate;
+use super::optimise::{balance, refine, Scored, SplitMix};
+use super::pattern::Pattern;
+use super::strategy;
+
+/// Patterns above this many tasks skip the phase (as the optimiser refines them once,
+/// so that 10⁵ tasks stay well under a second).
+const LARGEST: usize = 16_384;
+
+/// Rounds in a row without improvement after which the phase stops: 2 per second of
+/// budget, at least 2 and at most 200 (nondecreasing in the budget).
+pub(crate) fn patience(budget: Duration) -> usize {
+    ((budget.as_secs_f64() * 2.0) as usize).clamp(2, 200)
+}
+
+/// Runs rounds from `best` until `deadline`, `patience` failures in a row, the
+/// hop-bytes bound, or `max_rounds` rounds; returns the best mapping and the rounds
+/// completed.
+///
+/// # Complexity
+/// Per round one kick `O(moves)`, refinement and balancing (see their docs) and one
+/// evaluation `O(m·h + L)`.
+pub(crate) fn improve(
+    p: &Pattern,
+    m: &MapMachine,
+    mut best: Scored,
+    seed: u64,
+    deadline: Instant,
+    patience: usize,
+    max_rounds: Option<usize>,
+) -> (Scored, usize) {
+    let n = p.tasks();
+    let k = m.ranks_per_node();
+    if m.nodes() < 2 || !(4..=LARGEST).contains(&n) || p.edges().is_empty() {
+        return (best, 0);
+    }
+    // at the hop-bytes bound only the busiest link could improve, which the passes
+    // before this phase already aimed at
+    let at_bound = |s: &Scored| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound;
+    let (off, adj) = p.undirected();
+    let mut failures = 0;
+    let mut rounds = 0;
+    while Instant::now() < deadline
+        && failures < patience
+        && max_rounds.is_none_or(|r| rounds < r)
+        && !at_bound(&best)
+    {
+        let mut rng = SplitMix(
+            seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(rounds as u64 + 1),
+        );
+        let mut fwd = best.map.forward().to_vec();
+        let mut task_at = vec![usize::MAX; m.slots()];
+        for (t, &s) in fwd.iter().enumerate() {
+            task_at[s] = t;
+        }
+        for _ in 0..2 + rounds % 8 {
+            let x = (rng.next_u64() % n as u64) as usize;
+            let nbs = &adj[off[x]..off[x + 1]];
+            if nbs.is_empty() {
+                continue;
+            }
+            let y = nbs[(rng.next_u64() % nbs.len() as u64) as usize].0 as usize;
+            let node = m.node_of_slot(fwd[y]);
+            if node == m.node_of_slot(fwd[x]) {
+                continue;
+            }
+            let slot = node * k + (rng.next_u64() % k as u64) as usize;
+            let (sx, z) = (fwd[x], task_at[slot]);
+            fwd[x] = slot;
+            task_at[slot] = x;
+            task_at[sx] = z;
+            if z != usize::MAX {
+                fwd[z] = sx;
+            }
+        }
+        let mut map = strategy::perm(fwd);
+        refine(p, m, &mut map, &mut rng, deadline, 20);
+        let mut metrics = evaluate(p, m, &map);
+        if metrics.max_link_time > best.metrics.max_link_time {
+            balance(
+                p,
+                m,
+                &mut map,
+                best.metrics.hop_bytes,
+                best.metrics.max_link_time,
+                &mut rng,
+                deadline,
+            );
+            metrics = evaluate(p, m, &map);
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        rounds += 1;
+        let (hb, lt) = (metrics.hop_bytes, metrics.max_link_time);
+        let (hb0, lt0) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+        if hb <= hb0 && lt <= lt0 && (hb < hb0 || lt < lt0) {
+            let origin = match best.origin.find(" + kicks (") {
+                Some(i) => best.origin[..i].to_string(),
+                None => best.origin.clone(),
+            };
+            best = Scored {
+                origin: format!("{origin} + kicks ({rounds} rounds)"),
+                map,
+                metrics,
+            };
+            failures = 0;
+        } else {
+            failures += 1;
+        }
+    }
+    (best, rounds)
+}

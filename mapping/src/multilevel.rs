@@ -1,0 +1,722 @@
+//! The multilevel graph mapper: dual recursive bisection of the communication graph
+//! and the machine, each graph bisection multilevel.
+//!
+//! The machine's nodes are cut in two compact halves (across the widest torus
+//! dimension of their bounding box, or in machine order on other networks, whose
+//! host order follows the switch hierarchy), and the tasks in two parts of exactly the
+//! halves' slot counts with the least bytes between them; both halves recurse until a
+//! part fills one node. Each graph bisection
+//! 1. **coarsens** the graph by heavy-edge matching (each vertex, in a seeded random
+//!    order, merges with the unmatched neighbour it exchanges the most bytes with)
+//!    until at most [`COARSEST`] vertices remain or a round shrinks it by less than
+//!    10 %;
+//! 2. **bisects the coarsest graph** by greedy growth from several seeds (each time
+//!    adding the boundary vertex with the largest gain), each followed by
+//!    Fiduccia–Mattheyses refinement, keeping the least cut;
+//! 3. **uncoarsens**, projecting the bisection and refining it at every level by
+//!    Fiduccia–Mattheyses passes (single vertex moves with rollback to the best
+//!    prefix) within a balance tolerance of the heaviest vertex, exact at the finest
+//!    level.
+//!
+//! The result is a node-sized grouping placed on the machine; the optimiser then
+//! refines the placement of the groups and the tasks on the real objective
+//! (bandwidth-weighted hop-bytes, then the busiest link).
+
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use super::machine::MapMachine;
+use super::metrics::evaluate;
+use super::optimise::{Scored, SplitMix};
+use super::pattern::{Edge, Pattern};
+use super::strategy;
+use copr::error::Result;
+use copr::lap::Perm;
+
+/// Coarsening stops at this many vertices.
+const COARSEST: usize = 96;
+
+/// Multilevel bisections tried at every step of the recursion (the least cut is kept).
+const BISECTION_TRIES: usize = 4;
+
+/// Seeds of the greedy growth on the coarsest graph.
+const GROWTH_TRIES: usize = 24;
+
+/// A weighted undirected graph in CSR form.
+#[derive(Debug, Clone)]
+struct Graph {
+    off: Vec<usize>,
+    /// `(neighbour, bytes both ways)`.
+    adj: Vec<(u32, i64)>,
+    /// Vertex weights (tasks merged into the vertex).
+    vw: Vec<i64>,
+}
+
+impl Graph {
+    fn len(&self) -> usize {
+        self.vw.len()
+    }
+
+    fn nbrs(&self, u: usize) -> &[(u32, i64)] {
+        &self.adj[self.off[u]..self.off[u + 1]]
+    }
+
+    /// The subgraph induced by `tasks` of the CSR `(off, adj)` (vertex `i` is
+    /// `tasks[i]`); `local` is scratch of the full size, filled with `u32::MAX`.
+    fn induced(off: &[usize], adj: &[(u32, u64)], tasks: &[usize], local: &mut [u32]) -> Self {
+        for (i, &t) in tasks.iter().enumerate() {
+            local[t] = i as u32;
+        }
+        let mut g = Graph {
+            off: Vec::with_capacity(tasks.len() + 1),
+            adj: Vec::new(),
+            vw: vec![1; tasks.len()],
+        };
+        g.off.push(0);
+        for &t in tasks {
+            for &(v, w) in &adj[off[t]..off[t + 1]] {
+                let l = local[v as usize];
+                if l != u32::MAX {
+                    g.adj.push((l, i64::try_from(w).unwrap_or(i64::MAX / 4)));
+                }
+            }
+            g.off.push(g.adj.len());
+        }
+        for &t in tasks {
+            local[t] = u32::MAX;
+        }
+        g
+    }
+
+    /// Heavy-edge matching and contraction: the coarse graph and each vertex's coarse
+    /// vertex. Merged vertices weigh at most `max_vw`.
+    fn coarsen(&self, rng: &mut SplitMix, max_vw: i64) -> (Graph, Vec<u32>) {
+        let n = self.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        rng.shuffle(&mut order);
+        let mut mate = vec![u32::MAX; n];
+        for &u in &order {
+            if mate[u] != u32::MAX {
+                continue;
+            }
+            let mut best: Option<(i64, i64, usize)> = None;
+            for &(v, w) in self.nbrs(u) {
+                let v = v as usize;
+                if v == u || mate[v] != u32::MAX || self.vw[u] + self.vw[v] > max_vw {
+                    continue;
+                }
+                // heaviest edge, then the lighter partner
+                let key = (w, -self.vw[v], v);
+                if best.is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
+                    best = Some(key);
+                }
+            }
+            match best {
+                Some((_, _, v)) => {
+                    mate[u] = v as u32;
+                    mate[v] = u as u32;
+                }
+                None => mate[u] = u as u32,
+            }
+        }
+        let mut cmap = vec![u32::MAX; n];
+        let mut nc = 0u32;
+        for u in 0..n {
+            if cmap[u] == u32::MAX {
+                cmap[u] = nc;
+                cmap[mate[u] as usize] = nc;
+                nc += 1;
+            }
+        }
+        let nc = nc as usize;
+        let mut members: Vec<[u32; 2]> = vec![[u32::MAX; 2]; nc];
+        for (u, &c) in cmap.iter().enumerate() {
+            let c = c as usize;
+            if members[c][0] == u32::MAX {
+                members[c][0] = u as u32;
+            } else {
+                members[c][1] = u as u32;
+            }
+        }
+        let mut g = Graph {
+            off: Vec::with_capacity(nc + 1),
+            adj: Vec::with_capacity(self.adj.len()),
+            vw: vec![0; nc],
+        };
+        g.off.push(0);
+        let mut pos = vec![usize::MAX; nc];
+        for (c, mem) in members.iter().enumerate() {
+            let start = g.adj.len();
+            for &u in mem.iter().filter(|&&u| u != u32::MAX) {
+                let u = u as usize;
+                g.vw[c] += self.vw[u];
+                for &(v, w) in self.nbrs(u) {
+                    let cv = cmap[v as usize] as usize;
+                    if cv == c {
+                        continue;
+                    }
+                    if pos[cv] == usize::MAX || pos[cv] < start {
+                        pos[cv] = g.adj.len();
+                        g.adj.push((cv as u32, w));
+                    } else {
+                        g.adj[pos[cv]].1 = g.adj[pos[cv]].1.saturating_add(w);
+                    }
+                }
+            }
+            g.off.push(g.adj.len());
+        }
+        (g, cmap)
+    }
+
+    /// Bytes between the two sides.
+    fn cut(&self, side: &[u8]) -> i64 {
+        let mut c = 0i64;
+        for u in 0..self.len() {
+            for &(v, w) in self.nbrs(u) {
+                if side[u] != side[v as usize] {
+                    c = c.saturating_add(w);
+                }
+            }
+        }
+        c / 2
+    }
+}
+
+/// How far a bisection is from the wanted weight of side 0, beyond `tol`.
+fn excess(w0: i64, want0: i64, tol: i64) -> i64 {
+    ((w0 - want0).abs() - tol).max(0)
+}
+
+/// Fiduccia–Mattheyses refinement of `side` (weights of side 0 should be `want0`,
+/// within `tol`); a move may leave the tolerance by at most the heaviest vertex, or
+/// must reduce the imbalance. Each pass moves every vertex at most once and rolls back to the best
+/// prefix (least excess imbalance, then least cut); passes repeat while one improves.
+fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize) {
+    let n = g.len();
+    let mut w0: i64 = (0..n).filter(|&u| side[u] == 0).map(|u| g.vw[u]).sum();
+    let mut gain = vec![0i64; n];
+    for u in 0..n {
+        for &(v, w) in g.nbrs(u) {
+            if side[v as usize] != side[u] {
+                gain[u] += w;
+            } else {
+                gain[u] -= w;
+            }
+        }
+    }
+    let mut cut = g.cut(side);
+    let mut locked = vec![false; n];
+    let mut moves: Vec<usize> = Vec::new();
+    // stop a pass after this many moves without a new best
+    let patience = 128.max(n / 4);
+    // moves may wander this far from the balance (the heaviest vertex), the states
+    // kept are within `tol`
+    let slack = tol.max(g.vw.iter().copied().max().unwrap_or(1));
+    for _ in 0..max_passes {
+        let mut heaps: [BinaryHeap<(i64, u32)>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
+        for u in 0..n {
+            locked[u] = false;
+            heaps[side[u] as usize].push((gain[u], u as u32));
+        }
+        moves.clear();
+        let start = (excess(w0, want0, tol), cut);
+        let mut best = start;
+        let mut best_len = 0usize;
+        let mut since = 0usize;
+        loop {
+            // candidates: the top of each side's heap (lazy deletion)
+            let mut pick: Option<(usize, i64)> = None;
+            #[allow(clippy::needless_range_loop)] // `s` is also the side compared
+            for s in 0..2 {
+                while let Some(&(gn, u)) = heaps[s].peek() {
+                    let u = u as usize;
+                    if locked[u] || side[u] as usize != s || gain[u] != gn {
+                        heaps[s].pop();
+                        continue;
+                    }
+                    break;
+                }
+                let Some(&(gn, u)) = heaps[s].peek() else {
+                    continue;
+                };
+                let u = u as usize;
+                let nw0 = if s == 0 { w0 - g.vw[u] } else { w0 + g.vw[u] };
+                let ok = excess(nw0, want0, slack) == 0
+                    || excess(nw0, want0, slack) < excess(w0, want0, slack);
+                if ok && pick.is_none_or(|(_, pg)| gn > pg) {
+                    pick = Some((u, gn));
+                }
+            }
+            let Some((u, gn)) = pick else { break };
+            heaps[side[u] as usize].pop();
+            locked[u] = true;
+            if side[u] == 0 {
+                w0 -= g.vw[u];
+            } else {
+                w0 += g.vw[u];
+            }
+            side[u] ^= 1;
+            cut -= gn;
+            gain[u] = -gain[u];
+            for &(v, w) in g.nbrs(u) {
+                let v = v as usize;
+                if v == u {
+                    continue;
+                }
+                // u left v's side (v gains 2w) or joined it (v loses 2w)
+                if side[v] == side[u] {
+                    gain[v] -= 2 * w;
+                } else {
+                    gain[v] += 2 * w;
+                }
+                if !locked[v] {
+                    heaps[side[v] as usize].push((gain[v], v as u32));
+                }
+            }
+            moves.push(u);
+            let state = (excess(w0, want0, tol), cut);
+            if state < best {
+                best = state;
+                best_len = moves.len();
+                since = 0;
+            } else {
+                since += 1;
+                if since > patience {
+                    break;
+                }
+            }
+        }
+        // roll back past the best prefix
+        for &u in moves[best_len..].iter().rev() {
+            let was = side[u];
+            side[u] ^= 1;
+            if was == 0 {
+                w0 += g.vw[u];
+            } else {
+                w0 -= g.vw[u];
+            }
+            gain[u] = -gain[u];
+            for &(v, w) in g.nbrs(u) {
+                let v = v as usize;
+                if v == u {
+                    continue;
+                }
+                if side[v] == side[u] {
+                    gain[v] -= 2 * w;
+                } else {
+                    gain[v] += 2 * w;
+                }
+            }
+        }
+        cut = best.1;
+        if best >= start {
+            break;
+        }
+    }
+}
+
+/// Greedy growth of side 0 from `seed` up to weight `want0`, then FM.
+fn grow(g: &Graph, seed: usize, want0: i64, tol: i64) -> Vec<u8> {
+    let n = g.len();
+    let mut side = vec![1u8; n];
+    let mut conn = vec![0i64; n];
+    let mut heap: BinaryHeap<(i64, u32)> = BinaryHeap::new();
+    let mut w0 = 0i64;
+    let mut next_unvisited = 0usize;
+    let mut cur = Some(seed);
+    while w0 < want0 {
+        let u = match cur.take() {
+            Some(u) => u,
+            None => loop {
+                match heap.pop() {
+                    Some((c, u)) if side[u as usize] == 1 && conn[u as usize] == c => {
+                        break u as usize;
+                    }
+                    Some(_) => continue,
+                    None => {
+                        // another component: the next vertex still outside
+                        while next_unvisited < n
+                            && (side[next_unvisited] == 0 || conn[next_unvisited] == i64::MIN)
+                        {
+                            next_unvisited += 1;
+                        }
+                        break next_unvisited;
+                    }
+                }
+            },
+        };
+        if u >= n {
+            break;
+        }
+        if w0 + g.vw[u] > want0 + tol && w0 > 0 {
+            // too heavy: skip it (it stays outside)
+            conn[u] = i64::MIN;
+            continue;
+        }
+        side[u] = 0;
+        w0 += g.vw[u];
+        for &(v, w) in g.nbrs(u) {
+            let v = v as usize;
+            if side[v] == 1 && conn[v] != i64::MIN {
+                // gain of moving v in: bytes to side 0 minus bytes to side 1
+                conn[v] += 2 * w;
+                heap.push((conn[v], v as u32));
+            }
+        }
+    }
+    fm(g, &mut side, want0, tol, 8);
+    side
+}
+
+/// A vertex far from `start` (the last one a breadth-first search reaches).
+fn far_from(g: &Graph, start: usize) -> usize {
+    let mut seen = vec![false; g.len()];
+    let mut q = std::collections::VecDeque::from([start]);
+    seen[start] = true;
+    let mut last = start;
+    while let Some(u) = q.pop_front() {
+        last = u;
+        for &(v, _) in g.nbrs(u) {
+            if !std::mem::replace(&mut seen[v as usize], true) {
+                q.push_back(v as usize);
+            }
+        }
+    }
+    last
+}
+
+/// Multilevel bisection: side 0 gets total vertex weight exactly `want0` (the graph's
+/// vertices weigh 1).
+fn bisect(g: &Graph, want0: i64, rng: &mut SplitMix) -> Vec<u8> {
+    let total: i64 = g.vw.iter().sum();
+    let mut levels: Vec<(Graph, Vec<u32>)> = Vec::new();
+    let max_vw = (total / COARSEST as i64)
+        .max(1)
+        .max(want0.min(total - want0) / 8);
+    {
+        let mut cur = g;
+        while cur.len() > COARSEST {
+            let (c, map) = cur.coarsen(rng, max_vw);
+            if c.len() * 10 > cur.len() * 9 {
+                break;
+            }
+            levels.push((c, map));
+            cur = &levels.last().expect("pushed").0;
+        }
+    }
+    let coarsest = levels.last().map_or(g, |l| &l.0);
+    let tol_of = |h: &Graph| h.vw.iter().copied().max().unwrap_or(1) - 1;
+    // the coarsest bisection: best of several growths
+    let nc = coarsest.len();
+    let mut seeds = vec![far_from(coarsest, 0)];
+    seeds.push(far_from(coarsest, seeds[0]));
+    while seeds.len() < GROWTH_TRIES.min(nc) {
+        seeds.push((rng.next_u64() % nc as u64) as usize);
+    }
+    let tol = tol_of(coarsest);
+    let mut best: Option<((i64, i64), Vec<u8>)> = None;
+    for s in seeds {
+        let side = grow(coarsest, s, want0, tol);
+        let w0: i64 = (0..nc)
+            .filter(|&u| side[u] == 0)
+            .map(|u| coarsest.vw[u])
+            .sum();
+        let key = (excess(w0, want0, tol), coarsest.cut(&side));
+        if best.as_ref().is_none_or(|b| key < b.0) {
+            best = Some((key, side));
+        }
+    }
+    let mut side = best.map(|b| b.1).unwrap_or_else(|| vec![0; nc]);
+    // uncoarsen
+    for i in (0..levels.len()).rev() {
+        let fine = if i == 0 { g } else { &levels[i - 1].0 };
+        let map = &levels[i].1;
+        side = map.iter().map(|&c| side[c as usize]).collect();
+        let tol = if i == 0 { 0 } else { tol_of(fine) };
+        fm(fine, &mut side, want0, tol, 6);
+    }
+    if levels.is_empty() {
+        fm(g, &mut side, want0, 0, 6);
+    }
+    // exact balance on unit weights: move the best-gain vertices off the heavy side
+    let mut w0: i64 = side.iter().filter(|&&s| s == 0).count() as i64;
+    while w0 != want0 {
+        let from = u8::from(w0 < want0);
+        let u = (0..g.len())
+            .filter(|&u| side[u] == from)
+            .max_by_key(|&u| {
+                g.nbrs(u)
+                    .iter()
+                    .map(|&(v, w)| if side[v as usize] == from { -w } else { w })
+                    .sum::<i64>()
+            })
+            .expect("the heavy side is not empty");
+        side[u] ^= 1;
+        w0 += if from == 0 { -1 } else { 1 };
+    }
+    side
+}
+
+/// Dual recursive bisection of the pattern's graph and the machine (module docs):
+/// task → slot. Needs `p.tasks() == m.slots()`.
+///
+/// # Complexity
+/// `O((n + m) log n)` per level of the recursion (about `log₂ nodes` levels) for `n`
+/// tasks and `m` messages.
+pub(crate) fn dual_bisection(p: &Pattern, m: &MapMachine, rng: &mut SplitMix) -> Perm {
+    let rpn = m.ranks_per_node();
+    let (off, adj) = p.undirected();
+    let mut local = vec![u32::MAX; p.tasks()];
+    let mut fwd = vec![0usize; p.tasks()];
+    let mut stack: Vec<(Vec<usize>, Vec<usize>)> =
+        vec![((0..p.tasks()).collect(), (0..m.nodes()).collect())];
+    while let Some((tasks, nodes)) = stack.pop() {
+        if nodes.len() == 1 {
+            for (i, &t) in tasks.iter().enumerate() {
+                fwd[t] = nodes[0] * rpn + i;
+            }
+            continue;
+        }
+        let nodes = strategy::split_nodes(m, nodes);
+        let half = nodes.len() / 2;
+        let want = half * rpn;
+        let g = Graph::induced(&off, &adj, &tasks, &mut local);
+        let side = (0..BISECTION_TRIES)
+            .map(|_| {
+                let side = bisect(&g, want as i64, rng);
+                (g.cut(&side), side)
+            })
+            .min_by_key(|x| x.0)
+            .map(|x| x.1)
+            .expect("at least one try");
+        let (mut ta, mut tb) = (Vec::with_capacity(want), Vec::new());
+        for (i, &t) in tasks.iter().enumerate() {
+            if side[i] == 0 {
+                ta.push(t);
+            } else {
+                tb.push(t);
+            }
+        }
+        let (na, nb) = nodes.split_at(half);
+        stack.push((tb, nb.to_vec()));
+        stack.push((ta, na.to_vec()));
+    }
+    strategy::perm(fwd)
+}
+
+/// Candidates of the multilevel mapper for the optimiser: dual recursive bisection
+/// from `seeds` seeds (the first from `rng`'s state), each with its node groups'
+/// placement refined by swaps on the quotient graph (bytes between groups), as
+/// `(description, mapping)`. Stops early at `deadline` (at least one candidate).
+pub(crate) fn candidates(
+    p: &Pattern,
+    m: &MapMachine,
+    seeds: usize,
+    rng: &mut SplitMix,
+    deadline: Instant,
+) -> Result<Vec<(String, Perm)>> {
+    let rpn = m.ranks_per_node();
+    let m1 = m.clone().with_ranks_per_node(1)?;
+    let mut out = Vec::new();
+    for s in 0..seeds.max(1) {
+        if s > 0 && Instant::now() >= deadline {
+            break;
+        }
+        let map = dual_bisection(p, m, rng);
+        let qedges = p
+            .edges()
+            .iter()
+            .map(|e| Edge {
+                src: (map.apply(e.src as usize) / rpn) as u32,
+                dst: (map.apply(e.dst as usize) / rpn) as u32,
+                bytes: e.bytes,
+            })
+            .collect();
+        let qp = Pattern::from_edges(m.nodes(), qedges, "node groups".into())?;
+        let mut place = Perm::identity(m.nodes());
+        let moved = super::optimise::refine(&qp, &m1, &mut place, rng, deadline, 20);
+        let fwd = (0..p.tasks())
+            .map(|t| {
+                let s = map.apply(t);
+                place.apply(s / rpn) * rpn + s % rpn
+            })
+            .collect();
+        out.push((
+            format!(
+                "multilevel dual bisection (seed {s}){}",
+                if moved { ", groups refined" } else { "" }
+            ),
+            strategy::perm(fwd),
+        ));
+    }
+    Ok(out)
+}
+
+/// Anytime improvement of the busiest link: from `best`, balancing swaps aim at a
+/// busiest link 15 % (then 5 %) lower with at most 5 % more hop-bytes (6 % in all
+/// rounds together). A result is
+/// kept when its relative rise in hop-bytes is at most half its relative drop in the
+/// busiest link's time and it stays within the starts' best (`hb0`, `lt0`). Repeats
+/// while it helps and `deadline` allows.
+pub(crate) fn lower_busiest_link(
+    p: &Pattern,
+    m: &MapMachine,
+    mut best: Scored,
+    (hb0, lt0): (u128, f64),
+    rng: &mut SplitMix,
+    deadline: Instant,
+) -> Scored {
+    let mut step = 0.85;
+    // the hop-bytes may rise by at most 6 % in all
+    let cap = best.metrics.hop_bytes + best.metrics.hop_bytes * 6 / 100;
+    for _ in 0..32 {
+        if Instant::now() >= deadline {
+            break;
+        }
+        let mut map = best.map.clone();
+        let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+        let allowance = (hb + hb / 20).min(cap);
+        super::optimise::balance(p, m, &mut map, allowance, lt * step, rng, deadline);
+        let new = evaluate(p, m, &map);
+        let rise = new.hop_bytes as f64 / hb.max(1) as f64 - 1.0;
+        let drop = 1.0 - new.max_link_time / lt.max(f64::MIN_POSITIVE);
+        if drop > 1e-9
+            && rise <= drop / 2.0
+            && new.hop_bytes <= cap
+            && new.hop_bytes <= hb0
+            && new.max_link_time <= lt0 * (1.0 + 1e-12)
+        {
+            let origin = if best.origin.ends_with(", busiest link lowered") {
+                best.origin.clone()
+            } else {
+                format!("{}, busiest link lowered", best.origin)
+            };
+            best = Scored {
+                origin,
+                map,
+                metrics: new,
+            };
+        } else if step < 0.9 {
+            step = 0.95;
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// Graphs of at most this many tasks are also mapped by enumerating every mapping.
+pub(crate) const EXHAUSTIVE_TASKS: usize = 8;
+
+/// The exact optimum of a small pattern (at most [`EXHAUSTIVE_TASKS`] tasks, filling
+/// the machine): the least hop-bytes among the mappings whose busiest link takes at
+/// most `lt0` (ties: the less busy link); `None` for larger patterns or when no
+/// mapping meets `lt0`.
+///
+/// # Complexity
+/// `O(n!·(m·h + L))` for `n` tasks, `m` messages of at most `h` hops, `L` links.
+pub(crate) fn exhaustive(p: &Pattern, m: &MapMachine, lt0: f64) -> Option<Perm> {
+    let n = p.tasks();
+    if n > EXHAUSTIVE_TASKS || n != m.slots() {
+        return None;
+    }
+    fn rec(v: &mut Vec<usize>, k: usize, f: &mut impl FnMut(&[usize])) {
+        if k == v.len() {
+            f(v);
+            return;
+        }
+        for i in k..v.len() {
+            v.swap(k, i);
+            rec(v, k + 1, f);
+            v.swap(k, i);
+        }
+    }
+    let rpn = m.ranks_per_node();
+    let hops: Vec<u128> = (0..n * n)
+        .map(|k| u128::from(m.hops(k / n / rpn, k % n / rpn)))
+        .collect();
+    let mut best: Option<(u128, f64, Vec<usize>)> = None;
+    rec(&mut (0..n).collect(), 0, &mut |f| {
+        // hop-bytes first; the link loads only for mappings that may win
+        let hb: u128 = p
+            .edges()
+            .iter()
+            .map(|e| u128::from(e.bytes) * hops[f[e.src as usize] * n + f[e.dst as usize]])
+            .sum();
+        if best.as_ref().is_some_and(|b| hb > b.0) {
+            return;
+        }
+        let map = strategy::perm(f.to_vec());
+        let r = evaluate(p, m, &map);
+        if r.max_link_time <= lt0 * (1.0 + 1e-12)
+            && best
+                .as_ref()
+                .is_none_or(|b| (r.hop_bytes, r.max_link_time) < (b.0, b.1))
+        {
+            best = Some((r.hop_bytes, r.max_link_time, f.to_vec()));
+        }
+    });
+    best.map(|b| strategy::perm(b.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring_of_cliques(cliques: usize, size: usize) -> Graph {
+        // cliques of `size` joined in a ring by one light edge
+        let n = cliques * size;
+        let mut lists: Vec<Vec<(u32, i64)>> = vec![Vec::new(); n];
+        for c in 0..cliques {
+            for a in 0..size {
+                for b in 0..size {
+                    if a != b {
+                        lists[c * size + a].push(((c * size + b) as u32, 10));
+                    }
+                }
+            }
+            let (u, v) = (c * size, ((c + 1) % cliques) * size + 1);
+            lists[u].push((v as u32, 1));
+            lists[v].push((u as u32, 1));
+        }
+        let mut g = Graph {
+            off: vec![0],
+            adj: Vec::new(),
+            vw: vec![1; n],
+        };
+        for l in lists {
+            g.adj.extend(l);
+            g.off.push(g.adj.len());
+        }
+        g
+    }
+
+    #[test]
+    fn bisection_keeps_cliques_whole_and_balanced() {
+        // 64 cliques of 8 in a ring (512 vertices, coarsened several times): the
+        // least balanced cut is 2 light edges
+        let g = ring_of_cliques(64, 8);
+        let side = bisect(&g, 256, &mut SplitMix(7));
+        assert_eq!(side.iter().filter(|&&s| s == 0).count(), 256);
+        assert_eq!(g.cut(&side), 2);
+    }
+
+    #[test]
+    fn uneven_bisection_is_exact() {
+        let g = ring_of_cliques(12, 8);
+        let side = bisect(&g, 40, &mut SplitMix(3));
+        assert_eq!(side.iter().filter(|&&s| s == 0).count(), 40);
+        assert_eq!(g.cut(&side), 2);
+    }
+
+    #[test]
+    fn coarsening_merges_the_heaviest_edges() {
+        let g = ring_of_cliques(4, 2);
+        let (c, map) = g.coarsen(&mut SplitMix(1), 2);
+        assert_eq!(c.len(), 4);
+        for k in 0..4 {
+            assert_eq!(map[2 * k], map[2 * k + 1]);
+        }
+        assert_eq!(c.vw, vec![2; 4]);
+    }
+}
