@@ -65,12 +65,8 @@ pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODE
 pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
 pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};
 pub use pattern::{pair_bytes, Edge, GridSpec, Pattern, MAX_TASKS};
-<<<<<<< HEAD
-pub use report::{against_default, compare, table, Comparison, Row};
-=======
 pub use recognise::{recognise_grid, HiddenGrid};
-pub use report::{compare, table, Comparison, Row};
->>>>>>> main
+pub use report::{against_default, compare, table, Comparison, Row};
 pub use strategy::{baseline, check_sizes, Strategy};
 
 /// A torus machine from command-line style options: `dims`, optional per-dimension
