@@ -2,7 +2,7 @@
 //! (benches/RESULTS.md, "sparse candidate gains"): block-cyclic 32 → 128 (column-major
 //! target grid) and 3 → 8 layouts on a √p × √p grid, under the cost configs of
 //! `data/cost/` with as many ranks per node as `p` needs, and under sums with the
-//! volume and the locality penalty. Prints one line per instance:
+//! volume and the locality penalty. Prints a header row, then one line per instance:
 //!
 //! `p layout config model W(G) dense-saving sparse-saving measured-gap certified-gap
 //! rounds priced t_dense t_sparse`
@@ -46,15 +46,55 @@ fn chosen(var: &str, name: &str) -> bool {
     std::env::var(var).map_or(true, |v| v.split(',').any(|w| w == name))
 }
 
+const USAGE: &str = "usage: gain_gap P [P ...]: rank counts, each a square (e.g. 1024 4096)";
+
+/// The column names of the printed table.
+const HEADER: &str = "p | layout | config (ranks/node) | model | W(G) no relabeling | dense saving | sparse saving | measured gap | certified gap | rounds | priced | t_dense s | t_sparse s";
+
+/// The rank counts from the arguments: each a positive square.
+fn sizes(args: impl Iterator<Item = String>) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for a in args {
+        let p: usize = a
+            .parse()
+            .map_err(|_| format!("`{a}` is not a rank count; {USAGE}"))?;
+        let side = (p as f64).sqrt().round() as usize;
+        if p == 0 || side * side != p {
+            return Err(format!(
+                "p = {p} is not a positive square (the layouts use a √p × √p grid); {USAGE}"
+            ));
+        }
+        out.push(p);
+    }
+    if out.is_empty() {
+        return Err(USAGE.to_string());
+    }
+    Ok(out)
+}
+
+/// An environment variable parsed as `T`, or exit 2 naming it.
+fn env_or<T: std::str::FromStr>(var: &str, default: T) -> T {
+    match std::env::var(var) {
+        Err(_) => default,
+        Ok(v) => v.parse().unwrap_or_else(|_| {
+            eprintln!("gain_gap: {var}={v} is not a number");
+            std::process::exit(2)
+        }),
+    }
+}
+
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("sizes are numbers"))
-        .collect();
+    let sizes = sizes(std::env::args().skip(1)).unwrap_or_else(|e| {
+        eprintln!("gain_gap: {e}");
+        std::process::exit(2)
+    });
+    let gap_tol: Option<f64> = std::env::var("GAP_TOL")
+        .ok()
+        .map(|_| env_or("GAP_TOL", 0.0));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/cost");
+    println!("{HEADER}");
     for p in sizes {
-        let side = (p as f64).sqrt() as usize;
-        let p = side * side;
+        let side = (p as f64).sqrt().round() as usize;
         let pairs = [
             ("bc 32->128", 96 * side, 32, 128),
             ("bc 3->8", 24 * side, 3, 8),
@@ -77,7 +117,7 @@ fn main() {
                     continue;
                 }
                 let text = std::fs::read_to_string(dir.join(format!("{cname}.toml"))).unwrap();
-                let nodes = std::env::var("GAP_NODES").map_or(nodes, |v| v.parse().unwrap());
+                let nodes = env_or("GAP_NODES", nodes);
                 let rpn = p.div_ceil(nodes).max(1);
                 let text: String = text
                     .lines()
@@ -126,13 +166,13 @@ fn main() {
                     };
                     let t_dense = t.elapsed().as_secs_f64();
                     let t = Instant::now();
-                    let s = match std::env::var("GAP_TOL") {
-                        Ok(t) => gain::sparse_relabel_within(
+                    let s = match gap_tol {
+                        Some(t) => gain::sparse_relabel_within(
                             model.as_ref(),
                             &pk,
-                            &gain::Refine::within(t.parse().expect("GAP_TOL is a number")),
+                            &gain::Refine::within(t),
                         ),
-                        Err(_) => gain::sparse_relabel_refined(model.as_ref(), &pk),
+                        None => gain::sparse_relabel_refined(model.as_ref(), &pk),
                     }
                     .unwrap();
                     let t_sparse = t.elapsed().as_secs_f64();

@@ -30,6 +30,10 @@ pub enum Error {
     /// Source and target (or any two things that must agree) do not match.
     #[error("mismatch: {0}")]
     Mismatch(String),
+    /// A command-line argument is wrong; the message names the argument and the
+    /// accepted values.
+    #[error("{0}")]
+    Argument(String),
     /// A relabeling that would misplace data already in the target (see
     /// [`crate::engine::Relabeling`]).
     #[error("relabeling: {0}")]

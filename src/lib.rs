@@ -94,6 +94,29 @@ pub mod volume;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+/// The user guide's Rust blocks are doctests too, one item per page.
+#[cfg(doctest)]
+mod guide_doctests {
+    #[doc = include_str!("../docs/install.md")]
+    struct Install;
+    #[doc = include_str!("../docs/planning.md")]
+    struct Planning;
+    #[doc = include_str!("../docs/cost-models.md")]
+    struct CostModels;
+    #[doc = include_str!("../docs/calibration.md")]
+    struct Calibration;
+    #[doc = include_str!("../docs/engine.md")]
+    struct Engine;
+    #[doc = include_str!("../docs/c-fortran.md")]
+    struct CFortran;
+    #[doc = include_str!("../docs/mapping.md")]
+    struct Mapping;
+    #[doc = include_str!("../docs/measure-map-rerun.md")]
+    struct MeasureMapRerun;
+    #[doc = include_str!("../docs/SCALING.md")]
+    struct Scaling;
+}
+
 /// The command line's internals are not library API: these do not compile.
 ///
 /// ```compile_fail

@@ -1,6 +1,7 @@
-//! The README's C snippet is a line of the C example that scripts/mpi-tests.sh builds
-//! and runs, its build commands name files that exist, and its `LD_PRELOAD` line is
-//! the one that script runs with the unprefixed library.
+//! The C snippets of the README's tour and of the guide's page (docs/c-fortran.md) are
+//! lines of the C example that scripts/mpi-tests.sh builds and runs, their build
+//! commands name files that exist, and their `LD_PRELOAD` line is the one that script
+//! runs with the unprefixed library.
 
 use std::path::PathBuf;
 
@@ -8,10 +9,18 @@ use std::path::PathBuf;
 fn readme_c_snippet_is_in_the_tested_example() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let section = readme
-        .split("## From C and Fortran")
+    let tour = readme
+        .split("## Tour 3: from C and Fortran")
         .nth(1)
-        .expect("the README has a section \"From C and Fortran\"");
+        .expect("the README has a section \"Tour 3: from C and Fortran\"");
+    let tour = tour.split("\n## ").next().unwrap();
+    let guide = std::fs::read_to_string(root.join("docs/c-fortran.md")).unwrap();
+    for section in [tour, guide.as_str()] {
+        check_section(&root, section);
+    }
+}
+
+fn check_section(root: &std::path::Path, section: &str) {
     let example = std::fs::read_to_string(root.join("capi/examples/redistribute.c")).unwrap();
     let blocks: Vec<&str> = section
         .split("```c\n")

@@ -12,10 +12,29 @@ use copr::sweep::{SweepConfig, SweepRow};
 use copr::Result;
 
 mod batch;
+mod units;
+
+/// `copr --version`: the version, then the cargo features this binary was built with
+/// (`copr -V` prints the version alone).
+const LONG_VERSION: &str = match (cfg!(feature = "mpi"), cfg!(feature = "hwloc")) {
+    (false, false) => concat!(
+        env!("CARGO_PKG_VERSION"),
+        "\nfeatures: none (calibrate needs mpi; hwloc-* topology sources need hwloc)"
+    ),
+    (true, false) => concat!(
+        env!("CARGO_PKG_VERSION"),
+        "\nfeatures: mpi (hwloc-* topology sources need hwloc)"
+    ),
+    (false, true) => concat!(
+        env!("CARGO_PKG_VERSION"),
+        "\nfeatures: hwloc (calibrate needs mpi)"
+    ),
+    (true, true) => concat!(env!("CARGO_PKG_VERSION"), "\nfeatures: mpi, hwloc"),
+};
 
 /// copr: communication-optimal process relabeling for MPI data layouts.
 #[derive(Debug, Parser)]
-#[command(name = "copr", version, about)]
+#[command(name = "copr", version, long_version = LONG_VERSION, about)]
 pub(crate) struct Cli {
     /// The command.
     #[command(subcommand)]
@@ -61,8 +80,9 @@ pub(crate) struct MapArgs {
     pub(crate) open: bool,
     /// Grid: bytes per message along each dimension (one value for all, or one per
     /// dimension: `--bytes 1048576,3145728` makes messages along dimension 1 — within
-    /// a row — 3x those along dimension 0); default 1048576.
-    #[arg(long, value_delimiter = ',', requires = "grid")]
+    /// a row — 3x those along dimension 0); units B, kB, KiB, MB, MiB, GB, GiB
+    /// (`--bytes 1MiB`); default 1048576.
+    #[arg(long, value_delimiter = ',', requires = "grid", value_parser = units::parse_bytes)]
     pub(crate) bytes: Option<Vec<u64>>,
     /// A communication graph: edge list (`src dst bytes` per line) or TOML/JSON.
     #[arg(long, value_name = "FILE")]
@@ -116,7 +136,7 @@ pub(crate) struct MapArgs {
     /// Time budget of the comparison, seconds: every strategy stops at it (a search
     /// with the best it has found), the optimiser gets what the baselines left, and a
     /// strategy whose turn comes later is not run (the report names it).
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub(crate) budget: f64,
     /// Write an Open MPI rankfile.
     #[arg(long, value_name = "FILE")]
@@ -491,7 +511,7 @@ fn map(a: MapArgs) -> Result<()> {
         machine.set_node_names(names)?;
     }
     if !(a.budget.is_finite() && a.budget >= 0.0) {
-        return Err(copr::Error::Mismatch(format!(
+        return Err(copr::Error::Argument(format!(
             "--budget {}: seconds must be a finite number >= 0",
             a.budget
         )));
@@ -552,6 +572,13 @@ fn map(a: MapArgs) -> Result<()> {
         })
     };
     let mut written = Vec::new();
+    let host_exports = a.rankfile.is_some() || a.slurm_hostfile.is_some();
+    if host_exports && a.nodes.is_none() && placeholder_host_names(&machine) {
+        eprintln!(
+            "copr: warning: the machine names no hosts: the rankfile and SLURM_HOSTFILE say node0 .. node{}; give --nodes 'nid[...]' or `nodes =` in the machine file for the job's host names",
+            machine.nodes().saturating_sub(1)
+        );
+    }
     if let Some(p) = &a.rankfile {
         write(p, export::rankfile_ranks(&machine, &chosen.map, ranks))?;
         written.push(format!("rankfile {}", p.display()));
@@ -588,7 +615,7 @@ fn map(a: MapArgs) -> Result<()> {
         written.push(format!("JSON {}", p.display()));
     }
     if let Some(p) = &a.svg {
-        crate::plot::mapping_svg(&pattern, &machine, chosen, p)?;
+        crate::plot::mapping_svg(&pattern, &machine, &cmp, chosen, p)?;
         written.push(format!("picture {}", p.display()));
     }
     if a.json {
@@ -607,12 +634,21 @@ fn map(a: MapArgs) -> Result<()> {
         println!("{}", serde_json::to_string(&j).expect("reports serialise"));
     } else {
         print!("{}", mapping::table(&cmp));
+        if let Some(line) = mapping::against_default(&cmp, &chosen.strategy) {
+            println!("{line}");
+        }
         println!("exported: {}", chosen.strategy);
         for w in written {
             println!("wrote {w}");
         }
     }
     Ok(())
+}
+
+/// Whether the machine's node names are the generated `node0`, `node1`, … (no names
+/// given by a file or `--nodes`).
+fn placeholder_host_names(m: &copr_mapping::MapMachine) -> bool {
+    (0..m.nodes()).all(|k| m.node_name(k) == format!("node{k}"))
 }
 
 fn plan(a: PlanArgs) -> Result<()> {
@@ -697,10 +733,11 @@ fn plan(a: PlanArgs) -> Result<()> {
     );
     println!("sigma            {}", sigma_text(&report.sigma));
     if let Some(c) = &cost {
-        println!("cost model       {}", c.model);
-        println!("cost before      {:.6e}", c.cost_before);
+        let unit = a.cost.as_deref().map_or("", units::cost_unit);
+        println!("{}", wrapped("cost model       ", &c.model));
+        println!("cost before      {:.6e} {unit}", c.cost_before);
         println!(
-            "cost after       {:.6e}  ({:.2} % less; the volume-optimal sigma costs {:.6e})",
+            "cost after       {:.6e} {unit}  ({:.2} % less; the volume-optimal sigma costs {:.6e} {unit})",
             c.cost_after, c.reduction_percent, c.cost_with_plan_sigma
         );
         println!(
@@ -767,7 +804,7 @@ fn certificate_text(k: &copr::gain::Certificate, before: f64, cost_after: f64) -
                 "not proven optimal".to_string()
             };
             format!(
-                "{verdict}: {} candidate entries ({} priced in {} rounds), bound on the saving {:.12e}, saving {:.12e}, gap {:.6e}",
+                "{verdict}: {} candidate entries ({} priced in {} rounds),\n                 bound on the saving {:.12e}, saving {:.12e}, gap {:.6e}",
                 k.entries,
                 k.priced,
                 k.rounds,
@@ -858,16 +895,56 @@ fn word<T: serde::Serialize>(x: &T) -> String {
     }
 }
 
-fn sigma_text(sigma: &[usize]) -> String {
-    const SHOW: usize = 64;
-    let mut s: Vec<String> = sigma.iter().take(SHOW).map(|x| x.to_string()).collect();
-    if sigma.len() > SHOW {
-        s.push(format!(
-            "… ({} more; --json prints all)",
-            sigma.len() - SHOW
-        ));
+/// `label` then `text`, broken at spaces into lines of at most 100 characters, the
+/// later lines indented as far as the label.
+fn wrapped(label: &str, text: &str) -> String {
+    const WIDTH: usize = 100;
+    let indent = " ".repeat(label.chars().count());
+    let mut lines = vec![label.to_string()];
+    for word in text.split(' ') {
+        let last = lines.last_mut().expect("one line at least");
+        let fresh = last.chars().count() == indent.len();
+        if !fresh && last.chars().count() + 1 + word.chars().count() > WIDTH {
+            lines.push(format!("{indent}{word}"));
+        } else {
+            if !fresh {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
     }
-    format!("[{}]", s.join(", "))
+    lines.join("\n")
+}
+
+/// σ as `[s0, s1, …]`, cut so that the report's line (a 17-character label before
+/// it) stays within 100 characters; the rest is counted and left to `--json`.
+fn sigma_text(sigma: &[usize]) -> String {
+    const WIDTH: usize = 100 - 17;
+    let all = format!(
+        "[{}]",
+        sigma
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if all.chars().count() <= WIDTH {
+        return all;
+    }
+    let mut shown = String::from("[");
+    for (k, x) in sigma.iter().enumerate() {
+        let tail = format!(", … {} more; --json prints all]", sigma.len() - k);
+        let next = if k == 0 {
+            x.to_string()
+        } else {
+            format!(", {x}")
+        };
+        if shown.chars().count() + next.chars().count() + tail.chars().count() > WIDTH {
+            return shown + &tail;
+        }
+        shown.push_str(&next);
+    }
+    shown + "]"
 }
 
 fn sweep(a: SweepArgs) -> Result<()> {

@@ -37,7 +37,7 @@ fn shell_names() -> Vec<String> {
 /// `copr completions SHELL`: the completion script for SHELL on standard output.
 ///
 /// # Errors
-/// [`Error::Mismatch`] when SHELL is missing or not a shell clap_complete supports.
+/// [`Error::Argument`] when SHELL is missing or not a shell clap_complete supports.
 pub(crate) fn completions(a: CompletionsArgs) -> Result<()> {
     let script = completion_script(a.shell.as_deref())?;
     print!("{script}");
@@ -47,9 +47,9 @@ pub(crate) fn completions(a: CompletionsArgs) -> Result<()> {
 fn completion_script(shell: Option<&str>) -> Result<String> {
     let known = shell_names().join(", ");
     let name = shell
-        .ok_or_else(|| Error::Mismatch(format!("completions: name a shell, one of {known}")))?;
+        .ok_or_else(|| Error::Argument(format!("completions: name a shell, one of {known}")))?;
     let shell: Shell = name.parse().map_err(|_| {
-        Error::Mismatch(format!(
+        Error::Argument(format!(
             "completions: unknown shell `{name}`: expected one of {known}"
         ))
     })?;
@@ -61,7 +61,7 @@ fn completion_script(shell: Option<&str>) -> Result<String> {
 /// `copr man [COMMAND]`: a manual page in roff on standard output.
 ///
 /// # Errors
-/// [`Error::Mismatch`] when COMMAND is not one of copr's commands.
+/// [`Error::Argument`] when COMMAND is not one of copr's commands.
 pub(crate) fn man(a: ManArgs) -> Result<()> {
     let page = man_page(a.command.as_deref())?;
     print!("{page}");
@@ -81,7 +81,7 @@ fn man_page(command: Option<&str>) -> Result<String> {
                 let names: Vec<&str> = visible_commands(&cmd)
                     .map(clap::Command::get_name)
                     .collect();
-                Error::Mismatch(format!(
+                Error::Argument(format!(
                     "man: unknown command `{name}`: expected one of {}",
                     names.join(", ")
                 ))

@@ -48,9 +48,36 @@ fn commands() -> Vec<String> {
 }
 
 #[test]
-fn version_is_the_crate_version() {
-    let v = stdout_of(&["--version"]);
-    assert_eq!(v.trim_end(), format!("copr {}", env!("CARGO_PKG_VERSION")));
+fn version_is_the_crate_version_and_names_the_features() {
+    let short = stdout_of(&["-V"]);
+    assert_eq!(
+        short.trim_end(),
+        format!("copr {}", env!("CARGO_PKG_VERSION"))
+    );
+    // --version adds the compiled features, from cargo's view of this build
+    let long = stdout_of(&["--version"]);
+    let lines: Vec<&str> = long.lines().collect();
+    assert_eq!(lines[0], short.trim_end(), "{long}");
+    let features = lines
+        .get(1)
+        .and_then(|l| l.strip_prefix("features: "))
+        .unwrap_or_else(|| panic!("no features line: {long}"));
+    let listed: Vec<&str> = features
+        .split(" (")
+        .next()
+        .unwrap()
+        .split(", ")
+        .filter(|f| *f != "none")
+        .collect();
+    let want: Vec<&str> = [
+        ("mpi", cfg!(feature = "mpi")),
+        ("hwloc", cfg!(feature = "hwloc")),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(f, _)| *f)
+    .collect();
+    assert_eq!(listed, want, "{long}");
 }
 
 /// Whether `script` offers `command` after `copr ` (in the form clap_complete writes for

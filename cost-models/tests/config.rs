@@ -247,3 +247,33 @@ fn single_node_sample_with_hwloc() {
     assert!(s.model.cost(0, 1, &p) > s.model.cost(1, 1, &p));
     assert!(s.model.cost(1, 1, &p) > 0.0); // the transform is paid locally too
 }
+
+/// The fat-tree sample prices every pair of ranks on one host below every pair on two
+/// hosts, for small and large packages: a node's memory is faster than the network.
+#[test]
+fn fat_tree_sample_keeps_a_node_cheaper_than_the_network() {
+    let s = load_setup(&data("fat-tree.toml"), Some(64)).unwrap();
+    let per_node = 4;
+    for bytes in [8, 4096, 1 << 20] {
+        let p = Package::plain(bytes);
+        let mut worst_inside = 0.0f64;
+        let mut best_outside = f64::INFINITY;
+        for i in 0..64 {
+            for j in 0..64 {
+                if i == j {
+                    continue;
+                }
+                let c = s.model.cost(i, j, &p);
+                if i / per_node == j / per_node {
+                    worst_inside = worst_inside.max(c);
+                } else {
+                    best_outside = best_outside.min(c);
+                }
+            }
+        }
+        assert!(
+            worst_inside < best_outside,
+            "{bytes} B: same host up to {worst_inside:e} s, other hosts from {best_outside:e} s"
+        );
+    }
+}

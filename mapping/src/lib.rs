@@ -66,7 +66,7 @@ pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelByt
 pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};
 pub use pattern::{pair_bytes, Edge, GridSpec, Pattern, MAX_TASKS};
 pub use recognise::{recognise_grid, HiddenGrid};
-pub use report::{compare, table, Comparison, Row};
+pub use report::{against_default, compare, table, Comparison, Row};
 pub use strategy::{baseline, check_sizes, Strategy};
 
 /// A torus machine from command-line style options: `dims`, optional per-dimension

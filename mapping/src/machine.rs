@@ -141,8 +141,14 @@ impl MapMachine {
                 torus.ndims()
             )));
         }
+        // a full torus without a coordinates file numbers its nodes 0, 1, …: the
+        // exports call them node0, node1, … as for a flat machine
+        let numbered = (0..torus.num_nodes()).all(|k| torus.node_name(k) == k.to_string());
         let names = (0..torus.num_nodes())
-            .map(|k| torus.node_name(k).to_string())
+            .map(|k| match numbered {
+                true => format!("node{k}"),
+                false => torus.node_name(k).to_string(),
+            })
             .collect();
         let description = format!(
             "{}, {} per node",
@@ -314,7 +320,7 @@ impl MapMachine {
         let doc: MachineDoc = if path.extension().is_some_and(|e| e == "json") {
             serde_json::from_str(text).map_err(|e| parse(e.to_string()))?
         } else {
-            toml::from_str(text).map_err(|e| parse(one_line(&e.to_string())))?
+            toml::from_str(text).map_err(|e| parse(toml_detail(text, &e)))?
         };
         let base = path.parent().unwrap_or(Path::new("."));
         let kinds = [
@@ -720,8 +726,16 @@ fn dim_name(d: usize) -> String {
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A TOML error as the other inputs report it: `line N: message`, on one line.
+pub(crate) fn toml_detail(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    match e.span() {
+        Some(span) => format!(
+            "line {}: {message}",
+            copr_topology::files::line_of_offset(text, span.start)
+        ),
+        None => message,
+    }
 }
 
 /// Node lists are expanded to at most this many names.

@@ -328,7 +328,8 @@ impl Pattern {
                 let doc: GraphDoc = if ext == "json" {
                     serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
                 } else {
-                    toml::from_str(text).map_err(|e| parse_err(e.to_string().replace('\n', " ")))?
+                    toml::from_str(text)
+                        .map_err(|e| parse_err(crate::machine::toml_detail(text, &e)))?
                 };
                 let raw = doc
                     .edges

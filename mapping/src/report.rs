@@ -205,11 +205,6 @@ pub fn table(c: &Comparison) -> String {
         "strategy", "hop-bytes MB", "intra %", "dil", "dmax", "maxlink MB", "maxlink µs", "time s"
     ));
     let per_class = classes.len() > 1 && classes.len() <= 8;
-    if per_class {
-        for k in &classes {
-            s.push_str(&format!(" {:>8}", format!("{k} MB")));
-        }
-    }
     // with a node tree: intra-node bytes between cores that share only the widest level
     let far = c
         .rows
@@ -239,16 +234,27 @@ pub fn table(c: &Comparison) -> String {
             m.max_link_time * 1e6,
             r.seconds
         ));
-        if per_class {
-            for k in &m.classes {
-                s.push_str(&format!(" {:>8.3}", mb(k.max_bytes)));
-            }
-        }
         if far.is_some() {
             let b = m.intra_levels.last().map_or(0, |l| l.bytes);
             s.push_str(&format!(" {:>12.3}", mb(b)));
         }
         s.push('\n');
+    }
+    // the busiest link per direction (torus) or class: a table of its own, so that
+    // no line is wider than 100 characters
+    if per_class {
+        s.push_str(&format!("{:<12}", "busiest link"));
+        for k in &classes {
+            s.push_str(&format!(" {:>9}", format!("{k} MB")));
+        }
+        s.push('\n');
+        for r in &c.rows {
+            s.push_str(&format!("{:<12}", r.strategy));
+            for k in &r.metrics.classes {
+                s.push_str(&format!(" {:>9.3}", mb(k.max_bytes)));
+            }
+            s.push('\n');
+        }
     }
     if let Some(r) = c.rows.first() {
         s.push_str(&format!(
@@ -268,7 +274,7 @@ pub fn table(c: &Comparison) -> String {
     }
     if let Some(r) = c.row("optimised") {
         s.push_str(&format!(
-            "optimised: kept {} ({})\n",
+            "optimised: kept {}\n  ({})\n",
             r.origin.as_deref().unwrap_or("?"),
             match c.optimiser_dominates {
                 Some(true) => "no worse than every baseline on hop-bytes and max link time",
@@ -277,4 +283,39 @@ pub fn table(c: &Comparison) -> String {
         ));
     }
     s
+}
+
+/// Three lines comparing `chosen` with the launcher's default order (`packed`): hop-bytes
+/// and the busiest link, before → after and the factor; `None` when either row is
+/// missing.
+pub fn against_default(c: &Comparison, chosen: &str) -> Option<String> {
+    let (d, x) = (c.row("packed")?, c.row(chosen)?);
+    let mb = |v: u128| v as f64 / 1e6;
+    let factor = |before: u128, after: u128| {
+        if after == 0 {
+            if before == 0 {
+                "the same".to_string()
+            } else {
+                "all of it removed".to_string()
+            }
+        } else {
+            let f = before as f64 / after as f64;
+            if f >= 1.0 {
+                format!("{f:.2}x less")
+            } else {
+                format!("{:.2}x more", 1.0 / f)
+            }
+        }
+    };
+    let (hd, hx) = (d.metrics.hop_bytes, x.metrics.hop_bytes);
+    let (ld, lx) = (d.metrics.max_link_bytes, x.metrics.max_link_bytes);
+    Some(format!(
+        "against the default (packed -> {chosen}):\n  hop-bytes     {:.3} -> {:.3} MB ({})\n  busiest link  {:.3} -> {:.3} MB ({})",
+        mb(hd),
+        mb(hx),
+        factor(hd, hx),
+        mb(ld),
+        mb(lx),
+        factor(ld, lx)
+    ))
 }

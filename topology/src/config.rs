@@ -429,7 +429,7 @@ impl TopologyConfig {
                     return Err(inconsistent(
                         "placement.file",
                         format!(
-                            "{r} ranks requested, but the placement file places {}",
+                            "{r} ranks requested, but the placement file places {}; a placement file fixes the ranks (a calibration writes one for the ranks it ran on): for {r} ranks, use `rule = \"packed\"` with `ranks_per_node` in [placement] instead, or calibrate on {r} ranks",
                             p.ranks()
                         ),
                     ));

@@ -425,6 +425,20 @@ mod with_mpi {
                 res
             );
         }
+        let checks: Vec<super::stats::ClassCheck<'_>> = classes
+            .iter()
+            .map(|c| super::stats::ClassCheck {
+                name: c.class.name(),
+                latency: c.latency.median,
+                max_residual: c
+                    .fit
+                    .as_ref()
+                    .map(|f| f.residuals.iter().fold(0.0f64, |m, r| m.max(r.abs()))),
+            })
+            .collect();
+        for w in super::stats::implausible(&checks) {
+            eprintln!("copr: warning: {w}");
+        }
         for i in injection {
             println!(
                 "injection {} -> {}: {} ranks sending {} KiB messages at once: {} (p10-p90 {}-{})",

@@ -163,6 +163,51 @@ impl SplitMix {
     }
 }
 
+/// One measured class of rank pairs, as [`implausible`] judges it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassCheck<'a> {
+    /// The class's name (`other-node` is the one between nodes).
+    pub name: &'a str,
+    /// Median 8-byte half round trip, seconds.
+    pub latency: f64,
+    /// Largest relative residual of the bandwidth fit, if fitted.
+    pub max_residual: Option<f64>,
+}
+
+/// Largest fit residual accepted without a warning (a fraction).
+pub const MAX_PLAUSIBLE_RESIDUAL: f64 = 0.5;
+
+/// Warnings, one line each, about measurements that cannot describe the machine: a
+/// class inside a node slower than the class between nodes (the ranks were probably
+/// descheduled: oversubscribed cores, a busy machine), or a bandwidth fit whose
+/// residual exceeds [`MAX_PLAUSIBLE_RESIDUAL`]. Each says what to try.
+pub fn implausible(classes: &[ClassCheck<'_>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let inter = classes.iter().find(|c| c.name == "other-node");
+    if let Some(o) = inter {
+        for c in classes.iter().filter(|c| c.name != "other-node") {
+            if c.latency > o.latency {
+                out.push(format!(
+                    "{} latency {:.3} us is above other-node {:.3} us: ranks were probably descheduled (oversubscribed or busy cores); rerun with one rank per core on an idle allocation",
+                    c.name,
+                    c.latency * 1e6,
+                    o.latency * 1e6
+                ));
+            }
+        }
+    }
+    for c in classes {
+        if let Some(r) = c.max_residual.filter(|r| *r > MAX_PLAUSIBLE_RESIDUAL) {
+            out.push(format!(
+                "{}: the bandwidth fit misses a measurement by {:.0} %: the ladder's times are noise; rerun with a larger --budget on an idle allocation",
+                c.name,
+                100.0 * r
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,5 +281,28 @@ mod tests {
         let mut s = v.clone();
         s.sort_unstable();
         assert_eq!(s, (0..20).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn implausible_measurements_are_named() {
+        let c = |name, latency, max_residual| ClassCheck {
+            name,
+            latency,
+            max_residual,
+        };
+        // the case: same node 651 us against other node 2.7 us, residual 99 %
+        let bad = [
+            c("same-node", 651e-6, Some(0.99)),
+            c("other-node", 2.7e-6, Some(0.05)),
+        ];
+        let w = implausible(&bad);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("same-node latency 651.000 us is above other-node 2.700 us"));
+        assert!(w[1].starts_with("same-node: the bandwidth fit misses") && w[1].contains("99 %"));
+        let good = [
+            c("same-node", 0.4e-6, Some(0.1)),
+            c("other-node", 2.7e-6, None),
+        ];
+        assert!(implausible(&good).is_empty());
     }
 }

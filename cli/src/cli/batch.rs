@@ -146,7 +146,8 @@ pub(super) fn run(a: &PlanArgs, input: &Input) -> Result<()> {
     }
     print_volumes(&report);
     if let Some(c) = &cost {
-        print_cost(&report, c);
+        let unit = a.cost.as_deref().map_or("", super::units::cost_unit);
+        print_cost(&report, c, unit);
     }
     Ok(())
 }
@@ -229,8 +230,9 @@ fn print_volumes(r: &BatchReport) {
     );
 }
 
-fn print_cost(r: &BatchReport, c: &BatchCost) {
-    println!("cost model       {}", c.model);
+fn print_cost(r: &BatchReport, c: &BatchCost, unit: &str) {
+    println!("{}", super::wrapped("cost model       ", &c.model));
+    println!("cost unit        {unit}");
     println!(
         "modelled cost    {:>16} {:>16} {:>16} {:>16}",
         "none", "independent", "joint", "volume joint"
@@ -251,7 +253,7 @@ fn print_cost(r: &BatchReport, c: &BatchCost) {
     );
     let price = c.total(2) - c.total(1);
     println!(
-        "price of consistency  {:.6e} ({:.2} % over independent sigmas)",
+        "price of consistency  {:.6e} {unit} ({:.2} % over independent sigmas)",
         price,
         percent(price, c.total(1))
     );

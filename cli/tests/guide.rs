@@ -1,0 +1,251 @@
+//! Every shell command of the README and of the user guide (`docs/*.md`) is tested.
+//!
+//! - A ```` ```bash ```` block is run here, as a user would type it: with `bash -eu` in a
+//!   scratch directory where `data/` is the repository's, `HOME` is a fresh directory,
+//!   `copr` on the PATH is the binary under test and `cargo run --release --bin copr --`
+//!   stands for it. The block must succeed. A ```` ```text ```` block right after it is
+//!   that block's output: each of its lines must be a line of the output (numbers with
+//!   four decimals, the timings, may differ).
+//! - A ```` ```sh ```` block needs what this test cannot have (MPI, a compiler, an
+//!   installation, the whole suite): `scripts/test-all` or `scripts/mpi-tests.sh` runs
+//!   it; here each of its commands must start with a program those scripts run, and
+//!   every repository file it names must exist.
+//! - Rust blocks are doctests (`src/lib.rs` includes the pages).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The pages whose commands are tested.
+fn pages() -> Vec<PathBuf> {
+    let mut out = vec![root().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    out.extend(docs);
+    out
+}
+
+/// A fenced block: its info string, its text and the line it starts on.
+struct Block {
+    lang: String,
+    text: String,
+    line: usize,
+}
+
+fn blocks(page: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut current: Option<Block> = None;
+    for (i, line) in page.lines().enumerate() {
+        let fence = line.trim_start().strip_prefix("```");
+        match (&mut current, fence) {
+            (None, Some(info)) => {
+                current = Some(Block {
+                    lang: info.trim().to_string(),
+                    text: String::new(),
+                    line: i + 1,
+                })
+            }
+            (Some(_), Some(_)) => out.push(current.take().unwrap()),
+            (Some(b), None) => {
+                b.text.push_str(line);
+                b.text.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+/// Lines of a text with the four-decimal numbers (timings) masked.
+fn masked(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            l.split(' ')
+                .map(|w| {
+                    let four = w.split_once('.').is_some_and(|(a, b)| {
+                        !a.is_empty()
+                            && a.chars().all(|c| c.is_ascii_digit())
+                            && b.len() == 4
+                            && b.chars().all(|c| c.is_ascii_digit())
+                    });
+                    if four {
+                        "#.####"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("copr-guide-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::os::unix::fs::symlink(root().join("data"), dir.join("data")).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_copr"), dir.join("bin/copr")).unwrap();
+    dir
+}
+
+fn run_block(dir: &Path, script: &str) -> std::process::Output {
+    let script = script.replace("cargo run --release --bin copr --", "copr");
+    let path = format!(
+        "{}:{}",
+        dir.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("bash")
+        .args(["-eu", "-c", &script])
+        .current_dir(dir)
+        .env("HOME", dir.join("home"))
+        .env("PATH", path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_bash_block_runs_and_shows_its_real_output() {
+    let mut ran = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.file_name().unwrap().to_string_lossy().to_string();
+        let bs = blocks(&text);
+        for (k, b) in bs.iter().enumerate() {
+            if b.lang != "bash" {
+                continue;
+            }
+            let dir = scratch(&format!("{name}-{}", b.line));
+            let out = run_block(&dir, &b.text);
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert!(
+                out.status.success(),
+                "{name}:{}: the block fails\n{}\n{stderr}",
+                b.line,
+                b.text
+            );
+            if let Some(next) = bs.get(k + 1).filter(|n| n.lang == "text") {
+                let got = masked(&stdout);
+                for want in masked(&next.text) {
+                    assert!(
+                        got.contains(&want),
+                        "{name}:{}: the output lacks the line\n{want}\nit is\n{stdout}",
+                        next.line
+                    );
+                }
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+            ran += 1;
+        }
+    }
+    assert!(ran >= 8, "only {ran} bash blocks");
+}
+
+#[test]
+fn every_sh_block_names_what_the_test_scripts_run() {
+    let scripts = ["scripts/test-all", "scripts/mpi-tests.sh"]
+        .map(|s| std::fs::read_to_string(root().join(s)).unwrap())
+        .join("\n");
+    let programs = [
+        "scripts/test-all",
+        "cargo",
+        "capi/install.sh",
+        "export",
+        "mpicc",
+        "mpifort",
+        "mpirun",
+        "target/release/copr",
+    ];
+    let mut seen = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.file_name().unwrap().to_string_lossy().to_string();
+        for b in blocks(&text).iter().filter(|b| b.lang == "sh") {
+            let joined = b.text.replace("\\\n", " ");
+            for cmd in joined.lines().filter(|l| !l.trim().is_empty()) {
+                let first = cmd.split_whitespace().next().unwrap();
+                assert!(
+                    programs.contains(&first),
+                    "{name}:{}: {first} is not run by the test scripts",
+                    b.line
+                );
+                assert!(
+                    scripts.contains(first.trim_start_matches("target/release/")),
+                    "{name}:{}: the scripts never run {first}",
+                    b.line
+                );
+                for word in cmd.split_whitespace() {
+                    let w = word.trim_matches(|c| c == '"' || c == '\'');
+                    let repo_file = ["capi/", "scripts/", "data/", "interpose/", "examples/"]
+                        .iter()
+                        .any(|p| w.starts_with(p));
+                    if repo_file {
+                        assert!(root().join(w).exists(), "{name}:{}: no file {w}", b.line);
+                    }
+                }
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 0);
+}
+
+#[test]
+fn readme_starts_with_the_main_job_and_the_test_suite_and_stays_short() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let cmds: Vec<String> = blocks(&readme)
+        .into_iter()
+        .filter(|b| b.lang == "bash" || b.lang == "sh")
+        .map(|b| b.text.trim().to_string())
+        .take(2)
+        .collect();
+    assert_eq!(
+        cmds,
+        [
+            "cargo run --release --bin copr -- sweep",
+            "scripts/test-all"
+        ]
+    );
+    let n = readme.lines().count();
+    assert!(n <= 260, "README has {n} lines");
+    // every guide page is linked from the README or from the guide's index
+    let index = std::fs::read_to_string(root().join("docs/README.md")).unwrap();
+    for page in pages().iter().skip(1) {
+        let f = page.file_name().unwrap().to_string_lossy().to_string();
+        if f != "README.md" {
+            assert!(
+                index.contains(&format!("({f})")),
+                "docs/README.md lacks {f}"
+            );
+        }
+    }
+    // relative links of README and guide name files that exist
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let dir = page.parent().unwrap();
+        for part in text.split("](").skip(1) {
+            let target = part.split(')').next().unwrap();
+            let file = target.split('#').next().unwrap();
+            if file.is_empty() || file.contains("://") {
+                continue;
+            }
+            assert!(
+                dir.join(file).exists(),
+                "{}: the link {target} names no file",
+                page.display()
+            );
+        }
+    }
+}
