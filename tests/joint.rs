@@ -232,6 +232,39 @@ fn joint_cost_sigma_is_optimal_by_brute_force() {
 }
 
 #[test]
+fn copies_given_by_reference_are_priced_as_copies() {
+    // the same packages given several times (copies of a transform) count once each
+    // time they are given: optimal by brute force over the batch with the copies
+    random_batches(8, 30, |trial, cases, p, fixed, rng| {
+        let pks: Vec<Packages> = cases.iter().map(|c| packages(c, rng)).collect();
+        let times = |i: usize| 1 + (i + trial) % 3;
+        let refs: Vec<&Packages> = pks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, pk)| std::iter::repeat_n(pk, times(i)))
+            .collect();
+        let owned: Vec<Packages> = refs.iter().map(|&pk| pk.clone()).collect();
+        let all: Vec<Vec<usize>> = permutations(p)
+            .into_iter()
+            .filter(|v| fixed.iter().all(|&t| v[t] == t))
+            .collect();
+        for (name, model) in models(p) {
+            let sigma = gain::joint_relabel(model.as_ref(), &refs, p, fixed).unwrap();
+            let got = batch_cost(model.as_ref(), &owned, sigma.forward());
+            let w0 = batch_cost(model.as_ref(), &owned, &(0..p).collect::<Vec<_>>());
+            let best = all
+                .iter()
+                .map(|v| batch_cost(model.as_ref(), &owned, v))
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                got <= best + 1e-9 * w0.max(best),
+                "trial {trial} {name}: p = {p}: σ costs {got}, optimum {best}"
+            );
+        }
+    });
+}
+
+#[test]
 fn a_batch_of_one_gets_the_per_transform_optimum() {
     let mut rng = ChaCha8Rng::seed_from_u64(17);
     for trial in 0..60 {

@@ -104,6 +104,35 @@ fn batch_of_copies_holds_one_transform() {
 }
 
 #[test]
+fn batch_of_copies_under_a_cost_model_holds_one_transform() {
+    // every one of 1024 ranks sends every other: 16 copies priced under a model take
+    // what one takes (one copy's packages, counted 16 times), well inside 1 GiB
+    let source = bc(2048, 2048, 1, 1, 32, 32, "row-major");
+    let target = bc(2048, 2048, 64, 64, 32, 32, "col-major");
+    let cost = ["--cost", "data/cost/volume.toml", "--json"];
+    let run = |name: &str, copies: usize| -> serde_json::Value {
+        let p = write(name, &batch(copies, &source, &target));
+        let mut args = vec!["plan", s(&p)];
+        args.extend(cost);
+        let out = common::capped(&args, common::root(), 1 << 20, Some(SECONDS));
+        serde_json::from_str(&answered(&out)).unwrap()
+    };
+    let one = run("cost-one.toml", 1);
+    let copies = run("cost-copies.toml", 16);
+    for key in ["none", "independent", "joint", "joint_with_volume_sigma"] {
+        let (a, b) = (
+            one["cost"][key].as_f64().unwrap(),
+            copies["cost"][key].as_f64().unwrap(),
+        );
+        assert!(
+            (b - 16.0 * a).abs() <= 1e-9 * b.abs(),
+            "{key}: {b} against 16 x {a}"
+        );
+    }
+    assert_eq!(one["cost"]["joint_sigma"], copies["cost"]["joint_sigma"]);
+}
+
+#[test]
 fn batch_to_a_far_rank_stays_small() {
     // one element from rank 0 to rank 2^20 - 1, four times: memory follows the one
     // (source, target) pair and the ranks' σ, not four copies of everything

@@ -615,25 +615,32 @@ pub fn joint_relabel(
             pk.ranks()
         )));
     }
+    // the same packages given several times (copies of one transform) count once,
+    // weighted by how often they are given: memory follows the distinct transforms
+    let distinct = distinct_weighted(packages);
     match model.volume_scale() {
         Some(c) if c > 0.0 => {
-            let bytes: Vec<Csr> = packages.iter().map(|pk| pk.bytes_matrix()).collect();
+            let bytes: Vec<(Csr, u64)> = distinct
+                .iter()
+                .map(|&(pk, n)| (pk.bytes_matrix(), n))
+                .collect();
             let g = bytes
                 .iter()
-                .flat_map(|b| b.values())
+                .flat_map(|(b, _)| b.values())
                 .fold(0, |g, &x| gcd(g, x))
                 .max(1);
-            let scaled: Vec<Csr> = bytes
-                .iter()
-                .map(|b| {
-                    Csr::from_triplets(
+            let scaled: Vec<(Csr, u64)> = bytes
+                .into_iter()
+                .map(|(b, n)| {
+                    let scaled = Csr::from_triplets(
                         b.n_rows(),
                         b.n_cols(),
                         b.iter().map(|(s, t, x)| (s, t, x / g)).collect(),
-                    )
+                    );
+                    (scaled, n)
                 })
                 .collect();
-            let parts: Vec<(&Csr, u64)> = scaled.iter().map(|b| (b, 1)).collect();
+            let parts: Vec<(&Csr, u64)> = scaled.iter().map(|(b, n)| (b, *n)).collect();
             return crate::lap::joint_assign(&parts, ranks, fixed);
         }
         Some(0.0) => return Ok(Perm::identity(ranks)),
@@ -642,9 +649,10 @@ pub fn joint_relabel(
     check_dense_limit(ranks)?;
     let free = crate::lap::FreeLabels::new(ranks, fixed)?;
     let mut table = vec![0.0; ranks * ranks];
-    for pk in packages {
+    for &(pk, n) in &distinct {
         let part = gain_matrix(model, &pk.widened(ranks));
-        table.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+        let n = n as f64;
+        table.iter_mut().zip(part).for_each(|(a, b)| *a += n * b);
     }
     let labels = free.labels();
     let table_ref = &table;
@@ -659,6 +667,21 @@ pub fn joint_relabel(
         sigma,
         joint_cost(model, packages, None),
     ))
+}
+
+/// The distinct package sets of `packages` (the same reference given several times is
+/// one), each with how often it is given, in order of first appearance.
+fn distinct_weighted<'a>(packages: &[&'a Packages]) -> Vec<(&'a Packages, u64)> {
+    let mut index = std::collections::HashMap::new();
+    let mut distinct: Vec<(&Packages, u64)> = Vec::new();
+    for &pk in packages {
+        let d = *index.entry(std::ptr::from_ref(pk)).or_insert_with(|| {
+            distinct.push((pk, 0));
+            distinct.len() - 1
+        });
+        distinct[d].1 += 1;
+    }
+    distinct
 }
 
 /// The total cost of a batch, `Σ_k W_k(G_σ)`, with one σ for every transform (`None`:

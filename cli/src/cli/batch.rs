@@ -60,27 +60,39 @@ fn batch_cost(
     let setup = copr_cost_models::load_setup(path, Some(plan.ranks()))?;
     let model = setup.model.as_ref();
     let in_cost = |e: copr::Error| e.in_file(path);
-    let packages: Vec<Packages> = spec
-        .transform
-        .iter()
-        .map(|t| {
-            Packages::compute(&PackageInput {
-                source: &t.source,
-                target: &t.target,
-                transform: TransformKind {
-                    op: t.op,
-                    scale: t.alpha != 1.0,
-                },
-                element_size: t.element_size,
-            })
-        })
-        .collect::<Result<_>>()?;
+    // copies of one transform share their packages (memory follows the distinct
+    // transforms): `which[k]` is transform k's entry in `packages`
+    let mut packages: Vec<Packages> = Vec::new();
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut which = Vec::with_capacity(spec.transform.len());
+    for (k, t) in spec.transform.iter().enumerate() {
+        let same = |&f: &usize| {
+            let u = &spec.transform[f];
+            (&u.source, &u.target, u.op, u.alpha != 1.0, u.element_size)
+                == (&t.source, &t.target, t.op, t.alpha != 1.0, t.element_size)
+        };
+        if let Some(d) = firsts.iter().position(same) {
+            which.push(d);
+            continue;
+        }
+        packages.push(Packages::compute(&PackageInput {
+            source: &t.source,
+            target: &t.target,
+            transform: TransformKind {
+                op: t.op,
+                scale: t.alpha != 1.0,
+            },
+            element_size: t.element_size,
+        })?);
+        firsts.push(k);
+        which.push(packages.len() - 1);
+    }
     let t0 = std::time::Instant::now();
-    let refs: Vec<&Packages> = packages.iter().collect();
+    let refs: Vec<&Packages> = which.iter().map(|&d| &packages[d]).collect();
     let joint = gain::joint_relabel(model, &refs, plan.ranks(), &[]).map_err(in_cost)?;
     let seconds = t0.elapsed().as_secs_f64();
     let volume_joint = Perm::from_forward(report.joint_sigma.clone())?;
-    let rows = packages
+    let distinct_rows = packages
         .iter()
         .map(|pk| {
             let own = gain::relabel(model, pk).map_err(in_cost)?;
@@ -91,7 +103,8 @@ fn batch_cost(
                 pk.total_cost(model, Some(&volume_joint)),
             ])
         })
-        .collect::<Result<_>>()?;
+        .collect::<Result<Vec<[f64; 4]>>>()?;
+    let rows = which.iter().map(|&d| distinct_rows[d]).collect();
     Ok(Some(BatchCost {
         model: model.describe(),
         rows,
