@@ -458,12 +458,17 @@ fn bisect(g: &Graph, want0: i64, rng: &mut SplitMix) -> Vec<u8> {
 }
 
 /// Dual recursive bisection of the pattern's graph and the machine (module docs):
-/// task → slot. Needs `p.tasks() == m.slots()`.
+/// task → slot, or `None` when `deadline` passes first. Needs `p.tasks() == m.slots()`.
 ///
 /// # Complexity
 /// `O((n + m) log n)` per level of the recursion (about `log₂ nodes` levels) for `n`
 /// tasks and `m` messages.
-pub(crate) fn dual_bisection(p: &Pattern, m: &MapMachine, rng: &mut SplitMix) -> Perm {
+pub(crate) fn dual_bisection(
+    p: &Pattern,
+    m: &MapMachine,
+    rng: &mut SplitMix,
+    deadline: Instant,
+) -> Option<Perm> {
     let rpn = m.ranks_per_node();
     let (off, adj) = p.undirected();
     let mut local = vec![u32::MAX; p.tasks()];
@@ -471,6 +476,9 @@ pub(crate) fn dual_bisection(p: &Pattern, m: &MapMachine, rng: &mut SplitMix) ->
     let mut stack: Vec<(Vec<usize>, Vec<usize>)> =
         vec![((0..p.tasks()).collect(), (0..m.nodes()).collect())];
     while let Some((tasks, nodes)) = stack.pop() {
+        if Instant::now() >= deadline {
+            return None;
+        }
         if nodes.len() == 1 {
             for (i, &t) in tasks.iter().enumerate() {
                 fwd[t] = nodes[0] * rpn + i;
@@ -501,13 +509,14 @@ pub(crate) fn dual_bisection(p: &Pattern, m: &MapMachine, rng: &mut SplitMix) ->
         stack.push((tb, nb.to_vec()));
         stack.push((ta, na.to_vec()));
     }
-    strategy::perm(fwd)
+    Some(strategy::perm(fwd))
 }
 
 /// Candidates of the multilevel mapper for the optimiser: dual recursive bisection
 /// from `seeds` seeds (the first from `rng`'s state), each with its node groups'
 /// placement refined by swaps on the quotient graph (bytes between groups), as
-/// `(description, mapping)`. Stops early at `deadline` (at least one candidate).
+/// `(description, mapping)`. Stops at `deadline`, with the candidates finished by then
+/// (none when the first bisection is not done in time).
 pub(crate) fn candidates(
     p: &Pattern,
     m: &MapMachine,
@@ -519,10 +528,9 @@ pub(crate) fn candidates(
     let m1 = m.clone().with_ranks_per_node(1)?;
     let mut out = Vec::new();
     for s in 0..seeds.max(1) {
-        if s > 0 && Instant::now() >= deadline {
+        let Some(map) = dual_bisection(p, m, rng, deadline) else {
             break;
-        }
-        let map = dual_bisection(p, m, rng);
+        };
         let qedges = p
             .edges()
             .iter()
