@@ -3,12 +3,12 @@
 mod common;
 mod engine_cases;
 
-use copr::engine::{Job, Relabeling, ReshufflePlan, TargetContents, Transform};
+use copr::engine::{Job, Relabeling, ReshufflePlan, Streaming, TargetContents, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Op, Order, RankStorage};
 use copr::transport::{run_in_process, Transport};
 use engine_cases::{
     cache_cases, error_cases, joint_cases, joint_keep_cases, large_case, one_call_error_cases,
-    run_batch, run_random, scalapack_cases,
+    run_batch, run_batch_with, run_random, scalapack_cases, PairCase,
 };
 use num_complex::Complex64;
 use proptest::prelude::*;
@@ -79,6 +79,53 @@ fn large_block_cyclic_cases_use_the_parallel_paths() {
                 })
                 .unwrap(),
             );
+        }
+    }
+}
+
+/// Plain copies and transposes (α = 1, β = 0) with long runs, so that packing, local
+/// copies and unpacking write whole cache lines: with streaming stores forced on, then
+/// off, every element of A matches the serial reference (the second repetition, with
+/// α ≠ 1, takes the cached path on the same plan).
+#[test]
+fn streaming_stores_give_the_reference_result() {
+    for ranks in [1, 2, 3, 4] {
+        let (pr, pc) = engine_cases::large_grid(ranks);
+        for op in [Op::Identity, Op::Transpose, Op::ConjTranspose] {
+            for (src_order, dst_order) in [
+                (Order::ColMajor, Order::ColMajor),
+                (Order::RowMajor, Order::ColMajor),
+            ] {
+                let (m, n) = (333, 290);
+                let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
+                let mut s = BlockCyclicSpec::new(sm, sn, 40, 40, pr, pc);
+                s.local_order = src_order;
+                let mut d = BlockCyclicSpec::new(m, n, 72, 56, pc, pr);
+                d.local_order = dst_order;
+                d.lld = Some(m + 3);
+                let cases = vec![PairCase {
+                    transform: Transform::new(
+                        BlockCyclic::new(s).unwrap().into(),
+                        BlockCyclic::new(d).unwrap().into(),
+                        op,
+                    )
+                    .with_relabeling(Relabeling::Off),
+                    alpha: 1,
+                    beta: 0,
+                }];
+                all_ok(
+                    run_in_process(ranks, |t| {
+                        for streaming in [Streaming::Always, Streaming::Never] {
+                            let tag = format!("{op:?} {src_order:?} {streaming:?}");
+                            run_batch_with::<f64>(t, &cases, 2, &tag, streaming)?;
+                            run_batch_with::<f32>(t, &cases, 1, &tag, streaming)?;
+                            run_batch_with::<Complex64>(t, &cases, 1, &tag, streaming)?;
+                        }
+                        Ok(())
+                    })
+                    .unwrap(),
+                );
+            }
         }
     }
 }

@@ -50,7 +50,9 @@ pub enum ElementKind {
 }
 
 mod private {
-    pub trait Sealed {}
+    /// Plain data: no padding, every bit pattern valid, so buffers of elements may be
+    /// viewed as bytes and back (`bytemuck`).
+    pub trait Sealed: bytemuck::Pod {}
     impl Sealed for f32 {}
     impl Sealed for f64 {}
     impl Sealed for num_complex::Complex32 {}
@@ -87,11 +89,11 @@ macro_rules! real {
             }
             #[inline(always)]
             fn write(self, out: &mut [u8]) {
-                out.copy_from_slice(&self.to_ne_bytes());
+                out.copy_from_slice(bytemuck::bytes_of(&self));
             }
             #[inline(always)]
             fn read(b: &[u8]) -> Self {
-                <$t>::from_ne_bytes(b.try_into().expect("element-sized chunk"))
+                bytemuck::pod_read_unaligned(b)
             }
             fn bits(self) -> [u64; 2] {
                 let mut w = [0u8; 8];
@@ -103,7 +105,7 @@ macro_rules! real {
 }
 
 macro_rules! complex {
-    ($t:ty, $re:ty, $kind:ident, $n:expr) => {
+    ($t:ty, $kind:ident, $n:expr) => {
         impl Element for $t {
             const BYTES: usize = 2 * $n;
             const KIND: ElementKind = ElementKind::$kind;
@@ -129,15 +131,11 @@ macro_rules! complex {
             }
             #[inline(always)]
             fn write(self, out: &mut [u8]) {
-                out[..$n].copy_from_slice(&self.re.to_ne_bytes());
-                out[$n..].copy_from_slice(&self.im.to_ne_bytes());
+                out.copy_from_slice(bytemuck::bytes_of(&self));
             }
             #[inline(always)]
             fn read(b: &[u8]) -> Self {
-                <$t>::new(
-                    <$re>::from_ne_bytes(b[..$n].try_into().expect("element-sized chunk")),
-                    <$re>::from_ne_bytes(b[$n..].try_into().expect("element-sized chunk")),
-                )
+                bytemuck::pod_read_unaligned(b)
             }
             fn bits(self) -> [u64; 2] {
                 [self.re.to_bits() as u64, self.im.to_bits() as u64]
@@ -148,8 +146,8 @@ macro_rules! complex {
 
 real!(f32, F32, 4, std::ops::Mul::mul, std::ops::Add::add);
 real!(f64, F64, 8, std::ops::Mul::mul, std::ops::Add::add);
-complex!(Complex32, f32, Complex32, 4);
-complex!(Complex64, f64, Complex64, 8);
+complex!(Complex32, Complex32, 4);
+complex!(Complex64, Complex64, 8);
 real!(i32, I32, 4, i32::wrapping_mul, i32::wrapping_add);
 real!(i64, I64, 8, i64::wrapping_mul, i64::wrapping_add);
 

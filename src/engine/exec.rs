@@ -4,7 +4,9 @@ use std::ops::Range;
 use std::time::Instant;
 
 use super::element::Element;
-use super::kernel::{apply, pack, with_combine, Bytes, Combine, Move, PackRun, Slice, Src, Update};
+use super::kernel::{
+    apply, pack, stream_fence, with_combine, Bytes, Combine, Move, PackRun, Slice, Src, Update,
+};
 use super::plan::{
     batch_fingerprint, Extent, PlanStats, Relabeling, Schedule, TargetContents, Transform, Work,
 };
@@ -65,6 +67,42 @@ pub struct ExecStats {
 
 /// Words every rank contributes to the check before an execution.
 const CHECK_WORDS: usize = 16;
+
+/// How an execution writes packages and A: through the cache, or with non-temporal
+/// (streaming) stores that bypass it ([`ReshufflePlan::set_streaming`]).
+///
+/// A store to a cache line that is not in the cache first reads the line from memory;
+/// a streaming store writes the whole line without reading it. When the data a rank
+/// moves is far larger than its cache, every line it writes is such a miss, and
+/// streaming turns the three bytes of memory traffic per byte copied into two. On data
+/// that fits the cache, streaming only pushes out lines the next step would have read
+/// from the cache. Only plain copies stream (α = 1, β = 0, no conjugation); the partial
+/// lines at the ends of every run take ordinary stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Streaming {
+    /// Stream when this rank writes at least [`STREAM_MIN_BYTES`] per execution
+    /// (packages, local copies and received packages together).
+    #[default]
+    Auto,
+    /// Never stream.
+    Never,
+    /// Always stream (for tests and measurements).
+    Always,
+}
+
+/// Bytes a rank writes per execution from which [`Streaming::Auto`] streams: half the
+/// last-level cache of a typical node's share per core is far below it, so what is
+/// written would leave the cache before it is read again anyway.
+pub const STREAM_MIN_BYTES: usize = 16 << 20;
+
+/// How the kernels of one execution run.
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    /// Split work between rayon tasks (this rank has more than one core to itself).
+    par: bool,
+    /// Write with non-temporal stores.
+    stream: bool,
+}
 
 /// A reusable plan for a batch of transforms `A_k ← α_k·op_k(B_k) + β_k·A_k`.
 ///
@@ -130,6 +168,8 @@ pub struct ReshufflePlan {
     schedule: Schedule,
     buffers: Buffers,
     stats: ExecStats,
+    /// Whether executions write with streaming stores.
+    streaming: Streaming,
     /// Checks of a plan made without a collective step, judged with the execution's
     /// check words: this rank's storage words ([`storage_words`]) and 1 if planning
     /// failed here; zeros for a plan made by [`ReshufflePlan::new`].
@@ -202,24 +242,27 @@ fn give_back(buf: Vec<u64>) {
 }
 
 /// Frees the package storage that executions on this thread keep for the next plan
-/// (see [`ReshufflePlan::execute`]); returns the bytes released.
+/// (see [`ReshufflePlan::execute`]) and the temporary storage planning on this thread
+/// keeps for the next plan; returns the bytes released.
 pub fn release_buffers() -> usize {
-    POOL.with(|p| {
+    let packages = POOL.with(|p| {
         let freed: usize = p.borrow().iter().map(|b| 8 * b.len()).sum();
         p.borrow_mut().clear();
         freed
-    })
+    });
+    packages + super::plan::release_scratch()
 }
 
-/// Bytes of package storage this thread's pool holds now.
+/// Bytes of package storage and planning scratch this thread holds now (what
+/// [`release_buffers`] would free).
 pub fn pooled_bytes() -> usize {
-    POOL.with(|p| p.borrow().iter().map(|b| 8 * b.len()).sum())
+    POOL.with(|p| p.borrow().iter().map(|b| 8 * b.len()).sum::<usize>())
+        + super::plan::scratch_bytes()
 }
 
 /// The bytes of a buffer of words.
 fn words_as_bytes(w: &mut [u64]) -> &mut [u8] {
-    // SAFETY: u64 has no padding and every byte pattern is a valid u64.
-    unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr().cast::<u8>(), 8 * w.len()) }
+    bytemuck::cast_slice_mut(w)
 }
 
 /// Package ranges, each starting on a 64-byte boundary.
@@ -310,6 +353,7 @@ impl ReshufflePlan {
             schedule,
             buffers: Buffers::default(),
             stats: ExecStats::default(),
+            streaming: Streaming::Auto,
             unchecked: [0; 6],
         })
     }
@@ -348,6 +392,7 @@ impl ReshufflePlan {
             schedule,
             buffers: Buffers::default(),
             stats: ExecStats::default(),
+            streaming: Streaming::Auto,
             unchecked,
         };
         let r = if clean {
@@ -516,6 +561,12 @@ impl ReshufflePlan {
             + size_of_val(self.buffers.check.as_slice())
     }
 
+    /// Chooses how executions of this plan write packages and A (see [`Streaming`];
+    /// [`Streaming::Auto`] by default). Each rank decides alone: ranks may differ.
+    pub fn set_streaming(&mut self, streaming: Streaming) {
+        self.streaming = streaming;
+    }
+
     /// Where the time of building this plan went on this rank.
     pub fn plan_stats(&self) -> PlanStats {
         self.schedule.stats
@@ -558,6 +609,14 @@ impl ReshufflePlan {
         jobs: &mut [Job<'_, T>],
     ) -> Result<()> {
         let t0 = Instant::now();
+        let stream = match self.streaming {
+            Streaming::Auto => {
+                let (sent, received, local) = self.elements();
+                (sent + received + local) * T::BYTES >= STREAM_MIN_BYTES
+            }
+            Streaming::Never => false,
+            Streaming::Always => true,
+        };
         let s = &self.schedule;
         self.buffers.prepare(s, T::BYTES);
         let mine = self.check_words(jobs);
@@ -576,7 +635,10 @@ impl ReshufflePlan {
         let mut handler = Handler {
             schedule: s,
             jobs,
-            par: transport.threads() > 1,
+            mode: Mode {
+                par: transport.threads() > 1,
+                stream,
+            },
             // A short buffer on this rank or a β the plan cannot honour: pack nothing
             // (the verdict stops the round).
             pack: mine[3] == s.pairs.len() as u64 && mine[5] == 0 && mine[9] == 0,
@@ -809,8 +871,8 @@ pub(crate) fn keep_targets_where_beta_reads_them<T: Element>(
 struct Handler<'s, 'j, 'a, T> {
     schedule: &'s Schedule,
     jobs: &'j mut [Job<'a, T>],
-    /// Split work between rayon tasks (this rank has more than one core to itself).
-    par: bool,
+    /// How the kernels run.
+    mode: Mode,
     /// This rank's buffers are large enough to pack from.
     pack: bool,
     /// The transport's largest message.
@@ -826,7 +888,7 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
         let t = Instant::now();
         let runs = &self.schedule.sends[k].runs;
         let jobs: &[Job<'_, T>] = self.jobs;
-        pack_par(out, runs, jobs, self.par);
+        pack_par(out, runs, jobs, self.mode);
         self.stats.pack += t.elapsed().as_secs_f64();
     }
 
@@ -840,7 +902,7 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
     fn overlap(&mut self) {
         let t = Instant::now();
         let s = self.schedule;
-        run_work(&s.local, self.jobs, &s.pairs, None, self.par);
+        run_work(&s.local, self.jobs, &s.pairs, None, self.mode);
         self.stats.local += t.elapsed().as_secs_f64();
     }
 
@@ -848,7 +910,7 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
         let t = Instant::now();
         let s = self.schedule;
         let work = &s.recvs[k].work;
-        run_work(work, self.jobs, &s.pairs, Some(data), self.par);
+        run_work(work, self.jobs, &s.pairs, Some(data), self.mode);
         self.stats.unpack += t.elapsed().as_secs_f64();
     }
 
@@ -937,8 +999,8 @@ fn spans_in(extents: &[Extent], bufs: &[(*const u8, usize)], elem: usize) -> Opt
 }
 
 /// Packs `runs` into `out` (a package), splitting the package between rayon tasks.
-fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_, T>], par: bool) {
-    if !par
+fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_, T>], mode: Mode) {
+    if !mode.par
         || runs.len() <= 1
         || runs.iter().map(|r| r.1.inner * r.1.outer).sum::<usize>() <= 1 << 15
     {
@@ -946,7 +1008,11 @@ fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_,
         for (pair, r) in runs {
             let mut rr = *r;
             rr.dst -= base;
-            pack(out, &rr, jobs[*pair as usize].source);
+            pack(out, &rr, jobs[*pair as usize].source, mode.stream);
+        }
+        // Streaming stores are fenced by the thread that made them.
+        if mode.stream {
+            stream_fence();
         }
         return;
     }
@@ -954,8 +1020,8 @@ fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_,
     let split = (runs[mid].1.dst - runs[0].1.dst) * T::BYTES;
     let (lo, hi) = out.split_at_mut(split);
     rayon::join(
-        || pack_par(lo, &runs[..mid], jobs, par),
-        || pack_par(hi, &runs[mid..], jobs, par),
+        || pack_par(lo, &runs[..mid], jobs, mode),
+        || pack_par(hi, &runs[mid..], jobs, mode),
     );
 }
 
@@ -966,7 +1032,7 @@ fn run_work<T: Element>(
     jobs: &mut [Job<'_, T>],
     pairs: &[super::plan::PairPlan],
     data: Option<&[u8]>,
-    par: bool,
+    mode: Mode,
 ) {
     for (k, job) in jobs.iter_mut().enumerate() {
         let gr = work.pair_groups[k].clone();
@@ -984,12 +1050,12 @@ fn run_work<T: Element>(
         let a = &mut job.target[start..];
         match data {
             Some(d) => with_combine!(update, c => {
-                run_groups(a, start, groups, regions, &work.moves, &Bytes(d), c, par)
+                run_groups(a, start, groups, regions, &work.moves, &Bytes(d), c, mode)
             }),
             None => {
                 let src = Slice(job.source);
                 with_combine!(update, c => {
-                    run_groups(a, start, groups, regions, &work.moves, &src, c, par)
+                    run_groups(a, start, groups, regions, &work.moves, &src, c, mode)
                 })
             }
         }
@@ -997,7 +1063,7 @@ fn run_work<T: Element>(
 }
 
 /// Applies the moves of `groups` to `a` (which starts at element `base` of A),
-/// splitting `a` at region boundaries between rayon tasks (when `par`).
+/// splitting `a` at region boundaries between rayon tasks (when `mode.par`).
 #[allow(clippy::too_many_arguments)]
 fn run_groups<T: Element, S: Src<T>, C: Combine<T>>(
     a: &mut [T],
@@ -1007,7 +1073,7 @@ fn run_groups<T: Element, S: Src<T>, C: Combine<T>>(
     moves: &[Move],
     src: &S,
     c: C,
-    par: bool,
+    mode: Mode,
 ) {
     let small = || {
         groups
@@ -1017,13 +1083,17 @@ fn run_groups<T: Element, S: Src<T>, C: Combine<T>>(
             .sum::<usize>()
             <= 1 << 15
     };
-    if !par || groups.len() <= 1 || small() {
+    if !mode.par || groups.len() <= 1 || small() {
         for g in groups {
             let r = &regions[g.1 as usize];
             let region = &mut a[r.start - base..r.end - base];
             for m in &moves[g.2.clone()] {
-                apply(region, m, src, c);
+                apply(region, m, src, c, mode.stream);
             }
+        }
+        // Streaming stores are fenced by the thread that made them.
+        if mode.stream {
+            stream_fence();
         }
         return;
     }
@@ -1031,7 +1101,7 @@ fn run_groups<T: Element, S: Src<T>, C: Combine<T>>(
     let split = regions[groups[mid].1 as usize].start;
     let (lo, hi) = a.split_at_mut(split - base);
     rayon::join(
-        || run_groups(lo, base, &groups[..mid], regions, moves, src, c, par),
-        || run_groups(hi, split, &groups[mid..], regions, moves, src, c, par),
+        || run_groups(lo, base, &groups[..mid], regions, moves, src, c, mode),
+        || run_groups(hi, split, &groups[mid..], regions, moves, src, c, mode),
     );
 }

@@ -34,19 +34,13 @@ pub(crate) struct PackRun {
 /// The bytes of a slice of elements.
 #[inline(always)]
 pub(crate) fn as_bytes<T: Element>(s: &[T]) -> &[u8] {
-    assert_eq!(std::mem::size_of::<T>(), T::BYTES);
-    // SAFETY: every (sealed) element type is plain data without padding whose size is
-    // `T::BYTES` (checked above); any byte pattern of it may be read as bytes.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+    bytemuck::cast_slice(s)
 }
 
 /// The bytes of a mutable slice of elements.
 #[inline(always)]
 pub(crate) fn as_bytes_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
-    assert_eq!(std::mem::size_of::<T>(), T::BYTES);
-    // SAFETY: as in `as_bytes`; moreover every byte pattern is a valid element (floats,
-    // integers and pairs of floats), so writing arbitrary bytes keeps the slice valid.
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+    bytemuck::cast_slice_mut(s)
 }
 
 /// Where moved elements come from: a received byte package or a local slice.
@@ -232,8 +226,17 @@ const fn tile<T: Element>() -> usize {
 /// in the same direction each line is one streaming loop; otherwise (a transpose in
 /// memory) the rectangle is walked in cache-sized tiles so that both the lines read
 /// and the lines written stay in cache.
+///
+/// With `stream`, plain copies write the target with non-temporal stores
+/// ([`copy_run`]); the caller ends the pass with [`stream_fence`].
 #[inline]
-pub(crate) fn apply<T: Element, S: Src<T>, C: Combine<T>>(dst: &mut [T], m: &Move, src: &S, c: C) {
+pub(crate) fn apply<T: Element, S: Src<T>, C: Combine<T>>(
+    dst: &mut [T],
+    m: &Move,
+    src: &S,
+    c: C,
+    stream: bool,
+) {
     // Normalise so that `inner` is the direction with unit target stride.
     debug_assert!(m.d_rs == 1 || m.d_cs == 1, "one target stride is 1: {m:?}");
     let (inner, outer, d_out, s_in, s_out) = if m.d_rs == 1 {
@@ -251,7 +254,7 @@ pub(crate) fn apply<T: Element, S: Src<T>, C: Combine<T>>(dst: &mut [T], m: &Mov
             let sb = src.bytes();
             for o in 0..outer {
                 let d = as_bytes_mut(&mut dst[m.dst + o * d_out..][..inner]);
-                d.copy_from_slice(&sb[(m.src + o * s_out) * b..][..inner * b]);
+                copy_run(d, &sb[(m.src + o * s_out) * b..][..inner * b], stream);
             }
             return;
         }
@@ -276,7 +279,95 @@ pub(crate) fn apply<T: Element, S: Src<T>, C: Combine<T>>(dst: &mut [T], m: &Mov
         }
         return;
     }
-    transpose_tiles(dst, m.dst, d_out, src.bytes(), m.src, s_in, inner, outer, c);
+    transpose_tiles(
+        dst,
+        m.dst,
+        d_out,
+        src.bytes(),
+        m.src,
+        s_in,
+        inner,
+        outer,
+        c,
+        stream,
+    );
+}
+
+/// Runs from this many bytes on are streamed by [`copy_run`] (shorter ones hold at
+/// most one whole cache line).
+const STREAM_MIN_RUN: usize = 128;
+
+/// Copies the bytes `src` into `dst` (equal lengths). With `stream`, on x86-64, the
+/// whole 64-byte lines of `dst` are written with non-temporal stores, which bypass the
+/// cache: the target line is not read from memory before it is overwritten, so a
+/// copy moves two bytes of memory traffic per byte instead of three. The partial lines
+/// at either end take ordinary stores. After a pass of streamed copies the writer
+/// calls [`stream_fence`] before anything else may read the target.
+#[inline]
+pub(crate) fn copy_run(dst: &mut [u8], src: &[u8], stream: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if stream && dst.len() >= STREAM_MIN_RUN {
+        nt::copy(dst, src);
+        return;
+    }
+    let _ = stream;
+    dst.copy_from_slice(src);
+}
+
+/// Orders this thread's earlier non-temporal stores before its later stores (a store
+/// fence; nothing on targets without streamed copies).
+#[inline]
+pub(crate) fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    nt::fence();
+}
+
+/// Non-temporal copies (SSE2, part of every x86-64 processor).
+#[cfg(target_arch = "x86_64")]
+mod nt {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+
+    /// [`super::copy_run`] with streaming stores for the whole lines of `dst`.
+    ///
+    /// # Panics
+    /// If the lengths differ.
+    #[inline]
+    pub(super) fn copy(dst: &mut [u8], src: &[u8]) {
+        assert_eq!(dst.len(), src.len(), "copy of runs of different lengths");
+        let head = dst.as_ptr().align_offset(64).min(dst.len());
+        let body = (dst.len() - head) / 64 * 64;
+        dst[..head].copy_from_slice(&src[..head]);
+        let (d, s) = (
+            dst[head..][..body].as_mut_ptr(),
+            src[head..][..body].as_ptr(),
+        );
+        for k in (0..body).step_by(64) {
+            // SAFETY: `k + 64 <= body`, so the 64 bytes read and written lie inside the
+            // two sub-slices just taken; `d + k` is 64-byte aligned (`head` aligned the
+            // start), as the streaming store needs 16; SSE2 is baseline on x86-64.
+            unsafe {
+                let (d, s) = (d.add(k).cast::<__m128i>(), s.add(k).cast::<__m128i>());
+                let x = [
+                    _mm_loadu_si128(s),
+                    _mm_loadu_si128(s.add(1)),
+                    _mm_loadu_si128(s.add(2)),
+                    _mm_loadu_si128(s.add(3)),
+                ];
+                for (j, v) in x.into_iter().enumerate() {
+                    _mm_stream_si128(d.add(j), v);
+                }
+            }
+        }
+        dst[head + body..].copy_from_slice(&src[head + body..]);
+    }
+
+    /// A store fence: earlier streaming stores are globally visible before later
+    /// stores.
+    #[inline]
+    pub(super) fn fence() {
+        // SAFETY: SSE is baseline on x86-64; the fence has no operands.
+        unsafe { _mm_sfence() }
+    }
 }
 
 /// A transpose in memory: target element (i, o) at `dst[d0 + o·d_out + i]` takes the
@@ -295,6 +386,7 @@ fn transpose_tiles<T: Element, C: Combine<T>>(
     inner: usize,
     outer: usize,
     c: C,
+    stream: bool,
 ) {
     let b = T::BYTES;
     // The largest indices touched, checked once so that the tile loops need no checks.
@@ -308,6 +400,33 @@ fn transpose_tiles<T: Element, C: Combine<T>>(
     let sp = src.as_ptr();
     #[cfg(target_arch = "x86_64")]
     if C::PLAIN && matches!(b, 4 | 8 | 16) && simd::available() {
+        if stream {
+            // Tiles transposed into a scratch tile in L1, whose lines are then
+            // streamed into the target lines ([`copy_run`]).
+            let mut scratch = Scratch([0; SCRATCH_BYTES]);
+            let te = STREAM_TILE;
+            for_tiles(inner, outer, te, te, |i0, i1, o0, o1| {
+                let (ti, to) = (i1 - i0, o1 - o0);
+                let tp = scratch.0.as_mut_ptr();
+                // SAFETY: the source indices are inside the bounds asserted above; the
+                // scratch tile holds `ti·to·b <= SCRATCH_BYTES` bytes; AVX is available.
+                unsafe {
+                    simd::transpose(b, tp, ti, sp.add((s0 + i0 * s_in + o0) * b), s_in, ti, to)
+                };
+                for o in o0..o1 {
+                    // SAFETY: target line `o`, elements `i0..i1`, lies inside `dst`
+                    // (bounds asserted above) and no other reference to it is alive.
+                    let line = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            dp.add(d0 + o * d_out + i0).cast::<u8>(),
+                            ti * b,
+                        )
+                    };
+                    copy_run(line, &scratch.0[(o - o0) * ti * b..][..ti * b], true);
+                }
+            });
+            return;
+        }
         // SAFETY: the bounds were asserted above; AVX is available; b is 4, 8 or 16.
         unsafe {
             simd::transpose(
@@ -588,6 +707,16 @@ mod simd {
     }
 }
 
+/// Tile edge, in elements, of streamed transposes (a 32 × 32 tile of 16-byte elements
+/// is 16 KiB, half of L1).
+const STREAM_TILE: usize = 32;
+/// Bytes of the scratch tile of streamed transposes.
+const SCRATCH_BYTES: usize = STREAM_TILE * STREAM_TILE * 16;
+
+/// A scratch tile, aligned to a cache line.
+#[repr(align(64))]
+struct Scratch([u8; SCRATCH_BYTES]);
+
 /// Source strides up to which [`transpose_tiles`] treats the source as a packed piece.
 const SMALL_STRIDE: usize = 64;
 
@@ -614,33 +743,36 @@ fn for_tiles(
 }
 
 /// Packs one run list entry from `src` into the package bytes `out` (relative to the
-/// package start).
+/// package start); with `stream`, with non-temporal stores where the kernels have them
+/// (the caller ends the pass with [`stream_fence`]).
 #[inline]
-pub(crate) fn pack<T: Element>(out: &mut [u8], r: &PackRun, src: &[T]) {
+pub(crate) fn pack<T: Element>(out: &mut [u8], r: &PackRun, src: &[T], stream: bool) {
     let s = T::BYTES;
     if r.step != 1 {
-        pack_transposed(out, r, src);
+        pack_transposed(out, r, src, stream);
         return;
     }
     let sb = as_bytes(src);
     if r.ld == r.inner {
         let n = r.inner * r.outer * s;
-        out[r.dst * s..][..n].copy_from_slice(&sb[r.src * s..][..n]);
+        copy_run(&mut out[r.dst * s..][..n], &sb[r.src * s..][..n], stream);
         return;
     }
     for o in 0..r.outer {
         let line = &sb[(r.src + o * r.ld) * s..][..r.inner * s];
-        out[(r.dst + o * r.inner) * s..][..r.inner * s].copy_from_slice(line);
+        copy_run(
+            &mut out[(r.dst + o * r.inner) * s..][..r.inner * s],
+            line,
+            stream,
+        );
     }
 }
 
 /// Packs a transposing run: gathers with stride `step` and writes dense lines.
-fn pack_transposed<T: Element>(out: &mut [u8], r: &PackRun, src: &[T]) {
+fn pack_transposed<T: Element>(out: &mut [u8], r: &PackRun, src: &[T], stream: bool) {
     let n = r.inner * r.outer;
     let bytes = &mut out[r.dst * T::BYTES..][..n * T::BYTES];
-    // SAFETY: every byte pattern is a valid element (see `as_bytes_mut`).
-    let (head, dst, _) = unsafe { bytes.align_to_mut::<T>() };
-    if !head.is_empty() || dst.len() != n {
+    let Ok(dst) = bytemuck::try_cast_slice_mut::<u8, T>(bytes) else {
         // An unaligned package (never for the engine's 64-byte aligned packages in a
         // buffer of 8-byte words): element by element.
         for o in 0..r.outer {
@@ -650,7 +782,7 @@ fn pack_transposed<T: Element>(out: &mut [u8], r: &PackRun, src: &[T]) {
             }
         }
         return;
-    }
+    };
     if r.ld == 1 {
         // The source is contiguous along the lines' index `o`: a tiled transpose.
         transpose_tiles(
@@ -663,6 +795,7 @@ fn pack_transposed<T: Element>(out: &mut [u8], r: &PackRun, src: &[T]) {
             r.inner,
             r.outer,
             Assign,
+            stream,
         );
     } else {
         for o in 0..r.outer {
@@ -729,15 +862,23 @@ mod tests {
                     cols,
                 };
                 let len = 2 + d_cs * cols + rows;
-                let mut a = vec![make(7); len];
-                let mut b = a.clone();
-                apply(&mut a, &m, &Slice(&src), Assign);
+                let mut b = vec![make(7); len];
                 for i in 0..rows {
                     for j in 0..cols {
                         b[2 + i + j * d_cs] = src[3 + i * s_rs + j];
                     }
                 }
-                assert!(as_bytes(&a) == as_bytes(&b), "{} bytes: {m:?}", T::BYTES);
+                // Through the cache and with streaming stores (scratch tiles).
+                for stream in [false, true] {
+                    let mut a = vec![make(7); len];
+                    apply(&mut a, &m, &Slice(&src), Assign, stream);
+                    stream_fence();
+                    assert!(
+                        as_bytes(&a) == as_bytes(&b),
+                        "{} bytes, stream {stream}: {m:?}",
+                        T::BYTES
+                    );
+                }
             }
         }
     }
@@ -755,6 +896,82 @@ mod tests {
         plain_transposes_move_every_bit(|x| {
             Complex64::new(f64::from_bits(x), f64::from_bits(x.rotate_left(17)))
         });
+    }
+
+    #[test]
+    fn streamed_runs_copy_every_byte_at_every_alignment() {
+        let src: Vec<u8> = (0..4096u32).map(|x| (x * 131 % 251) as u8).collect();
+        let mut buf = vec![0u8; 4096 + 128];
+        for len in [0, 1, 63, 64, 127, 128, 129, 200, 256, 1000, 2048] {
+            for dst_off in [0, 1, 8, 16, 48, 63, 64] {
+                for src_off in [0, 3, 16] {
+                    buf.iter_mut().for_each(|x| *x = 0xee);
+                    let s = &src[src_off..][..len];
+                    copy_run(&mut buf[dst_off..][..len], s, true);
+                    stream_fence();
+                    assert_eq!(&buf[dst_off..][..len], s, "{len} bytes at {dst_off}");
+                    // Nothing outside the run is written.
+                    assert!(buf[..dst_off].iter().all(|&x| x == 0xee));
+                    assert!(buf[dst_off + len..].iter().all(|&x| x == 0xee));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_packing_matches_cached_packing() {
+        let src: Vec<f64> = (0..20_000).map(|x| x as f64 * 0.25).collect();
+        for r in [
+            // straight runs, dense and strided
+            PackRun {
+                src: 5,
+                ld: 40,
+                step: 1,
+                inner: 40,
+                outer: 30,
+                dst: 0,
+            },
+            PackRun {
+                src: 3,
+                ld: 101,
+                step: 1,
+                inner: 37,
+                outer: 50,
+                dst: 8,
+            },
+            // transposing runs: small and large source strides
+            PackRun {
+                src: 2,
+                ld: 1,
+                step: 64,
+                inner: 33,
+                outer: 64,
+                dst: 16,
+            },
+            PackRun {
+                src: 7,
+                ld: 1,
+                step: 300,
+                inner: 40,
+                outer: 65,
+                dst: 1,
+            },
+        ] {
+            let n = 8 * (r.dst + r.inner * r.outer);
+            let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+            pack(&mut a, &r, &src, false);
+            pack(&mut b, &r, &src, true);
+            stream_fence();
+            assert_eq!(a, b, "{r:?}");
+            // And the cached packing is the reference's element order.
+            for o in 0..r.outer {
+                for i in 0..r.inner {
+                    let k = 8 * (r.dst + o * r.inner + i);
+                    let x = f64::from_ne_bytes(a[k..k + 8].try_into().unwrap());
+                    assert_eq!(x, src[r.src + o * r.ld + i * r.step], "{r:?}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -779,7 +996,7 @@ mod tests {
             beta: 0.0,
             conj: false,
         };
-        with_combine!(u, c => apply(&mut a, &m, &Slice(&src), c));
+        with_combine!(u, c => apply(&mut a, &m, &Slice(&src), c, false));
         naive(&mut b, &m, &src, 1.0, 0.0);
         assert_eq!(a, b);
     }
@@ -822,7 +1039,7 @@ mod tests {
                     beta: -1.0,
                     conj: false,
                 };
-                with_combine!(u, c => apply(&mut a, &m, &Slice(&src), c));
+                with_combine!(u, c => apply(&mut a, &m, &Slice(&src), c, false));
                 naive(&mut b, &m, &src, 2.0, -1.0);
                 assert_eq!(a, b, "{m:?}");
                 let bytes: Vec<u8> = src.iter().flat_map(|x| x.to_ne_bytes()).collect();
@@ -833,7 +1050,7 @@ mod tests {
                     beta: 0.0,
                     conj: false,
                 };
-                with_combine!(u, c => apply(&mut a2, &m, &Bytes(&bytes), c));
+                with_combine!(u, c => apply(&mut a2, &m, &Bytes(&bytes), c, false));
                 naive(&mut b2, &m, &src, 1.0, 0.0);
                 for (x, y) in a2.iter().zip(&b2) {
                     assert!(x == y || (x.is_nan() && y.is_nan()));

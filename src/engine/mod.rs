@@ -59,5 +59,8 @@ mod plan;
 
 pub use cache::PlanCache;
 pub use element::{Element, ElementKind};
-pub use exec::{pooled_bytes, release_buffers, reshuffle, ExecStats, Job, ReshufflePlan};
+pub use exec::{
+    pooled_bytes, release_buffers, reshuffle, ExecStats, Job, ReshufflePlan, Streaming,
+    STREAM_MIN_BYTES,
+};
 pub use plan::{PlanStats, Relabeling, TargetContents, Transform};

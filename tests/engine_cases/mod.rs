@@ -5,8 +5,8 @@
 #![allow(dead_code)]
 
 use copr::engine::{
-    reshuffle, Element, ExecStats, Job, PlanCache, Relabeling, ReshufflePlan, TargetContents,
-    Transform,
+    reshuffle, Element, ExecStats, Job, PlanCache, Relabeling, ReshufflePlan, Streaming,
+    TargetContents, Transform,
 };
 use copr::lap::Perm;
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
@@ -322,12 +322,24 @@ pub(crate) fn run_batch_stats<T: TestElem>(
     reps: usize,
     tag: &str,
 ) -> Result<(usize, usize, ExecStats), String> {
+    run_batch_with::<T>(t, cases, reps, tag, Streaming::Auto)
+}
+
+/// [`run_batch_stats`] with the plan's stores chosen by `streaming`.
+pub(crate) fn run_batch_with<T: TestElem>(
+    t: &mut dyn Transport,
+    cases: &[PairCase],
+    reps: usize,
+    tag: &str,
+    streaming: Streaming,
+) -> Result<(usize, usize, ExecStats), String> {
     let me = t.rank();
     let batch: Vec<Transform> = cases.iter().map(|c| c.transform.clone()).collect();
     // Collective errors are the same on every rank, so returning on them is safe; a
     // local verification failure is recorded and the remaining collective calls still
     // run, so that no other rank waits forever.
     let mut plan = ReshufflePlan::new(t, batch).map_err(|e| format!("{tag}: plan: {e}"))?;
+    plan.set_streaming(streaming);
     let mut failure: Option<String> = None;
     if plan.messages_sent() >= t.size().max(1) {
         failure = Some(format!(
