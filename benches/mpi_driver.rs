@@ -13,7 +13,8 @@
 //! a barrier to the end of the call; min and median are printed as a Markdown table by
 //! rank 0 with the median CPU busy share (CPU time of all ranks, all threads, over the
 //! cores they share times the repetition's time; waiting ranks that poll count as
-//! busy, and so do idle threads still spinning, which puts short cases above 100 %),
+//! busy, and so do idle threads still spinning, which puts short cases above 100 %)
+//! and the median minor page faults of all ranks together (first touches of memory),
 //! then the warm-up's times and the peak resident memory, paired speed-ups (the
 //! ratio of two cases within each repetition) and copr's time per phase.
 //!
@@ -26,7 +27,9 @@
 
 use std::time::Instant;
 
-use copr::engine::{ExecStats, Job, PlanCache, PlanStats, Relabeling, ReshufflePlan, Transform};
+use copr::engine::{
+    ExecStats, Job, PlanCache, PlanStats, Relabeling, ReshufflePlan, Streaming, Transform,
+};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
 use copr::transport::MpiTransport;
 use mpi::collective::SystemOperation;
@@ -90,6 +93,8 @@ fn args() -> Args {
             other => panic!(
                 "unknown argument {other}; use --sizes N,N --reps R [--blocks MBxNB,MBxNB] \
                  [--cases memcpy,copy,transpose,transpose-relabel,copy-msg,transpose-msg,\
+                 copy-msg-packed,transpose-msg-packed,copy-nostream,transpose-nostream,\
+                 copy-msg-nostream,transpose-msg-nostream,\
                  batch,single,copy-replan,transpose-replan,copy-cached,transpose-cached,\
                  copy-replan-msg,transpose-replan-msg,gemr2d,tran]"
             ),
@@ -128,6 +133,30 @@ fn cpu_seconds() -> f64 {
     let r = unsafe { clock_gettime(PROCESS_CPUTIME, &mut t) };
     assert_eq!(r, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
     t.sec as f64 + t.nsec as f64 * 1e-9
+}
+
+/// Minor page faults of this process so far (`getrusage`'s `ru_minflt`): first
+/// touches of memory.
+fn minor_faults() -> u64 {
+    #[repr(C)]
+    struct Rusage {
+        /// `ru_utime`, `ru_stime` (two `timeval`s).
+        times: [i64; 4],
+        /// `ru_maxrss` … `ru_nivcsw`; `ru_minflt` is the fifth.
+        counts: [i64; 14],
+    }
+    extern "C" {
+        fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+    }
+    let mut u = Rusage {
+        times: [0; 4],
+        counts: [0; 14],
+    };
+    // SAFETY: `u` has the layout of Linux's `struct rusage` on 64-bit targets;
+    // RUSAGE_SELF = 0.
+    let r = unsafe { getrusage(0, &mut u) };
+    assert_eq!(r, 0, "getrusage failed");
+    u.counts[4] as u64
 }
 
 /// This process's peak resident memory (`VmHWM`), in MiB (0 where unknown).
@@ -232,6 +261,15 @@ enum Case {
     CopyMsgPacked,
     /// copr transpose, messages only, packed.
     TransposeMsgPacked,
+    /// copr copy writing through the cache (`Streaming::Never`), for the paired
+    /// comparison with the default (streaming stores at this size).
+    CopyNoStream,
+    /// copr transpose writing through the cache.
+    TransposeNoStream,
+    /// copr copy, messages only, writing through the cache.
+    CopyMsgNoStream,
+    /// copr transpose, messages only, writing through the cache.
+    TransposeMsgNoStream,
     /// copr, three copies in one batch (one round, one message per peer).
     Batch3,
     /// copr, the same three copies as three calls.
@@ -269,6 +307,10 @@ impl Case {
             Case::TransposeMsg => "transpose-msg",
             Case::CopyMsgPacked => "copy-msg-packed",
             Case::TransposeMsgPacked => "transpose-msg-packed",
+            Case::CopyNoStream => "copy-nostream",
+            Case::TransposeNoStream => "transpose-nostream",
+            Case::CopyMsgNoStream => "copy-msg-nostream",
+            Case::TransposeMsgNoStream => "transpose-msg-nostream",
             Case::Batch3 => "batch",
             Case::Single3 => "single",
             Case::CopyReplan => "copy-replan",
@@ -294,6 +336,10 @@ impl Case {
             Case::TransposeMsg => "copr transpose, messages only (no shared window)",
             Case::CopyMsgPacked => "copr copy, messages only, always packed",
             Case::TransposeMsgPacked => "copr transpose, messages only, always packed",
+            Case::CopyNoStream => "copr copy, stores through the cache",
+            Case::TransposeNoStream => "copr transpose, stores through the cache",
+            Case::CopyMsgNoStream => "copr copy, messages only, stores through the cache",
+            Case::TransposeMsgNoStream => "copr transpose, messages only, stores through the cache",
             Case::Batch3 => "copr copy, 3 matrices in one batch",
             Case::Single3 => "copr copy, 3 single calls",
             Case::CopyReplan => "copr copy, planned in the call",
@@ -312,6 +358,44 @@ impl Case {
 
 /// Compared pairs: (slower case, faster case, description of "faster / slower").
 const PAIRS: &[(Case, Case, &str)] = &[
+    // Time over memcpy's time (the median of these per-round quotients is the distance
+    // to the memory-bandwidth limit; "faster in" counts nothing useful here).
+    (Case::Copy, Case::Memcpy, "copy time / memcpy time"),
+    (
+        Case::Transpose,
+        Case::Memcpy,
+        "transpose time / memcpy time",
+    ),
+    (
+        Case::CopyMsg,
+        Case::Memcpy,
+        "copy messages only time / memcpy time",
+    ),
+    (
+        Case::TransposeMsg,
+        Case::Memcpy,
+        "transpose messages only time / memcpy time",
+    ),
+    (
+        Case::CopyNoStream,
+        Case::Copy,
+        "copy: streaming stores vs through the cache",
+    ),
+    (
+        Case::TransposeNoStream,
+        Case::Transpose,
+        "transpose: streaming stores vs through the cache",
+    ),
+    (
+        Case::CopyMsgNoStream,
+        Case::CopyMsg,
+        "copy, messages only: streaming stores vs through the cache",
+    ),
+    (
+        Case::TransposeMsgNoStream,
+        Case::TransposeMsg,
+        "transpose, messages only: streaming stores vs through the cache",
+    ),
     #[cfg(feature = "scalapack")]
     (Case::Gemr2d, Case::Copy, "copr copy vs pdgemr2d"),
     #[cfg(feature = "scalapack")]
@@ -417,6 +501,10 @@ fn main() {
         Case::TransposeMsg,
         Case::CopyMsgPacked,
         Case::TransposeMsgPacked,
+        Case::CopyNoStream,
+        Case::TransposeNoStream,
+        Case::CopyMsgNoStream,
+        Case::TransposeMsgNoStream,
         Case::Batch3,
         Case::Single3,
         Case::CopyReplan,
@@ -440,8 +528,8 @@ fn main() {
              {} x {} -> {} x {} blocks, relabeling off unless stated\n",
             a.reps, a.blocks[0].0, a.blocks[0].1, a.blocks[1].0, a.blocks[1].1
         );
-        println!("| N | case | min [ms] | median [ms] | CPU busy |");
-        println!("|---:|---|---:|---:|---:|");
+        println!("| N | case | min [ms] | median [ms] | CPU busy | page faults |");
+        println!("|---:|---|---:|---:|---:|---:|");
     }
     let mut phases: Vec<(String, [f64; 6])> = Vec::new();
     let mut plan_rows: Vec<String> = Vec::new();
@@ -499,6 +587,18 @@ fn main() {
             ReshufflePlan::new(&mut tp, vec![single(Op::Identity)]).expect("plan");
         let mut tran_packed =
             ReshufflePlan::new(&mut tp, vec![single(Op::Transpose)]).expect("plan");
+        let mut copy_cached_stores =
+            ReshufflePlan::new(&mut t, vec![single(Op::Identity)]).expect("plan");
+        copy_cached_stores.set_streaming(Streaming::Never);
+        let mut tran_cached_stores =
+            ReshufflePlan::new(&mut t, vec![single(Op::Transpose)]).expect("plan");
+        tran_cached_stores.set_streaming(Streaming::Never);
+        let mut copy_msg_cached_stores =
+            ReshufflePlan::new(&mut tm, vec![single(Op::Identity)]).expect("plan");
+        copy_msg_cached_stores.set_streaming(Streaming::Never);
+        let mut tran_msg_cached_stores =
+            ReshufflePlan::new(&mut tm, vec![single(Op::Transpose)]).expect("plan");
+        tran_msg_cached_stores.set_streaming(Streaming::Never);
         #[cfg(feature = "scalapack")]
         let (da, dc) = (
             grid.descriptor(n, n, smb, snb),
@@ -513,6 +613,8 @@ fn main() {
         let mut first: Vec<String> = Vec::new();
         // Per repetition: the CPU time of all ranks over the cores they share.
         let mut busy: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        // Per repetition: minor page faults of all ranks together.
+        let mut faults: Vec<Vec<u64>> = vec![Vec::new(); cases.len()];
         // Per repetition of the cases that plan inside the call: where planning went.
         let mut plan_stats: Vec<Vec<PlanStats>> = vec![Vec::new(); cases.len()];
         let mut cache = PlanCache::new(4, 1 << 30);
@@ -524,6 +626,7 @@ fn main() {
                 world.barrier();
                 let t0 = Instant::now();
                 let c0 = cpu_seconds();
+                let f0 = minor_faults();
                 match case {
                     Case::Memcpy => scratch.copy_from_slice(&b),
                     Case::Copy
@@ -532,8 +635,16 @@ fn main() {
                     | Case::CopyMsg
                     | Case::TransposeMsg
                     | Case::CopyMsgPacked
-                    | Case::TransposeMsgPacked => {
+                    | Case::TransposeMsgPacked
+                    | Case::CopyNoStream
+                    | Case::TransposeNoStream
+                    | Case::CopyMsgNoStream
+                    | Case::TransposeMsgNoStream => {
                         let (plan, tr) = match case {
+                            Case::CopyNoStream => (&mut copy_cached_stores, &mut t),
+                            Case::CopyMsgNoStream => (&mut copy_msg_cached_stores, &mut tm),
+                            Case::TransposeMsgNoStream => (&mut tran_msg_cached_stores, &mut tm),
+                            Case::TransposeNoStream => (&mut tran_cached_stores, &mut t),
                             Case::Copy => (&mut copy, &mut t),
                             Case::Transpose => (&mut tran, &mut t),
                             Case::TransposeRelabel => (&mut tran_relabel, &mut t),
@@ -599,10 +710,12 @@ fn main() {
                 }
                 let mine = t0.elapsed().as_secs_f64();
                 let cpu = sum_over_ranks(&world, cpu_seconds() - c0);
+                let flt = sum_over_ranks(&world, minor_faults() - f0);
                 let took = max_over_ranks(&world, mine);
                 if rep > 0 {
                     times[ci].push(took);
                     busy[ci].push(cpu / (took * cores));
+                    faults[ci].push(flt);
                 } else {
                     first.push(format!("{} {:.1} ms", case.key(), took * 1e3));
                 }
@@ -619,6 +732,8 @@ fn main() {
                         Case::Transpose
                         | Case::TransposeMsg
                         | Case::TransposeMsgPacked
+                        | Case::TransposeNoStream
+                        | Case::TransposeMsgNoStream
                         | Case::TransposeReplan
                         | Case::TransposeReplanMsg
                         | Case::TransposeCached => wrong(&dst, me, n, &outs[0], true),
@@ -659,23 +774,26 @@ fn main() {
         for (ci, &case) in cases.iter().enumerate() {
             let (mn, md) = min_median(std::mem::take(&mut times[ci]));
             let (_, cpu) = min_median(std::mem::take(&mut busy[ci]));
+            let mut f = std::mem::take(&mut faults[ci]);
+            f.sort_unstable();
             if me == 0 {
                 println!(
-                    "| {n} | {} | {:.3} | {:.3} | {:.0} % |",
+                    "| {n} | {} | {:.3} | {:.3} | {:.0} % | {} |",
                     case.name(),
                     mn * 1e3,
                     md * 1e3,
-                    cpu * 100.0
+                    cpu * 100.0,
+                    f[f.len() / 2]
                 );
             }
         }
         if me == 0 {
             println!(
-                "| {n} | copr planning, copy (once per plan) | {:.3} | | |",
+                "| {n} | copr planning, copy (once per plan) | {:.3} | | | |",
                 plan_copy * 1e3
             );
             println!(
-                "| {n} | copr planning, transpose (once per plan) | {:.3} | | |",
+                "| {n} | copr planning, transpose (once per plan) | {:.3} | | | |",
                 plan_tran * 1e3
             );
         }

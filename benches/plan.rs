@@ -1,6 +1,6 @@
 //! Planning benchmarks: the paper's whole sweep (volumes + exact σ for 24 block sizes),
-//! single volume computations, and what one rank of a large job spends building its
-//! reshuffle plan.
+//! single volume computations, what one rank of a large job spends building its
+//! reshuffle plan, and the planning the one-call entry points do inside every call.
 
 use copr::engine::{Relabeling, ReshufflePlan, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
@@ -53,5 +53,33 @@ fn one_rank(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, sweep, one_rank);
+/// Planning as the engine's one-call entry points do it inside every call: one rank of
+/// the 4-rank benchmark job (2 × 2 grid, block-cyclic 32 -> 128, double, relabeling
+/// off), N = 4000 and 10 000, on one core as each of 4 ranks has on this 2-core machine
+/// (the stand-in's `threads()` is 1). The MPI driver's "planned in the call" cases
+/// spend exactly this (`PlanStats::total`) before they execute; its recorded baseline
+/// is in `benches/RESULTS.md`.
+fn in_the_call(c: &mut Criterion) {
+    let mut g = c.benchmark_group("plan in the call");
+    g.sample_size(20);
+    for n in [4000usize, 10_000] {
+        let layout = |b: usize| -> Layout {
+            BlockCyclic::new(BlockCyclicSpec::new(n, n, b, b, 2, 2))
+                .expect("valid layout")
+                .into()
+        };
+        let (src, dst) = (layout(32), layout(128));
+        for op in [Op::Identity, Op::Transpose] {
+            let batch =
+                vec![Transform::new(src.clone(), dst.clone(), op).with_relabeling(Relabeling::Off)];
+            let mut t = copr::transport::StandIn { rank: 0, size: 4 };
+            g.bench_function(format!("N={n} {op:?} rank 0 of 2x2"), |b| {
+                b.iter(|| ReshufflePlan::new(&mut t, batch.clone()).expect("plan"))
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, sweep, one_rank, in_the_call);
 criterion_main!(benches);
