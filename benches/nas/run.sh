@@ -35,7 +35,7 @@
 # ranks are the first tasks of a padded pattern), the same torus with one rank per
 # node (64 slots), the k = 4 fat tree x 16 of data/machines (256 slots, padded) and
 # the same fat tree with 4 ranks per host (64 slots). 16 ranks: the fat tree with one
-# rank per host, and a 2x2x2 torus x 2.
+# rank per host, and a 2x2x2 torus x 2. Other rank counts are recorded and compared only.
 set -euo pipefail
 usage="NPB_SOURCE=DIR [MINIFE_SOURCE=DIR] bash benches/nas/run.sh LIBCOPR_INTERPOSE.so COPR_BINARY [OUT_DIR]"
 if [[ -z ${NPB_SOURCE:-} ]]; then
