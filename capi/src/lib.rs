@@ -74,6 +74,8 @@ mod descriptor;
 #[cfg(feature = "mpi")]
 pub mod exports;
 #[cfg(feature = "mpi")]
+mod presence;
+#[cfg(feature = "mpi")]
 mod redist;
 #[cfg(feature = "mpi")]
 mod state;
