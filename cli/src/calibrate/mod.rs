@@ -5,11 +5,15 @@
 
 use crate::cli::CalibrateArgs;
 
+pub use error::CalibrateError;
+use error::Result;
+
 // pure planning and classification: built in every build (the planning benchmark
 // times them without MPI)
 pub mod budget;
 pub mod cases;
 pub mod classes;
+pub mod error;
 #[cfg(feature = "mpi")]
 mod measure;
 pub mod stats;
@@ -40,24 +44,18 @@ fn first_rank() -> bool {
 
 /// Checks what can be checked before MPI starts: the budget, the node emulation,
 /// and that the output files can be written.
-fn check_args(a: &CalibrateArgs) -> Result<(), String> {
+fn check_args(a: &CalibrateArgs) -> Result<()> {
     if !(a.budget.is_finite() && a.budget > 0.0) {
-        return Err(format!(
-            "--budget {}: give a positive number of seconds",
-            a.budget
-        ));
+        return Err(CalibrateError::Budget(a.budget));
     }
     if a.emulate_nodes == Some(0) {
-        return Err("--emulate-nodes 0: give at least 1 node".into());
+        return Err(CalibrateError::NoNodes);
     }
     if a.out == placement_path(&a.out)
         || a.out == raw_path(&a.out)
         || a.out == node_matrix_path(&a.out)
     {
-        return Err(format!(
-            "--out {}: the placement, the node-pair matrix and the raw measurements are written beside the config with extensions .placement, .nodes.toml and .raw.json; give the config another extension (.toml or .json)",
-            a.out.display()
-        ));
+        return Err(CalibrateError::OutClashes(a.out.clone()));
     }
     for path in [
         a.out.clone(),
@@ -70,7 +68,10 @@ fn check_args(a: &CalibrateArgs) -> Result<(), String> {
             .create(true)
             .append(true)
             .open(&path)
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+            .map_err(|source| CalibrateError::Write {
+                path: path.clone(),
+                source,
+            })?;
         if !existed {
             // leave no empty file behind if calibration stops before writing
             let _ = std::fs::remove_file(&path);
@@ -92,12 +93,12 @@ fn node_matrix_path(out: &std::path::Path) -> std::path::PathBuf {
 }
 
 #[cfg(not(feature = "mpi"))]
-fn calibrate(_: &CalibrateArgs) -> Result<(), String> {
-    Err("copr calibrate measures with MPI: build copr with `--features mpi` and run it under mpirun".into())
+fn calibrate(_: &CalibrateArgs) -> Result<()> {
+    Err(CalibrateError::NoMpi)
 }
 
 #[cfg(feature = "mpi")]
-fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
+fn calibrate(a: &CalibrateArgs) -> Result<()> {
     with_mpi::calibrate(a)
 }
 
@@ -119,6 +120,7 @@ mod with_mpi {
 
     use super::budget::{self, PhasePlan};
     use super::classes::{self, Class, RankMap};
+    use super::error::{CalibrateError, Result};
     use super::measure::{
         self, ClassResult, Injection, LocalThroughput, NodePairResult, PairResult, WindowPath,
         LADDER,
@@ -177,9 +179,9 @@ mod with_mpi {
         validation: Option<Validation>,
     }
 
-    pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
+    pub(super) fn calibrate(a: &CalibrateArgs) -> Result<()> {
         let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
-            .ok_or("MPI was initialised already")?;
+            .ok_or(CalibrateError::MpiStarted)?;
         let world = universe.world();
         let r = calibrate_on(&world, a);
         drop(world);
@@ -189,30 +191,25 @@ mod with_mpi {
 
     /// Agrees on failure: `Err` on every rank if any rank failed (the first failing
     /// rank's message on rank 0 is enough, since only rank 0 prints).
-    fn agree<T>(w: &SimpleCommunicator, r: copr::Result<T>) -> Result<T, String> {
+    fn agree<T>(w: &SimpleCommunicator, r: copr::Result<T>) -> Result<T> {
         let bad = u8::from(r.is_err());
         let mut any = 0u8;
         w.all_reduce_into(&bad, &mut any, SystemOperation::max());
         match r {
-            Err(e) => Err(e.to_string()),
-            Ok(_) if any != 0 => Err("calibration failed on another rank".into()),
+            Err(e) => Err(e.into()),
+            Ok(_) if any != 0 => Err(CalibrateError::OtherRank),
             Ok(v) => Ok(v),
         }
     }
 
-    fn calibrate_on(w: &SimpleCommunicator, a: &CalibrateArgs) -> Result<(), String> {
+    fn calibrate_on(w: &SimpleCommunicator, a: &CalibrateArgs) -> Result<()> {
         let start = Instant::now();
         let (me, p) = (w.rank() as usize, w.size() as usize);
         if p < 2 {
-            return Err(
-                "copr calibrate measures between ranks: run it under mpirun with at least 2 ranks (mpirun -n 4 copr calibrate …)"
-                    .into(),
-            );
+            return Err(CalibrateError::TooFewRanks);
         }
         if let Some(k) = a.emulate_nodes.filter(|&k| k > p) {
-            return Err(format!(
-                "--emulate-nodes {k}: more nodes than the {p} ranks"
-            ));
+            return Err(CalibrateError::TooManyNodes { nodes: k, ranks: p });
         }
         let placement = agree(w, copr::gain::mpi::discover_placement(w))?;
         let map = RankMap::new(&placement, a.emulate_nodes);
@@ -313,10 +310,7 @@ mod with_mpi {
         }
         w.process_at_rank(0).broadcast_into(&mut written);
         if written == 0 {
-            return Err(format!(
-                "{}: could not write the cost config",
-                a.out.display()
-            ));
+            return Err(CalibrateError::ConfigNotWritten(a.out.clone()));
         }
         let setup = agree(
             w,
@@ -356,8 +350,7 @@ mod with_mpi {
             raw.seconds = start.elapsed().as_secs_f64();
             raw.skipped = skipped;
             let text = serde_json::to_string_pretty(&raw).expect("measurements serialise");
-            std::fs::write(raw_path(&a.out), text + "\n")
-                .map_err(|e| format!("{}: {e}", raw_path(&a.out).display()))?;
+            write(&raw_path(&a.out), &(text + "\n"))?;
             println!();
             for s in &raw.skipped {
                 println!("skipped: {s}");
@@ -639,7 +632,7 @@ mod with_mpi {
         format!("{x:.3e}").parse().unwrap_or(x)
     }
 
-    fn write_config(a: &CalibrateArgs, map: &RankMap, c: &Chosen) -> Result<(), String> {
+    fn write_config(a: &CalibrateArgs, map: &RankMap, c: &Chosen) -> Result<()> {
         let intra = if map.tree.is_some() {
             let mut levels = LevelCosts::empty();
             for (name, lat, bw) in &c.intra {
@@ -662,8 +655,7 @@ mod with_mpi {
         let inter = match (c.inter, &c.node_matrix) {
             (Some(link), Some(file)) => {
                 let m = node_matrix(map, c, link);
-                let text =
-                    copr_topology::files::to_string(&m, Format::Toml).map_err(|e| e.to_string())?;
+                let text = copr_topology::files::to_string(&m, Format::Toml)?;
                 write(&node_matrix_path(&a.out), &text)?;
                 Some(InterConfig::Matrix { file: file.into() })
             }
@@ -674,7 +666,7 @@ mod with_mpi {
         let place_name = place
             .file_name()
             .map(std::path::PathBuf::from)
-            .ok_or_else(|| format!("{}: not a file name", a.out.display()))?;
+            .ok_or_else(|| CalibrateError::NotAFile(a.out.clone()))?;
         let cfg = CostConfig {
             description: format!(
                 "calibrated by copr calibrate: {} ranks on {} node{}{}",
@@ -701,9 +693,7 @@ mod with_mpi {
                 rank_matrix: None,
             }),
         };
-        let text = cfg
-            .to_string(Format::from_path(&a.out))
-            .map_err(|e| e.to_string())?;
+        let text = cfg.to_string(Format::from_path(&a.out))?;
         let header = format!(
             "# Written by `copr calibrate` (see {}).\n# {}\n",
             raw_path(&a.out)
@@ -720,7 +710,10 @@ mod with_mpi {
         write(&a.out, &body)
     }
 
-    fn write(path: &Path, text: &str) -> Result<(), String> {
-        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    fn write(path: &Path, text: &str) -> Result<()> {
+        std::fs::write(path, text).map_err(|source| CalibrateError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }
