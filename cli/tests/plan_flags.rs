@@ -3,17 +3,11 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use common::copr;
+
+use std::process::Output;
 
 use serde_json::Value;
-
-fn copr(args: &[&str]) -> Output {
-    Command::new(common::bin())
-        .args(args)
-        .current_dir(common::root())
-        .output()
-        .expect("copr runs")
-}
 
 /// The JSON object copr printed, without the solver's times (which differ run to run).
 fn json(out: &Output) -> Value {
@@ -165,24 +159,27 @@ fn bad_layout_flags_name_the_flag_and_the_field() {
 #[test]
 fn sweep_prices_each_block_size_as_plan_does() {
     let cost = "data/cost/fat-tree.toml";
-    let sweep = json(&copr(&[
-        "sweep",
-        "--m",
-        "4000",
-        "--n",
-        "4000",
-        "--nprow",
-        "4",
-        "--npcol",
-        "4",
-        "--target-block",
-        "1000",
-        "--blocks",
-        "100,250,1000",
-        "--cost",
-        cost,
-        "--json",
-    ]));
+    let sweep_of = |last: &'static str| {
+        copr(&[
+            "sweep",
+            "--m",
+            "4000",
+            "--n",
+            "4000",
+            "--nprow",
+            "4",
+            "--npcol",
+            "4",
+            "--target-block",
+            "1000",
+            "--blocks",
+            "100,250,1000",
+            "--cost",
+            cost,
+            last,
+        ])
+    };
+    let sweep = json(&sweep_of("--json"));
     let rows = sweep.as_array().expect("rows");
     assert_eq!(rows.len(), 3);
     for (row, b) in rows.iter().zip(["100", "250", "1000"]) {
@@ -219,24 +216,7 @@ fn sweep_prices_each_block_size_as_plan_does() {
     }
 
     // the text table: one line per block size, in seconds
-    let out = copr(&[
-        "sweep",
-        "--m",
-        "4000",
-        "--n",
-        "4000",
-        "--nprow",
-        "4",
-        "--npcol",
-        "4",
-        "--target-block",
-        "1000",
-        "--blocks",
-        "100,250,1000",
-        "--cost",
-        cost,
-        "--no-svg",
-    ]);
+    let out = sweep_of("--no-svg");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     assert!(
