@@ -75,5 +75,6 @@ mod descriptor;
 pub mod exports;
 #[cfg(feature = "mpi")]
 mod redist;
+pub mod routines;
 #[cfg(feature = "mpi")]
 mod state;
