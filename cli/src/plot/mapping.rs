@@ -118,7 +118,7 @@ impl TaskGrid {
 /// busiest link against the lower bounds.
 ///
 /// # Errors
-/// [`copr::Error::Plot`] if the file cannot be written.
+/// [`copr::Error::Io`] naming the file if it cannot be drawn or written.
 pub(crate) fn mapping_svg(
     p: &Pattern,
     m: &MapMachine,
