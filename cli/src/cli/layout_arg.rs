@@ -157,12 +157,12 @@ mod tests {
     fn fields_become_one_toml_line_each() {
         let t = to_toml(
             "--source",
-            "grid:row_splits=[0,5,10],col_splits=[0, 10],owners=[[0],[1]],note=a\"b",
+            "grid:row_splits=[0,5,10],col_splits=[0, 10],owners=[[0],[1]],note=\"a,b\",path=a\\b",
         )
         .unwrap();
         assert_eq!(
             t,
-            "kind = \"grid\"\nrow_splits = [0,5,10]\ncol_splits = [0, 10]\nowners = [[0],[1]]\nnote = \"a\\\"b\"\n"
+            "kind = \"grid\"\nrow_splits = [0,5,10]\ncol_splits = [0, 10]\nowners = [[0],[1]]\nnote = \"a,b\"\npath = \"a\\\\b\"\n"
         );
         let t = to_toml("--target", "kind=block-cyclic,m=4,grid_order=col-major").unwrap();
         assert_eq!(
@@ -179,6 +179,7 @@ mod tests {
             ":m=4",
             "grid:row_splits=[0,5",
             "grid:owners=]",
+            "grid:note=\"a",
             "block-cyclic:m x=4",
         ] {
             let e = to_toml("--source", bad).unwrap_err().to_string();

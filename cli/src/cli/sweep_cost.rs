@@ -82,9 +82,15 @@ pub(super) fn print(model: &str, unit: &str, costs: &[SweepCost]) {
     );
     for c in costs {
         let r = &c.report;
+        // the same cost summed in another order may differ in its last bits: no "-0.00"
+        let pct = if r.reduction_percent.abs() < 0.005 {
+            0.0
+        } else {
+            r.reduction_percent
+        };
         println!(
             "{:>7} {:>16.6e} {:>16.6e} {:>16.6e} {:>9.2}",
-            c.block, r.cost_before, r.cost_with_plan_sigma, r.cost_after, r.reduction_percent
+            c.block, r.cost_before, r.cost_with_plan_sigma, r.cost_after, pct
         );
     }
 }
