@@ -240,3 +240,40 @@ fn sweep_prices_each_block_size_as_plan_does() {
     ]);
     common::refused(&out, &["torus-3d-spread.toml"]);
 }
+
+/// Absurd layout flags (numbers beyond 64 bits, overflowing sizes, control characters,
+/// brackets nested 50 000 deep, empty text) end in one line and exit 2, naming the flag.
+#[test]
+fn absurd_layout_flags_are_refused_in_one_line() {
+    let deep = format!(
+        "grid:row_splits={}0{}",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
+    let open = format!("grid:row_splits={}", "[".repeat(50_000));
+    let absurd = [
+        "block-cyclic:m=99999999999999999999999,n=4,mb=2,nb=2,nprow=1,npcol=2",
+        "block-cyclic:m=1e400,n=4",
+        "block-cyclic:m=4611686018427387904,n=4611686018427387904,mb=1,nb=1,nprow=1,npcol=2",
+        "block-cyclic:m=4,n=4,mb=2,nb=2,nprow=100000000,npcol=100000000",
+        "block-cyclic:m=-4,n=4,mb=2,nb=2,nprow=1,npcol=2",
+        "bad\u{1b}[31m:m=1",
+        "",
+        ":",
+        "=",
+        ",",
+        &deep,
+        &open,
+    ];
+    for a in absurd {
+        let out = copr(&[
+            "plan",
+            "--source",
+            a,
+            "--target",
+            "block-cyclic:m=4,n=4,mb=2,nb=2,nprow=1,npcol=2",
+        ]);
+        let err = common::refused(&out, &["--source"]);
+        assert!(err.len() < 1200 && !err.contains('\u{1b}'), "{err}");
+    }
+}
