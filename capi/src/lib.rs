@@ -77,5 +77,6 @@ pub mod exports;
 mod presence;
 #[cfg(feature = "mpi")]
 mod redist;
+pub mod routines;
 #[cfg(feature = "mpi")]
 mod state;
