@@ -84,7 +84,10 @@ fn a_picture_that_cannot_be_written_is_one_line_naming_the_file() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains(svg.to_str().unwrap()) && err.contains("cannot draw"), "{err}");
+    assert!(
+        err.contains(svg.to_str().unwrap()) && err.contains("cannot draw"),
+        "{err}"
+    );
 }
 
 #[test]
