@@ -228,4 +228,4 @@ for n in $ranks_list; do
         run_one "miniFE-32" "$n" "$minife_bin" -nx 32 -ny 32 -nz 32
     fi
 done
-echo "results: $results"
+if [[ $# -eq 3 ]]; then echo "results: $results"; fi
