@@ -587,18 +587,16 @@ fn main() {
             ReshufflePlan::new(&mut tp, vec![single(Op::Identity)]).expect("plan");
         let mut tran_packed =
             ReshufflePlan::new(&mut tp, vec![single(Op::Transpose)]).expect("plan");
-        let mut copy_cached_stores =
-            ReshufflePlan::new(&mut t, vec![single(Op::Identity)]).expect("plan");
-        copy_cached_stores.set_streaming(Streaming::Never);
-        let mut tran_cached_stores =
-            ReshufflePlan::new(&mut t, vec![single(Op::Transpose)]).expect("plan");
-        tran_cached_stores.set_streaming(Streaming::Never);
-        let mut copy_msg_cached_stores =
-            ReshufflePlan::new(&mut tm, vec![single(Op::Identity)]).expect("plan");
-        copy_msg_cached_stores.set_streaming(Streaming::Never);
-        let mut tran_msg_cached_stores =
-            ReshufflePlan::new(&mut tm, vec![single(Op::Transpose)]).expect("plan");
-        tran_msg_cached_stores.set_streaming(Streaming::Never);
+        // Plans that write through the cache (no streaming stores).
+        let cached_stores = |tr: &mut MpiTransport, op: Op| {
+            let mut plan = ReshufflePlan::new(tr, vec![single(op)]).expect("plan");
+            plan.set_streaming(Streaming::Never);
+            plan
+        };
+        let mut copy_cached_stores = cached_stores(&mut t, Op::Identity);
+        let mut tran_cached_stores = cached_stores(&mut t, Op::Transpose);
+        let mut copy_msg_cached_stores = cached_stores(&mut tm, Op::Identity);
+        let mut tran_msg_cached_stores = cached_stores(&mut tm, Op::Transpose);
         #[cfg(feature = "scalapack")]
         let (da, dc) = (
             grid.descriptor(n, n, smb, snb),

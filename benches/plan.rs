@@ -24,6 +24,17 @@ fn sweep(c: &mut Criterion) {
     g.finish();
 }
 
+/// `A ← op(B)` for N × N matrices, block-cyclic 32 × 32 → 128 × 128 on a `pr × pc`
+/// grid, relabeling off.
+fn batch_32_to_128(n: usize, pr: usize, pc: usize, op: Op) -> Vec<Transform> {
+    let layout = |b: usize| -> Layout {
+        BlockCyclic::new(BlockCyclicSpec::new(n, n, b, b, pr, pc))
+            .expect("valid layout")
+            .into()
+    };
+    vec![Transform::new(layout(32), layout(128), op).with_relabeling(Relabeling::Off)]
+}
+
 /// Building the reshuffle plan of one rank of a p = q² job (block-cyclic 32 -> 128 on a
 /// q × q grid, N = 96·q, relabeling off): what that rank pays for its own sends and
 /// receives, measured without the other ranks.
@@ -32,15 +43,8 @@ fn one_rank(c: &mut Criterion) {
     g.sample_size(10);
     for q in [32usize, 100, 320] {
         let (p, n) = (q * q, 96 * q);
-        let layout = |b: usize| -> Layout {
-            BlockCyclic::new(BlockCyclicSpec::new(n, n, b, b, q, q))
-                .expect("valid layout")
-                .into()
-        };
-        let (src, dst) = (layout(32), layout(128));
         for op in [Op::Identity, Op::Transpose] {
-            let batch =
-                vec![Transform::new(src.clone(), dst.clone(), op).with_relabeling(Relabeling::Off)];
+            let batch = batch_32_to_128(n, q, q, op);
             let mut t = copr::transport::StandIn {
                 rank: p / 2 + q / 2,
                 size: p,
@@ -63,15 +67,8 @@ fn in_the_call(c: &mut Criterion) {
     let mut g = c.benchmark_group("plan in the call");
     g.sample_size(20);
     for n in [4000usize, 10_000] {
-        let layout = |b: usize| -> Layout {
-            BlockCyclic::new(BlockCyclicSpec::new(n, n, b, b, 2, 2))
-                .expect("valid layout")
-                .into()
-        };
-        let (src, dst) = (layout(32), layout(128));
         for op in [Op::Identity, Op::Transpose] {
-            let batch =
-                vec![Transform::new(src.clone(), dst.clone(), op).with_relabeling(Relabeling::Off)];
+            let batch = batch_32_to_128(n, 2, 2, op);
             let mut t = copr::transport::StandIn { rank: 0, size: 4 };
             g.bench_function(format!("N={n} {op:?} rank 0 of 2x2"), |b| {
                 b.iter(|| ReshufflePlan::new(&mut t, batch.clone()).expect("plan"))
