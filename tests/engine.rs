@@ -7,8 +7,8 @@ use copr::engine::{Job, Relabeling, ReshufflePlan, Streaming, TargetContents, Tr
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Op, Order, RankStorage};
 use copr::transport::{run_in_process, Transport};
 use engine_cases::{
-    cache_cases, error_cases, joint_cases, joint_keep_cases, large_case, one_call_error_cases,
-    run_batch, run_batch_with, run_random, scalapack_cases, PairCase,
+    cache_cases, error_cases, joint_cases, joint_keep_cases, large_case, long_runs_case,
+    one_call_error_cases, run_batch, run_batch_with, run_random, scalapack_cases,
 };
 use num_complex::Complex64;
 use proptest::prelude::*;
@@ -90,29 +90,9 @@ fn large_block_cyclic_cases_use_the_parallel_paths() {
 #[test]
 fn streaming_stores_give_the_reference_result() {
     for ranks in [1, 2, 3, 4] {
-        let (pr, pc) = engine_cases::large_grid(ranks);
         for op in [Op::Identity, Op::Transpose, Op::ConjTranspose] {
-            for (src_order, dst_order) in [
-                (Order::ColMajor, Order::ColMajor),
-                (Order::RowMajor, Order::ColMajor),
-            ] {
-                let (m, n) = (333, 290);
-                let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
-                let mut s = BlockCyclicSpec::new(sm, sn, 40, 40, pr, pc);
-                s.local_order = src_order;
-                let mut d = BlockCyclicSpec::new(m, n, 72, 56, pc, pr);
-                d.local_order = dst_order;
-                d.lld = Some(m + 3);
-                let cases = vec![PairCase {
-                    transform: Transform::new(
-                        BlockCyclic::new(s).unwrap().into(),
-                        BlockCyclic::new(d).unwrap().into(),
-                        op,
-                    )
-                    .with_relabeling(Relabeling::Off),
-                    alpha: 1,
-                    beta: 0,
-                }];
+            for src_order in [Order::ColMajor, Order::RowMajor] {
+                let cases = long_runs_case(ranks, op, src_order);
                 all_ok(
                     run_in_process(ranks, |t| {
                         for streaming in [Streaming::Always, Streaming::Never] {

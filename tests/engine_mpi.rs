@@ -11,12 +11,13 @@
 use copr_testkit::layouts as common;
 mod engine_cases;
 
-use copr::engine::{Relabeling, Transform};
-use copr::layout::{BlockCyclic, BlockCyclicSpec, Op};
+use copr::engine::{Relabeling, Streaming, Transform};
+use copr::layout::{BlockCyclic, BlockCyclicSpec, Op, Order};
 use copr::transport::{MpiTransport, Transport};
 use engine_cases::{
     cache_cases, error_cases, joint_cases, joint_keep_cases, large_case, large_grid,
-    one_call_error_cases, run_batch, run_batch_stats, run_random, scalapack_cases, PairCase,
+    long_runs_case, one_call_error_cases, run_batch, run_batch_stats, run_batch_with, run_random,
+    scalapack_cases, PairCase,
 };
 use mpi::topology::Communicator;
 use mpi::Threading;
@@ -185,6 +186,19 @@ fn main() {
         record(run_batch::<f64>(&mut t, &c, 2, "large f64"));
         record(run_batch::<i32>(&mut t, &c, 1, "large i32"));
     }
+    // Plain copies with streaming stores forced on, through the window and as
+    // messages: packing, local copies and unpacking with non-temporal stores.
+    let mut m = MpiTransport::new(world.duplicate()).messages_only();
+    for op in [Op::Identity, Op::Transpose] {
+        let c = long_runs_case(p, op, Order::ColMajor);
+        for tr in [&mut t, &mut m] {
+            let tag = format!("streamed {op:?}");
+            let always = Streaming::Always;
+            record(run_batch_with::<f64>(&mut *tr, &c, 2, &tag, always).map(|_| ()));
+            record(run_batch_with::<Complex64>(&mut *tr, &c, 1, &tag, always).map(|_| ()));
+        }
+    }
+    drop(m);
     // A batch of the three large cases in one round.
     let mut batch = large_case(p, 200, 120, Op::Identity, false);
     batch.extend(large_case(p, 120, 200, Op::Transpose, true));

@@ -478,6 +478,30 @@ pub(crate) fn large_case(size: usize, m: usize, n: usize, op: Op, relabel: bool)
     }]
 }
 
+/// A plain copy (α = 1, β = 0) whose packages, local copies and unpacking run over
+/// lines of 40–72 elements (whole cache lines for streaming stores): 333 × 290, 40 × 40
+/// blocks stored in `src_order` → 72 × 56 column-major blocks with a padded leading
+/// dimension, different grids, relabeling off.
+pub(crate) fn long_runs_case(size: usize, op: Op, src_order: Order) -> Vec<PairCase> {
+    let (pr, pc) = large_grid(size);
+    let (m, n) = (333, 290);
+    let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
+    let mut s = BlockCyclicSpec::new(sm, sn, 40, 40, pr, pc);
+    s.local_order = src_order;
+    let mut d = BlockCyclicSpec::new(m, n, 72, 56, pc, pr);
+    d.lld = Some(m + 3);
+    vec![PairCase {
+        transform: Transform::new(
+            BlockCyclic::new(s).unwrap().into(),
+            BlockCyclic::new(d).unwrap().into(),
+            op,
+        )
+        .with_relabeling(Relabeling::Off),
+        alpha: 1,
+        beta: 0,
+    }]
+}
+
 /// FNV-1a of a string (to compare error messages across ranks).
 pub(crate) fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
