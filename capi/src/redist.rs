@@ -636,92 +636,20 @@ pub(crate) unsafe fn redistribute<T: Element>(
         let ictxt_arg = if relabel.is_some() { 10 } else { 11 + shift };
         let (_, comm, stranger) = joined_comm(state, ictxt, (ictxt_arg, "ICTXT"), "", None)?;
         let refused = refused.or(stranger);
-        let rank = comm.transport.rank();
-        let rank_i = rank as i32;
+        let rank_i = comm.transport.rank() as i32;
 
         // this process's own checks, in ScaLAPACK's order of parameters
-        let a_args = Args::from(3 + shift, ["A", "IA", "JA", "DESCA"]);
-        let b_args = match relabel {
-            // IB = JB = 1 and M x N is B's whole size (checked first)
-            Some(_) => Args {
-                ptr: (7, "B"),
-                i: (0, "IB"),
-                j: (0, "JB"),
-                desc: (9, "DESCB"),
-            },
-            None => Args::from(7 + shift, ["B", "IB", "JB", "DESCB"]),
-        };
-        let mn = [(1 + shift, "M"), (2 + shift, "N")];
-        let local = (|| -> Result<Vec<Sides>, Bad> {
-            if let Some(e) = refused {
-                return Err(e);
-            }
-            let mut sides = Vec::with_capacity(live.len());
-            let mut spans: Vec<Span<T>> = Vec::new();
-            for &(k, c) in &live {
-                let (sa, sb) = check_copy(&c, (&a_args, &b_args), mn, relabel.is_some()).map_err(
-                    |mut e| {
-                        if batch {
-                            e.item = Some(k);
-                        }
-                        e
-                    },
-                )?;
-                spans.push((c.a, sa.as_ref().map_or(0, |s| s.len), k, false));
-                if relabel.is_none() {
-                    spans.push((c.b.cast_const(), sb.as_ref().map_or(0, |s| s.len), k, true));
-                }
-                sides.push((sa, sb));
-            }
-            if let Some((lenb, map)) = relabel {
-                let b = live[0].1.b;
-                if lenb < 0 {
-                    return Err(bad(8, "LENB", format!("{lenb} is negative")));
-                }
-                if lenb > 0 && b.is_null() {
-                    return Err(bad(7, "B", format!("null, but LENB = {lenb}")));
-                }
-                if lenb > 0 && (b as usize) % std::mem::align_of::<T>() != 0 {
-                    return Err(bad(7, "B", "not aligned for its element type"));
-                }
-                if map.is_null() {
-                    return Err(bad(11, "MAP", "null"));
-                }
-                spans.push((b.cast_const(), lenb as usize, 0, true));
-            }
-            if let Some(e) = overlapping(&spans, b_args.ptr, batch) {
-                return Err(e);
-            }
-            Ok(sides)
-        })();
-        let (mut err, sides) = match local {
-            Ok(sides) => (None, sides),
-            Err(e) => (Some(e), Vec::new()),
-        };
+        let args = CallArgs::of(shift, relabel.is_some());
+        let (mut err, sides) =
+            match refused.map_or_else(|| check_local(&live, &args, relabel, batch), Err) {
+                Ok(sides) => (None, sides),
+                Err(e) => (Some(e), Vec::new()),
+            };
 
         // a batch: the processes must agree on their verdicts and the number of copies
         // before they gather words about each
         if batch {
-            let mut words = vec![0u64; 2 * comm.transport.size()];
-            comm.transport
-                .all_gather(&[live.len() as u64, u64::from(err.is_some())], &mut words)
-                .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
-            if let Some(e) = err.take() {
-                return Err((rank_i, Failed::Here(e)));
-            }
-            if words.chunks_exact(2).any(|w| w[1] != 0) {
-                return Err((rank_i, Failed::Elsewhere));
-            }
-            let counts: Vec<u64> = words.iter().step_by(2).copied().collect();
-            if let Some(r) = counts.iter().position(|&c| c != counts[0]) {
-                return Err((
-                    rank_i,
-                    Failed::Everywhere(format!(
-                        "processes 0 and {r} of ICTXT pass {} and {} copies (counting those with M and N not 0)",
-                        counts[0], counts[r]
-                    )),
-                ));
-            }
+            agree_on_batch(&mut comm.transport, live.len(), err.take())?;
             if live.is_empty() {
                 return Ok(()); // nothing to copy anywhere
             }
@@ -729,7 +657,6 @@ pub(crate) unsafe fn redistribute<T: Element>(
 
         // one gather: every process's verdict, and for every copy M, N and where the
         // process is in each grid
-        const COPY_WORDS: usize = 2 + 2 * SIDE_WORDS;
         let mut mine = vec![u64::from(err.is_some())];
         for (i, &(_, c)) in live.iter().enumerate() {
             let (sa, sb) = sides
@@ -742,12 +669,173 @@ pub(crate) unsafe fn redistribute<T: Element>(
         let width = mine.len();
         let all = gather_verdicts(&mut comm.transport, &mine, err)?;
         let rows: Vec<&[u64]> = all.chunks_exact(width).collect();
+        let gathered = Gathered {
+            rows: &rows,
+            rank: comm.transport.rank(),
+            batch,
+            relabel: relabel.map(|(lenb, _)| lenb),
+        };
+        let (transforms, lens) = gathered.transforms(&live, &sides)?;
+        // SAFETY: pointers checked (aligned, not null where used), lengths within what
+        // ScaLAPACK requires the caller's buffers to hold (LENB for a relabeled B), and
+        // no written buffer shares memory with another of the call.
+        let mut jobs: Vec<Job<'_, T>> = live
+            .iter()
+            .zip(&lens)
+            .map(|(&(_, c), &(a_len, b_len))| unsafe {
+                Job::copy(source(c.a, a_len), target(c.b, b_len))
+            })
+            .collect();
+        let plan = comm
+            .cache
+            .execute(&mut comm.transport, &transforms, &mut jobs)
+            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+        if let Some((_, map)) = relabel {
+            // SAFETY: MAP holds P·Q ints (the caller's contract), checked not null.
+            unsafe { write_map(plan.target(0), map) }.map_err(|e| (rank_i, e))?;
+        }
+        Ok(())
+    })
+}
+
+/// Where each argument of a call is, for messages: A's and B's four arguments, M and N.
+struct CallArgs {
+    a: Args,
+    b: Args,
+    mn: [(u32, &'static str); 2],
+}
+
+impl CallArgs {
+    /// The arguments of `p?gemr2d` (`shift` 0) or of its batch (`shift` 1, after
+    /// COUNT), or of the relabeled copy (B whole: IB = JB = 1, checked first).
+    fn of(shift: u32, relabeled: bool) -> Self {
+        let b = if relabeled {
+            Args {
+                ptr: (7, "B"),
+                i: (0, "IB"),
+                j: (0, "JB"),
+                desc: (9, "DESCB"),
+            }
+        } else {
+            Args::from(7 + shift, ["B", "IB", "JB", "DESCB"])
+        };
+        Self {
+            a: Args::from(3 + shift, ["A", "IA", "JA", "DESCA"]),
+            b,
+            mn: [(1 + shift, "M"), (2 + shift, "N")],
+        }
+    }
+}
+
+/// This process's own checks of every copy with something to copy (`live`, with their
+/// indices in the batch), and of a relabeled call's B, LENB and MAP; then no written
+/// buffer may overlap another buffer of the call.
+fn check_local<T: Element>(
+    live: &[(usize, CopyArgs<T>)],
+    args: &CallArgs,
+    relabel: Option<(c_int, *mut c_int)>,
+    batch: bool,
+) -> Result<Vec<Sides>, Bad> {
+    let mut sides = Vec::with_capacity(live.len());
+    let mut spans: Vec<Span<T>> = Vec::new();
+    for &(k, c) in live {
+        let (sa, sb) =
+            check_copy(&c, (&args.a, &args.b), args.mn, relabel.is_some()).map_err(|mut e| {
+                if batch {
+                    e.item = Some(k);
+                }
+                e
+            })?;
+        spans.push((c.a, sa.as_ref().map_or(0, |s| s.len), k, false));
+        if relabel.is_none() {
+            spans.push((c.b.cast_const(), sb.as_ref().map_or(0, |s| s.len), k, true));
+        }
+        sides.push((sa, sb));
+    }
+    if let Some((lenb, map)) = relabel {
+        let b = live[0].1.b;
+        if lenb < 0 {
+            return Err(bad(8, "LENB", format!("{lenb} is negative")));
+        }
+        if lenb > 0 && b.is_null() {
+            return Err(bad(7, "B", format!("null, but LENB = {lenb}")));
+        }
+        if lenb > 0 && (b as usize) % std::mem::align_of::<T>() != 0 {
+            return Err(bad(7, "B", "not aligned for its element type"));
+        }
+        if map.is_null() {
+            return Err(bad(11, "MAP", "null"));
+        }
+        spans.push((b.cast_const(), lenb as usize, 0, true));
+    }
+    if let Some(e) = overlapping(&spans, args.b.ptr, batch) {
+        return Err(e);
+    }
+    Ok(sides)
+}
+
+/// A batch's first collective step: every process's count of copies and verdict
+/// (`err`, this process's bad argument), so that all return together when any found
+/// one and no process waits for copies another does not make.
+fn agree_on_batch(
+    transport: &mut dyn Transport,
+    count: usize,
+    err: Option<Bad>,
+) -> Result<(), (i32, Failed)> {
+    let rank_i = transport.rank() as i32;
+    let mut words = vec![0u64; 2 * transport.size()];
+    transport
+        .all_gather(&[count as u64, u64::from(err.is_some())], &mut words)
+        .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+    if let Some(e) = err {
+        return Err((rank_i, Failed::Here(e)));
+    }
+    if words.chunks_exact(2).any(|w| w[1] != 0) {
+        return Err((rank_i, Failed::Elsewhere));
+    }
+    let counts: Vec<u64> = words.iter().step_by(2).copied().collect();
+    if let Some(r) = counts.iter().position(|&c| c != counts[0]) {
+        return Err((
+            rank_i,
+            Failed::Everywhere(format!(
+                "processes 0 and {r} of ICTXT pass {} and {} copies (counting those with M and N not 0)",
+                counts[0], counts[r]
+            )),
+        ));
+    }
+    Ok(())
+}
+
+/// Every process's words about the copies (one row per process: verdict, then per
+/// copy M, N and its place in A's and B's grids), as gathered.
+struct Gathered<'r> {
+    rows: &'r [&'r [u64]],
+    rank: usize,
+    batch: bool,
+    /// LENB of a relabeled call.
+    relabel: Option<c_int>,
+}
+
+impl Gathered<'_> {
+    /// Words per copy in a row.
+    const COPY_WORDS: usize = 2 + 2 * SIDE_WORDS;
+
+    /// The transform of each copy and this process's (A, B) buffer lengths, after
+    /// checking that every process passes the same M and N and that the grids agree.
+    #[allow(clippy::type_complexity)]
+    fn transforms<T: Element>(
+        &self,
+        live: &[(usize, CopyArgs<T>)],
+        sides: &[Sides],
+    ) -> Result<(Vec<Transform>, Vec<(usize, usize)>), (i32, Failed)> {
+        let rows = self.rows;
+        let rank_i = self.rank as i32;
         let everywhere = |e: String| (rank_i, Failed::Everywhere(e));
         let mut transforms = Vec::with_capacity(live.len());
         let mut lens = Vec::with_capacity(live.len());
         for (i, &(k, c)) in live.iter().enumerate() {
-            let at = 1 + i * COPY_WORDS;
-            let item = if batch {
+            let at = 1 + i * Self::COPY_WORDS;
+            let item = if self.batch {
                 format!(" of copy {k}")
             } else {
                 String::new()
@@ -782,16 +870,16 @@ pub(crate) unsafe fn redistribute<T: Element>(
             let b_lld = sb
                 .as_ref()
                 .map(|s| s.desc.lld)
-                .filter(|_| relabel.is_none());
+                .filter(|_| self.relabel.is_none());
             let b_layout =
                 gathered_layout(&side(1), shape, b_lld, &format!("B{item}")).map_err(everywhere)?;
-            let (a_len, b_len) = (a_layout.local_len(rank), b_layout.local_len(rank));
+            let (a_len, b_len) = (a_layout.local_len(self.rank), b_layout.local_len(self.rank));
             // the lengths this process checked its pointers for
             let checked = (
                 sa.as_ref().map_or(0, |s| s.len),
                 sb.as_ref().map_or(0, |s| s.len),
             );
-            if a_len != checked.0 || (relabel.is_none() && b_len != checked.1) {
+            if a_len != checked.0 || (self.relabel.is_none() && b_len != checked.1) {
                 return Err((
                     rank_i,
                     Failed::Engine(format!(
@@ -800,46 +888,38 @@ pub(crate) unsafe fn redistribute<T: Element>(
                 ));
             }
             let t = Transform::new(a_layout, b_layout, Op::Identity);
-            transforms.push(match relabel {
+            transforms.push(match self.relabel {
                 // B's old contents are overwritten everywhere: any relabeling is sound
                 Some(_) => t
                     .with_relabeling(Relabeling::Optimal)
                     .with_contents(TargetContents::Relabeled),
                 None => t.with_relabeling(Relabeling::Off),
             });
-            lens.push((a_len, relabel.map_or(b_len, |(lenb, _)| lenb as usize)));
+            lens.push((a_len, self.relabel.map_or(b_len, |lenb| lenb as usize)));
         }
-        // SAFETY: pointers checked (aligned, not null where used), lengths within what
-        // ScaLAPACK requires the caller's buffers to hold (LENB for a relabeled B), and
-        // no written buffer shares memory with another of the call.
-        let mut jobs: Vec<Job<'_, T>> = live
-            .iter()
-            .zip(&lens)
-            .map(|(&(_, c), &(a_len, b_len))| unsafe {
-                Job::copy(source(c.a, a_len), target(c.b, b_len))
-            })
-            .collect();
-        let plan = comm
-            .cache
-            .execute(&mut comm.transport, &transforms, &mut jobs)
-            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
-        if let Some((_, map)) = relabel {
-            let Layout::BlockCyclic(b) = plan.target(0) else {
-                return Err((
-                    rank_i,
-                    Failed::Engine("internal error: B is not block-cyclic".into()),
-                ));
-            };
-            let (p, q) = (b.spec().nprow, b.spec().npcol);
-            for r in 0..p {
-                for c in 0..q {
-                    // SAFETY: MAP holds P·Q ints (the caller's contract), not null.
-                    unsafe { map.add(r + c * p).write_unaligned(b.rank_at(r, c) as c_int) };
-                }
-            }
+        Ok((transforms, lens))
+    }
+}
+
+/// Writes MAP of a relabeled call: the process that holds each position of B's
+/// grid, column-major (`map[r + c·P]`).
+///
+/// # Safety
+/// `map` is not null and valid for P·Q writes of `c_int`.
+unsafe fn write_map(b: &Layout, map: *mut c_int) -> Result<(), Failed> {
+    let Layout::BlockCyclic(b) = b else {
+        return Err(Failed::Engine(
+            "internal error: B is not block-cyclic".into(),
+        ));
+    };
+    let (p, q) = (b.spec().nprow, b.spec().npcol);
+    for r in 0..p {
+        for c in 0..q {
+            // SAFETY: r + c·p < P·Q, within what the caller guarantees.
+            unsafe { map.add(r + c * p).write_unaligned(b.rank_at(r, c) as c_int) };
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 /// `sub(B) ← sub(A)` with ScaLAPACK's `p?gemr2d` arguments: [`redistribute`] of one
