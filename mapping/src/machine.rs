@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use copr_topology::{
-    files, BandwidthModel, InterConfig, InterNode, IntraNode, Network, NodeTree, PlacementConfig,
-    SlotCounts, TopologyConfig, TopologyError, Torus,
+    files, BandwidthModel, InterNode, IntraNode, Network, NodeTree, PlacementConfig, SlotCounts,
+    TopologyConfig, TopologyError, Torus,
 };
 
 use copr::error::{Error, Result};
@@ -411,49 +411,14 @@ impl MapMachine {
             Ok(_) | Err(TopologyError::HwlocDisabled { .. }) => None,
             Err(e) => return Err(e.into()),
         };
-        let placement = machine.placement();
-        let names = placement.node_names().to_vec();
-        let counts = placement.ranks_per_node();
+        let counts = machine.placement().ranks_per_node();
         let by_rule = !matches!(cfg.placement, Some(PlacementConfig::File { .. }))
             && cfg.rank_matrix.is_none();
         let counts = match (by_rule, counts.iter().max()) {
             (true, Some(&most)) => vec![most; counts.len()],
             _ => counts,
         };
-        let first = counts.first().copied().unwrap_or(1);
-        check_slots(names.len() as u128, first)?;
-        let mut m = match (machine.inter(), &cfg.inter) {
-            (Some(InterNode::Torus(t)), _) => Self::torus(sub_torus(t, &names)?, first)?,
-            (
-                Some(InterNode::Network(_)),
-                Some(InterConfig::Network {
-                    file,
-                    bandwidth_model,
-                }),
-            ) => {
-                let path = files::resolve(base, file);
-                let net = Network::from_file(&path)?;
-                let hosts = names
-                    .iter()
-                    .map(|n| {
-                        (0..net.num_hosts())
-                            .find(|&k| net.host_name(k) == n)
-                            .ok_or_else(|| {
-                                Error::Mismatch(format!("`{n}` is not a host of the network"))
-                            })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Self::network(net, Some(hosts), *bandwidth_model, first)
-                    .map_err(|e| e.in_file(&path))?
-            }
-            // uniform, matrix or no network: every node pair one hop apart
-            _ => {
-                let mut f = Self::flat(names.len(), first)?;
-                f.set_node_names(names.clone())?;
-                f
-            }
-        };
-        m = m.with_slot_counts(counts)?;
+        let mut m = Self::view(&machine, counts)?;
         if let Some(t) = tree.filter(|t| t.num_pus() == m.rpn) {
             m = m.with_node_tree(t)?;
         }
@@ -461,20 +426,38 @@ impl MapMachine {
     }
 
     /// The mapper's view of a topology [`copr_topology::Machine`]: its placement's
-    /// nodes in order, each with as many slots as ranks it places there; a torus
-    /// network keeps its routing (the placement's nodes at their coordinates), any
-    /// other network is flat. Rank `r` of the machine is task `r` on its node.
+    /// nodes in order, each with as many slots as ranks it places there; a torus keeps
+    /// its dimension-order routes (the placement's nodes at their coordinates), a
+    /// network graph its cheapest paths; a uniform or matrix network is flat (every
+    /// node pair one hop). Rank `r` of the machine is task `r` on its node.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for too many slots or a node unknown to the torus.
+    /// [`Error::Mismatch`] for too many slots, a node unknown to the torus, or a
+    /// network of more than [`MAX_GRAPH_NODES`] of the placement's hosts.
     pub fn from_machine(m: &copr_topology::Machine) -> Result<Self> {
-        let placement = m.placement();
-        let names = placement.node_names().to_vec();
-        let counts = placement.ranks_per_node();
+        Self::view(m, m.placement().ranks_per_node())
+    }
+
+    /// The placement's nodes of `m` with `counts[k]` slots on node `k`, routed as its
+    /// network: a torus by dimension order, a network graph by its cheapest paths,
+    /// anything else flat.
+    fn view(m: &copr_topology::Machine, counts: Vec<usize>) -> Result<Self> {
+        let names = m.placement().node_names().to_vec();
         let most = counts.iter().copied().max().unwrap_or(1).max(1);
         check_slots(names.len() as u128, most)?;
         let mm = match m.inter() {
             Some(InterNode::Torus(t)) => Self::torus(sub_torus(t, &names)?, most)?,
+            Some(InterNode::Network(nc)) => {
+                let hosts = names
+                    .iter()
+                    .map(|n| {
+                        nc.host_index(n).ok_or_else(|| {
+                            Error::Mismatch(format!("`{n}` is not a host of the network"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Self::network(nc.network().clone(), Some(hosts), nc.model(), most)?
+            }
             _ => {
                 let mut f = Self::flat(names.len(), most)?;
                 f.set_node_names(names)?;

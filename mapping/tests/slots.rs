@@ -110,3 +110,37 @@ fn slot_counts_from_a_machine_file() {
     let e = MapMachine::from_file(&f).unwrap_err().to_string();
     assert!(e.contains("m.toml") && e.contains("ranks_per_node"), "{e}");
 }
+
+#[test]
+fn the_view_of_a_topology_machine_routes_as_the_mapper_does() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data");
+    // the k = 4 fat tree, 4 ranks on each of its 16 hosts
+    let topo = copr_topology::MachineFile::read(&data.join("cost/fat-tree.toml"))
+        .unwrap()
+        .build(Some(64))
+        .unwrap();
+    let view = MapMachine::from_machine(&topo).unwrap();
+    let net =
+        copr_topology::Network::from_file(&data.join("topology/fat-tree-k4.net.toml")).unwrap();
+    let direct =
+        MapMachine::network(net, None, copr_topology::BandwidthModel::Bottleneck, 4).unwrap();
+    assert_eq!((view.nodes(), view.slots()), (16, 64));
+    for a in 0..16 {
+        for b in 0..16 {
+            assert_eq!(view.node_name(a), direct.node_name(a));
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            view.for_route(a, b, |l| x.push(l));
+            direct.for_route(a, b, |l| y.push(l));
+            assert_eq!(x, y, "{a} -> {b}");
+        }
+    }
+    // a torus machine: the placement's nodes at their coordinates
+    let topo = copr_topology::MachineFile::read(&data.join("topology/torus-xe6.toml"))
+        .unwrap()
+        .build(Some(128))
+        .unwrap();
+    let view = MapMachine::from_machine(&topo).unwrap();
+    assert_eq!((view.nodes(), view.ranks_per_node()), (4, 32));
+    // nid00000 and nid00001 share a router, nid00002 is one Z hop away
+    assert_eq!((view.hops(0, 1), view.hops(0, 2)), (0, 1));
+}
