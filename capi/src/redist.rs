@@ -11,6 +11,7 @@ use copr::transport::Transport;
 
 use crate::blacs::{self, GridInfo};
 use crate::descriptor::{self, Reader};
+use crate::presence::{self, Verdict};
 use crate::state::{self, Comm, State};
 
 /// A bad argument, by ScaLAPACK's parameter number (1-based position in the call).
@@ -362,6 +363,13 @@ fn context_comm<'s>(
     };
     // SAFETY: a live context holding this process (just checked).
     let (raw, me) = unsafe { (blacs::communicator(ctxt), blacs::pnum(ctxt, row, col)) };
+    // the processes of the context meet before any collective (see crate::presence)
+    // SAFETY: BLACS's communicator of that context.
+    let members = unsafe { presence::world_ranks(raw) };
+    let world_rank = presence::world_rank();
+    if let Verdict::Fail(_) = state.presence.meet(&members, world_rank) {
+        return Err((me, Failed::Elsewhere));
+    }
     // SAFETY: BLACS's communicator of that context.
     let comm = unsafe { state.comm(raw) };
     let rank = comm.transport.rank();
@@ -380,15 +388,13 @@ fn context_comm<'s>(
 /// is `ctxt` (parameter `arg`, the context written `prefix ctxt` in messages), and
 /// the bad argument to report when `ctxt` is not a live context holding this process.
 ///
-/// Such a process cannot tell which processes take part, yet they wait for it in the
-/// call's first collective: it joins that collective on the communicator of
-/// `alternative` (a context that must be the same, such as DESCC's for `p?tran`)
-/// when that one holds it, else on `MPI_COMM_WORLD`, which meets the others when the
-/// context spans every process in rank order (copr serves such a context on a
-/// duplicate of `MPI_COMM_WORLD`). There it reports the error and every process
-/// returns it. For a context over fewer processes no process can tell this one's
-/// peers, and the call waits (on `MPI_COMM_WORLD` here). A context of -1 (BLACS's
-/// "not in this grid") says the process takes no part: it returns alone.
+/// Such a process cannot tell which processes take part, yet they wait for it: it
+/// joins the call on the communicator of `alternative` (a context that must be the
+/// same, such as DESCC's for `p?tran`) when that one holds it, and there reports the
+/// error with the others. Else it answers the group that waits for it, if one does
+/// within `COPR_CONTEXT_WAIT` seconds (see [`crate::presence`]), and returns its
+/// error; so do the processes of that group. A context of -1 (BLACS's "not in this
+/// grid") says the process takes no part: it returns alone at once.
 #[allow(clippy::type_complexity)]
 fn joined_comm<'s>(
     state: &'s mut State,
@@ -411,12 +417,10 @@ fn joined_comm<'s>(
         let (_, comm) = context_comm(state, other, arg, prefix)?;
         return Ok((None, comm, Some(refused)));
     }
-    if ctxt == -1 {
-        return Err((-1, Failed::Here(refused)));
+    if ctxt != -1 {
+        state.presence.refuse();
     }
-    // SAFETY: MPI_COMM_WORLD, of which every process is a member.
-    let comm = unsafe { state.comm(mpi::ffi::RSMPI_COMM_WORLD) };
-    Ok((None, comm, Some(refused)))
+    Err((-1, Failed::Here(refused)))
 }
 
 /// The call's one collective step before any data moves: every process's `mine`
@@ -981,36 +985,12 @@ pub(crate) unsafe fn tran<T: Element>(
     descc: *const c_int,
 ) {
     run(routine, |state| {
-        // SAFETY: PBLAS's contract: descriptors of 9 ints, or 11 of type 2
-        let da = unsafe { descriptor::read(desca, Reader::Pblas) };
-        // SAFETY: as for DESCA
-        let dc = unsafe { descriptor::read(descc, Reader::Pblas) };
-        // a type PBLAS rejects still names the context (entry 2 of every type)
-        let ctxt_of = |d: *const c_int| {
-            // SAFETY: as for DESCA; not null
-            (!d.is_null()).then(|| unsafe { d.add(1).read_unaligned() })
-        };
-        let (da, da_err) = match da {
-            Ok(Some(d)) => (d, None),
-            Ok(None) => return Err((-1, Failed::Here(bad(7, "DESCA", "null")))),
-            Err(e) => {
-                let mut d = [0; 9];
-                d[1] = ctxt_of(desca).unwrap_or(-1);
-                (d, Some(bad(7, "DESCA", e)))
-            }
-        };
-        let (dc, dc_err) = match dc {
-            Ok(d) => (d, None),
-            Err(e) => (
-                ctxt_of(descc).map(|c| [0, c, 0, 0, 0, 0, 0, 0, 0]),
-                Some(bad(12, "DESCC", e)),
-            ),
-        };
-        let ctxt = da[1];
+        // SAFETY: PBLAS's contract for DESCA and DESCC.
+        let descs = unsafe { TranDescs::read(desca, descc) }?;
+        let ctxt = descs.a[1];
         let (info, comm, stranger) =
-            joined_comm(state, ctxt, (7, "DESCA"), "CTXT = ", dc.map(|d| d[1]))?;
+            joined_comm(state, ctxt, (7, "DESCA"), "CTXT = ", descs.c.map(|d| d[1]))?;
         let rank = comm.transport.rank();
-
         let local = (|| -> Result<Option<(Side, Side)>, Bad> {
             if m < 0 {
                 return Err(bad(1, "M", format!("{m} is negative")));
@@ -1018,13 +998,13 @@ pub(crate) unsafe fn tran<T: Element>(
             if n < 0 {
                 return Err(bad(2, "N", format!("{n} is negative")));
             }
-            if let Some(e) = stranger.or(da_err).or(dc_err) {
+            if let Some(e) = stranger.or(descs.errors) {
                 return Err(e);
             }
             let Some(info) = info else {
                 return Err(bad(7, "DESCA", "internal error: no grid"));
             };
-            let Some(dc) = dc else {
+            let Some(dc) = descs.c else {
                 return Err(bad(12, "DESCC", "null"));
             };
             if dc[1] != ctxt {
@@ -1042,7 +1022,7 @@ pub(crate) unsafe fn tran<T: Element>(
             let (mu, nu) = (m as usize, n as usize);
             let a_args = Args::from(4, ["A", "IA", "JA", "DESCA"]);
             let c_args = Args::from(9, ["C", "IC", "JC", "DESCC"]);
-            let sa = check_side(da, info, (ia, ja), (nu, mu), a, &a_args)?;
+            let sa = check_side(descs.a, info, (ia, ja), (nu, mu), a, &a_args)?;
             let sc = check_side(dc, info, (ic, jc), (mu, nu), c.cast_const(), &c_args)?;
             if overlap(a, sa.len, c.cast_const(), sc.len) {
                 return Err(bad(9, "C", "shares memory with A on this process"));
@@ -1082,38 +1062,15 @@ pub(crate) unsafe fn tran<T: Element>(
             return Ok(());
         }
         let (mu, nu) = (m as usize, n as usize);
-        let grid = sa.grid;
-        let ranks = grid.0 * grid.1;
-        // sub(A) (n x m) and sub(C) (m x n) with this process's LLD, on the context's
-        // grid, whose row-major positions are the ranks of its communicator
-        let side_layout = |s: &Side, rows: usize, cols: usize| -> Result<Layout, (i32, Failed)> {
-            let sub = Submatrix {
-                ia: s.i0,
-                ja: s.j0,
-                m: rows,
-                n: cols,
-            };
-            layout(&s.desc, grid, sub, Some(s.desc.lld), None, ranks)
-                .map(Layout::from)
-                .map_err(|e| (rank_i, Failed::Everywhere(e.to_string())))
+        let side_layout = |s: &Side, rows: usize, cols: usize| {
+            side_layout(s, sa.grid, (rows, cols)).map_err(|e| (rank_i, Failed::Everywhere(e)))
         };
         let c_layout = side_layout(&sc, mu, nu)?;
         // SAFETY: C checked (aligned, not null where used), its length within what
         // PBLAS requires the caller's buffer to hold, and apart from A.
         let dst = unsafe { target(c, c_layout.local_len(rank)) };
         if alpha0 {
-            for blk in c_layout.local_blocks(rank) {
-                for j in 0..blk.cols.len() {
-                    for i in 0..blk.rows.len() {
-                        let x = &mut dst[blk.index(i, j)];
-                        *x = if beta == T::zero() {
-                            T::zero()
-                        } else {
-                            beta.mul(*x)
-                        };
-                    }
-                }
-            }
+            scale(&c_layout, rank, dst, beta);
             return Ok(());
         }
         let a_layout = side_layout(&sa, nu, mu)?;
@@ -1137,6 +1094,90 @@ pub(crate) unsafe fn tran<T: Element>(
             .map(|_| ())
             .map_err(|e| (rank_i, Failed::Engine(e.to_string())))
     })
+}
+
+/// `p?tran`'s two descriptors as read: A's (its context in entry 2 even when the rest
+/// is refused, -1 when unknown), C's (`None` when null), and the first of their errors.
+struct TranDescs {
+    a: [i32; 9],
+    c: Option<[i32; 9]>,
+    errors: Option<Bad>,
+}
+
+impl TranDescs {
+    /// Reads DESCA (parameter 7) and DESCC (12); a null DESCA fails the call here.
+    ///
+    /// # Safety
+    /// PBLAS's contract: each descriptor null or 9 ints, or 11 of type 2.
+    unsafe fn read(desca: *const c_int, descc: *const c_int) -> Result<Self, (i32, Failed)> {
+        // SAFETY: the caller's contract.
+        let (da, dc) = unsafe {
+            (
+                descriptor::read(desca, Reader::Pblas),
+                descriptor::read(descc, Reader::Pblas),
+            )
+        };
+        // a type PBLAS rejects still names the context (entry 2 of every type)
+        let ctxt_of = |d: *const c_int| {
+            // SAFETY: the caller's contract; not null
+            (!d.is_null()).then(|| unsafe { d.add(1).read_unaligned() })
+        };
+        let (a, a_err) = match da {
+            Ok(Some(d)) => (d, None),
+            Ok(None) => return Err((-1, Failed::Here(bad(7, "DESCA", "null")))),
+            Err(e) => {
+                let mut d = [0; 9];
+                d[1] = ctxt_of(desca).unwrap_or(-1);
+                (d, Some(bad(7, "DESCA", e)))
+            }
+        };
+        let (c, c_err) = match dc {
+            Ok(d) => (d, None),
+            Err(e) => (
+                ctxt_of(descc).map(|c| [0, c, 0, 0, 0, 0, 0, 0, 0]),
+                Some(bad(12, "DESCC", e)),
+            ),
+        };
+        Ok(Self {
+            a,
+            c,
+            errors: a_err.or(c_err),
+        })
+    }
+}
+
+/// The layout of a checked submatrix of `rows x cols` with this process's LLD, on the
+/// context's `grid`, whose row-major positions are the ranks of its communicator.
+fn side_layout(
+    s: &Side,
+    grid: (usize, usize),
+    (rows, cols): (usize, usize),
+) -> Result<Layout, String> {
+    let sub = Submatrix {
+        ia: s.i0,
+        ja: s.j0,
+        m: rows,
+        n: cols,
+    };
+    layout(&s.desc, grid, sub, Some(s.desc.lld), None, grid.0 * grid.1)
+        .map(Layout::from)
+        .map_err(|e| e.to_string())
+}
+
+/// `C ← β·C` on this process's blocks of `c` (C set to 0 when β is 0, never read).
+fn scale<T: Element>(c: &Layout, rank: usize, dst: &mut [T], beta: T) {
+    for blk in c.local_blocks(rank) {
+        for j in 0..blk.cols.len() {
+            for i in 0..blk.rows.len() {
+                let x = &mut dst[blk.index(i, j)];
+                *x = if beta == T::zero() {
+                    T::zero()
+                } else {
+                    beta.mul(*x)
+                };
+            }
+        }
+    }
 }
 
 /// Reads the by-reference scalars of a Fortran-style call; a null one is reported
