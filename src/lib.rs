@@ -76,12 +76,12 @@
 // docs.rs (nightly, `--cfg docsrs`) marks the items behind a feature with that feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod csr;
 pub mod engine;
 pub mod error;
 pub mod files;
 pub mod gain;
 pub mod lap;
-pub mod sparse;
 
 pub use error::{Error, Result};
 pub mod layout;

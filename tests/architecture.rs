@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: [&str; 11] = [
     "error",
     "files",
-    "sparse",
+    "csr",
     "lap",
     "layout",
     "volume",

@@ -294,7 +294,7 @@ fn a_batch_of_one_gets_the_per_transform_optimum() {
 
 #[test]
 fn joint_relabeling_refuses_what_it_cannot_do() {
-    let v = Volumes::from_matrix(copr::sparse::Csr::from_dense(
+    let v = Volumes::from_matrix(copr::csr::Csr::from_dense(
         3,
         3,
         &[0, 1, 0, 0, 0, 1, 1, 0, 0],
@@ -304,7 +304,7 @@ fn joint_relabeling_refuses_what_it_cannot_do() {
     // a fixed label outside the ranks
     assert!(joint_relabel(&[&v], 3, &[3]).is_err());
     // weights beyond 2^60 together
-    let big = Volumes::from_matrix(copr::sparse::Csr::from_dense(1, 1, &[1 << 59]));
+    let big = Volumes::from_matrix(copr::csr::Csr::from_dense(1, 1, &[1 << 59]));
     assert!(matches!(
         joint_relabel(&[&big, &big, &big], 1, &[]),
         Err(copr::Error::Limit(_))

@@ -5,8 +5,8 @@
 #[path = "../benches/common/mod.rs"]
 mod common;
 
+use copr::csr::Csr;
 use copr::lap::{assignment_value, dense_max, sparse_max, Perm};
-use copr::sparse::Csr;
 use pathfinding::kuhn_munkres::kuhn_munkres;
 use pathfinding::matrix::Matrix;
 use rand::{RngExt, SeedableRng};

@@ -1,9 +1,9 @@
 //! Shared input factories for the benches (also used by `tests/lap.rs` via `#[path]`).
-//! Self-contained: only `copr::sparse::Csr`, `rand` and `rand_chacha`.
+//! Self-contained: only `copr::csr::Csr`, `rand` and `rand_chacha`.
 
 #![allow(dead_code)]
 
-use copr::sparse::Csr;
+use copr::csr::Csr;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

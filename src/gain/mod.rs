@@ -22,12 +22,12 @@
 //! columns is `c` segments of `r` elements in column-major local storage (`r` segments of
 //! `c` in row-major); it is contiguous when it is a single segment.
 
+pub mod candidates;
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
-pub mod sparse;
 
-pub use sparse::{
+pub use candidates::{
     candidate_row, sparse_relabel, sparse_relabel_refined, sparse_relabel_within, CandidateRow,
     Refine, SparseRelabeling, MAX_CANDIDATE_ENTRIES,
 };
@@ -36,11 +36,11 @@ use rayon::prelude::*;
 
 use copr_cost_models::{CostModel, Package};
 
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::{assignment_value, dense_max, sparse_max, Perm, DENSE_LIMIT};
 use crate::layout::axis::{overlap_stats, PieceStats};
 use crate::layout::{check_shapes, Layout, Op, OpView, Order};
-use crate::sparse::Csr;
 
 /// Overlay statistics per (source class, target class) of one axis.
 type ClassPairs = Vec<(u32, u32, PieceStats)>;

@@ -9,7 +9,7 @@ use mpi::traits::{Root, *};
 
 use copr_cost_models::CostModel;
 
-use super::sparse::{finish, no_candidates, solve_rows};
+use super::candidates::{finish, no_candidates, solve_rows};
 use super::{
     candidate_row, check_model_ranks, cost_here, gain_row, incoming, keep_if_gain, PackageInput,
     SparseRelabeling,
@@ -164,7 +164,7 @@ pub fn relabel_sparse<C: Communicator>(
     // every rank learns the total first, so that all refuse an oversized gather
     let mut total = 0u64;
     comm.all_reduce_into(&(ys.len() as u64), &mut total, SystemOperation::sum());
-    super::sparse::check_candidate_entries(usize::try_from(total).unwrap_or(usize::MAX), p)?;
+    super::candidates::check_candidate_entries(usize::try_from(total).unwrap_or(usize::MAX), p)?;
     // ≤ MAX_CANDIDATE_ENTRIES < 2^31, checked on every rank just above
     let count = ys.len() as i32;
     let root = comm.process_at_rank(0);

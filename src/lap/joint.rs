@@ -3,8 +3,8 @@
 //! the cost models' joint relabeling ([`crate::gain::joint_relabel`]) solve on volumes.
 
 use super::{assignment_value, sparse_max, Perm};
+use crate::csr::Csr;
 use crate::error::{Error, Result};
-use crate::sparse::Csr;
 
 /// Largest sum of weights of a joint assignment: 2^60, the exact solver's bound.
 const MAX_JOINT_WEIGHT: u64 = 1 << 60;

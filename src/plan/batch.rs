@@ -6,10 +6,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::{check_alpha, check_element_size, default_element_size, one, Plan, Solver};
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::{joint_assign, Perm};
 use crate::layout::{Layout, Op};
-use crate::sparse::Csr;
 use crate::volume::Volumes;
 
 /// The exact σ maximising `Σ_k Σ_t V_k[σ(t)][t]` over all permutations of `ranks` ranks

@@ -58,7 +58,7 @@ pub use crate::lap::DENSE_LIMIT;
 /// # Example
 /// ```
 /// use copr::plan::locally_free_gain;
-/// use copr::sparse::Csr;
+/// use copr::csr::Csr;
 /// use copr::volume::Volumes;
 /// let v = Volumes::from_matrix(Csr::from_dense(2, 2, &[1, 5, 4, 2]));
 /// assert_eq!(locally_free_gain(&v), vec![0.0, 3.0, 3.0, 0.0]);
@@ -619,7 +619,7 @@ impl Plan {
 /// # Example
 /// ```
 /// use copr::plan::torus_link_bytes;
-/// use copr::sparse::Csr;
+/// use copr::csr::Csr;
 /// use copr::volume::Volumes;
 /// use copr_topology::{InterNode, Machine, PlacementRule, Torus, TorusParams};
 /// // a ring of 4 routers, one rank each; rank 0 sends 10 elements to rank 2 (2 hops)

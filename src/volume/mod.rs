@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::Perm;
 use crate::layout::axis::overlap_counts;
 use crate::layout::{check_shapes, Layout, Op, OpView};
-use crate::sparse::Csr;
 
 mod outer;
 

@@ -50,9 +50,9 @@ use rayon::prelude::*;
 
 use copr_cost_models::{delivered_cost, CostModel, Package};
 
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::{assignment_value, sparse_max, Perm};
-use crate::sparse::Csr;
 
 use super::{cost_here, Packages};
 
