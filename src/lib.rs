@@ -83,9 +83,10 @@ pub mod files;
 pub mod gain;
 pub mod lap;
 
-pub use error::{Error, Result};
+pub use error::{Error, Mismatched, Result};
 pub mod layout;
 pub mod plan;
+pub mod relabel;
 pub mod sweep;
 pub mod transport;
 pub mod volume;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The top-level modules, lowest first. A module may use those before it.
-const LAYERS: [&str; 11] = [
+const LAYERS: [&str; 12] = [
     "error",
     "files",
     "csr",
@@ -15,6 +15,7 @@ const LAYERS: [&str; 11] = [
     "layout",
     "volume",
     "gain",
+    "relabel",
     "plan",
     "transport",
     "engine",

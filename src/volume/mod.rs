@@ -93,7 +93,7 @@ impl Volumes {
     /// the number of overlay cells.
     ///
     /// # Errors
-    /// [`crate::Error::Mismatch`] if op(source) and target differ in shape;
+    /// [`crate::Error::Mismatched`] if op(source) and target differ in shape;
     /// [`crate::Error::Limit`] beyond [`MAX_OVERLAP_PAIRS`].
     pub fn compute(source: &Layout, target: &Layout, op: Op) -> Result<Self> {
         let (view, ranks, r, c) = overlaps(source, target, op)?;
