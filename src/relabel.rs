@@ -169,14 +169,7 @@ impl Relabeled {
 
     /// The gap relative to the cost after relabeling, `gap / W(G_σ)` (0 when both are 0).
     pub fn relative_gap(&self) -> f64 {
-        let after = self.cost_before - self.saving;
-        if after > 0.0 {
-            self.gap() / after
-        } else if self.gap() > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        }
+        gain::candidates::relative_gap(self.gap(), self.cost_after())
     }
 
     /// The cost with σ, `W(G_σ) = W(G) − saving`.
@@ -501,17 +494,12 @@ impl<'a> Relabel<'a> {
             Method::Auto => auto_cost(model, pk),
             Method::Dense => {
                 let sigma = gain::relabel_dense(model, pk)?;
-                let p = pk.ranks();
-                let (before, after) = (
-                    pk.total_cost(model, None),
-                    pk.total_cost(model, Some(&sigma)),
-                );
-                Ok(Relabeled::exact(
-                    sigma,
+                Ok(exact_on(
+                    model,
+                    pk,
                     SolvedBy::Dense,
-                    p * p,
-                    before,
-                    after,
+                    pk.ranks().pow(2),
+                    sigma,
                 ))
             }
             Method::Sparse => {
@@ -565,6 +553,19 @@ fn volume_sigma(v: &Volumes, method: Method) -> Result<Perm> {
     })
 }
 
+/// An exact solver's σ for `packages` under `model`, with its saving evaluated.
+fn exact_on(
+    model: &dyn CostModel,
+    packages: &Packages,
+    method: SolvedBy,
+    entries: usize,
+    sigma: Perm,
+) -> Relabeled {
+    let before = packages.total_cost(model, None);
+    let after = packages.total_cost(model, Some(&sigma));
+    Relabeled::exact(sigma, method, entries, before, after)
+}
+
 /// [`Method::Auto`] for one redistribution under a cost model:
 /// * a multiple of the locally-free volume: the sparse exact solver on the received
 ///   volumes (exact);
@@ -579,11 +580,7 @@ fn volume_sigma(v: &Volumes, method: Method) -> Result<Perm> {
 fn auto_cost(model: &dyn CostModel, packages: &Packages) -> Result<Relabeled> {
     let p = packages.ranks();
     gain::check_model_ranks(model, p)?;
-    let exact = |method, entries, sigma: Perm| {
-        let before = packages.total_cost(model, None);
-        let after = packages.total_cost(model, Some(&sigma));
-        Relabeled::exact(sigma, method, entries, before, after)
-    };
+    let exact = |method, entries, sigma| exact_on(model, packages, method, entries, sigma);
     if let Some(c) = model.volume_scale() {
         if c > 0.0 {
             let received = packages.volumes().transpose();

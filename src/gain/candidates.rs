@@ -192,14 +192,19 @@ impl SparseRelabeling {
 
     /// The gap relative to the cost after relabeling, `gap / W(G_σ)` (0 when both are 0).
     pub(crate) fn relative_gap(&self) -> f64 {
-        let after = self.cost_before - self.saving;
-        if after > 0.0 {
-            self.gap() / after
-        } else if self.gap() > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        }
+        relative_gap(self.gap(), self.cost_before - self.saving)
+    }
+}
+
+/// `gap / after`, the certified gap relative to the cost after relabeling: 0 when both
+/// are 0, infinite for a gap over a cost of 0.
+pub(crate) fn relative_gap(gap: f64, after: f64) -> f64 {
+    if after > 0.0 {
+        gap / after
+    } else if gap > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
     }
 }
 
