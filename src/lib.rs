@@ -87,6 +87,7 @@ pub use error::{Error, Mismatched, Result};
 pub mod layout;
 pub mod plan;
 pub mod relabel;
+pub mod rng;
 pub mod sweep;
 pub mod transport;
 pub mod volume;

@@ -3,7 +3,7 @@
 //! heuristic and the unrefined candidate solve, stays within what it claims), and every
 //! combination it refuses says so with `Error::Unsupported`.
 
-mod common;
+use copr_testkit::layouts as common;
 
 use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::Perm;

@@ -25,16 +25,16 @@ fn detail<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> Str
 }
 
 fn plot_err(path: &Path) -> impl Fn(String) -> Error + '_ {
-    move |detail| Error::Plot {
+    move |detail| Error::Io {
         path: path.to_owned(),
-        detail,
+        source: std::io::Error::other(format!("cannot draw: {detail}")),
     }
 }
 
 /// Draws reduction % against block size (log axis): the exact optimum and the greedy.
 ///
 /// # Errors
-/// [`Error::Plot`] if the file cannot be written.
+/// [`Error::Io`] naming the file if it cannot be drawn or written.
 pub(crate) fn sweep_chart(rows: &[SweepRow], path: &Path) -> Result<()> {
     let err = plot_err(path);
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
@@ -267,7 +267,7 @@ fn volume_color(shade: f64) -> RGBColor {
 /// the cells are bins of several ranks, summed, and the picture says so.
 ///
 /// # Errors
-/// [`Error::Plot`] if the file cannot be written.
+/// [`Error::Io`] naming the file if it cannot be drawn or written.
 pub(crate) fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) -> Result<()> {
     let err = plot_err(path);
     let root = SVGBackend::new(path, (1100, 640)).into_drawing_area();
@@ -325,7 +325,7 @@ pub(crate) fn volume_heatmaps(before: &Volumes, after: &Volumes, path: &Path) ->
 /// (above 128 ranks averaged into 128 × 128 bins of ranks, as the picture says).
 ///
 /// # Errors
-/// [`Error::Plot`] if the file cannot be written.
+/// [`Error::Io`] naming the file if it cannot be drawn or written.
 pub(crate) fn cost_heatmap(
     machine: &copr_topology::Machine,
     bytes: u64,
