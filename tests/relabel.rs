@@ -184,10 +184,15 @@ fn joint_volume_methods_agree_with_brute_force() {
     }
 }
 
-#[test]
-fn cost_methods_agree_with_brute_force() {
-    let mut rng = ChaCha8Rng::seed_from_u64(28);
-    for case in 0..40 {
+/// Runs `check(what, input, packages, model, cost, optimum)` on `cases` random layout
+/// pairs (seeded) for every model of [`models`], with the brute-force optimum.
+fn for_each_model_case(
+    seed: u64,
+    cases: usize,
+    check: impl Fn(&str, &PackageInput<'_>, &Packages, &dyn CostModel, &dyn Fn(&Perm) -> f64, f64),
+) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for case in 0..cases {
         let pair = random_pair(&mut rng, 6);
         let input = input(&pair);
         let pk = Packages::compute(&input).unwrap();
@@ -196,35 +201,49 @@ fn cost_methods_agree_with_brute_force() {
             let model = model.as_ref();
             let cost = |sigma: &Perm| pk.total_cost(model, Some(sigma));
             let best = brute_min(p, &[], cost);
-            for method in METHODS {
-                let what = format!("case {case}, {name}, {method:?}");
-                let ask = Relabel::cost(model, &pk).method(method);
-                match method {
-                    Method::Sparse if model.candidates(0, &[], &mut Vec::new()).is_none() => {
-                        // no candidates: refused as too large for the sparse path
-                        assert!(matches!(ask.solve(), Err(copr::Error::Limit(_))), "{what}");
-                    }
-                    Method::Sparse => {
-                        let first = ask.solve().unwrap();
-                        assert_eq!(first.method, SolvedBy::Sparse, "{what}");
-                        check_claims(&what, &first, &cost, best);
-                        // refined until nothing is left to price: the optimum
-                        let exact = ask.tolerance(0.0).solve().unwrap();
-                        check_claims(&format!("{what}, refined"), &exact, &cost, best);
-                        assert!(close(cost(&exact.sigma), best, best.max(1.0)), "{what}");
-                    }
-                    Method::Auto | Method::Dense => {
-                        let r = ask.solve().unwrap();
-                        check_claims(&what, &r, &cost, best);
-                        assert!(r.is_exact(), "{what}: {r:?}");
-                        assert!(close(cost(&r.sigma), best, best.max(1.0)), "{what}");
-                    }
-                    // greedy swaps are for the volume only
-                    _ => assert!(is_unsupported(ask.solve()), "{what}"),
-                }
-            }
+            check(
+                &format!("case {case}, {name}"),
+                &input,
+                &pk,
+                model,
+                &cost,
+                best,
+            );
         }
     }
+}
+
+#[test]
+fn cost_methods_agree_with_brute_force() {
+    for_each_model_case(28, 40, |case, _, pk, model, cost, best| {
+        for method in METHODS {
+            let what = format!("{case}, {method:?}");
+            let ask = Relabel::cost(model, pk).method(method);
+            match method {
+                Method::Sparse if model.candidates(0, &[], &mut Vec::new()).is_none() => {
+                    // no candidates: refused as too large for the sparse path
+                    assert!(matches!(ask.solve(), Err(copr::Error::Limit(_))), "{what}");
+                }
+                Method::Sparse => {
+                    let first = ask.solve().unwrap();
+                    assert_eq!(first.method, SolvedBy::Sparse, "{what}");
+                    check_claims(&what, &first, cost, best);
+                    // refined until nothing is left to price: the optimum
+                    let exact = ask.tolerance(0.0).solve().unwrap();
+                    check_claims(&format!("{what}, refined"), &exact, cost, best);
+                    assert!(close(cost(&exact.sigma), best, best.max(1.0)), "{what}");
+                }
+                Method::Auto | Method::Dense => {
+                    let r = ask.solve().unwrap();
+                    check_claims(&what, &r, cost, best);
+                    assert!(r.is_exact(), "{what}: {r:?}");
+                    assert!(close(cost(&r.sigma), best, best.max(1.0)), "{what}");
+                }
+                // greedy swaps are for the volume only
+                _ => assert!(is_unsupported(ask.solve()), "{what}"),
+            }
+        }
+    });
 }
 
 #[test]
@@ -267,29 +286,19 @@ fn joint_cost_methods_agree_with_brute_force() {
 
 #[test]
 fn rows_from_layouts_agree_with_brute_force() {
-    let mut rng = ChaCha8Rng::seed_from_u64(30);
-    for case in 0..30 {
-        let pair = random_pair(&mut rng, 6);
-        let input = input(&pair);
-        let pk = Packages::compute(&input).unwrap();
-        let p = pk.ranks();
-        for (name, model) in models(p) {
-            let model = model.as_ref();
-            let cost = |sigma: &Perm| pk.total_cost(model, Some(sigma));
-            let best = brute_min(p, &[], cost);
-            for method in METHODS {
-                let what = format!("case {case}, {name} from layouts, {method:?}");
-                let ask = Relabel::from_layouts(model, &input).method(method);
-                if matches!(method, Method::Sparse | Method::Greedy) {
-                    assert!(is_unsupported(ask.solve()), "{what}");
-                    continue;
-                }
-                let r = ask.solve().unwrap();
-                check_claims(&what, &r, &cost, best);
-                assert!(r.is_exact() && close(cost(&r.sigma), best, best.max(1.0)));
+    for_each_model_case(30, 30, |case, input, _, model, cost, best| {
+        for method in METHODS {
+            let what = format!("{case} from layouts, {method:?}");
+            let ask = Relabel::from_layouts(model, input).method(method);
+            if matches!(method, Method::Sparse | Method::Greedy) {
+                assert!(is_unsupported(ask.solve()), "{what}");
+                continue;
             }
+            let r = ask.solve().unwrap();
+            check_claims(&what, &r, cost, best);
+            assert!(r.is_exact() && close(cost(&r.sigma), best, best.max(1.0)));
         }
-    }
+    });
 }
 
 #[test]
