@@ -11,6 +11,7 @@ use copr::transport::Transport;
 
 use crate::blacs::{self, GridInfo};
 use crate::descriptor::{self, Reader};
+use crate::presence::{self, Verdict};
 use crate::state::{self, Comm, State};
 
 /// A bad argument, by ScaLAPACK's parameter number (1-based position in the call).
@@ -362,6 +363,13 @@ fn context_comm<'s>(
     };
     // SAFETY: a live context holding this process (just checked).
     let (raw, me) = unsafe { (blacs::communicator(ctxt), blacs::pnum(ctxt, row, col)) };
+    // the processes of the context meet before any collective (see crate::presence)
+    // SAFETY: BLACS's communicator of that context.
+    let members = unsafe { presence::world_ranks(raw) };
+    let world_rank = presence::world_rank();
+    if let Verdict::Fail(_) = state.presence.meet(&members, world_rank) {
+        return Err((me, Failed::Elsewhere));
+    }
     // SAFETY: BLACS's communicator of that context.
     let comm = unsafe { state.comm(raw) };
     let rank = comm.transport.rank();
@@ -380,15 +388,13 @@ fn context_comm<'s>(
 /// is `ctxt` (parameter `arg`, the context written `prefix ctxt` in messages), and
 /// the bad argument to report when `ctxt` is not a live context holding this process.
 ///
-/// Such a process cannot tell which processes take part, yet they wait for it in the
-/// call's first collective: it joins that collective on the communicator of
-/// `alternative` (a context that must be the same, such as DESCC's for `p?tran`)
-/// when that one holds it, else on `MPI_COMM_WORLD`, which meets the others when the
-/// context spans every process in rank order (copr serves such a context on a
-/// duplicate of `MPI_COMM_WORLD`). There it reports the error and every process
-/// returns it. For a context over fewer processes no process can tell this one's
-/// peers, and the call waits (on `MPI_COMM_WORLD` here). A context of -1 (BLACS's
-/// "not in this grid") says the process takes no part: it returns alone.
+/// Such a process cannot tell which processes take part, yet they wait for it: it
+/// joins the call on the communicator of `alternative` (a context that must be the
+/// same, such as DESCC's for `p?tran`) when that one holds it, and there reports the
+/// error with the others. Else it answers the group that waits for it, if one does
+/// within `COPR_CONTEXT_WAIT` seconds (see [`crate::presence`]), and returns its
+/// error; so do the processes of that group. A context of -1 (BLACS's "not in this
+/// grid") says the process takes no part: it returns alone at once.
 #[allow(clippy::type_complexity)]
 fn joined_comm<'s>(
     state: &'s mut State,
@@ -411,12 +417,10 @@ fn joined_comm<'s>(
         let (_, comm) = context_comm(state, other, arg, prefix)?;
         return Ok((None, comm, Some(refused)));
     }
-    if ctxt == -1 {
-        return Err((-1, Failed::Here(refused)));
+    if ctxt != -1 {
+        state.presence.refuse();
     }
-    // SAFETY: MPI_COMM_WORLD, of which every process is a member.
-    let comm = unsafe { state.comm(mpi::ffi::RSMPI_COMM_WORLD) };
-    Ok((None, comm, Some(refused)))
+    Err((-1, Failed::Here(refused)))
 }
 
 /// The call's one collective step before any data moves: every process's `mine`
