@@ -1008,8 +1008,8 @@ fn plan_spec<'a>(a: &PlanArgs, input: Option<&'a Input>) -> Result<(PlanSpec, Op
 }
 
 /// One line on how the cost σ was found and what is proven about it.
-fn certificate_text(k: &copr::gain::Certificate, before: f64, cost_after: f64) -> String {
-    use copr::gain::Method;
+fn certificate_text(k: &copr::relabel::Certificate, before: f64, cost_after: f64) -> String {
+    use copr::relabel::SolvedBy as Method;
     match k.method {
         Method::Volume => format!(
             "exact (the sparse exact solve on {} received volumes)",
@@ -1034,6 +1034,7 @@ fn certificate_text(k: &copr::gain::Certificate, before: f64, cost_after: f64) -
                 k.gap
             )
         }
+        _ => "a heuristic, nothing proven".to_string(),
     }
 }
 
