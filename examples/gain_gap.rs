@@ -15,13 +15,14 @@
 //! counts; `GAP_SKIP_DENSE` skips the dense solve (the measured gap prints NaN, the
 //! certified one is relative to σ's cost); `GAP_TOL` (a fraction, e.g. `1e-3`) stops
 //! the column generation once the certificate proves that gap
-//! (`gain::sparse_relabel_within`; unset: to exactness, `gain::sparse_relabel_refined`).
+//! (`Relabel::tolerance`; unset: to exactness, `Relabel::refine(Refine::EXACT)`).
 
 use std::path::Path;
 use std::time::Instant;
 
 use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Order};
+use copr::relabel::{Method, Relabel};
 use copr_cost_models::{CostConfig, CostModel, LocalityPenalty, LocallyFreeVolume, Scaled, Sum};
 use copr_topology::files::Format;
 
@@ -162,17 +163,25 @@ fn main() {
                     let dense = if std::env::var_os("GAP_SKIP_DENSE").is_some() {
                         None
                     } else {
-                        Some(gain::relabel_dense(model.as_ref(), &pk).unwrap())
+                        Some(
+                            Relabel::cost(model.as_ref(), &pk)
+                                .method(Method::Dense)
+                                .solve()
+                                .unwrap()
+                                .sigma,
+                        )
                     };
                     let t_dense = t.elapsed().as_secs_f64();
                     let t = Instant::now();
                     let s = match gap_tol {
-                        Some(t) => gain::sparse_relabel_within(
-                            model.as_ref(),
-                            &pk,
-                            &gain::Refine::within(t),
-                        ),
-                        None => gain::sparse_relabel_refined(model.as_ref(), &pk),
+                        Some(t) => Relabel::cost(model.as_ref(), &pk)
+                            .method(Method::Sparse)
+                            .refine(gain::Refine::within(t))
+                            .solve(),
+                        None => Relabel::cost(model.as_ref(), &pk)
+                            .method(Method::Sparse)
+                            .refine(gain::Refine::EXACT)
+                            .solve(),
                     }
                     .unwrap();
                     let t_sparse = t.elapsed().as_secs_f64();

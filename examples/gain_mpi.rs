@@ -2,7 +2,7 @@
 //! `mpirun -n 4 target/release/examples/gain_mpi`): for several layout pairs and cost
 //! models, every rank's row of δ (computed from its own incoming packages) must equal the
 //! serial table's row, and every rank must hold the same σ, equal to the serial solve;
-//! the sparse candidate path (`gain::mpi::relabel_sparse`) must give the serial sparse σ
+//! the sparse candidate path (`Relabel::solve_on` with `Method::Sparse`) must give the serial sparse σ
 //! with no rank's buffer longer than its candidates.
 //! Exits non-zero on any mismatch.
 
@@ -11,10 +11,10 @@ use copr_testkit::layouts as common;
 use std::sync::Arc;
 
 use copr::gain::{self, PackageInput, Packages, TransformKind};
-use copr::lap::dense_max;
 use copr::layout::Op;
+use copr::relabel::{Method, Relabel};
 use copr_cost_models::{
-    CostModel, LatencyBandwidth, LocallyFreeVolume, Scaled, Sum, TransformCost,
+    CostModel, LatencyBandwidth, LocallyFreeVolume, Scaled, SolverHints, Sum, TransformCost,
 };
 use copr_topology::{InterNode, IntraNode, LinkCost, Machine, PlacementRule};
 use mpi::traits::*;
@@ -63,6 +63,12 @@ impl CostModel for NoCandidatesOn {
     fn describe(&self) -> String {
         "volume without candidates on one label".into()
     }
+    fn hints(&self) -> Option<&dyn SolverHints> {
+        Some(self)
+    }
+}
+
+impl SolverHints for NoCandidatesOn {
     fn candidates(
         &self,
         x: usize,
@@ -113,7 +119,10 @@ fn main() {
         };
         let pk = Packages::compute(&input).unwrap();
         for (name, model) in models(p) {
-            let got = gain::mpi::relabel(&world, model.as_ref(), &input).unwrap();
+            let got = Relabel::from_layouts(model.as_ref(), &input)
+                .method(Method::Dense)
+                .solve_on(&world)
+                .unwrap();
             let serial = gain::gain_matrix(model.as_ref(), &pk);
             assert_eq!(
                 got.row,
@@ -121,15 +130,23 @@ fn main() {
                 "case {case} {name}: row {me}"
             );
             // the exact σ, or the identity when it saves nothing (as the serial relabel)
-            let expect = gain::keep_if_gain(
-                p,
-                &serial,
-                dense_max(p, &serial).unwrap(),
-                pk.total_cost(model.as_ref(), None),
+            let expect = Relabel::cost(model.as_ref(), &pk)
+                .method(Method::Dense)
+                .solve()
+                .unwrap()
+                .sigma;
+            assert_eq!(
+                got.relabeled.sigma, expect,
+                "case {case} {name}: σ on rank {me}"
             );
-            assert_eq!(got.sigma, expect, "case {case} {name}: σ on rank {me}");
             // every rank holds the same σ
-            let mine: Vec<u64> = got.sigma.forward().iter().map(|&s| s as u64).collect();
+            let mine: Vec<u64> = got
+                .relabeled
+                .sigma
+                .forward()
+                .iter()
+                .map(|&s| s as u64)
+                .collect();
             let mut all = vec![0u64; p * p];
             world.all_gather_into(&mine[..], &mut all[..]);
             assert!(
@@ -138,10 +155,16 @@ fn main() {
             );
             // the sparse candidate rows: the same σ as the serial sparse solve, and no
             // rank holds more than its candidates (≤ 2 per sender node here, and itself)
-            let sp = gain::mpi::relabel_sparse(&world, model.as_ref(), &input).unwrap();
-            let serial_sp = gain::sparse_relabel(model.as_ref(), &pk).unwrap();
+            let sp = Relabel::from_layouts(model.as_ref(), &input)
+                .method(Method::Sparse)
+                .solve_on(&world)
+                .unwrap();
+            let serial_sp = Relabel::cost(model.as_ref(), &pk)
+                .method(Method::Sparse)
+                .solve()
+                .unwrap();
             assert_eq!(
-                sp.result.sigma, serial_sp.sigma,
+                sp.relabeled.sigma, serial_sp.sigma,
                 "case {case} {name}: sparse σ on rank {me}"
             );
             let received = gain::incoming(&input, me).unwrap().len();
@@ -154,8 +177,8 @@ fn main() {
             let expect_gathered = if me == 0 { serial_sp.entries } else { 0 };
             assert_eq!(sp.gathered_len, expect_gathered, "case {case} {name}");
             let tol = 1e-9 * serial_sp.cost_before.abs().max(1e-300);
-            assert!((sp.result.saving - serial_sp.saving).abs() <= tol);
-            assert!((sp.result.bound - serial_sp.bound).abs() <= tol);
+            assert!((sp.relabeled.saving - serial_sp.saving).abs() <= tol);
+            assert!((sp.relabeled.bound - serial_sp.bound).abs() <= tol);
             sparse_rows += sp.row_len;
             max_row = max_row.max(sp.candidates);
             checked += 1;
@@ -169,10 +192,13 @@ fn main() {
             .unwrap();
         let input = onto_itself(&l);
         for (name, model) in models(p) {
-            let sp = gain::mpi::relabel_sparse(&world, model.as_ref(), &input).unwrap();
+            let sp = Relabel::from_layouts(model.as_ref(), &input)
+                .method(Method::Sparse)
+                .solve_on(&world)
+                .unwrap();
             assert!(sp.candidates <= 2 && sp.candidates < p, "{name}: {sp:?}");
             assert!(sp.row_len < p && sp.gathered_len < p * p, "{name}: {sp:?}");
-            assert!(sp.result.sigma.is_identity(), "{name}: nothing to gain");
+            assert!(sp.relabeled.sigma.is_identity(), "{name}: nothing to gain");
         }
     }
     // a communicator that does not match the layouts is refused on every rank
@@ -180,7 +206,10 @@ fn main() {
         .with_ranks(p + 1)
         .unwrap();
     let input = onto_itself(&src);
-    assert!(gain::mpi::relabel(&world, &LocallyFreeVolume, &input).is_err());
+    assert!(Relabel::from_layouts(&LocallyFreeVolume, &input)
+        .method(Method::Dense)
+        .solve_on(&world)
+        .is_err());
     // a model that names no candidates on rank 1 only: rank 1 fails by itself, and every
     // other rank must learn of it and return an error too (without the agreement they
     // would wait in the gather forever)
@@ -189,7 +218,10 @@ fn main() {
             .with_ranks(p)
             .unwrap();
         let input = onto_itself(&l);
-        let err = gain::mpi::relabel_sparse(&world, &NoCandidatesOn(1), &input).unwrap_err();
+        let err = Relabel::from_layouts(&NoCandidatesOn(1), &input)
+            .method(Method::Sparse)
+            .solve_on(&world)
+            .unwrap_err();
         let msg = err.to_string();
         if me == 1 {
             assert!(msg.contains("candidates"), "rank 1: {msg}");

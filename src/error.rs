@@ -27,7 +27,12 @@ pub enum Error {
     /// allocating); the message names the limit and the value.
     #[error("too large: {0}")]
     Limit(String),
-    /// Source and target (or any two things that must agree) do not match.
+    /// Source and target (or any two things that must agree) do not match; what, with
+    /// both values, in [`Mismatched`].
+    #[error("mismatch: {0}")]
+    Mismatched(Mismatched),
+    /// Two things that must agree do not match, described in words (the mapper and the
+    /// command line; the core library reports [`Error::Mismatched`]).
     #[error("mismatch: {0}")]
     Mismatch(String),
     /// A command-line argument is wrong; the message names the argument and the
@@ -38,6 +43,15 @@ pub enum Error {
     /// [`crate::engine::Relabeling`]).
     #[error("relabeling: {0}")]
     Relabeling(String),
+    /// A relabeling method that does not apply to what is relabeled (see the table of
+    /// `copr::relabel`).
+    #[error("the {method} relabeling method does not apply to {objective}")]
+    Unsupported {
+        /// The method asked for: `auto`, `dense`, `sparse` or `greedy`.
+        method: &'static str,
+        /// What was to be relabeled, e.g. `a cost model over a batch`.
+        objective: &'static str,
+    },
     /// A permutation or assignment input is malformed.
     #[error("assignment: {0}")]
     Assignment(String),
@@ -143,6 +157,140 @@ impl Error {
                 source: Box::new(e),
             },
         }
+    }
+}
+
+/// What did not match, with both values: the payload of [`Error::Mismatched`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Mismatched {
+    /// `op(source)` and the target differ in shape.
+    #[error("{}op(source) is {}x{} (source {}x{}, op {op}) but the target is {}x{}", in_transform(*.transform), .op_source.0, .op_source.1, .source_shape.0, .source_shape.1, .target.0, .target.1)]
+    Shape {
+        /// The transform of a batch, if any.
+        transform: Option<usize>,
+        /// Rows and columns of `op(source)`.
+        op_source: (usize, usize),
+        /// Rows and columns of the source.
+        source_shape: (usize, usize),
+        /// The op, as its name (`Identity`, `Transpose`, `ConjTranspose`).
+        op: String,
+        /// Rows and columns of the target.
+        target: (usize, usize),
+    },
+    /// A transform's layout needs more ranks than the communicator has.
+    #[error("transform {transform}: the {operand} layout needs {needs} ranks but the communicator has {communicator}")]
+    LayoutRanks {
+        /// The transform of the batch.
+        transform: usize,
+        /// `source` or `target`.
+        operand: &'static str,
+        /// The ranks the layout needs.
+        needs: usize,
+        /// The communicator's size.
+        communicator: usize,
+    },
+    /// A relabeling σ given for a transform's target has the wrong length.
+    #[error("transform {transform}: relabeling of {sigma} ranks for a target on {target} ranks in a communicator of {communicator}")]
+    GivenRelabeling {
+        /// The transform of the batch.
+        transform: usize,
+        /// σ's length.
+        sigma: usize,
+        /// The target layout's ranks.
+        target: usize,
+        /// The communicator's size.
+        communicator: usize,
+    },
+    /// A relabeling σ shorter than the layout it is applied to.
+    #[error("relabeling of {sigma} ranks applied to a layout on {layout} ranks")]
+    RelabelingRanks {
+        /// σ's length.
+        sigma: usize,
+        /// The layout's ranks.
+        layout: usize,
+    },
+    /// A transform of a joint relabeling lives on more ranks than the relabeling.
+    #[error(
+        "transform {transform}: {what} of {ranks} ranks in a joint relabeling of {joint} ranks"
+    )]
+    JointRanks {
+        /// The transform of the batch.
+        transform: usize,
+        /// `volumes` or `packages`.
+        what: &'static str,
+        /// The transform's ranks.
+        ranks: usize,
+        /// The joint relabeling's ranks.
+        joint: usize,
+    },
+    /// A label that must keep its process is not a label of the relabeling.
+    #[error("fixed label {label} outside the {ranks} ranks of the joint relabeling")]
+    FixedLabel {
+        /// The label.
+        label: usize,
+        /// The relabeling's ranks.
+        ranks: usize,
+    },
+    /// A package names a rank outside the communicator.
+    #[error("package ({from}, {to}) outside the {ranks} ranks")]
+    PackageRank {
+        /// The sending rank.
+        from: usize,
+        /// The receiving rank.
+        to: usize,
+        /// The communicator's size.
+        ranks: usize,
+    },
+    /// The cost model's machine places fewer ranks than the layouts use.
+    #[error("the cost model's machine places {model} ranks but the layouts use {layouts}")]
+    ModelRanks {
+        /// Ranks of the model's machine.
+        model: usize,
+        /// Ranks of the layouts.
+        layouts: usize,
+    },
+    /// The layouts and the communicator differ in size.
+    #[error("the layouts live on {layouts} ranks but the communicator has {communicator}")]
+    CommunicatorSize {
+        /// Ranks of the layouts.
+        layouts: usize,
+        /// The communicator's size.
+        communicator: usize,
+    },
+    /// Another rank of a collective call failed; this one stops too.
+    #[error("another rank failed to compute its {what}")]
+    OtherRankFailed {
+        /// What the other rank was computing, e.g. `row of δ`.
+        what: &'static str,
+    },
+    /// A rank could not plan a batch the other ranks planned.
+    #[error("rank {rank} could not plan the batch the other ranks planned; no data was moved")]
+    PlanFailedOn {
+        /// The first rank that failed.
+        rank: usize,
+    },
+    /// A rank passed a different number of jobs than the batch has transforms.
+    #[error(
+        "rank {rank} passed {jobs} jobs for a batch of {transforms} transforms; no data was moved"
+    )]
+    JobCount {
+        /// The first rank that differs.
+        rank: usize,
+        /// The jobs it passed.
+        jobs: u64,
+        /// The transforms of the batch.
+        transforms: usize,
+    },
+}
+
+fn in_transform(t: Option<usize>) -> String {
+    t.map_or_else(String::new, |k| format!("transform {k}: "))
+}
+
+impl From<Mismatched> for Error {
+    fn from(m: Mismatched) -> Self {
+        Error::Mismatched(m)
     }
 }
 

@@ -76,16 +76,17 @@
 // docs.rs (nightly, `--cfg docsrs`) marks the items behind a feature with that feature.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod csr;
 pub mod engine;
 pub mod error;
 pub mod files;
 pub mod gain;
 pub mod lap;
-pub mod sparse;
 
-pub use error::{Error, Result};
+pub use error::{Error, Mismatched, Result};
 pub mod layout;
 pub mod plan;
+pub mod relabel;
 pub mod rng;
 pub mod sweep;
 pub mod transport;

@@ -3,10 +3,10 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::{assignment_value, greedy_swaps_transposed, sparse_max};
 use crate::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
-use crate::sparse::Csr;
 use crate::volume::{reduction_percent, Columns, Volumes};
 
 /// A sweep over source block sizes: an `m × n` matrix moves from a block-cyclic layout

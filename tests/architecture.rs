@@ -7,15 +7,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The top-level modules, lowest first. A module may use those before it.
-const LAYERS: [&str; 12] = [
+const LAYERS: [&str; 13] = [
     "error",
     "rng",
     "files",
-    "sparse",
+    "csr",
     "lap",
     "layout",
     "volume",
     "gain",
+    "relabel",
     "plan",
     "transport",
     "engine",

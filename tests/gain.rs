@@ -5,6 +5,7 @@ use copr_testkit::layouts as common;
 use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::Perm;
 use copr::layout::Op;
+use copr::relabel::{Method, Relabel};
 use copr::volume::Volumes;
 use copr_cost_models::{
     CostModel, FnModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Package, Scaled, Sum,
@@ -130,7 +131,7 @@ fn relabeling_is_optimal_against_brute_force_for_every_model() {
         sizes_seen.insert(p);
         let all = permutations(p);
         for (name, model) in models(p) {
-            let sigma = gain::relabel(model.as_ref(), &pk).unwrap();
+            let sigma = Relabel::cost(model.as_ref(), &pk).solve().unwrap().sigma;
             let got = pk.total_cost(model.as_ref(), Some(&sigma));
             let best = all
                 .iter()
@@ -165,8 +166,11 @@ fn relabeling_prefers_a_cheap_link_over_less_volume_on_a_slow_one() {
         .collect();
     let pk = Packages::from_list(4, list).unwrap();
     let lb = LatencyBandwidth::new(two_islands(4));
-    let by_cost = gain::relabel(&lb, &pk).unwrap();
-    let by_volume = gain::relabel(&LocallyFreeVolume, &pk).unwrap();
+    let by_cost = Relabel::cost(&lb, &pk).solve().unwrap().sigma;
+    let by_volume = Relabel::cost(&LocallyFreeVolume, &pk)
+        .solve()
+        .unwrap()
+        .sigma;
     assert_eq!(by_volume.apply(0), 2);
     assert!([0, 1].contains(&by_cost.apply(0)), "{by_cost:?}");
     let v = Volumes::from_matrix(pk.volumes().clone());
@@ -196,17 +200,25 @@ fn distributed_rows_equal_the_serial_table_and_sigma_is_shared() {
         }
         for (name, model) in models(p) {
             let serial = gain::gain_matrix(model.as_ref(), &pk);
-            let outcome = gain::distributed_relabel(model.as_ref(), &input).unwrap();
-            assert_eq!(outcome.len(), p);
-            for (x, o) in outcome.iter().enumerate() {
-                assert_eq!(o.row, serial[x * p..(x + 1) * p], "{name}: row {x}");
-                assert_eq!(o.sigma, outcome[0].sigma);
+            let outcome = Relabel::from_layouts(model.as_ref(), &input)
+                .solve()
+                .unwrap();
+            for x in 0..p {
+                // the row rank x computes from the layouts alone
+                let mut row = vec![0.0; p];
+                gain::gain_row(
+                    model.as_ref(),
+                    x,
+                    &gain::incoming(&input, x).unwrap(),
+                    &mut row,
+                );
+                assert_eq!(row, serial[x * p..(x + 1) * p], "{name}: row {x}");
             }
             let best = pk.total_cost(
                 model.as_ref(),
-                Some(&gain::relabel(model.as_ref(), &pk).unwrap()),
+                Some(&Relabel::cost(model.as_ref(), &pk).solve().unwrap().sigma),
             );
-            let dist = pk.total_cost(model.as_ref(), Some(&outcome[0].sigma));
+            let dist = pk.total_cost(model.as_ref(), Some(&outcome.sigma));
             assert!(close(best, dist, best.max(1.0)), "{name}: {best} vs {dist}");
         }
     }
@@ -301,7 +313,10 @@ fn packages_agree_with_volumes_and_a_per_piece_reference() {
 fn boxed_models_and_rank_checks() {
     let pk = Packages::from_list(6, vec![(0, 5, 1, Package::plain(8))]).unwrap();
     let small: Box<dyn CostModel> = Box::new(LatencyBandwidth::new(two_islands(4)));
-    let e = gain::relabel(small.as_ref(), &pk).unwrap_err().to_string();
+    let e = Relabel::cost(small.as_ref(), &pk)
+        .solve()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("4 ranks") && e.contains("6"), "{e}");
     assert!(Packages::from_list(2, vec![(0, 2, 1, Package::plain(8))]).is_err());
 }
@@ -316,10 +331,10 @@ fn relabeling_that_saves_nothing_is_the_identity() {
     let mut checked = 0;
     for _ in 0..200 {
         let (pk, p) = random_packages(&mut rng, 6);
-        let sigma = gain::relabel(&flat, &pk).unwrap();
+        let sigma = Relabel::cost(&flat, &pk).solve().unwrap().sigma;
         assert!(sigma.is_identity(), "flat model, p = {p}: σ = {sigma:?}");
         for (name, model) in models(p) {
-            let sigma = gain::relabel(model.as_ref(), &pk).unwrap();
+            let sigma = Relabel::cost(model.as_ref(), &pk).solve().unwrap().sigma;
             let before = pk.total_cost(model.as_ref(), None);
             let after = pk.total_cost(model.as_ref(), Some(&sigma));
             if !sigma.is_identity() {
@@ -344,12 +359,8 @@ fn volume_solvers_that_save_nothing_return_the_identity() {
     for _ in 0..300 {
         let (pk, _) = random_packages(&mut rng, 6);
         let v = Volumes::from_matrix(pk.volumes().clone());
-        for solver in [
-            copr::plan::Solver::Sparse,
-            copr::plan::Solver::Dense,
-            copr::plan::Solver::Greedy,
-        ] {
-            let sigma = copr::plan::relabel(&v, solver).unwrap();
+        for solver in [Method::Sparse, Method::Dense, Method::Greedy] {
+            let sigma = Relabel::volume(&v).method(solver).solve().unwrap().sigma;
             if sigma.is_identity() {
                 ties += usize::from(v.remote() > 0);
             } else {
@@ -382,8 +393,7 @@ fn distributed_relabeling_that_saves_nothing_is_the_identity() {
             transform: TransformKind::default(),
             element_size: 8,
         };
-        for r in gain::distributed_relabel(&flat, &input).unwrap() {
-            assert!(r.sigma.is_identity(), "σ = {:?}", r.sigma);
-        }
+        let r = Relabel::from_layouts(&flat, &input).solve().unwrap();
+        assert!(r.sigma.is_identity(), "σ = {:?}", r.sigma);
     }
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
+use copr::relabel::{Method, Relabel, Relabeled, SolvedBy};
 use copr_cost_models::{
     CostModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, Sum, TransformCost,
 };
@@ -101,19 +102,30 @@ fn layouts(p: usize, rng: &mut ChaCha8Rng) -> Vec<(String, Layout, Layout, Op)> 
 }
 
 struct Compared {
-    sparse: gain::SparseRelabeling,
+    sparse: Relabeled,
     dense_saving: f64,
 }
 
 fn compare(model: &dyn CostModel, pk: &Packages) -> Compared {
-    let sparse = gain::sparse_relabel_refined(model, pk).unwrap();
-    let dense = gain::relabel_dense(model, pk).unwrap();
+    let sparse = Relabel::cost(model, pk)
+        .method(Method::Sparse)
+        .refine(gain::Refine::EXACT)
+        .solve()
+        .unwrap();
+    let dense = Relabel::cost(model, pk)
+        .method(Method::Dense)
+        .solve()
+        .unwrap()
+        .sigma;
     let dense_saving = pk.total_cost(model, None) - pk.total_cost(model, Some(&dense));
     // the saving the sparse σ reports is its true saving
     let after = pk.total_cost(model, Some(&sparse.sigma));
     let tol = 1e-9 * sparse.cost_before.abs().max(1e-300);
     // the first solve alone (the planners' path): its certificate bounds the optimum too
-    let first = gain::sparse_relabel(model, pk).unwrap();
+    let first = Relabel::cost(model, pk)
+        .method(Method::Sparse)
+        .solve()
+        .unwrap();
     assert!(
         first.saving <= dense_saving + tol && dense_saving <= first.bound + tol,
         "{}: first solve saving {} / bound {} vs dense {dense_saving}",
@@ -258,7 +270,10 @@ fn column_generation_meets_the_stated_gap_on_3_to_8_at_p_1024() {
         // the two islands (128 ranks per node) the flow with one hub per node proves it
         // without pricing
         let hubbed = name == "two-islands";
-        let first = gain::sparse_relabel(config_model(name, nodes, 1024).as_ref(), &pk).unwrap();
+        let first = Relabel::cost(config_model(name, nodes, 1024).as_ref(), &pk)
+            .method(Method::Sparse)
+            .solve()
+            .unwrap();
         assert!(
             !first.is_exact(),
             "{name}: the first solve is already proven"
@@ -304,9 +319,17 @@ fn hubs_prove_the_dense_optimum_on_nodes_of_many_ranks() {
             let model = config_model(name, nodes, pk.ranks());
             let model = model.as_ref();
             let w0 = pk.total_cost(model, None);
-            let dense = gain::relabel_dense(model, &pk).unwrap();
+            let dense = Relabel::cost(model, &pk)
+                .method(Method::Dense)
+                .solve()
+                .unwrap()
+                .sigma;
             let best = w0 - pk.total_cost(model, Some(&dense));
-            let s = gain::sparse_relabel_within(model, &pk, &refine_hubs(true)).unwrap();
+            let s = Relabel::cost(model, &pk)
+                .method(Method::Sparse)
+                .refine(refine_hubs(true))
+                .solve()
+                .unwrap();
             let tol = 1e-9 * w0;
             assert!(
                 (s.saving - best).abs() <= tol && s.is_exact(),
@@ -340,6 +363,12 @@ impl CostModel for SquaredRing {
         let d = self.steps(from, to) as f64;
         pkg.bytes as f64 * d * d
     }
+    fn hints(&self) -> Option<&dyn copr_cost_models::SolverHints> {
+        Some(self)
+    }
+}
+
+impl copr_cost_models::SolverHints for SquaredRing {
     fn candidates(
         &self,
         x: usize,
@@ -366,8 +395,16 @@ fn pricing_finds_an_optimum_off_the_candidates() {
         .collect();
     let pk = Packages::from_list(p, list).unwrap();
     let model = SquaredRing { p };
-    let s = gain::sparse_relabel_refined(&model, &pk).unwrap();
-    let dense = gain::relabel_dense(&model, &pk).unwrap();
+    let s = Relabel::cost(&model, &pk)
+        .method(Method::Sparse)
+        .refine(gain::Refine::EXACT)
+        .solve()
+        .unwrap();
+    let dense = Relabel::cost(&model, &pk)
+        .method(Method::Dense)
+        .solve()
+        .unwrap()
+        .sigma;
     let w0 = pk.total_cost(&model, None);
     let best = w0 - pk.total_cost(&model, Some(&dense));
     // an independent check of the dense optimum: every label at x + 3 costs 64
@@ -386,8 +423,11 @@ fn pricing_finds_an_optimum_off_the_candidates() {
     assert!(s.is_exact(), "gap {}", s.gap());
     // the planners' path (gain::relabel) does not refine: the first solve is not proven
     // optimal here, so the dense table decides
-    let (sigma, cert) = gain::relabel_certified(&model, &pk).unwrap();
-    assert_eq!(cert.method, gain::Method::Dense);
+    let (sigma, cert) = Relabel::cost(&model, &pk)
+        .solve()
+        .map(|r| (r.sigma.clone(), r.certificate()))
+        .unwrap();
+    assert_eq!(cert.method, SolvedBy::Dense);
     assert!(cert.exact && cert.priced == 0);
     assert_eq!(pk.total_cost(&model, Some(&sigma)), 64.0 * p as f64);
 }
@@ -412,12 +452,25 @@ fn certificate_bounds_the_brute_force_optimum() {
             };
             let pk = Packages::compute(&input).unwrap();
             for (name, model) in cost_models(p) {
-                let s = gain::sparse_relabel_refined(model.as_ref(), &pk).unwrap();
-                let first = gain::sparse_relabel(model.as_ref(), &pk).unwrap();
-                let hubs =
-                    gain::sparse_relabel_within(model.as_ref(), &pk, &refine_hubs(true)).unwrap();
-                let no_hubs =
-                    gain::sparse_relabel_within(model.as_ref(), &pk, &refine_hubs(false)).unwrap();
+                let s = Relabel::cost(model.as_ref(), &pk)
+                    .method(Method::Sparse)
+                    .refine(gain::Refine::EXACT)
+                    .solve()
+                    .unwrap();
+                let first = Relabel::cost(model.as_ref(), &pk)
+                    .method(Method::Sparse)
+                    .solve()
+                    .unwrap();
+                let hubs = Relabel::cost(model.as_ref(), &pk)
+                    .method(Method::Sparse)
+                    .refine(refine_hubs(true))
+                    .solve()
+                    .unwrap();
+                let no_hubs = Relabel::cost(model.as_ref(), &pk)
+                    .method(Method::Sparse)
+                    .refine(refine_hubs(false))
+                    .solve()
+                    .unwrap();
                 let w0 = pk.total_cost(model.as_ref(), None);
                 let best = perms
                     .iter()
@@ -473,19 +526,21 @@ fn a_model_without_candidates_is_refused_beyond_the_dense_limit() {
             }
         },
     );
-    let e = gain::relabel(&opaque, &pk).unwrap_err().to_string();
+    let e = Relabel::cost(&opaque, &pk).solve().unwrap_err().to_string();
     assert!(
         e.contains("DENSE_LIMIT") && e.contains(&p.to_string()),
         "{e}"
     );
     // the same packages under a model that names candidates: solved, sparse
-    let sigma = gain::relabel(
+    let sigma = Relabel::cost(
         &LocalityPenalty {
             remote_only: true,
             ..LocalityPenalty::default()
         },
         &pk,
     )
+    .solve()
+    .map(|r| r.sigma)
     .unwrap();
     assert_eq!(sigma.apply(0), 1);
 }
@@ -564,8 +619,16 @@ fn refined_sigma_is_within_the_tolerance_of_the_dense_optimum() {
     let mut refined = 0;
     small_instances(&mut |inst, pk, model| {
         let label = inst.label.as_str();
-        let s = gain::sparse_relabel_within(model, pk, &gain::Refine::within(STATED_GAP)).unwrap();
-        let dense = gain::relabel_dense(model, pk).unwrap();
+        let s = Relabel::cost(model, pk)
+            .method(Method::Sparse)
+            .refine(gain::Refine::within(STATED_GAP))
+            .solve()
+            .unwrap();
+        let dense = Relabel::cost(model, pk)
+            .method(Method::Dense)
+            .solve()
+            .unwrap()
+            .sigma;
         let w0 = pk.total_cost(model, None);
         let best = w0 - pk.total_cost(model, Some(&dense));
         let tol = 1e-9 * w0.abs().max(1e-300);
@@ -610,8 +673,16 @@ fn warm_start_gives_the_cold_start_value() {
     let mut compared = 0;
     small_instances(&mut |inst, pk, model| {
         let label = inst.label.as_str();
-        let warm = gain::sparse_relabel_refined(model, pk).unwrap();
-        let cold = gain::sparse_relabel_within(model, pk, &cold_exact()).unwrap();
+        let warm = Relabel::cost(model, pk)
+            .method(Method::Sparse)
+            .refine(gain::Refine::EXACT)
+            .solve()
+            .unwrap();
+        let cold = Relabel::cost(model, pk)
+            .method(Method::Sparse)
+            .refine(cold_exact())
+            .solve()
+            .unwrap();
         let tol = 1e-9 * warm.cost_before.abs().max(1e-300);
         if warm.is_exact() && cold.is_exact() {
             assert!(
@@ -627,8 +698,16 @@ fn warm_start_gives_the_cold_start_value() {
     let pk = packages_on(16, 24 * 16, 3, 8);
     for (name, nodes) in [("torus-3d", 128), ("two-islands", 8)] {
         let model = config_model(name, nodes, pk.ranks());
-        let warm = gain::sparse_relabel_refined(model.as_ref(), &pk).unwrap();
-        let cold = gain::sparse_relabel_within(model.as_ref(), &pk, &cold_exact()).unwrap();
+        let warm = Relabel::cost(model.as_ref(), &pk)
+            .method(Method::Sparse)
+            .refine(gain::Refine::EXACT)
+            .solve()
+            .unwrap();
+        let cold = Relabel::cost(model.as_ref(), &pk)
+            .method(Method::Sparse)
+            .refine(cold_exact())
+            .solve()
+            .unwrap();
         assert!(
             (warm.saving - cold.saving).abs() <= 1e-9 * warm.cost_before,
             "{name}: warm {} vs cold {}",
@@ -683,10 +762,25 @@ fn labels_that_receive_nothing_refine_to_the_brute_force_optimum() {
                     })
                     .fold(f64::NEG_INFINITY, f64::max);
                 let tol = 1e-9 * w0.abs().max(1e-300);
-                let warm = gain::sparse_relabel_refined(model, &pk).unwrap();
-                let cold = gain::sparse_relabel_within(model, &pk, &cold_exact()).unwrap();
-                let first = gain::sparse_relabel(model, &pk).unwrap();
-                let hubs = gain::sparse_relabel_within(model, &pk, &refine_hubs(true)).unwrap();
+                let warm = Relabel::cost(model, &pk)
+                    .method(Method::Sparse)
+                    .refine(gain::Refine::EXACT)
+                    .solve()
+                    .unwrap();
+                let cold = Relabel::cost(model, &pk)
+                    .method(Method::Sparse)
+                    .refine(cold_exact())
+                    .solve()
+                    .unwrap();
+                let first = Relabel::cost(model, &pk)
+                    .method(Method::Sparse)
+                    .solve()
+                    .unwrap();
+                let hubs = Relabel::cost(model, &pk)
+                    .method(Method::Sparse)
+                    .refine(refine_hubs(true))
+                    .solve()
+                    .unwrap();
                 for r in [&warm, &cold, &first, &hubs] {
                     assert!(
                         best <= r.bound + tol && r.saving <= best + tol,
@@ -722,9 +816,15 @@ fn planners_refine_beyond_the_dense_limit() {
     let mut refined = 0;
     for (name, nodes) in [("two-islands", 8), ("dragonfly", 40), ("fat-tree", 16)] {
         let model = config_model(name, nodes, p);
-        let first = gain::sparse_relabel(model.as_ref(), &pk).unwrap();
-        let (sigma, cert) = gain::relabel_certified(model.as_ref(), &pk).unwrap();
-        assert_eq!(cert.method, gain::Method::Sparse);
+        let first = Relabel::cost(model.as_ref(), &pk)
+            .method(Method::Sparse)
+            .solve()
+            .unwrap();
+        let (sigma, cert) = Relabel::cost(model.as_ref(), &pk)
+            .solve()
+            .map(|r| (r.sigma.clone(), r.certificate()))
+            .unwrap();
+        assert_eq!(cert.method, SolvedBy::Sparse);
         let w0 = pk.total_cost(model.as_ref(), None);
         let after = pk.total_cost(model.as_ref(), Some(&sigma));
         let tol = 1e-9 * w0;

@@ -8,7 +8,7 @@ use common::{permutations, two_islands};
 use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::{brute_force_max, Perm};
 use copr::layout::{Layout, Op};
-use copr::plan::{joint_relabel, relabel, Solver};
+use copr::relabel::{Method, Relabel};
 use copr::volume::Volumes;
 use copr_cost_models::{CostModel, FnModel, LatencyBandwidth, LocallyFreeVolume, Package, Scaled};
 use rand::{RngExt, SeedableRng};
@@ -125,7 +125,12 @@ fn joint_volume_sigma_is_optimal_by_brute_force() {
             .map(|c| Volumes::compute(&c.source, &c.target, c.op).unwrap())
             .collect();
         let refs: Vec<&Volumes> = volumes.iter().collect();
-        let sigma = joint_relabel(&refs, p, fixed).unwrap();
+        let sigma = Relabel::volumes(&refs)
+            .ranks(p)
+            .fixed(fixed)
+            .solve()
+            .unwrap()
+            .sigma;
         assert_eq!(sigma.len(), p);
         for &t in fixed {
             assert_eq!(sigma.apply(t), t, "trial {trial}: fixed label {t} moved");
@@ -218,7 +223,12 @@ fn joint_cost_sigma_is_optimal_by_brute_force() {
         let pks: Vec<Packages> = cases.iter().map(|c| packages(c, rng)).collect();
         let refs: Vec<&Packages> = pks.iter().collect();
         for (name, model) in models(p) {
-            let sigma = gain::joint_relabel(model.as_ref(), &refs, p, fixed).unwrap();
+            let sigma = Relabel::costs(model.as_ref(), &refs)
+                .ranks(p)
+                .fixed(fixed)
+                .solve()
+                .unwrap()
+                .sigma;
             for &t in fixed {
                 assert_eq!(sigma.apply(t), t, "{name}: fixed label {t} moved");
             }
@@ -249,7 +259,12 @@ fn copies_given_by_reference_are_priced_as_copies() {
             .collect();
         let owned: Vec<Packages> = refs.iter().map(|&pk| pk.clone()).collect();
         for (name, model) in models(p) {
-            let sigma = gain::joint_relabel(model.as_ref(), &refs, p, fixed).unwrap();
+            let sigma = Relabel::costs(model.as_ref(), &refs)
+                .ranks(p)
+                .fixed(fixed)
+                .solve()
+                .unwrap()
+                .sigma;
             let got = batch_cost(model.as_ref(), &owned, sigma.forward());
             let (w0, best) = none_and_best(model.as_ref(), &owned, p, fixed);
             assert!(
@@ -267,8 +282,17 @@ fn a_batch_of_one_gets_the_per_transform_optimum() {
         let (cases, p) = batch(&mut rng, 1, 7);
         let c = &cases[0];
         let v = Volumes::compute(&c.source, &c.target, c.op).unwrap();
-        let joint = joint_relabel(&[&v], p, &[]).unwrap();
-        let alone = relabel(&v, Solver::Dense).unwrap();
+        let joint = Relabel::volumes(&[&v])
+            .ranks(p)
+            .fixed(&[])
+            .solve()
+            .unwrap()
+            .sigma;
+        let alone = Relabel::volume(&v)
+            .method(Method::Dense)
+            .solve()
+            .map(|r| r.sigma)
+            .unwrap();
         assert_eq!(
             v.remote_after(&joint),
             v.remote_after(&alone),
@@ -278,8 +302,13 @@ fn a_batch_of_one_gets_the_per_transform_optimum() {
         );
         let pk = packages(c, &mut rng);
         for (name, model) in models(p) {
-            let joint = gain::joint_relabel(model.as_ref(), &[&pk], p, &[]).unwrap();
-            let alone = gain::relabel(model.as_ref(), &pk).unwrap();
+            let joint = Relabel::costs(model.as_ref(), &[&pk])
+                .ranks(p)
+                .fixed(&[])
+                .solve()
+                .unwrap()
+                .sigma;
+            let alone = Relabel::cost(model.as_ref(), &pk).solve().unwrap().sigma;
             let (a, b) = (
                 pk.total_cost(model.as_ref(), Some(&joint)),
                 pk.total_cost(model.as_ref(), Some(&alone)),
@@ -294,22 +323,41 @@ fn a_batch_of_one_gets_the_per_transform_optimum() {
 
 #[test]
 fn joint_relabeling_refuses_what_it_cannot_do() {
-    let v = Volumes::from_matrix(copr::sparse::Csr::from_dense(
+    let v = Volumes::from_matrix(copr::csr::Csr::from_dense(
         3,
         3,
         &[0, 1, 0, 0, 0, 1, 1, 0, 0],
     ));
     // volumes of 3 ranks in a space of 2
-    assert!(joint_relabel(&[&v], 2, &[]).is_err());
+    assert!(Relabel::volumes(&[&v])
+        .ranks(2)
+        .fixed(&[])
+        .solve()
+        .map(|r| r.sigma)
+        .is_err());
     // a fixed label outside the ranks
-    assert!(joint_relabel(&[&v], 3, &[3]).is_err());
+    assert!(Relabel::volumes(&[&v])
+        .ranks(3)
+        .fixed(&[3])
+        .solve()
+        .map(|r| r.sigma)
+        .is_err());
     // weights beyond 2^60 together
-    let big = Volumes::from_matrix(copr::sparse::Csr::from_dense(1, 1, &[1 << 59]));
+    let big = Volumes::from_matrix(copr::csr::Csr::from_dense(1, 1, &[1 << 59]));
     assert!(matches!(
-        joint_relabel(&[&big, &big, &big], 1, &[]),
+        Relabel::volumes(&[&big, &big, &big])
+            .ranks(1)
+            .fixed(&[])
+            .solve()
+            .map(|r| r.sigma),
         Err(copr::Error::Limit(_))
     ));
     // the identity is no worse: fixing every label gives it
-    let sigma = joint_relabel(&[&v], 3, &[0, 1, 2]).unwrap();
+    let sigma = Relabel::volumes(&[&v])
+        .ranks(3)
+        .fixed(&[0, 1, 2])
+        .solve()
+        .unwrap()
+        .sigma;
     assert_eq!(sigma, Perm::identity(3));
 }

@@ -3,11 +3,11 @@
 
 use copr_testkit::lap as common;
 
+use copr::csr::Csr;
 use copr::lap::{
     assignment_value, brute_force_max, dense_max, dense_max_with, greedy_swaps, sparse_max,
     DenseSolver, Perm,
 };
-use copr::sparse::Csr;
 use pathfinding::kuhn_munkres::kuhn_munkres;
 use pathfinding::matrix::Matrix;
 use proptest::prelude::*;

@@ -4,8 +4,8 @@
 
 use copr_testkit::lap as common;
 
+use copr::csr::Csr;
 use copr::lap::{assignment_value, dense_max, sparse_max, Perm};
-use copr::sparse::Csr;
 use pathfinding::kuhn_munkres::kuhn_munkres;
 use pathfinding::matrix::Matrix;
 use rand::{RngExt, SeedableRng};

@@ -70,7 +70,7 @@ fn smaller_sweeps_agree_with_kuhn_munkres_too() {
 /// COSTA's greedy swaps the straightforward way: every unordered pair with traffic,
 /// its weight V[u][w] + V[w][u] − V[u][u] − V[w][w] (looked up entry by entry), all
 /// sorted by weight (descending) then (u, w), taken while both ends are free.
-fn greedy_reference(v: &copr::sparse::Csr) -> Vec<usize> {
+fn greedy_reference(v: &copr::csr::Csr) -> Vec<usize> {
     let n = v.n_rows();
     let mut pairs: Vec<(i128, usize, usize)> = Vec::new();
     for u in 0..n {
@@ -134,7 +134,7 @@ fn greedy_swaps_match_the_straightforward_greedy() {
                 }
             }
         }
-        let v = copr::sparse::Csr::from_triplets(n, n, t);
+        let v = copr::csr::Csr::from_triplets(n, n, t);
         assert_eq!(
             copr::lap::greedy_swaps(&v).forward(),
             greedy_reference(&v).as_slice(),

@@ -1,10 +1,12 @@
-//! Candidate processes and bounds for the sparse relabeling ([`CostModel::candidates`]).
+//! Candidate processes and bounds for the sparse relabeling ([`SolverHints::candidates`]).
 
 use std::sync::Arc;
 
 use copr_topology::{InterNode, LinkCost, Machine};
 
 use crate::models::CostModel;
+#[cfg(doc)]
+use crate::models::SolverHints;
 use crate::package::Package;
 
 /// `C(x, y) = Σ_i w(i, y, S[i][x])`: what the packages `incoming = [(i, S[i][x])]` of a
@@ -20,7 +22,7 @@ pub fn delivered_cost(model: &dyn CostModel, y: usize, incoming: &[(usize, Packa
     incoming.iter().map(|(i, p)| model.cost(*i, y, p)).sum()
 }
 
-/// [`CostModel::candidates`] for a model whose `w(i, j, s)` depends on the pair only
+/// [`SolverHints::candidates`] for a model whose `w(i, j, s)` depends on the pair only
 /// through `i == j`: the senders and `x` are the candidates; at any other process every
 /// package is remote, which is exactly the bound.
 pub(crate) fn pair_free_candidates(
@@ -55,7 +57,7 @@ pub(crate) fn pair_free_candidates(
 }
 
 /// A partition of the processes into groups (for a machine: its nodes), for
-/// [`CostModel::add_group_bounds`]: lower bounds per group rather than one per row.
+/// [`SolverHints::add_group_bounds`]: lower bounds per group rather than one per row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessGroups {
     start: Vec<usize>,
@@ -249,7 +251,7 @@ pub(crate) fn near_nodes(m: &Machine, idx: &NodeRanks, a: usize) -> NearNodes {
     out
 }
 
-/// [`CostModel::candidates`] of the latency + bandwidth model on `m`.
+/// [`SolverHints::candidates`] of the latency + bandwidth model on `m`.
 ///
 /// The candidates are the ranks of the senders' nodes and, when `near` is not empty (one
 /// lazily built [`NearNodes`] per node), the ranks of the nodes in the first `d` rings
@@ -354,7 +356,7 @@ pub(crate) fn machine_candidates(
     bound
 }
 
-/// [`CostModel::add_group_bounds`] of the latency + bandwidth model on `m` for its
+/// [`SolverHints::add_group_bounds`] of the latency + bandwidth model on `m` for its
 /// nodes `idx`: off an explicit rank table a package from node `a` costs
 /// `L(a, n) + B(a, n)·bytes` at every rank of another node `n` (and at least 0 at the
 /// ranks of `a`), so the sum over the packages is exact for the ranks of a node that
@@ -413,7 +415,7 @@ pub(crate) fn machine_group_bounds(
     true
 }
 
-/// [`CostModel::add_group_bounds`] of a model whose `w(i, j, s)` depends on the pair only
+/// [`SolverHints::add_group_bounds`] of a model whose `w(i, j, s)` depends on the pair only
 /// through `i == j`: at a process of group `g` every package is remote except those
 /// whose sender is that very process, so the remote total plus the most negative
 /// (local − remote) adjustment of one sender in `g` (or 0) bounds every process of `g`.

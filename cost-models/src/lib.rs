@@ -40,7 +40,7 @@ pub use candidates::{delivered_cost, ProcessGroups};
 pub use config::{load, load_setup, CostConfig, CostSetup, Term};
 pub use error::{CostError, Result};
 pub use models::{
-    CostModel, FnModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, Sum,
-    TransformCost, DEFAULT_CONJUGATE_COST, DEFAULT_SCALE_COST, DEFAULT_TRANSPOSE_COST,
+    CostModel, FnModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, SolverHints,
+    Sum, TransformCost, DEFAULT_CONJUGATE_COST, DEFAULT_SCALE_COST, DEFAULT_TRANSPOSE_COST,
 };
 pub use package::{BlockFacts, Locality, Package, TransformBytes};

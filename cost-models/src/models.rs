@@ -52,6 +52,25 @@ pub trait CostModel: Send + Sync {
         None
     }
 
+    /// The optional hints a solver may use to find σ faster ([`SolverHints`]); `None`
+    /// (the default): the solvers use [`CostModel::cost`] alone, exactly. A model that
+    /// implements [`SolverHints`] returns `Some(self)`.
+    fn hints(&self) -> Option<&dyn SolverHints> {
+        None
+    }
+}
+
+/// What a relabeling solver may use beyond [`CostModel::cost`], all optional: a row of
+/// costs at once, candidate processes with a bound on the others, and bounds per group
+/// of processes. Every method has a default that is correct for any model (the row
+/// from [`CostModel::cost`], no candidates, no groups); a model implements this trait
+/// and returns `Some(self)` from [`CostModel::hints`] when it can do better. Nothing
+/// here changes which σ is optimal, only how fast it is found and proven.
+///
+/// Solvers reach these through [`CostModel`] trait objects
+/// (`<dyn CostModel>::candidates` and the like), which use the defaults when a model
+/// gives no hints.
+pub trait SolverHints: CostModel {
     /// Adds `factor · w(from, j, pkg)` to `out[j]` for every rank `j < out.len()`: a
     /// whole row of costs at once (what the relabeling gain δ needs). Models override it
     /// when a row is much cheaper than `out.len()` separate [`CostModel::cost`] calls.
@@ -93,7 +112,7 @@ pub trait CostModel: Send + Sync {
     }
 
     /// A partition of the processes (for a machine: its nodes) on which the model can
-    /// bound `C(x, y)` group by group ([`CostModel::add_group_bounds`]); `None` (the
+    /// bound `C(x, y)` group by group ([`SolverHints::add_group_bounds`]); `None` (the
     /// default) if it has none of its own.
     fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
         None
@@ -103,7 +122,7 @@ pub trait CostModel: Send + Sync {
     /// lower bound on `C(x, y) = Σ_i w(i, y, S[i][x])` valid for **every** process `y`
     /// of group `g`; `false` (and `out` unspecified) if the model cannot.
     ///
-    /// A tighter companion of the single bound of [`CostModel::candidates`]: the column
+    /// A tighter companion of the single bound of [`SolverHints::candidates`]: the column
     /// generation of `copr::gain` prices and certifies with one bound per group (node)
     /// instead of one per row. The latency + bandwidth model gives, off an explicit rank
     /// table, the exact inter-node cost of each node (exact for the nodes that send
@@ -125,6 +144,90 @@ pub trait CostModel: Send + Sync {
     }
 }
 
+/// Adds `factor · w(from, j, pkg)` to `out[j]` for every `j < out.len()`, with the
+/// model's [`SolverHints::add_costs_from`] when it gives hints.
+pub(crate) fn hinted_add_costs_from<M: CostModel + ?Sized>(
+    model: &M,
+    from: usize,
+    pkg: &Package,
+    factor: f64,
+    out: &mut [f64],
+) {
+    match model.hints() {
+        Some(h) => h.add_costs_from(from, pkg, factor, out),
+        None => {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o += factor * model.cost(from, j, pkg);
+            }
+        }
+    }
+}
+
+/// The model's [`SolverHints::candidates`]; `None` without hints.
+pub(crate) fn hinted_candidates<M: CostModel + ?Sized>(
+    model: &M,
+    x: usize,
+    incoming: &[(usize, Package)],
+    out: &mut Vec<(usize, f64)>,
+) -> Option<f64> {
+    model.hints()?.candidates(x, incoming, out)
+}
+
+/// The model's [`SolverHints::process_groups`]; `None` without hints.
+pub(crate) fn hinted_process_groups<M: CostModel + ?Sized>(
+    model: &M,
+) -> Option<Arc<ProcessGroups>> {
+    model.hints()?.process_groups()
+}
+
+/// The model's [`SolverHints::add_group_bounds`]; `false` without hints.
+pub(crate) fn hinted_add_group_bounds<M: CostModel + ?Sized>(
+    model: &M,
+    x: usize,
+    incoming: &[(usize, Package)],
+    groups: &ProcessGroups,
+    out: &mut [f64],
+) -> bool {
+    model
+        .hints()
+        .is_some_and(|h| h.add_group_bounds(x, incoming, groups, out))
+}
+
+/// The solver hints of any model, with the defaults of [`SolverHints`] when it gives
+/// none: what the relabeling solvers call.
+impl dyn CostModel + '_ {
+    /// [`SolverHints::add_costs_from`], or the row from [`CostModel::cost`].
+    pub fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
+        hinted_add_costs_from(self, from, pkg, factor, out);
+    }
+
+    /// [`SolverHints::candidates`], or `None` (no candidates).
+    pub fn candidates(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        out: &mut Vec<(usize, f64)>,
+    ) -> Option<f64> {
+        hinted_candidates(self, x, incoming, out)
+    }
+
+    /// [`SolverHints::process_groups`], or `None`.
+    pub fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
+        hinted_process_groups(self)
+    }
+
+    /// [`SolverHints::add_group_bounds`], or `false`.
+    pub fn add_group_bounds(
+        &self,
+        x: usize,
+        incoming: &[(usize, Package)],
+        groups: &ProcessGroups,
+        out: &mut [f64],
+    ) -> bool {
+        hinted_add_group_bounds(self, x, incoming, groups, out)
+    }
+}
+
 impl std::fmt::Debug for dyn CostModel + '_ {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "CostModel({})", self.describe())
@@ -132,7 +235,7 @@ impl std::fmt::Debug for dyn CostModel + '_ {
 }
 
 /// `CostModel` for the pointer types `&M`, `Box<M>` and `Arc<M>`: every method forwards
-/// to the model pointed to.
+/// to the model pointed to (the hints too).
 macro_rules! forward_cost_model {
     ($($ptr:ty),*) => {$(
         impl<M: CostModel + ?Sized> CostModel for $ptr {
@@ -148,28 +251,8 @@ macro_rules! forward_cost_model {
             fn volume_scale(&self) -> Option<f64> {
                 (**self).volume_scale()
             }
-            fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
-                (**self).add_costs_from(from, pkg, factor, out)
-            }
-            fn candidates(
-                &self,
-                x: usize,
-                incoming: &[(usize, Package)],
-                out: &mut Vec<(usize, f64)>,
-            ) -> Option<f64> {
-                (**self).candidates(x, incoming, out)
-            }
-            fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
-                (**self).process_groups()
-            }
-            fn add_group_bounds(
-                &self,
-                x: usize,
-                incoming: &[(usize, Package)],
-                groups: &ProcessGroups,
-                out: &mut [f64],
-            ) -> bool {
-                (**self).add_group_bounds(x, incoming, groups, out)
+            fn hints(&self) -> Option<&dyn SolverHints> {
+                (**self).hints()
             }
         }
     )*};
@@ -227,6 +310,12 @@ impl CostModel for LocallyFreeVolume {
     fn volume_scale(&self) -> Option<f64> {
         Some(1.0)
     }
+    fn hints(&self) -> Option<&dyn SolverHints> {
+        Some(self)
+    }
+}
+
+impl SolverHints for LocallyFreeVolume {
     pair_free_candidates_method!();
 }
 
@@ -296,6 +385,12 @@ impl CostModel for LatencyBandwidth {
     fn ranks(&self) -> Option<usize> {
         Some(self.machine.ranks())
     }
+    fn hints(&self) -> Option<&dyn SolverHints> {
+        Some(self)
+    }
+}
+
+impl SolverHints for LatencyBandwidth {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         if pkg.bytes == 0 {
             return;
@@ -512,6 +607,12 @@ impl CostModel for TransformCost {
             }
         )
     }
+    fn hints(&self) -> Option<&dyn SolverHints> {
+        Some(self)
+    }
+}
+
+impl SolverHints for TransformCost {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         add_uniform_costs(self, from, pkg, factor, out);
     }
@@ -649,6 +750,12 @@ impl CostModel for LocalityPenalty {
             if self.remote_only { " (remote only)" } else { "" }
         )
     }
+    fn hints(&self) -> Option<&dyn SolverHints> {
+        Some(self)
+    }
+}
+
+impl SolverHints for LocalityPenalty {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         add_uniform_costs(self, from, pkg, factor, out);
     }
@@ -725,12 +832,18 @@ impl<M: CostModel> CostModel for Sum<M> {
     fn volume_scale(&self) -> Option<f64> {
         self.terms.iter().map(CostModel::volume_scale).sum()
     }
+    fn hints(&self) -> Option<&dyn SolverHints> {
+        Some(self)
+    }
+}
+
+impl<M: CostModel> SolverHints for Sum<M> {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         if pkg.bytes == 0 {
             return;
         }
         for t in &self.terms {
-            t.add_costs_from(from, pkg, factor, out);
+            hinted_add_costs_from(t, from, pkg, factor, out);
         }
     }
     fn candidates(
@@ -744,7 +857,7 @@ impl<M: CostModel> CostModel for Sum<M> {
         let mut bound = 0.0;
         for t in &self.terms {
             let mut list = Vec::new();
-            bound += t.candidates(x, incoming, &mut list)?;
+            bound += hinted_candidates(t, x, incoming, &mut list)?;
             list.sort_unstable_by_key(|e: &(usize, f64)| e.0);
             lists.push(list);
         }
@@ -767,7 +880,7 @@ impl<M: CostModel> CostModel for Sum<M> {
         Some(bound)
     }
     fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
-        self.terms.iter().find_map(CostModel::process_groups)
+        self.terms.iter().find_map(|t| hinted_process_groups(t))
     }
     fn add_group_bounds(
         &self,
@@ -778,7 +891,7 @@ impl<M: CostModel> CostModel for Sum<M> {
     ) -> bool {
         self.terms
             .iter()
-            .all(|t| t.add_group_bounds(x, incoming, groups, out))
+            .all(|t| hinted_add_group_bounds(t, x, incoming, groups, out))
     }
 }
 
@@ -841,12 +954,17 @@ impl<M: CostModel> CostModel for Scaled<M> {
     fn volume_scale(&self) -> Option<f64> {
         self.inner.volume_scale().map(|c| c * self.weight)
     }
+    fn hints(&self) -> Option<&dyn SolverHints> {
+        Some(self)
+    }
+}
+
+impl<M: CostModel> SolverHints for Scaled<M> {
     fn add_costs_from(&self, from: usize, pkg: &Package, factor: f64, out: &mut [f64]) {
         if pkg.bytes == 0 {
             return;
         }
-        self.inner
-            .add_costs_from(from, pkg, factor * self.weight, out)
+        hinted_add_costs_from(&self.inner, from, pkg, factor * self.weight, out)
     }
     fn candidates(
         &self,
@@ -855,7 +973,7 @@ impl<M: CostModel> CostModel for Scaled<M> {
         out: &mut Vec<(usize, f64)>,
     ) -> Option<f64> {
         let first = out.len();
-        let bound = self.inner.candidates(x, incoming, out)?;
+        let bound = hinted_candidates(&self.inner, x, incoming, out)?;
         for e in &mut out[first..] {
             e.1 *= self.weight;
         }
@@ -866,7 +984,7 @@ impl<M: CostModel> CostModel for Scaled<M> {
         })
     }
     fn process_groups(&self) -> Option<Arc<ProcessGroups>> {
-        self.inner.process_groups()
+        hinted_process_groups(&self.inner)
     }
     fn add_group_bounds(
         &self,
@@ -879,7 +997,7 @@ impl<M: CostModel> CostModel for Scaled<M> {
             return true;
         }
         let mut own = vec![0.0; out.len()];
-        if !self.inner.add_group_bounds(x, incoming, groups, &mut own) {
+        if !hinted_add_group_bounds(&self.inner, x, incoming, groups, &mut own) {
             return false;
         }
         for (o, b) in out.iter_mut().zip(own) {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use copr_cost_models::{delivered_cost, CostModel, LatencyBandwidth, Package};
+use copr_cost_models::{delivered_cost, LatencyBandwidth, Package, SolverHints};
 use copr_topology::{InterNode, Machine, PlacementRule, Torus, TorusParams};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

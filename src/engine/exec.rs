@@ -10,7 +10,7 @@ use super::kernel::{
 use super::plan::{
     batch_fingerprint, Extent, PlanStats, Relabeling, Schedule, TargetContents, Transform, Work,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Mismatched, Result};
 use crate::lap::Perm;
 use crate::layout::{Layout, Op, Order};
 use crate::transport::{Package, Round, RoundHandler, Span, Transport};
@@ -176,10 +176,6 @@ pub struct ReshufflePlan {
     unchecked: [u64; 6],
 }
 
-/// The verdict's message when some rank could not plan a batch the others could (the
-/// rank that failed reports its own error instead).
-const COULD_NOT_PLAN: &str = "could not plan the batch";
-
 /// Package descriptors and storage for one element size.
 #[derive(Debug, Default)]
 struct Buffers {
@@ -323,7 +319,7 @@ impl ReshufflePlan {
     /// # Errors
     /// The same error on every rank: [`Error::Inconsistent`] if the ranks passed
     /// different batches; [`Error::Layout`] (field `lld`, naming the rank) if a rank's
-    /// leading dimension is smaller than its local matrix; [`Error::Mismatch`] if a
+    /// leading dimension is smaller than its local matrix; [`Error::Mismatched`] if a
     /// layout needs more ranks than the communicator has, op(B) and A differ in shape,
     /// or a given σ has the wrong length; [`Error::Relabeling`] if a given σ ≠ identity
     /// would relabel a target submatrix whose contents are as given (see
@@ -405,7 +401,7 @@ impl ReshufflePlan {
             (Ok(()), None) => Ok(plan),
             // Every rank with this batch failed alike (planning is a function of the
             // batch the fingerprints agreed on): each reports its own, equal, error.
-            (Err(Error::Mismatch(m)), Some(e)) if m.contains(COULD_NOT_PLAN) => Err(e),
+            (Err(Error::Mismatched(Mismatched::PlanFailedOn { .. })), Some(e)) => Err(e),
             (Err(e), _) | (Ok(()), Some(e)) => Err(e),
         }
     }
@@ -597,7 +593,7 @@ impl ReshufflePlan {
     ///
     /// # Errors
     /// The same error on every rank: [`Error::Inconsistent`] if ranks run different
-    /// plans or pass a different element type or scalars; [`Error::Mismatch`] if the
+    /// plans or pass a different element type or scalars; [`Error::Mismatched`] if the
     /// number of jobs differs from the batch; [`Error::Relabeling`] if β ≠ 0 for a
     /// relabeled target whose contents are [`TargetContents::AsGiven`](super::TargetContents)
     /// (see [`Relabeling`](super::Relabeling)); [`Error::BufferSize`] if a buffer is
@@ -785,16 +781,16 @@ fn verdict(all: &[u64], n_pairs: usize, max_message: usize) -> Result<()> {
         return Err(storage_error(r, &rows[r][10..15]));
     }
     if let Some(r) = rows.iter().position(|x| x[15] != 0) {
-        return Err(Error::Mismatch(format!(
-            "rank {r} {COULD_NOT_PLAN} the other ranks planned; no data was moved"
-        )));
+        return Err(Mismatched::PlanFailedOn { rank: r }.into());
     }
     same_everywhere(&rows, 1, "element type")?;
     if let Some(r) = rows.iter().position(|x| x[3] != n_pairs as u64) {
-        return Err(Error::Mismatch(format!(
-            "rank {r} passed {} jobs for a batch of {n_pairs} transforms; no data was moved",
-            rows[r][3]
-        )));
+        return Err(Mismatched::JobCount {
+            rank: r,
+            jobs: rows[r][3],
+            transforms: n_pairs,
+        }
+        .into());
     }
     same_everywhere(&rows, 2, "scalars α, β")?;
     // Equal scalars and plans on all ranks: rank 0's word stands for all.

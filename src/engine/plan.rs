@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::kernel::{Move, PackRun};
-use crate::error::{Error, Result};
+use crate::error::{Error, Mismatched, Result};
 use crate::lap::{sparse_max, Perm};
 use crate::layout::axis::Axis;
 use crate::layout::{check_shapes, fnv1a, Layout, LocalBlock, Op, OpView, Order};
@@ -46,7 +46,7 @@ pub enum Relabeling {
     /// One σ shared by every transform of the batch marked `Joint`: the exact
     /// maximiser of the elements they keep local together,
     /// `Σ_k Σ_t V_k[σ(t)][t]` over the `Joint` transforms `k`, in the communicator's
-    /// rank space ([`crate::plan::joint_relabel`]; one assignment problem, since the
+    /// rank space ([`crate::relabel::Relabel::volumes`]; one assignment problem, since the
     /// gains add). Afterwards the process holding target label `t` is the same for all
     /// of them — what matrices that feed one computation need;
     /// [`super::ReshufflePlan::joint_sigma`] returns it. Transforms marked otherwise
@@ -916,14 +916,32 @@ impl Schedule {
 fn check_transform(k: usize, t: &Transform, size: usize) -> Result<()> {
     for (what, l) in [("source", &t.source), ("target", &t.target)] {
         if l.ranks() > size {
-            return Err(Error::Mismatch(format!(
-                "transform {k}: the {what} layout needs {} ranks but the communicator has {size}",
-                l.ranks()
-            )));
+            return Err(Mismatched::LayoutRanks {
+                transform: k,
+                operand: what,
+                needs: l.ranks(),
+                communicator: size,
+            }
+            .into());
         }
     }
-    check_shapes(&t.source, &t.target, t.op)
-        .map_err(|e| Error::Mismatch(format!("transform {k}: {e}")))
+    check_shapes(&t.source, &t.target, t.op).map_err(|e| match e {
+        Error::Mismatched(Mismatched::Shape {
+            op_source,
+            source_shape,
+            op,
+            target,
+            ..
+        }) => Mismatched::Shape {
+            transform: Some(k),
+            op_source,
+            source_shape,
+            op,
+            target,
+        }
+        .into(),
+        e => e,
+    })
 }
 
 /// Whether the target of `t` keeps its owners whatever the relabeling: A's contents
@@ -972,7 +990,11 @@ fn joint_sigma(batch: &[Transform], size: usize) -> Result<Option<Perm>> {
     fixed.sort_unstable();
     fixed.dedup();
     let refs: Vec<&Volumes> = volumes.iter().collect();
-    crate::plan::joint_relabel(&refs, size, &fixed).map(Some)
+    let joint = crate::relabel::Relabel::volumes(&refs)
+        .ranks(size)
+        .fixed(&fixed)
+        .solve()?;
+    Ok(Some(joint.sigma))
 }
 
 /// Computes the relabeling of one checked transform ([`check_transform`]); `joint` is
@@ -1001,11 +1023,13 @@ fn plan_pair(k: usize, t: Transform, size: usize, joint: Option<&Perm>) -> Resul
         }
         Relabeling::Given(s) => {
             if s.len() < t.target.ranks() || s.len() > size {
-                return Err(Error::Mismatch(format!(
-                    "transform {k}: relabeling of {} ranks for a target on {} ranks in a communicator of {size}",
-                    s.len(),
-                    t.target.ranks()
-                )));
+                return Err(Mismatched::GivenRelabeling {
+                    transform: k,
+                    sigma: s.len(),
+                    target: t.target.ranks(),
+                    communicator: size,
+                }
+                .into());
             }
             if keep_outside && !s.is_identity() {
                 return Err(Error::Relabeling(format!(

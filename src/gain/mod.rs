@@ -9,38 +9,35 @@
 //! and by Lemma 1 `Σ_x δ(x, σ(x)) = W(G) − W(G_σ)`: the exact dense assignment on δ gives
 //! the cost-optimal σ. Row `x` of δ only needs the packages `x` receives, which
 //! [`incoming`] computes from the two layouts alone — so each rank can compute its own row
-//! ([`distributed_relabel`] runs that with p simulated ranks; `gain::mpi` with real ones).
+//! ([`crate::relabel::Relabel::from_layouts`]).
 //!
 //! Without the p × p table: a model that names candidate processes
-//! ([`CostModel::candidates`]) gets [`sparse_relabel`], the exact solve of a relaxation on
-//! the candidates with a certified bound on how far σ is from the optimum (exact for the
-//! volume and pair-free models; what is proven and measured is in `docs/SCALING.md`);
-//! `gain::mpi::relabel_sparse` gathers those rows as sparse lists.
+//! ([`copr_cost_models::SolverHints::candidates`]) gets the candidate relabeling ([`candidates`]), the exact
+//! solve of a relaxation on the candidates with a certified bound on how far σ is from
+//! the optimum (exact for the volume and pair-free models; what is proven and measured is
+//! in `docs/SCALING.md`). The solvers are asked for through [`crate::relabel::Relabel`].
 //!
 //! Package summaries are computed per class pair of the layouts' axes, like the volumes:
 //! no loop over blocks. A piece of the overlay that lies in `r` source rows and `c` source
 //! columns is `c` segments of `r` elements in column-major local storage (`r` segments of
 //! `c` in row-major); it is contiguous when it is a single segment.
 
+pub mod candidates;
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
-pub mod sparse;
 
-pub use sparse::{
-    candidate_row, sparse_relabel, sparse_relabel_refined, sparse_relabel_within, CandidateRow,
-    Refine, SparseRelabeling, MAX_CANDIDATE_ENTRIES,
-};
+pub use candidates::{candidate_row, CandidateRow, Refine, MAX_CANDIDATE_ENTRIES};
 
 use rayon::prelude::*;
 
 use copr_cost_models::{CostModel, Package};
 
-use crate::error::{Error, Result};
-use crate::lap::{assignment_value, dense_max, sparse_max, Perm, DENSE_LIMIT};
+use crate::csr::Csr;
+use crate::error::{Error, Mismatched, Result};
+use crate::lap::{dense_max, Perm, DENSE_LIMIT};
 use crate::layout::axis::{overlap_stats, PieceStats};
 use crate::layout::{check_shapes, Layout, Op, OpView, Order};
-use crate::sparse::Csr;
 
 /// Overlay statistics per (source class, target class) of one axis.
 type ClassPairs = Vec<(u32, u32, PieceStats)>;
@@ -151,7 +148,7 @@ impl Packages {
     /// As [`crate::volume::Volumes::compute`], plus a sort of the nonzeros.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if op(source) and target differ in shape;
+    /// [`Error::Mismatched`] if op(source) and target differ in shape;
     /// [`Error::Limit`] beyond [`crate::volume::MAX_OVERLAP_PAIRS`].
     pub fn compute(input: &PackageInput<'_>) -> Result<Self> {
         let (r, c) = input.overlaps()?;
@@ -177,13 +174,15 @@ impl Packages {
     /// not only matrices); repeated pairs are merged.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if a rank is outside `0..p`.
+    /// [`Error::Mismatched`] if a rank is outside `0..p`.
     pub fn from_list(p: usize, list: Vec<(usize, usize, u64, Package)>) -> Result<Self> {
         if let Some(e) = list.iter().find(|e| e.0 >= p || e.1 >= p) {
-            return Err(Error::Mismatch(format!(
-                "package ({}, {}) outside the {p} ranks",
-                e.0, e.1
-            )));
+            return Err(Mismatched::PackageRank {
+                from: e.0,
+                to: e.1,
+                ranks: p,
+            }
+            .into());
         }
         let merged = merge_sorted(list.into_iter().filter(|e| e.3.bytes > 0).collect());
         let pkgs = merged.iter().map(|e| e.3).collect();
@@ -254,7 +253,7 @@ impl Packages {
 /// the packages of `x`).
 ///
 /// # Errors
-/// [`Error::Mismatch`] if op(source) and target differ in shape.
+/// [`Error::Mismatched`] if op(source) and target differ in shape.
 pub fn incoming(input: &PackageInput<'_>, x: usize) -> Result<Vec<(usize, Package)>> {
     let (mut r, mut c) = input.overlaps()?;
     let view = OpView::new(input.source, input.transform.op);
@@ -339,165 +338,38 @@ fn check_dense_limit(p: usize) -> Result<()> {
 /// Checks that `model` prices every rank of the communicator.
 pub(crate) fn check_model_ranks(model: &dyn CostModel, p: usize) -> Result<()> {
     match model.ranks() {
-        Some(r) if r < p => Err(Error::Mismatch(format!(
-            "the cost model's machine places {r} ranks but the layouts use {p}"
-        ))),
+        Some(r) if r < p => Err(Mismatched::ModelRanks {
+            model: r,
+            layouts: p,
+        }
+        .into()),
         _ => Ok(()),
     }
 }
 
-/// The cost-optimal σ, with no p × p table wherever the model allows it:
-/// * a multiple of the locally-free volume: the sparse exact solver on the received
-///   volumes (exact);
-/// * a model that names candidates ([`CostModel::candidates`]): the certified sparse
-///   relabeling. Up to [`DENSE_LIMIT`] ranks the first solve ([`sparse_relabel`]) is
-///   kept only when its certificate proves it optimal within [`CERTIFIED`]` · W(G)`,
-///   otherwise the dense table decides ([`relabel_dense`]); beyond, column generation
-///   from the candidate rows (with one hub per node when nodes hold 64 ranks or more,
-///   [`Refine::hubs`]) runs until its certificate proves σ within
-///   [`PLANNER_TOLERANCE`] of the optimum or [`PLANNER_ROUNDS`] pricing rounds have run
-///   ([`sparse_relabel_within`]), and σ is kept with the certificate reached (per
-///   instance in `benches/RESULTS.md`);
-/// * any other model: the exact dense assignment on δ ([`relabel_dense`]).
-///
-/// When σ saves nothing — no less volume, or a saving `Σ_x δ(x, σ(x))` within rounding
-/// of zero ([`keep_if_gain`]) — the result is the identity, as in the engine.
-/// [`relabel_certified`] also says which of these found σ and what is proven about it.
-///
-/// # Errors
-/// [`Error::Mismatch`] if the model's machine has fewer ranks than the packages;
-/// [`Error::Limit`] if the model names no candidates and there are more than
-/// [`DENSE_LIMIT`] ranks; solver errors.
-pub fn relabel(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
-    relabel_certified(model, packages).map(|r| r.0)
-}
-
-/// How [`relabel_certified`] found σ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// The exact sparse solver on the received volumes (a multiple of the volume).
-    Volume,
-    /// The certified sparse candidate relabeling ([`sparse_relabel`]).
-    Sparse,
-    /// The exact assignment on the dense table of δ ([`relabel_dense`]).
-    Dense,
-}
-
-/// What is proven about the σ of [`relabel_certified`].
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Certificate {
-    /// Which solver found σ.
-    pub method: Method,
-    /// Entries the solver worked on: the candidate entries ([`Method::Sparse`], those
-    /// the pricing added included), the stored volumes ([`Method::Volume`]), or p²
-    /// ([`Method::Dense`]).
-    pub entries: usize,
-    /// Pairs the column generation priced exactly ([`SparseRelabeling::priced`]).
-    pub priced: usize,
-    /// Its pricing rounds ([`SparseRelabeling::rounds`]).
-    pub rounds: usize,
-    /// An upper bound on the saving `W(G) − W(G_σ')` of every σ': the certificate
-    /// ([`SparseRelabeling::bound`]); for the exact solvers, σ's own saving.
-    pub bound: f64,
-    /// `bound − saving ≥ 0`, with `saving` σ's own: σ is within this of the optimum.
-    pub gap: f64,
-    /// Whether σ is proven optimal: an exact solver, or `gap ≤` [`CERTIFIED`]` · W(G)`.
-    pub exact: bool,
-}
-
-/// [`relabel`] and its [`Certificate`].
-///
-/// # Errors
-/// As [`relabel`].
-pub fn relabel_certified(
-    model: &dyn CostModel,
-    packages: &Packages,
-) -> Result<(Perm, Certificate)> {
-    let p = packages.ranks();
-    check_model_ranks(model, p)?;
-    let exact = |method, entries, sigma: Perm| {
-        let saving = packages.total_cost(model, None) - packages.total_cost(model, Some(&sigma));
-        let cert = Certificate {
-            method,
-            entries,
-            priced: 0,
-            rounds: 0,
-            bound: saving,
-            gap: 0.0,
-            exact: true,
-        };
-        (sigma, cert)
-    };
-    if let Some(c) = model.volume_scale() {
-        if c > 0.0 {
-            let received = packages.volumes().transpose();
-            let sigma = sparse_max(&received)?;
-            let identity = Perm::identity(p);
-            let sigma =
-                if assignment_value(&received, &sigma) > assignment_value(&received, &identity) {
-                    sigma
-                } else {
-                    identity
-                };
-            return Ok(exact(Method::Volume, received.nnz(), sigma));
-        }
-        if c == 0.0 {
-            return Ok(exact(Method::Volume, 0, Perm::identity(p)));
-        }
-    }
-    let first = if p > DENSE_LIMIT {
-        let mut refine = Refine::within(PLANNER_TOLERANCE);
-        refine.max_rounds = PLANNER_ROUNDS;
-        refine.first_solve = false;
-        sparse_relabel_within(model, packages, &refine)
-    } else {
-        sparse_relabel(model, packages)
-    };
-    match first {
-        Ok(r) if p > DENSE_LIMIT || r.is_exact() => {
-            let cert = Certificate {
-                method: Method::Sparse,
-                entries: r.entries + r.priced,
-                priced: r.priced,
-                rounds: r.rounds,
-                bound: r.bound,
-                gap: r.gap(),
-                exact: r.is_exact(),
-            };
-            return Ok((r.sigma, cert));
-        }
-        Ok(_) => {}
-        Err(Error::Limit(e)) if p > DENSE_LIMIT => return Err(Error::Limit(e)),
-        Err(Error::Limit(_)) => {}
-        Err(e) => return Err(e),
-    }
-    let sigma = relabel_dense(model, packages)?;
-    Ok(exact(Method::Dense, p * p, sigma))
-}
-
-/// The certified gap, relative to σ's cost, at which [`relabel`] stops refining the
-/// sparse relabeling beyond [`DENSE_LIMIT`] ranks ([`sparse_relabel_within`]).
+/// The certified gap, relative to σ's cost, at which [`crate::relabel::Method::Auto`]
+/// stops refining the sparse relabeling of a cost model beyond [`DENSE_LIMIT`] ranks.
 pub const PLANNER_TOLERANCE: f64 = 1e-3;
 
-/// Pricing rounds [`relabel`] allows the column generation beyond [`DENSE_LIMIT`] ranks
+/// Pricing rounds [`crate::relabel::Method::Auto`] allows the column generation beyond
+/// [`DENSE_LIMIT`] ranks
 /// (each round one restricted re-solve and one pass of bounds per group over the rows).
 pub const PLANNER_ROUNDS: usize = 4;
 
 /// A sparse relabeling whose certified gap is at most this fraction of `W(G)` is taken
-/// as the optimum by [`relabel`] (the dense table's own rounding is of this order).
+/// as the optimum (the dense table's own rounding is of this order).
 pub const CERTIFIED: f64 = 1e-9;
 
 /// The cost-optimal σ from the dense p × p table of δ (exact assignment), the identity
-/// if it saves nothing ([`keep_if_gain`]): the reference [`relabel`] falls back on.
+/// if it saves nothing ([`keep_if_gain`]): the reference the planners fall back on.
 ///
 /// # Complexity
 /// O(p · nnz) cost evaluations, p²·8 bytes, and [`dense_max`].
 ///
 /// # Errors
-/// [`Error::Mismatch`] if the model's machine has fewer ranks than the packages;
+/// [`Error::Mismatched`] if the model's machine has fewer ranks than the packages;
 /// [`Error::Limit`] beyond [`DENSE_LIMIT`] ranks; solver errors.
-pub fn relabel_dense(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
+pub(crate) fn relabel_dense(model: &dyn CostModel, packages: &Packages) -> Result<Perm> {
     let p = packages.ranks();
     check_model_ranks(model, p)?;
     check_dense_limit(p)?;
@@ -523,20 +395,7 @@ pub fn relabel_dense(model: &dyn CostModel, packages: &Packages) -> Result<Perm>
 /// # Panics
 /// If `gain.len() != p²` or `sigma.len() != p`.
 ///
-/// # Example
-/// ```
-/// use copr::gain::keep_if_gain;
-/// use copr::lap::Perm;
-/// let swap = Perm::from_forward(vec![1, 0]).unwrap();
-/// // swapping saves 3 + 3 of a cost of 10
-/// assert_eq!(keep_if_gain(2, &[0.0, 3.0, 3.0, 0.0], swap.clone(), 10.0), swap);
-/// // swapping saves nothing: every label stays where it is
-/// assert!(keep_if_gain(2, &[0.0, 0.0, 0.0, 0.0], swap.clone(), 10.0).is_identity());
-/// assert!(keep_if_gain(2, &[0.0, 1.0, -1.0, 0.0], swap.clone(), 10.0).is_identity());
-/// // a "saving" at the rounding level of the costs is no saving
-/// assert!(keep_if_gain(2, &[0.0, 1e-15, 1e-15, 0.0], swap, 10.0).is_identity());
-/// ```
-pub fn keep_if_gain(p: usize, gain: &[f64], sigma: Perm, cost_before: f64) -> Perm {
+pub(crate) fn keep_if_gain(p: usize, gain: &[f64], sigma: Perm, cost_before: f64) -> Perm {
     assert_eq!(
         gain.len(),
         p * p,
@@ -571,49 +430,39 @@ pub fn keep_if_gain(p: usize, gain: &[f64], sigma: Perm, cost_before: f64) -> Pe
 /// are not fixed (σ maps them onto themselves). A model that is a multiple of the
 /// locally-free volume needs no table: the sparse exact solver runs on the summed bytes
 /// (`Σ_k` of each transform's bytes matrix, transposed, divided by their common
-/// divisor), as [`crate::plan::joint_relabel`] does on elements. As [`relabel`], a σ
-/// that saves nothing is the identity.
+/// divisor), as the joint volume relabeling does on elements. A σ that saves nothing is
+/// the identity.
 ///
 /// # Complexity
 /// O(K · p · nnz) cost evaluations and p²·8 bytes for the table (K transforms); the
 /// sparse path as [`crate::lap::sparse_max`].
 ///
 /// # Errors
-/// [`Error::Mismatch`] if a transform has more ranks than `ranks`, the model's machine
+/// [`Error::Mismatched`] if a transform has more ranks than `ranks`, the model's machine
 /// fewer, or a fixed label is outside `0..ranks`; [`Error::Limit`] for the dense table
 /// beyond [`DENSE_LIMIT`] ranks or summed bytes beyond 2^60; solver errors.
 ///
-/// # Example
-/// ```
-/// use copr::gain::{joint_cost, joint_relabel, Packages};
-/// use copr_cost_models::{FnModel, Package};
-/// let pkg = |bytes| Package { bytes, ..Package::EMPTY };
-/// // A would like label 0 on process 1 (8 bytes), B would like it to stay (16 bytes).
-/// let a = Packages::from_list(2, vec![(1, 0, 1, pkg(8)), (0, 1, 1, pkg(8))]).unwrap();
-/// let b = Packages::from_list(2, vec![(0, 0, 2, pkg(16)), (1, 1, 2, pkg(16))]).unwrap();
-/// let remote = FnModel::new("remote bytes x 2", |i: usize, j: usize, p: &Package| {
-///     if i == j { 0.0 } else { 2.0 * p.bytes as f64 }
-/// });
-/// let sigma = joint_relabel(&remote, &[&a, &b], 2, &[]).unwrap();
-/// assert!(sigma.is_identity()); // 32 bytes for A beat 64 for B
-/// assert_eq!(joint_cost(&remote, &[&a, &b], Some(&sigma)), 32.0);
-/// ```
-pub fn joint_relabel(
+/// Returns σ, whether it was found on the summed volumes, and the solver's entries
+/// (their nonzeros, or `ranks²` for the table).
+pub(crate) fn joint_relabel(
     model: &dyn CostModel,
     packages: &[&Packages],
     ranks: usize,
     fixed: &[usize],
-) -> Result<Perm> {
+) -> Result<(Perm, bool, usize)> {
     check_model_ranks(model, ranks)?;
     if let Some((k, pk)) = packages
         .iter()
         .enumerate()
         .find(|(_, pk)| pk.ranks() > ranks)
     {
-        return Err(Error::Mismatch(format!(
-            "transform {k}: packages of {} ranks in a joint relabeling of {ranks} ranks",
-            pk.ranks()
-        )));
+        return Err(Mismatched::JointRanks {
+            transform: k,
+            what: "packages",
+            ranks: pk.ranks(),
+            joint: ranks,
+        }
+        .into());
     }
     // the same packages given several times (copies of one transform) count once,
     // weighted by how often they are given: memory follows the distinct transforms
@@ -641,9 +490,11 @@ pub fn joint_relabel(
                 })
                 .collect();
             let parts: Vec<(&Csr, u64)> = scaled.iter().map(|(b, n)| (b, *n)).collect();
-            return crate::lap::joint_assign(&parts, ranks, fixed);
+            let entries = parts.iter().map(|(b, _)| b.nnz()).sum();
+            let sigma = crate::lap::joint_assign(&parts, ranks, fixed)?;
+            return Ok((sigma, true, entries));
         }
-        Some(0.0) => return Ok(Perm::identity(ranks)),
+        Some(0.0) => return Ok((Perm::identity(ranks), true, 0)),
         _ => {}
     }
     check_dense_limit(ranks)?;
@@ -661,12 +512,8 @@ pub fn joint_relabel(
         .flat_map(|&x| labels.iter().map(move |&y| table_ref[x * ranks + y]))
         .collect();
     let sigma = free.expand(&dense_max(free.len(), &sub)?)?;
-    Ok(keep_if_gain(
-        ranks,
-        &table,
-        sigma,
-        joint_cost(model, packages, None),
-    ))
+    let sigma = keep_if_gain(ranks, &table, sigma, joint_cost(model, packages, None));
+    Ok((sigma, false, ranks * ranks))
 }
 
 /// The distinct package sets of `packages` (the same reference given several times is
@@ -701,24 +548,16 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-/// What a "rank" of a distributed relabeling ends with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RankOutcome {
-    /// This rank's row of δ.
-    pub row: Vec<f64>,
-    /// σ as broadcast to this rank.
-    pub sigma: Perm,
-}
-
 /// Distributed δ with `p` simulated ranks: every rank computes its row from
-/// [`incoming`] only, the rows meet at the solver, σ goes back to every rank.
+/// [`incoming`] only, the rows meet at the solver; σ (the identity if it saves nothing),
+/// `W(G)`, and σ's saving `Σ_x δ(x, σ(x)) − δ(x, x)` (Lemma 1).
 ///
 /// # Errors
-/// As [`relabel`].
-pub fn distributed_relabel(
+/// As [`relabel_dense`].
+pub(crate) fn distributed_relabel(
     model: &dyn CostModel,
     input: &PackageInput<'_>,
-) -> Result<Vec<RankOutcome>> {
+) -> Result<(Perm, f64, f64)> {
     let p = input.ranks();
     check_model_ranks(model, p)?;
     check_dense_limit(p)?;
@@ -732,14 +571,61 @@ pub fn distributed_relabel(
         })
         .collect::<Result<_>>()?;
     let cost_before: f64 = rows.iter().map(|r| r.1).sum();
-    let rows: Vec<Vec<f64>> = rows.into_iter().map(|r| r.0).collect();
-    let table: Vec<f64> = rows.concat();
+    let table: Vec<f64> = rows.into_iter().flat_map(|r| r.0).collect();
     let sigma = keep_if_gain(p, &table, dense_max(p, &table)?, cost_before);
-    Ok(rows
-        .into_iter()
-        .map(|row| RankOutcome {
-            row,
-            sigma: sigma.clone(),
-        })
-        .collect())
+    let saving = (0..p)
+        .map(|x| table[x * p + sigma.apply(x)] - table[x * p + x])
+        .sum();
+    Ok((sigma, cost_before, saving))
+}
+
+/// The locally-free volume gain (COSTA eq. 1, Remark 2), dense and row-major:
+/// `δ(x, y) = V[y][x] − V[x][x]`, the volume saved by letting process `y` take target
+/// label `x`.
+///
+/// # Complexity
+/// O(p² + nnz).
+///
+/// # Example
+/// ```
+/// use copr::gain::locally_free_gain;
+/// use copr::csr::Csr;
+/// use copr::volume::Volumes;
+/// let v = Volumes::from_matrix(Csr::from_dense(2, 2, &[1, 5, 4, 2]));
+/// assert_eq!(locally_free_gain(&v), vec![0.0, 3.0, 3.0, 0.0]);
+/// ```
+pub fn locally_free_gain(v: &crate::volume::Volumes) -> Vec<f64> {
+    let p = v.ranks();
+    let mut gain = vec![0.0; p * p];
+    for x in 0..p {
+        let own = v.get(x, x) as f64;
+        for y in 0..p {
+            gain[x * p + y] = -own;
+        }
+    }
+    for (y, x, vol) in v.matrix().iter() {
+        gain[x * p + y] += vol as f64;
+    }
+    gain
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_if_gain;
+    use crate::lap::Perm;
+
+    #[test]
+    fn keep_if_gain_keeps_only_a_saving_above_rounding() {
+        let swap = Perm::from_forward(vec![1, 0]).unwrap();
+        // swapping saves 3 + 3 of a cost of 10
+        assert_eq!(
+            keep_if_gain(2, &[0.0, 3.0, 3.0, 0.0], swap.clone(), 10.0),
+            swap
+        );
+        // swapping saves nothing: every label stays where it is
+        assert!(keep_if_gain(2, &[0.0, 0.0, 0.0, 0.0], swap.clone(), 10.0).is_identity());
+        assert!(keep_if_gain(2, &[0.0, 1.0, -1.0, 0.0], swap.clone(), 10.0).is_identity());
+        // a "saving" at the rounding level of the costs is no saving
+        assert!(keep_if_gain(2, &[0.0, 1e-15, 1e-15, 0.0], swap, 10.0).is_identity());
+    }
 }

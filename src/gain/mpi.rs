@@ -1,29 +1,35 @@
 //! δ across real MPI ranks: rank `x` computes row `x` from the packages it receives, the
 //! rows meet at rank 0, which solves the exact assignment, and σ is broadcast.
 //!
-//! [`relabel_sparse`] sends only each rank's candidate entries (O(k) per rank, O(nnz)
-//! at rank 0); [`relabel`] sends dense rows (p² doubles at rank 0), for checking.
+//! The sparse relabeling sends only each rank's candidate entries (O(k) per rank,
+//! O(nnz) at rank 0); the dense one sends dense rows (p² doubles at rank 0), for
+//! checking. Both are asked for through [`crate::relabel::Relabel::solve_on`];
+//! [`discover_placement`] finds where the ranks run.
 
 use mpi::topology::Communicator;
 use mpi::traits::{Root, *};
 
 use copr_cost_models::CostModel;
 
-use super::sparse::{finish, no_candidates, solve_rows};
+use super::candidates::SparseRelabeling;
+use super::candidates::{finish, no_candidates, solve_rows};
 use super::{
     candidate_row, check_model_ranks, cost_here, gain_row, incoming, keep_if_gain, PackageInput,
-    SparseRelabeling,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Mismatched, Result};
 use crate::lap::{dense_max, Perm};
 
 /// The outcome on one rank: its own row of δ and the shared σ.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MpiRelabeling {
+pub(crate) struct MpiRelabeling {
     /// Row `rank` of δ.
-    pub row: Vec<f64>,
+    pub(crate) row: Vec<f64>,
     /// σ, the same on every rank.
-    pub sigma: Perm,
+    pub(crate) sigma: Perm,
+    /// `W(G)`, summed over the ranks.
+    pub(crate) cost_before: f64,
+    /// `Σ_x δ(x, σ(x)) − δ(x, x) = W(G) − W(G_σ)` (Lemma 1), summed over the ranks.
+    pub(crate) saving: f64,
 }
 
 /// Collective: every rank of `comm` calls it with the same layouts and model.
@@ -35,9 +41,9 @@ pub struct MpiRelabeling {
 /// fails, every rank returns an error and none waits forever.
 ///
 /// # Errors
-/// [`Error::Mismatch`] if the communicator size differs from the layouts' communicator
+/// [`Error::Mismatched`] if the communicator size differs from the layouts' communicator
 /// or the model's machine is too small; solver errors (on every rank).
-pub fn relabel<C: Communicator>(
+pub(crate) fn relabel<C: Communicator>(
     comm: &C,
     model: &dyn CostModel,
     input: &PackageInput<'_>,
@@ -77,7 +83,22 @@ pub fn relabel<C: Communicator>(
         return Err(Error::Assignment("the solver failed on rank 0".into()));
     }
     let sigma = Perm::from_forward(msg[1..].iter().map(|&s| s as usize).collect())?;
-    Ok(MpiRelabeling { row, sigma })
+    let saved_here = row[sigma.apply(me)] - row[me];
+    let mut saving = 0.0f64;
+    comm.all_reduce_into(
+        &saved_here,
+        &mut saving,
+        mpi::collective::SystemOperation::sum(),
+    );
+    // rank 0's sum decides for all
+    let mut saving_bits = saving.to_bits();
+    root.broadcast_into(&mut saving_bits);
+    Ok(MpiRelabeling {
+        row,
+        sigma,
+        cost_before,
+        saving: f64::from_bits(saving_bits),
+    })
 }
 
 /// The opening both relabelings share: the communicator must match the layouts and the
@@ -88,7 +109,7 @@ fn agreed_rows<C: Communicator, T>(
     comm: &C,
     model: &dyn CostModel,
     input: &PackageInput<'_>,
-    what: &str,
+    what: &'static str,
     compute: impl FnOnce(usize) -> Result<(T, [f64; 2])>,
 ) -> Result<(usize, T, [f64; 2])> {
     use mpi::collective::SystemOperation;
@@ -96,9 +117,11 @@ fn agreed_rows<C: Communicator, T>(
     let size = comm.size() as usize;
     if size != p {
         // every rank sees the same sizes, so every rank returns here
-        return Err(Error::Mismatch(format!(
-            "the layouts live on {p} ranks but the communicator has {size}"
-        )));
+        return Err(Mismatched::CommunicatorSize {
+            layouts: p,
+            communicator: size,
+        }
+        .into());
     }
     check_model_ranks(model, p)?;
     let me = comm.rank() as usize;
@@ -108,9 +131,7 @@ fn agreed_rows<C: Communicator, T>(
     comm.all_reduce_into(&ok_here, &mut ok_all, SystemOperation::min());
     let (value, sums_here) = local?;
     if ok_all == 0 {
-        return Err(Error::Mismatch(format!(
-            "another rank failed to compute its {what}"
-        )));
+        return Err(Mismatched::OtherRankFailed { what }.into());
     }
     let mut sums = [0.0f64; 2];
     comm.all_reduce_into(&sums_here[..], &mut sums[..], SystemOperation::sum());
@@ -119,18 +140,18 @@ fn agreed_rows<C: Communicator, T>(
 
 /// The outcome of [`relabel_sparse`] on one rank, with the sizes of its buffers.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MpiSparseRelabeling {
+pub(crate) struct MpiSparseRelabeling {
     /// σ and its certificate, the same on every rank.
-    pub result: SparseRelabeling,
+    pub(crate) result: SparseRelabeling,
     /// Candidates this rank's model named (`k`).
-    pub candidates: usize,
+    pub(crate) candidates: usize,
     /// `(index, value)` pairs this rank sent: its positive candidate entries, `≤ k`.
-    pub row_len: usize,
+    pub(crate) row_len: usize,
     /// Pairs rank 0 received from all ranks (the solver's input); 0 on the others.
-    pub gathered_len: usize,
+    pub(crate) gathered_len: usize,
 }
 
-/// Collective: the sparse candidate relabeling ([`super::sparse_relabel`]) across real
+/// Collective: the sparse candidate relabeling across real
 /// ranks. Rank `x` computes its candidate row from [`incoming`]`(input, x)` — `k`
 /// candidates, only the positive shifted gains kept — the rows travel to rank 0 as
 /// sparse `(index, value)` lists (`MPI_Gatherv`), rank 0 solves the sparse problem and
@@ -138,12 +159,12 @@ pub struct MpiSparseRelabeling {
 /// saving and the certificate. No rank holds a p-long row of gains: the buffers are
 /// `O(k)` on every rank and `O(nnz + p)` at rank 0 (σ itself is p long).
 ///
-/// The result equals the serial [`super::sparse_relabel`] on the same layouts: the same
+/// The result equals the serial candidate relabeling on the same layouts: the same
 /// rows, the same solver; the sums may differ in their last bits.
 ///
 /// # Errors
 /// As [`relabel`]; [`Error::Limit`] if the model names no candidates (on every rank).
-pub fn relabel_sparse<C: Communicator>(
+pub(crate) fn relabel_sparse<C: Communicator>(
     comm: &C,
     model: &dyn CostModel,
     input: &PackageInput<'_>,
@@ -164,7 +185,7 @@ pub fn relabel_sparse<C: Communicator>(
     // every rank learns the total first, so that all refuse an oversized gather
     let mut total = 0u64;
     comm.all_reduce_into(&(ys.len() as u64), &mut total, SystemOperation::sum());
-    super::sparse::check_candidate_entries(usize::try_from(total).unwrap_or(usize::MAX), p)?;
+    super::candidates::check_candidate_entries(usize::try_from(total).unwrap_or(usize::MAX), p)?;
     // ≤ MAX_CANDIDATE_ENTRIES < 2^31, checked on every rank just above
     let count = ys.len() as i32;
     let root = comm.process_at_rank(0);

@@ -34,7 +34,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::sparse::Csr;
+use crate::csr::Csr;
 
 const NONE: u32 = u32::MAX;
 

@@ -1,7 +1,7 @@
 //! COSTA's greedy pairwise-swap relabeling heuristic, kept as a baseline.
 
+use crate::csr::Csr;
 use crate::lap::Perm;
-use crate::sparse::Csr;
 
 /// The greedy swap heuristic shipped by the COSTA library (a baseline, not optimal).
 ///
@@ -30,7 +30,7 @@ use crate::sparse::Csr;
 /// # Example
 /// ```
 /// use copr::lap::{assignment_value, greedy_swaps, sparse_max};
-/// use copr::sparse::Csr;
+/// use copr::csr::Csr;
 /// // A 3-cycle of traffic: swaps can fix only one pair, the optimum fixes all three.
 /// let v = Csr::from_triplets(3, 3, vec![(0, 1, 10), (1, 2, 10), (2, 0, 10)]);
 /// let g = greedy_swaps(&v);

@@ -1,10 +1,10 @@
 //! The joint assignment: one σ for a sum of sparse weight matrices, with some labels
-//! kept in place — what a batch's joint relabeling ([`crate::plan::joint_relabel`]) and
-//! the cost models' joint relabeling ([`crate::gain::joint_relabel`]) solve on volumes.
+//! kept in place — what a batch's joint relabeling ([`crate::relabel::Relabel::volumes`]) and
+//! the cost models' joint relabeling ([`crate::relabel::Relabel::costs`]) solve on volumes.
 
 use super::{assignment_value, sparse_max, Perm};
-use crate::error::{Error, Result};
-use crate::sparse::Csr;
+use crate::csr::Csr;
+use crate::error::{Error, Mismatched, Result};
 
 /// Largest sum of weights of a joint assignment: 2^60, the exact solver's bound.
 const MAX_JOINT_WEIGHT: u64 = 1 << 60;
@@ -21,10 +21,13 @@ pub(crate) fn joint_assign(parts: &[(&Csr, u64)], ranks: usize, fixed: &[usize])
     let mut total = 0u64;
     for (k, (v, weight)) in parts.iter().enumerate() {
         if v.n_rows() > ranks || v.n_cols() > ranks {
-            return Err(Error::Mismatch(format!(
-                "transform {k}: volumes of {} ranks in a joint relabeling of {ranks} ranks",
-                v.n_rows().max(v.n_cols())
-            )));
+            return Err(Mismatched::JointRanks {
+                transform: k,
+                what: "volumes",
+                ranks: v.n_rows().max(v.n_cols()),
+                joint: ranks,
+            }
+            .into());
         }
         let sum = v
             .sum()
@@ -74,15 +77,13 @@ impl FreeLabels {
     /// All of `0..ranks` but `fixed`.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if a fixed label is outside `0..ranks`.
+    /// [`Error::Mismatched`] if a fixed label is outside `0..ranks`.
     pub(crate) fn new(ranks: usize, fixed: &[usize]) -> Result<Self> {
         let mut index = vec![0; ranks];
         for &t in fixed {
-            *index.get_mut(t).ok_or_else(|| {
-                Error::Mismatch(format!(
-                    "fixed label {t} outside the {ranks} ranks of the joint relabeling"
-                ))
-            })? = usize::MAX;
+            *index
+                .get_mut(t)
+                .ok_or(Mismatched::FixedLabel { label: t, ranks })? = usize::MAX;
         }
         let list: Vec<usize> = (0..ranks).filter(|&t| index[t] == 0).collect();
         for (a, &t) in list.iter().enumerate() {

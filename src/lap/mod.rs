@@ -29,7 +29,7 @@ mod dense;
 mod greedy;
 mod joint;
 mod perm;
-mod sparse;
+mod sparse_jv;
 
 pub use brute::{brute_force_max, BRUTE_FORCE_MAX_N};
 pub use dense::{dense_max, dense_max_with, DenseSolver};
@@ -42,9 +42,9 @@ pub use greedy::greedy_swaps;
 pub(crate) use greedy::greedy_swaps_transposed;
 pub(crate) use joint::{joint_assign, FreeLabels};
 pub use perm::Perm;
-pub use sparse::sparse_max;
+pub use sparse_jv::sparse_max;
 
-use crate::sparse::Csr;
+use crate::csr::Csr;
 
 /// The value `Σ_i W[i][σ(i)]` of an assignment.
 ///
@@ -58,7 +58,7 @@ use crate::sparse::Csr;
 /// # Example
 /// ```
 /// use copr::lap::{assignment_value, Perm};
-/// use copr::sparse::Csr;
+/// use copr::csr::Csr;
 /// let w = Csr::from_dense(2, 2, &[1, 5, 4, 2]);
 /// assert_eq!(assignment_value(&w, &Perm::identity(2)), 3);
 /// assert_eq!(assignment_value(&w, &Perm::from_forward(vec![1, 0]).unwrap()), 9);

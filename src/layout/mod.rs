@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 pub use block_cyclic::{BlockCyclic, BlockCyclicSpec, Submatrix};
 pub use grid::{Grid, GridSpec, RankStorage};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Mismatched, Result};
 use crate::lap::Perm;
 use axis::Axis;
 
@@ -317,14 +317,14 @@ impl Layout {
     /// describes new local matrices: a block-cyclic `lld` is reset to its default.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if σ is shorter than the layout's communicator.
+    /// [`Error::Mismatched`] if σ is shorter than the layout's communicator.
     pub fn relabeled(&self, sigma: &Perm) -> Result<Layout> {
         if sigma.len() < self.ranks() {
-            return Err(Error::Mismatch(format!(
-                "relabeling of {} ranks applied to a layout on {} ranks",
-                sigma.len(),
-                self.ranks()
-            )));
+            return Err(Mismatched::RelabelingRanks {
+                sigma: sigma.len(),
+                layout: self.ranks(),
+            }
+            .into());
         }
         Ok(match self {
             Layout::BlockCyclic(l) => {
@@ -486,20 +486,18 @@ impl<'a> OpView<'a> {
 /// Checks that `op(source)` and `target` have the same shape.
 ///
 /// # Errors
-/// [`Error::Mismatch`] with both shapes.
+/// [`Error::Mismatched`] with both shapes.
 pub fn check_shapes(source: &Layout, target: &Layout, op: Op) -> Result<()> {
     let v = OpView::new(source, op);
     if (v.rows(), v.cols()) != (target.rows(), target.cols()) {
-        return Err(Error::Mismatch(format!(
-            "op(source) is {}x{} (source {}x{}, op {:?}) but the target is {}x{}",
-            v.rows(),
-            v.cols(),
-            source.rows(),
-            source.cols(),
-            op,
-            target.rows(),
-            target.cols()
-        )));
+        return Err(Mismatched::Shape {
+            transform: None,
+            op_source: (v.rows(), v.cols()),
+            source_shape: (source.rows(), source.cols()),
+            op: format!("{op:?}"),
+            target: (target.rows(), target.cols()),
+        }
+        .into());
     }
     Ok(())
 }

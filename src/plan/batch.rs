@@ -1,75 +1,16 @@
 //! Batches: several transforms planned together, and the **joint** relabeling — one σ
-//! for every target of the batch (see [`joint_relabel`]).
+//! for every target of the batch (see [`crate::relabel::Relabel::volumes`]).
 
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::{check_alpha, check_element_size, default_element_size, one, Plan, Solver};
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::{joint_assign, Perm};
 use crate::layout::{Layout, Op};
-use crate::sparse::Csr;
 use crate::volume::Volumes;
-
-/// The exact σ maximising `Σ_k Σ_t V_k[σ(t)][t]` over all permutations of `ranks` ranks
-/// with `σ(t) = t` for every label in `fixed`: the one relabeling that keeps the most
-/// elements of all the transforms local together. The volumes may come from layouts on
-/// fewer ranks than `ranks`. A σ that keeps no more than the identity is returned as
-/// the identity.
-///
-/// Matrices that feed one computation (A, B and C of a multiplication) must agree on who
-/// is who: the process holding target label `t` of A must also hold label `t` of B and
-/// of C. With volumes `V_k[s][t]` of transforms `k = 1 … K` in one rank space of `p`
-/// ranks (a layout on fewer ranks has zero rows and columns beyond them), the elements
-/// a single σ keeps local are
-///
-/// `local(σ) = Σ_k Σ_t V_k[σ(t)][t] = Σ_t W[t][σ(t)]`,  with `W = Σ_k V_kᵀ`.
-///
-/// The gains add, so the best common σ is still **one** linear assignment
-/// problem, on the summed matrix `W`, solved exactly ([`crate::lap::sparse_max`]).
-/// For a cost model the relabeling gains of the transforms add the same way:
-/// `δ(x, y) = Σ_k δ_k(x, y)` and `Σ_x δ(x, σ(x)) = Σ_k W_k(G) − W_k(G_σ)` (see
-/// [`crate::gain::joint_relabel`]). Labels that must keep their process (a target whose
-/// contents stay where they are) are *fixed*: σ(t) = t for them, and the assignment runs
-/// on the other labels, which σ can then only permute among themselves — still exact.
-///
-/// The joint σ never keeps less than the identity, and never more than the independent
-/// optima together (each transform's own σ_k maximises its own term): the difference
-/// between the joint and the independent remote volumes is the *price of consistency*.
-///
-/// ```
-/// use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op, Order};
-/// use copr::plan::joint_relabel;
-/// use copr::volume::Volumes;
-/// let bc = |order: Order| -> Layout {
-///     let mut s = BlockCyclicSpec::new(8, 8, 4, 4, 2, 2);
-///     s.grid_order = order;
-///     BlockCyclic::new(s).unwrap().into()
-/// };
-/// // A moves row-major -> column-major grid; B stays where it is.
-/// let a = Volumes::compute(&bc(Order::RowMajor), &bc(Order::ColMajor), Op::Identity).unwrap();
-/// let b = Volumes::compute(&bc(Order::RowMajor), &bc(Order::RowMajor), Op::Identity).unwrap();
-/// // Alone, A would swap labels 1 and 2 (no traffic at all) ...
-/// let alone = joint_relabel(&[&a], 4, &[]).unwrap();
-/// assert_eq!(a.remote_after(&alone), 0);
-/// // ... but B would then move 32 elements; keeping σ = id costs A 32 as well: a tie
-/// // between the two, and the joint σ is no better than either.
-/// let joint = joint_relabel(&[&a, &b], 4, &[]).unwrap();
-/// assert_eq!(a.remote_after(&joint) + b.remote_after(&joint), 32);
-/// ```
-///
-/// # Complexity
-/// As [`crate::lap::sparse_max`] on the summed matrix (nonzeros ≤ Σ_k nnz(V_k)).
-///
-/// # Errors
-/// [`Error::Mismatch`] if a volume matrix has more ranks than `ranks` or a fixed label
-/// is outside `0..ranks`; [`Error::Limit`] if the volumes sum to more than 2^60
-/// elements.
-pub fn joint_relabel(volumes: &[&Volumes], ranks: usize, fixed: &[usize]) -> Result<Perm> {
-    let parts: Vec<(&Csr, u64)> = volumes.iter().map(|v| (v.matrix(), 1)).collect();
-    joint_assign(&parts, ranks, fixed)
-}
 
 /// One `[[transform]]` entry of a batch plan file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -210,7 +151,7 @@ impl BatchPlan {
     ///
     /// # Errors
     /// [`BatchSpec::check`]'s errors; [`Plan::new`]'s errors wrapped in
-    /// [`Error::Entry`] naming the transform; [`joint_relabel`]'s.
+    /// [`Error::Entry`] naming the transform; the joint relabeling's ([`crate::relabel::Relabel::volumes`]).
     pub fn from_spec(spec: &BatchSpec) -> Result<Self> {
         spec.check()?;
         let mut plans: Vec<Plan> = Vec::new();

@@ -15,9 +15,7 @@
 
 mod batch;
 
-pub use batch::{
-    joint_relabel, BatchPlan, BatchReport, BatchSpec, TransformSpec, TransformVolumes,
-};
+pub use batch::{BatchPlan, BatchReport, BatchSpec, TransformSpec, TransformVolumes};
 
 use std::path::Path;
 use std::time::Instant;
@@ -25,8 +23,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::lap::{dense_max, greedy_swaps, sparse_max, Perm};
+use crate::lap::Perm;
 use crate::layout::{Layout, Op};
+use crate::relabel::{Method, Relabel};
 use crate::volume::{reduction_percent, Volumes};
 
 /// Which assignment solver finds σ.
@@ -48,67 +47,15 @@ pub enum Solver {
 /// Largest communicator for which [`Solver::Dense`] builds the p × p gain table.
 pub use crate::lap::DENSE_LIMIT;
 
-/// The locally-free volume gain (COSTA eq. 1, Remark 2), dense and row-major:
-/// `δ(x, y) = V[y][x] − V[x][x]`, the volume saved by letting process `y` take target
-/// label `x`.
-///
-/// # Complexity
-/// O(p² + nnz).
-///
-/// # Example
-/// ```
-/// use copr::plan::locally_free_gain;
-/// use copr::sparse::Csr;
-/// use copr::volume::Volumes;
-/// let v = Volumes::from_matrix(Csr::from_dense(2, 2, &[1, 5, 4, 2]));
-/// assert_eq!(locally_free_gain(&v), vec![0.0, 3.0, 3.0, 0.0]);
-/// ```
-pub fn locally_free_gain(v: &Volumes) -> Vec<f64> {
-    let p = v.ranks();
-    let mut gain = vec![0.0; p * p];
-    for x in 0..p {
-        let own = v.get(x, x) as f64;
-        for y in 0..p {
-            gain[x * p + y] = -own;
-        }
-    }
-    for (y, x, vol) in v.matrix().iter() {
-        gain[x * p + y] += vol as f64;
-    }
-    gain
-}
-
-/// Finds σ for the locally-free volume cost: maximises the local volume
-/// `Σ_t V[σ(t)][t]`, i.e. minimises the remote volume. A σ that leaves as much remote
-/// as the identity does is returned as the identity.
-///
-/// # Errors
-/// [`Error::Assignment`] if the solver rejects the input, or [`Solver::Dense`] is asked
-/// for more than [`DENSE_LIMIT`] ranks.
-pub fn relabel(v: &Volumes, solver: Solver) -> Result<Perm> {
-    let sigma = solve(v, solver)?;
-    Ok(if v.remote_after(&sigma) < v.remote() {
-        sigma
-    } else {
-        Perm::identity(v.ranks())
-    })
-}
-
-fn solve(v: &Volumes, solver: Solver) -> Result<Perm> {
-    match solver {
-        Solver::Sparse => sparse_max(&v.matrix().transpose()),
-        Solver::Dense => {
-            if v.ranks() > DENSE_LIMIT {
-                return Err(Error::Assignment(format!(
-                    "the dense solver builds a p x p table; p = {} exceeds {DENSE_LIMIT}: use the sparse solver",
-                    v.ranks()
-                )));
-            }
-            dense_max(v.ranks(), &locally_free_gain(v))
-        }
-        Solver::Greedy => Ok(greedy_swaps(v.matrix())),
-        Solver::Identity => Ok(Perm::identity(v.ranks())),
-    }
+/// σ for the remote volume with `solver` (the identity if it saves nothing).
+fn relabel(v: &Volumes, solver: Solver) -> Result<Perm> {
+    let method = match solver {
+        Solver::Sparse => Method::Sparse,
+        Solver::Dense => Method::Dense,
+        Solver::Greedy => Method::Greedy,
+        Solver::Identity => return Ok(Perm::identity(v.ranks())),
+    };
+    Ok(Relabel::volume(v).method(method).solve()?.sigma)
 }
 
 /// Largest element size a plan accepts, in bytes: 2^20 (1 MiB). Elements are matrix
@@ -394,8 +341,8 @@ impl Plan {
     /// Computes the volumes of `A ← op(B)` and σ with `solver`.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if the shapes differ; [`Error::Limit`] beyond
-    /// [`crate::volume::MAX_OVERLAP_PAIRS`]; solver errors from [`relabel`].
+    /// [`Error::Mismatched`] if the shapes differ; [`Error::Limit`] beyond
+    /// [`crate::volume::MAX_OVERLAP_PAIRS`]; the solver's errors.
     pub fn new(source: Layout, target: Layout, op: Op, solver: Solver) -> Result<Self> {
         let volumes = Volumes::compute(&source, &target, op)?;
         let t0 = Instant::now();
@@ -547,20 +494,20 @@ pub struct CostReport {
     pub sigma: Vec<usize>,
     /// Seconds for δ and the solve.
     pub solver_seconds: f64,
-    /// How σ was found and what is proven about it ([`crate::gain::relabel_certified`]).
+    /// How σ was found and what is proven about it ([`crate::relabel::Relabel::cost`]).
     #[serde(default)]
-    pub certificate: Option<crate::gain::Certificate>,
+    pub certificate: Option<crate::relabel::Certificate>,
 }
 
 impl Plan {
     /// Prices the plan's packages with `model` and finds the cost-optimal σ with its
-    /// certificate ([`crate::gain::relabel_certified`]).
+    /// certificate ([`crate::relabel::Relabel::cost`]).
     ///
     /// # Errors
     /// [`Error::Plan`] for an element size or α that [`PlanSpec::check`] refuses;
-    /// [`Error::Mismatch`] if the model's machine has fewer ranks than the plan;
+    /// [`Error::Mismatched`] if the model's machine has fewer ranks than the plan;
     /// [`Error::Limit`] if the model names no candidate processes
-    /// ([`copr_cost_models::CostModel::candidates`]) and needs the dense gain table
+    /// ([`copr_cost_models::SolverHints::candidates`]) and needs the dense gain table
     /// beyond [`DENSE_LIMIT`] ranks.
     pub fn cost_report(
         &self,
@@ -582,7 +529,8 @@ impl Plan {
         };
         let packages = Packages::compute(&input)?;
         let t0 = Instant::now();
-        let (sigma, certificate) = crate::gain::relabel_certified(model, &packages)?;
+        let relabeled = Relabel::cost(model, &packages).solve()?;
+        let (sigma, certificate) = (relabeled.sigma.clone(), relabeled.certificate());
         let solver_seconds = t0.elapsed().as_secs_f64();
         let before = packages.total_cost(model, None);
         let after = packages.total_cost(model, Some(&sigma));
@@ -602,59 +550,4 @@ impl Plan {
             certificate: Some(certificate),
         })
     }
-}
-
-/// Bytes that cross each dimension's links of a torus machine when the plan's packages
-/// travel with relabeling `sigma` (`None`: without relabeling): entry `d` is
-/// `Σ bytes × links of dimension d` over the packages, each routed dimension-order as
-/// [`copr_topology::Torus::route`]; packages inside a node or between nodes on one
-/// router cross no link. `None` if the machine's network is not a torus.
-///
-/// # Complexity
-/// O(nonzero packages × (ranks' hops + dims)).
-///
-/// # Panics
-/// If σ or the machine has fewer ranks than the volumes.
-///
-/// # Example
-/// ```
-/// use copr::plan::torus_link_bytes;
-/// use copr::sparse::Csr;
-/// use copr::volume::Volumes;
-/// use copr_topology::{InterNode, Machine, PlacementRule, Torus, TorusParams};
-/// // a ring of 4 routers, one rank each; rank 0 sends 10 elements to rank 2 (2 hops)
-/// let torus = Torus::full(TorusParams::new(vec![4])).unwrap();
-/// let m = Machine::builder()
-///     .inter(InterNode::Torus(torus))
-///     .rule(PlacementRule::packed(4, Some(1)))
-///     .build()
-///     .unwrap();
-/// let v = Volumes::from_matrix(Csr::from_triplets(4, 4, vec![(0, 2, 10)]));
-/// assert_eq!(torus_link_bytes(&m, &v, None, 8), Some(vec![2 * 10 * 8]));
-/// ```
-pub fn torus_link_bytes(
-    machine: &copr_topology::Machine,
-    volumes: &Volumes,
-    sigma: Option<&Perm>,
-    element_size: usize,
-) -> Option<Vec<u128>> {
-    let Some(copr_topology::InterNode::Torus(torus)) = machine.inter() else {
-        return None;
-    };
-    let names = machine.placement().node_names();
-    let router: Vec<Option<usize>> = (0..volumes.ranks())
-        .map(|r| torus.node_index(&names[machine.node_of(r)]))
-        .collect();
-    let mut out = vec![0u128; torus.ndims()];
-    for (s, t, x) in volumes.matrix().iter() {
-        let d = sigma.map_or(t, |g| g.apply(t));
-        if machine.same_node(s, d) {
-            continue;
-        }
-        if let (Some(a), Some(b)) = (router[s], router[d]) {
-            let bytes = u128::from(x) * element_size as u128;
-            torus.for_each_route_link(a, b, |l| out[l.dim] += bytes);
-        }
-    }
-    Some(out)
 }

@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::Perm;
 use crate::layout::axis::overlap_counts;
 use crate::layout::{check_shapes, Layout, Op, OpView};
-use crate::sparse::Csr;
 
 mod outer;
 
@@ -93,7 +93,7 @@ impl Volumes {
     /// the number of overlay cells.
     ///
     /// # Errors
-    /// [`crate::Error::Mismatch`] if op(source) and target differ in shape;
+    /// [`crate::Error::Mismatched`] if op(source) and target differ in shape;
     /// [`crate::Error::Limit`] beyond [`MAX_OVERLAP_PAIRS`].
     pub fn compute(source: &Layout, target: &Layout, op: Op) -> Result<Self> {
         let (view, ranks, r, c) = overlaps(source, target, op)?;

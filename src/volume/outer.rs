@@ -8,7 +8,7 @@
 //! target the product comes out in column order when it is walked with `b` or with
 //! `d` outermost, so most rows need neither a sort nor a merge.
 
-use crate::sparse::Csr;
+use crate::csr::Csr;
 
 /// `(class, start)` per group of consecutive entries with equal first class, plus a
 /// final `start` = `v.len()`.

@@ -1,6 +1,6 @@
 //! Assignment-problem instances for the LAP tests and benches (seeded).
 
-use copr::sparse::Csr;
+use copr::csr::Csr;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -459,7 +459,9 @@ fn plan_case(
         element_size: ELEM,
     };
     let packages = Packages::compute(&input)?;
-    let cost_sigma = copr::gain::relabel(model, &packages)?;
+    let cost_sigma = copr::relabel::Relabel::cost(model, &packages)
+        .solve()?
+        .sigma;
     let total = (target.rows() * target.cols()) as f64;
     let mut mine: Vec<Planned> = Vec::new();
     for which in [Sigma::None, Sigma::Volume, Sigma::Cost] {

@@ -4,9 +4,10 @@
 
 use serde_json::{json, Value};
 
-use copr::gain::{self, PackageInput, Packages, TransformKind};
+use copr::gain::{PackageInput, Packages, TransformKind};
 use copr::lap::Perm;
 use copr::plan::{BatchPlan, BatchReport, BatchSpec, ConfigFormat};
+use copr::relabel::Relabel;
 use copr::Result;
 
 use super::{sigma_text, word, Input, PlanArgs};
@@ -89,13 +90,17 @@ fn batch_cost(
     }
     let t0 = std::time::Instant::now();
     let refs: Vec<&Packages> = which.iter().map(|&d| &packages[d]).collect();
-    let joint = gain::joint_relabel(model, &refs, plan.ranks(), &[]).map_err(in_cost)?;
+    let joint = Relabel::costs(model, &refs)
+        .ranks(plan.ranks())
+        .solve()
+        .map_err(in_cost)?
+        .sigma;
     let seconds = t0.elapsed().as_secs_f64();
     let volume_joint = Perm::from_forward(report.joint_sigma.clone())?;
     let distinct_rows = packages
         .iter()
         .map(|pk| {
-            let own = gain::relabel(model, pk).map_err(in_cost)?;
+            let own = Relabel::cost(model, pk).solve().map_err(in_cost)?.sigma;
             Ok([
                 pk.total_cost(model, None),
                 pk.total_cost(model, Some(&own)),

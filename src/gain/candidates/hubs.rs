@@ -2,7 +2,7 @@
 //! hold hundreds of ranks.
 //!
 //! Off its priced pairs `E_x`, a row's cost is bounded per group, `C(x, y) ≥ B_x(g)` for
-//! every process `y` of group `g` ([`CostModel::add_group_bounds`]); for the latency +
+//! every process `y` of group `g` ([`copr_cost_models::SolverHints::add_group_bounds`]); for the latency +
 //! bandwidth model on a node that sends `x` nothing the bound is the cost itself, the
 //! same at every rank of the node. Pricing such columns one by one converges slowly when
 //! a node holds hundreds of interchangeable ranks. Here each group is a *hub* instead:

@@ -1,5 +1,5 @@
 //! The relabeling gain on candidate processes only: no p × p table for any cost model
-//! that names its candidates ([`CostModel::candidates`]).
+//! that names its candidates ([`copr_cost_models::SolverHints::candidates`]).
 //!
 //! # The relaxation and its certificate
 //! With `C(x, y) = Σ_i w(i, y, S[i][x])` the cost of target label `x`'s packages at
@@ -24,15 +24,16 @@
 //! their real gains `δ > 0` (candidates only), or keep their own process: this changes
 //! neither the relaxation's value nor the certificate, only σ's real saving.
 //!
-//! [`sparse_relabel_within`] (and [`sparse_relabel_refined`], to exactness) goes on
+//! The refined relabeling ([`crate::relabel::Relabel::refine`], [`Refine`]) goes on
 //! where that certificate does not prove σ within the caller's tolerance, with a column
 //! generation: the cheapest assignment on the exactly priced pairs, its duals, and
 //! exact prices for the pairs the duals and the model's bounds per group of processes
-//! ([`CostModel::add_group_bounds`]: per node for a machine) cannot exclude, round after
+//! ([`copr_cost_models::SolverHints::add_group_bounds`]: per node for a machine) cannot exclude, round after
 //! round; its dual certificate holds for every σ, it stops once that certificate proves
 //! the tolerance, and when nothing is left to price σ is the dense optimum
-//! (`docs/SCALING.md`, "Column generation"). [`SparseRelabeling::rounds`] and
-//! [`SparseRelabeling::priced`] say what it did. The planners ([`super::relabel`]) use it
+//! (`docs/SCALING.md`, "Column generation"). [`crate::relabel::Relabeled::rounds`] and
+//! [`crate::relabel::Relabeled::priced`] say what it did. The planners
+//! ([`crate::relabel::Method::Auto`]) use it
 //! beyond [`crate::lap::DENSE_LIMIT`] ranks, to [`super::PLANNER_TOLERANCE`] and at most
 //! [`super::PLANNER_ROUNDS`] rounds; below, the dense table decides when the first
 //! certificate is not tight.
@@ -43,6 +44,31 @@
 //! bound prices every package at the machine's cheapest inter-node link; the gap is
 //! measured in `benches/RESULTS.md` and stated in `docs/SCALING.md`.
 
+//!
+//! ```
+//! use copr::gain::Packages;
+//! use copr::relabel::{Method, Relabel};
+//! use copr_cost_models::{LocalityPenalty, LocallyFreeVolume, Package, Sum, CostModel};
+//! let pkg = |bytes| Package { bytes, blocks: 1, ..Package::EMPTY };
+//! // label 0 receives 8 bytes from process 1, label 1 receives 8 bytes from process 0
+//! let pk = Packages::from_list(2, vec![(1, 0, 1, pkg(8)), (0, 1, 1, pkg(8))]).unwrap();
+//! let remote_only = LocalityPenalty { remote_only: true, ..LocalityPenalty::default() };
+//! let model = Sum::new(vec![
+//!     Box::new(LocallyFreeVolume) as Box<dyn CostModel>,
+//!     Box::new(remote_only),
+//! ]);
+//! let r = Relabel::cost(&model, &pk).method(Method::Sparse).solve().unwrap();
+//! assert_eq!(r.sigma.forward(), [1, 0]); // swap: nothing crosses ranks
+//! assert!((r.saving - r.cost_before).abs() < 1e-12);
+//! assert!(r.gap() <= 1e-9 * r.cost_before);
+//! // refined by column generation to 0.1 % of σ's cost
+//! let pk = Packages::from_list(2, vec![(1, 0, 1, Package::plain(8))]).unwrap();
+//! let r = Relabel::cost(&LocallyFreeVolume, &pk).method(Method::Sparse).tolerance(1e-3);
+//! let r = r.solve().unwrap();
+//! assert_eq!(r.sigma.forward(), [1, 0]);
+//! assert!(r.saving == r.cost_before && r.is_exact()); // nothing left to move
+//! ```
+
 mod colgen;
 mod hubs;
 
@@ -50,9 +76,9 @@ use rayon::prelude::*;
 
 use copr_cost_models::{delivered_cost, CostModel, Package};
 
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::{assignment_value, sparse_max, Perm};
-use crate::sparse::Csr;
 
 use super::{cost_here, Packages};
 
@@ -92,7 +118,7 @@ pub struct CandidateRow {
 /// `None` if the model names no candidates.
 ///
 /// # Complexity
-/// What [`CostModel::candidates`] costs, O(candidates) memory.
+/// What [`copr_cost_models::SolverHints::candidates`] costs, O(candidates) memory.
 pub fn candidate_row(
     model: &dyn CostModel,
     x: usize,
@@ -130,50 +156,55 @@ pub fn candidate_row(
 
 /// The sparse relabeling and its certificate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SparseRelabeling {
+pub(crate) struct SparseRelabeling {
     /// σ: target label `t` is taken by process `σ(t)`; the identity if σ saves nothing
-    /// (at most `10⁻¹⁰ · W(G)`, as [`super::keep_if_gain`]).
-    pub sigma: Perm,
+    /// (at most `10⁻¹⁰ · W(G)`).
+    pub(crate) sigma: Perm,
     /// `W(G)`: the cost without relabeling.
-    pub cost_before: f64,
+    pub(crate) cost_before: f64,
     /// `W(G) − W(G_σ)`, evaluated exactly for the σ returned.
-    pub saving: f64,
+    pub(crate) saving: f64,
     /// An upper bound on the saving of **every** σ (the certificate).
-    pub bound: f64,
+    pub(crate) bound: f64,
     /// Positive candidate entries of all rows together (the solver's input size).
-    pub entries: usize,
+    pub(crate) entries: usize,
     /// The longest row of candidate entries.
-    pub max_row: usize,
-    /// Pricing rounds of the column generation ([`sparse_relabel`]); 0 when the first
+    pub(crate) max_row: usize,
+    /// Pricing rounds of the column generation ; 0 when the first
     /// solve was already certified optimal or the column generation did not run.
-    pub rounds: usize,
+    pub(crate) rounds: usize,
     /// Entries the pricing added: non-candidate pairs evaluated exactly because the
     /// duals said they could improve σ.
-    pub priced: usize,
+    pub(crate) priced: usize,
 }
 
 impl SparseRelabeling {
     /// `bound − saving ≥ 0`: σ saves at most this much less than the optimum.
-    pub fn gap(&self) -> f64 {
+    pub(crate) fn gap(&self) -> f64 {
         (self.bound - self.saving).max(0.0)
     }
 
     /// Whether the certificate proves σ optimal: `gap() ≤` [`super::CERTIFIED`]` · W(G)`
     /// (the rounding of the sums behind it).
-    pub fn is_exact(&self) -> bool {
+    pub(crate) fn is_exact(&self) -> bool {
         self.gap() <= super::CERTIFIED * self.cost_before.abs()
     }
 
     /// The gap relative to the cost after relabeling, `gap / W(G_σ)` (0 when both are 0).
-    pub fn relative_gap(&self) -> f64 {
-        let after = self.cost_before - self.saving;
-        if after > 0.0 {
-            self.gap() / after
-        } else if self.gap() > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        }
+    pub(crate) fn relative_gap(&self) -> f64 {
+        relative_gap(self.gap(), self.cost_before - self.saving)
+    }
+}
+
+/// `gap / after`, the certified gap relative to the cost after relabeling: 0 when both
+/// are 0, infinite for a gap over a cost of 0.
+pub(crate) fn relative_gap(gap: f64, after: f64) -> f64 {
+    if after > 0.0 {
+        gap / after
+    } else if gap > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
     }
 }
 
@@ -343,37 +374,25 @@ pub(crate) fn finish(
 /// pricing plus [`crate::lap::sparse_max`] on the positive entries.
 ///
 /// # Errors
-/// [`Error::Limit`] if the model names no candidates ([`CostModel::candidates`] is
-/// `None`) or more than [`MAX_CANDIDATE_ENTRIES`] in all; [`Error::Mismatch`] if its machine has fewer ranks than the packages;
+/// [`Error::Limit`] if the model names no candidates ([`copr_cost_models::SolverHints::candidates`] is
+/// `None`) or more than [`MAX_CANDIDATE_ENTRIES`] in all; [`Error::Mismatched`] if its machine has fewer ranks than the packages;
 /// solver errors.
 ///
-/// # Example
-/// ```
-/// use copr::gain::{sparse_relabel, Packages};
-/// use copr_cost_models::{LocalityPenalty, LocallyFreeVolume, Package, Sum, CostModel};
-/// let pkg = |bytes| Package { bytes, blocks: 1, ..Package::EMPTY };
-/// // label 0 receives 8 bytes from process 1, label 1 receives 8 bytes from process 0
-/// let pk = Packages::from_list(2, vec![(1, 0, 1, pkg(8)), (0, 1, 1, pkg(8))]).unwrap();
-/// let remote_only = LocalityPenalty { remote_only: true, ..LocalityPenalty::default() };
-/// let model = Sum::new(vec![
-///     Box::new(LocallyFreeVolume) as Box<dyn CostModel>,
-///     Box::new(remote_only),
-/// ]);
-/// let r = sparse_relabel(&model, &pk).unwrap();
-/// assert_eq!(r.sigma.forward(), [1, 0]); // swap: nothing crosses ranks
-/// assert!((r.saving - r.cost_before).abs() < 1e-12);
-/// assert!(r.gap() <= 1e-9 * r.cost_before);
-/// ```
-pub fn sparse_relabel(model: &dyn CostModel, packages: &Packages) -> Result<SparseRelabeling> {
+pub(crate) fn sparse_relabel(
+    model: &dyn CostModel,
+    packages: &Packages,
+) -> Result<SparseRelabeling> {
     relabel_on_candidates(model, packages, None, false)
 }
 
-/// How far [`sparse_relabel_within`] refines the first solve by column generation.
+/// How far the sparse candidate relabeling refines its first solve by column generation
+/// ([`crate::relabel::Relabel::refine`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct Refine {
     /// Stop once the certificate proves σ within this fraction of its own cost
-    /// ([`SparseRelabeling::relative_gap`]); 0 goes on until nothing is left to price.
+    /// ([`crate::relabel::Relabeled::relative_gap`]); 0 goes on until nothing is left to
+    /// price.
     pub tolerance: f64,
     /// Re-solve the restricted problem from nothing every round instead of from the
     /// previous round's matching and potentials (slower; the same optimum — for tests).
@@ -412,24 +431,13 @@ impl Refine {
     }
 }
 
-/// [`sparse_relabel_within`] to exactness ([`Refine::EXACT`]).
-///
-/// # Errors
-/// As [`sparse_relabel`].
-pub fn sparse_relabel_refined(
-    model: &dyn CostModel,
-    packages: &Packages,
-) -> Result<SparseRelabeling> {
-    relabel_on_candidates(model, packages, Some(&Refine::EXACT), false)
-}
-
 /// [`sparse_relabel`], followed, when its certificate does not prove σ within
 /// `refine.tolerance`, by the column generation (module docs): σ and the certificate
 /// are the better of the two.
 ///
 /// # Complexity
 /// Per round O(rows · groups) group bounds (rows: those whose own bound `L_x` does not
-/// already exclude every column; groups: the model's [`CostModel::process_groups`]
+/// already exclude every column; groups: the model's [`copr_cost_models::SolverHints::process_groups`]
 /// while `rows · groups ≤ 2^28`, else one per row), the pairs priced (at most 32 per
 /// row), and the shortest paths of the re-solve; at most `refine.max_rounds` rounds,
 /// `2 · max(entries, 16·p)` pairs priced and
@@ -442,16 +450,7 @@ pub fn sparse_relabel_refined(
 /// # Errors
 /// As [`sparse_relabel`].
 ///
-/// # Example
-/// ```
-/// use copr::gain::{sparse_relabel_within, Packages, Refine};
-/// use copr_cost_models::{LocallyFreeVolume, Package};
-/// let pk = Packages::from_list(2, vec![(1, 0, 1, Package::plain(8))]).unwrap();
-/// let r = sparse_relabel_within(&LocallyFreeVolume, &pk, &Refine::within(1e-3)).unwrap();
-/// assert_eq!(r.sigma.forward(), [1, 0]);
-/// assert!(r.saving == r.cost_before && r.is_exact()); // nothing left to move
-/// ```
-pub fn sparse_relabel_within(
+pub(crate) fn sparse_relabel_within(
     model: &dyn CostModel,
     packages: &Packages,
     refine: &Refine,

@@ -23,7 +23,7 @@
 //! 2. **Pricing by the bound.** A pair `(x, y) ∉ E` can only improve the matching if its
 //!    reduced cost can be negative, `C(x, y) − u_x − v_y < 0`. The model bounds
 //!    `C(x, y) ≥ B_x(g)` for every process `y` of group `g` (a node;
-//!    [`CostModel::add_group_bounds`], never below the row's `L_x`; one group with
+//!    [`copr_cost_models::SolverHints::add_group_bounds`], never below the row's `L_x`; one group with
 //!    `L_x` when the model has no groups), so that needs `v_y > B_x(g) − u_x`. Those
 //!    columns (the most promising first, at most [`PRICED_PER_ROW`] per row and round)
 //!    are evaluated exactly and added to `E`, in parallel over the rows. Rows with
@@ -842,7 +842,7 @@ impl Restricted {
     /// Rounds of solve and pricing until nothing prices out, the certificate proves the
     /// matching within `limits.rel_gap`, `limits.max_rounds` rounds, or `limits.budget` added
     /// pairs; `inc[x]` are label `x`'s packages for the exact prices, `groups` the
-    /// model's ([`CostModel::process_groups`]) when the pricing may use them. `None` if
+    /// model's ([`copr_cost_models::SolverHints::process_groups`]) when the pricing may use them. `None` if
     /// the shortest-path searches pass `limits.max_work` pair visits before the first
     /// restricted problem is solved; later, the last solved round's matching is kept.
     pub(super) fn run(

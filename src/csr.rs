@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// # Example
 /// ```
-/// use copr::sparse::Csr;
+/// use copr::csr::Csr;
 /// let m = Csr::from_triplets(2, 3, vec![(1, 2, 5), (0, 1, 1), (1, 2, 2)]);
 /// assert_eq!(m.get(1, 2), 7);
 /// assert_eq!(m.get(0, 0), 0);

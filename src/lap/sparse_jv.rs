@@ -52,9 +52,9 @@ use std::collections::BinaryHeap;
 #[cfg(test)]
 use super::auction::auction_max_with;
 use super::auction::{auction_max, Outcome, Start};
+use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::Perm;
-use crate::sparse::Csr;
 
 /// Largest weight [`sparse_max`] accepts: prices, distances and reduced weights all stay
 /// within `[−2^60, 3·2^60]`, inside `i64`.
@@ -134,7 +134,7 @@ const AUCTION_WORK_PER_ENTRY: u64 = 256;
 /// # Example
 /// ```
 /// use copr::lap::{assignment_value, sparse_max};
-/// use copr::sparse::Csr;
+/// use copr::csr::Csr;
 /// // Row 0 likes column 0 (5) or 1 (4); row 1 only likes column 0 (3).
 /// let w = Csr::from_triplets(3, 3, vec![(0, 0, 5), (0, 1, 4), (1, 0, 3)]);
 /// let sigma = sparse_max(&w).unwrap();
