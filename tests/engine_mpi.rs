@@ -17,7 +17,7 @@ use copr::transport::{MpiTransport, Transport};
 use engine_cases::{
     cache_cases, error_cases, joint_cases, joint_keep_cases, large_case, large_grid,
     long_runs_case, one_call_error_cases, run_batch, run_batch_stats, run_batch_with, run_random,
-    scalapack_cases, PairCase,
+    scalapack_cases, straight_case, PairCase,
 };
 use mpi::topology::Communicator;
 use mpi::Threading;
@@ -57,23 +57,9 @@ fn transport_variant<T: engine_cases::TestElem>(
 /// different local orders), only the results are checked.
 fn in_place_cases(world: &mpi::topology::SimpleCommunicator) -> Result<(), String> {
     let p = world.size() as usize;
-    let (pr, pc) = large_grid(p);
     let case = |op: Op, order: copr::layout::Order, alpha: u8| {
-        let (m, n) = (301, 257);
-        let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
-        let s = BlockCyclicSpec::new(sm, sn, 8, 8, pr, pc);
-        let mut d = BlockCyclicSpec::new(m, n, 13, 11, pc, pr);
-        d.local_order = order;
-        vec![PairCase {
-            transform: Transform::new(
-                BlockCyclic::new(s).unwrap().into(),
-                BlockCyclic::new(d).unwrap().into(),
-                op,
-            )
-            .with_relabeling(Relabeling::Off),
-            alpha,
-            beta: 0,
-        }]
+        let orders = [copr::layout::Order::ColMajor, order];
+        straight_case(p, op, [301, 257], [[8, 8], [13, 11]], orders, None, alpha)
     };
     use copr::layout::Order::{ColMajor, RowMajor};
     // (case, tag, all packages sent in place?, all received in place?) on a

@@ -478,18 +478,25 @@ pub(crate) fn large_case(size: usize, m: usize, n: usize, op: Op, relabel: bool)
     }]
 }
 
-/// A plain copy (α = 1, β = 0) whose packages, local copies and unpacking run over
-/// lines of 40–72 elements (whole cache lines for streaming stores): 333 × 290, 40 × 40
-/// blocks stored in `src_order` → 72 × 56 column-major blocks with a padded leading
-/// dimension, different grids, relabeling off.
-pub(crate) fn long_runs_case(size: usize, op: Op, src_order: Order) -> Vec<PairCase> {
+/// `A ← α·op(B)` (β = 0, relabeling off) for an `m × n` A: B in `blocks[0]` blocks stored
+/// in `orders[0]` on the squarest grid of `size` ranks, A in `blocks[1]` blocks stored in
+/// `orders[1]` with leading dimension `lld` on the transposed grid.
+pub(crate) fn straight_case(
+    size: usize,
+    op: Op,
+    [m, n]: [usize; 2],
+    blocks: [[usize; 2]; 2],
+    orders: [Order; 2],
+    lld: Option<usize>,
+    alpha: u8,
+) -> Vec<PairCase> {
     let (pr, pc) = large_grid(size);
-    let (m, n) = (333, 290);
     let (sm, sn) = if op.transposes() { (n, m) } else { (m, n) };
-    let mut s = BlockCyclicSpec::new(sm, sn, 40, 40, pr, pc);
-    s.local_order = src_order;
-    let mut d = BlockCyclicSpec::new(m, n, 72, 56, pc, pr);
-    d.lld = Some(m + 3);
+    let mut s = BlockCyclicSpec::new(sm, sn, blocks[0][0], blocks[0][1], pr, pc);
+    s.local_order = orders[0];
+    let mut d = BlockCyclicSpec::new(m, n, blocks[1][0], blocks[1][1], pc, pr);
+    d.local_order = orders[1];
+    d.lld = lld;
     vec![PairCase {
         transform: Transform::new(
             BlockCyclic::new(s).unwrap().into(),
@@ -497,9 +504,19 @@ pub(crate) fn long_runs_case(size: usize, op: Op, src_order: Order) -> Vec<PairC
             op,
         )
         .with_relabeling(Relabeling::Off),
-        alpha: 1,
+        alpha,
         beta: 0,
     }]
+}
+
+/// A plain copy (α = 1, β = 0) whose packages, local copies and unpacking run over
+/// lines of 40–72 elements (whole cache lines for streaming stores): 333 × 290, 40 × 40
+/// blocks stored in `src_order` → 72 × 56 column-major blocks with a padded leading
+/// dimension, different grids, relabeling off.
+pub(crate) fn long_runs_case(size: usize, op: Op, src_order: Order) -> Vec<PairCase> {
+    let blocks = [[40, 40], [72, 56]];
+    let orders = [src_order, Order::ColMajor];
+    straight_case(size, op, [333, 290], blocks, orders, Some(336), 1)
 }
 
 /// FNV-1a of a string (to compare error messages across ranks).
