@@ -759,6 +759,11 @@ pub(crate) fn pack<T: Element>(out: &mut [u8], r: &PackRun, src: &[T], stream: b
         return;
     }
     for o in 0..r.outer {
+        // Lines of B a few strides ahead: a strided read misses the cache on every
+        // line and no hardware prefetcher follows strides across pages.
+        if o + PREFETCH_LINES < r.outer {
+            prefetch(&sb[(r.src + (o + PREFETCH_LINES) * r.ld) * s..][..r.inner * s]);
+        }
         let line = &sb[(r.src + o * r.ld) * s..][..r.inner * s];
         copy_run(
             &mut out[(r.dst + o * r.inner) * s..][..r.inner * s],
@@ -766,6 +771,27 @@ pub(crate) fn pack<T: Element>(out: &mut [u8], r: &PackRun, src: &[T], stream: b
             stream,
         );
     }
+}
+
+/// How many lines ahead strided packing prefetches.
+const PREFETCH_LINES: usize = 4;
+
+/// Asks the processor to bring the cache lines of `bytes` (up to 8 of them) into the
+/// cache (a hint; nothing on targets without one).
+#[inline(always)]
+fn prefetch(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in bytes.chunks(64).take(8) {
+        // SAFETY: a prefetch only hints; the address is inside `bytes`; SSE is
+        // baseline on x86-64.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                line.as_ptr().cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
 }
 
 /// Packs a transposing run: gathers with stride `step` and writes dense lines.
