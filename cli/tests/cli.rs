@@ -455,7 +455,7 @@ fn map_compares_every_strategy_and_exports_the_chosen_mapping() {
     )
     .unwrap();
     let p = copr_mapping::Pattern::grid(
-        &copr_mapping::GridSpec::new(vec![32, 32], vec![true, true], vec![1 << 20; 2]).unwrap(),
+        &copr_mapping::CartGrid::new(vec![32, 32], vec![true, true], vec![1 << 20; 2]).unwrap(),
     )
     .unwrap();
     let m = copr_mapping::evaluate(&p, &machine, &map);

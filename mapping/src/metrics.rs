@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::machine::MapMachine;
-use super::pattern::{GridSpec, Pattern};
+use super::pattern::{CartGrid, Pattern};
 use copr::lap::Perm;
 
 /// Load of one direction class of links (`x+`, `y-`, … on a torus).
@@ -76,10 +76,10 @@ pub struct Metrics {
 ///
 /// ```
 /// use copr::lap::Perm;
-/// use copr_mapping::{evaluate, GridSpec, MapMachine, Pattern};
+/// use copr_mapping::{evaluate, CartGrid, MapMachine, Pattern};
 /// use copr_topology::{Torus, TorusParams};
 /// // a ring of 4 tasks on a ring of 4 nodes, 10 bytes each way
-/// let p = Pattern::grid(&GridSpec::new(vec![4], vec![true], vec![10]).unwrap()).unwrap();
+/// let p = Pattern::grid(&CartGrid::new(vec![4], vec![true], vec![10]).unwrap()).unwrap();
 /// let m = MapMachine::torus(Torus::full(TorusParams::new(vec![4])).unwrap(), 1).unwrap();
 /// let packed = evaluate(&p, &m, &Perm::identity(4));
 /// assert_eq!(packed.hop_bytes, 80);
@@ -249,7 +249,7 @@ fn active_grid_bound(p: &Pattern, m: &MapMachine) -> u128 {
 }
 
 /// [`hop_bytes_bound`] with the pattern's grid (if any) given.
-fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&GridSpec>) -> u128 {
+fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&CartGrid>) -> u128 {
     if m.nodes() <= 1 {
         return 0;
     }
@@ -345,7 +345,7 @@ fn grid_node_bound(dims: &[usize], periodic: &[bool], bytes: &[u64], k: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pattern::GridSpec;
+    use crate::pattern::CartGrid;
     use copr_topology::{Torus, TorusParams};
 
     fn torus(dims: Vec<u32>, rpn: usize) -> MapMachine {
@@ -356,7 +356,7 @@ mod tests {
     fn hand_computed_2x2_on_two_nodes() {
         // 2x2 periodic grid, dimension 0 messages 1 byte, dimension 1 messages 100
         // bytes. Extent 2 and periodic: each task sends twice to the same neighbour.
-        let g = GridSpec::new(vec![2, 2], vec![true, true], vec![1, 100]).unwrap();
+        let g = CartGrid::new(vec![2, 2], vec![true, true], vec![1, 100]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         let m = torus(vec![2], 2);
         // packed: tasks 0,1 (row 0) on node 0, tasks 2,3 on node 1: only the column
@@ -398,7 +398,7 @@ mod tests {
     fn bound_never_exceeds_brute_force_optimum() {
         // every mapping of a 2x4 periodic grid onto 4 nodes x 2: HB >= bound, and the
         // bound is reached by some mapping
-        let g = GridSpec::new(vec![2, 4], vec![true, true], vec![3, 5]).unwrap();
+        let g = CartGrid::new(vec![2, 4], vec![true, true], vec![3, 5]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         let m = torus(vec![4], 2);
         let mut best = u128::MAX;

@@ -2,7 +2,7 @@
 //!
 //! A [`Pattern`] is a list of directed messages between `n` tasks (task `i` is the
 //! process that takes rank `i` of the reordered communicator). It comes from a
-//! Cartesian grid ([`GridSpec`]), a weighted graph file ([`Pattern::from_file`]), or the
+//! Cartesian grid ([`CartGrid`]), a weighted graph file ([`Pattern::from_file`]), or the
 //! volume matrix of a copr reshuffle ([`Pattern::from_volumes`]).
 
 use std::collections::BTreeMap;
@@ -45,16 +45,16 @@ pub struct Edge {
 /// wraparound the tasks on the border have one neighbour in that dimension).
 ///
 /// ```
-/// use copr_mapping::{GridSpec, Pattern};
+/// use copr_mapping::{CartGrid, Pattern};
 /// // a 4 x 4 torus grid, row messages (along dimension 1) 3x column messages
-/// let g = GridSpec::new(vec![4, 4], vec![true, true], vec![100, 300]).unwrap();
+/// let g = CartGrid::new(vec![4, 4], vec![true, true], vec![100, 300]).unwrap();
 /// let p = Pattern::grid(&g).unwrap();
 /// assert_eq!(p.tasks(), 16);
 /// assert_eq!(p.edges().len(), 16 * 4);
 /// assert_eq!(p.total_bytes(), 16 * (2 * 100 + 2 * 300));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GridSpec {
+pub struct CartGrid {
     /// Extent of each dimension (1 to 3 dimensions).
     pub dims: Vec<usize>,
     /// Whether each dimension wraps around.
@@ -63,7 +63,7 @@ pub struct GridSpec {
     pub bytes: Vec<u64>,
 }
 
-impl GridSpec {
+impl CartGrid {
     /// A checked grid description.
     ///
     /// # Errors
@@ -79,10 +79,10 @@ impl GridSpec {
         Ok(g)
     }
 
-    /// Checks the description (see [`GridSpec::new`]).
+    /// Checks the description (see [`CartGrid::new`]).
     ///
     /// # Errors
-    /// As [`GridSpec::new`].
+    /// As [`CartGrid::new`].
     pub fn validate(&self) -> Result<()> {
         let n = self.dims.len();
         if n == 0 || n > 3 {
@@ -148,7 +148,10 @@ impl GridSpec {
 pub struct Pattern {
     tasks: usize,
     edges: Vec<Edge>,
-    grid: Option<GridSpec>,
+    grid: Option<CartGrid>,
+    /// The process grid the tasks form when their traffic is not the grid's neighbour
+    /// exchange (an [`crate::Algorithm`]'s pattern).
+    shape: Option<CartGrid>,
     description: String,
 }
 
@@ -186,15 +189,16 @@ impl Pattern {
             tasks,
             edges: merge(edges)?,
             grid: None,
+            shape: None,
             description,
         })
     }
 
-    /// The pattern of a Cartesian grid (see [`GridSpec`]).
+    /// The pattern of a Cartesian grid (see [`CartGrid`]).
     ///
     /// # Errors
-    /// An invalid grid ([`GridSpec::validate`]).
-    pub fn grid(g: &GridSpec) -> Result<Self> {
+    /// An invalid grid ([`CartGrid::validate`]).
+    pub fn grid(g: &CartGrid) -> Result<Self> {
         g.validate()?;
         let n = g.tasks();
         let mut edges = Vec::with_capacity(n * 2 * g.dims.len());
@@ -275,6 +279,7 @@ impl Pattern {
         )?;
         if slots == self.tasks {
             p.grid.clone_from(&self.grid);
+            p.shape.clone_from(&self.shape);
             p.description.clone_from(&self.description);
         }
         Ok(p)
@@ -407,8 +412,21 @@ impl Pattern {
     }
 
     /// The grid, when the pattern is a Cartesian grid.
-    pub fn grid_spec(&self) -> Option<&GridSpec> {
+    pub fn grid_spec(&self) -> Option<&CartGrid> {
         self.grid.as_ref()
+    }
+
+    /// The process grid the tasks form: the grid of a grid pattern, or the grid an
+    /// algorithm's pattern ([`Pattern::algorithm`]) runs on (whose messages are not the
+    /// neighbour exchange); what the strategies that follow a grid's geometry (tiles,
+    /// Hilbert) use.
+    pub fn shape(&self) -> Option<&CartGrid> {
+        self.grid.as_ref().or(self.shape.as_ref())
+    }
+
+    /// Sets the grid the tasks form without claiming the grid's neighbour traffic.
+    pub(crate) fn set_shape(&mut self, g: CartGrid) {
+        self.shape = Some(g);
     }
 
     /// A one-line description.
@@ -544,7 +562,7 @@ mod tests {
 
     #[test]
     fn grid_neighbours_periodic_and_not() {
-        let g = GridSpec::new(vec![3, 4], vec![false, true], vec![5, 7]).unwrap();
+        let g = CartGrid::new(vec![3, 4], vec![false, true], vec![5, 7]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         // task 0 = (0,0): down (1,0) = 4 bytes 5; no up; left (0,3) = 3, right (0,1) = 1
         let out0: Vec<(u32, u64)> = p
@@ -560,7 +578,7 @@ mod tests {
 
     #[test]
     fn extent_two_merges_both_directions() {
-        let g = GridSpec::new(vec![2], vec![true], vec![10]).unwrap();
+        let g = CartGrid::new(vec![2], vec![true], vec![10]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         assert_eq!(
             p.edges(),
