@@ -205,7 +205,10 @@ pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
 ///
 /// * **per task**: with `k` slots per node, a task shares its node with at most
 ///   `k − 1` others, so at least its out-bytes minus its `k − 1` largest messages
-///   leave the node;
+///   leave the node; and, counted by pairs, at most `½·Σ_t S_t` bytes stay inside
+///   nodes, `S_t` the bytes (both ways) of task `t`'s `k − 1` heaviest pairs (the
+///   pairs sharing a node form a subgraph of degree at most `k − 1`), so at least
+///   the total minus that leaves them;
 /// * **per node, for grids**: the bytes leaving a node holding `k` cells of a grid are
 ///   at least `Σ_d c_d·w_d·(A_d − F_d)`, where `A_d` is the number of grid lines along
 ///   dimension `d` the set meets, `F_d` of them may be full (`F_d·len_d + (A_d − F_d)
@@ -254,7 +257,7 @@ fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&CartGrid>) -> u128 
         return 0;
     }
     let k = m.ranks_per_node();
-    let per_task = task_bound(p, k);
+    let per_task = task_bound(p, k).max(pair_bound(p, k));
     let per_grid = grid.map_or(0, |g| {
         let full = p.tasks() / k;
         let rest = p.tasks() % k;
@@ -266,6 +269,30 @@ fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&CartGrid>) -> u128 
         }
     });
     per_task.max(per_grid)
+}
+
+/// The most node-sized groups can keep inside nodes, relaxed pair by pair: the pairs
+/// of tasks that share a node form a subgraph in which every task has at most `k − 1`
+/// partners, so the bytes it keeps inside its node are at most `S_t`, the sum of its
+/// `k − 1` heaviest pairs (bytes both ways). Every kept pair is counted at both of its
+/// tasks, so at most `½·Σ_t S_t` bytes stay inside nodes, and at least
+/// `total − ⌊½·Σ_t S_t⌋` cross a link (one hop or more).
+///
+/// # Complexity
+/// `O(m log m)` for `m` messages.
+fn pair_bound(p: &Pattern, k: usize) -> u128 {
+    let (off, adj) = p.undirected();
+    let mut kept2 = 0u128;
+    let mut w: Vec<u64> = Vec::new();
+    for t in 0..p.tasks() {
+        w.clear();
+        w.extend(adj[off[t]..off[t + 1]].iter().map(|&(_, b)| b));
+        if w.len() >= k {
+            w.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+        }
+        kept2 += w.iter().take(k - 1).map(|&b| u128::from(b)).sum::<u128>();
+    }
+    p.total_bytes().saturating_sub(kept2 / 2)
 }
 
 fn task_bound(p: &Pattern, k: usize) -> u128 {

@@ -348,3 +348,40 @@ fn ecmp_splits_messages_over_the_fat_trees_shortest_paths() {
     .unwrap();
     assert!(ecmp_link_loads(&p, &tor, &Perm::from_forward((0..4).collect()).unwrap()).is_none());
 }
+
+/// The pair relaxation of the graph bound: at most half of `Σ_t` (bytes of `t`'s
+/// `k − 1` heaviest pairs) stays inside nodes. By hand, then against every mapping.
+#[test]
+fn graph_bound_by_pairs_is_below_the_optimum_and_counts_in_messages() {
+    // a -> b and c -> b, 10 bytes each, d silent; 2 nodes x 2 slots, one hop apart.
+    // Per sender (each drops its one largest message): 0. By pairs: a, b, c keep at
+    // most 10 each, so at most 15 stays inside and at least 5 leaves (the optimum: 10).
+    let e = |src, dst, bytes| Edge { src, dst, bytes };
+    let p = Pattern::from_edges(4, vec![e(0, 1, 10), e(2, 1, 10)], "v".into()).unwrap();
+    let m = MapMachine::flat(2, 2).unwrap();
+    assert_eq!(hop_bytes_bound(&p, &m), 5);
+    for seed in 11..=13 {
+        let p = random_graph(8, seed);
+        for m in [
+            MapMachine::flat(4, 2).unwrap(),
+            MapMachine::flat(2, 4).unwrap(),
+            torus(vec![4], 2),
+            torus(vec![2], 4),
+        ] {
+            let bound = hop_bytes_bound(&p, &m);
+            let mut best = u128::MAX;
+            let hops =
+                |a: usize, b: usize| u128::from(m.hops(m.node_of_slot(a), m.node_of_slot(b)));
+            all_perms(8, &mut |f| {
+                let hb: u128 = p
+                    .edges()
+                    .iter()
+                    .map(|e| u128::from(e.bytes) * hops(f[e.src as usize], f[e.dst as usize]))
+                    .sum();
+                best = best.min(hb);
+            });
+            assert!(bound <= best, "seed {seed}: bound {bound} > optimum {best}");
+            assert!(bound > 0, "seed {seed}: a dense graph has a bound");
+        }
+    }
+}
