@@ -8,6 +8,8 @@
 //! cargo bench --bench mapping -- --cases b,g     # some cases
 //! cargo bench --bench mapping -- --cases i       # grid algorithms (Cannon, Fox, Snyder,
 //!                                                # SUMMA) at p = 1024, SimGrid judge
+//! cargo bench --bench mapping -- --quick --cases j  # graphs of 2048-16 384 tasks
+//! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! ```
 //! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
@@ -238,6 +240,80 @@ fn algorithm_cases(out: &mut Vec<Case>, specs: &mut Vec<(String, AlgorithmSpec)>
             machine: m,
             target: t,
         });
+    }
+}
+
+/// The large graph cases (j): unstructured-mesh subdomain graphs (2-D, 3-D), the SpMV
+/// graph of a row-partitioned sparse matrix and a power-law graph at 4096 tasks (8x8x4
+/// torus x 16) and 16 384 tasks (16x8x8 x 16), and a mesh and a power-law graph of
+/// 2048 tasks on the k = 8 fat tree x 16.
+fn large_graph_cases(out: &mut Vec<Case>) {
+    let graphs = |n: usize| {
+        vec![
+            ("mesh 2-D subdomains", graphs::mesh(n, 2, 4001)),
+            ("mesh 3-D subdomains", graphs::mesh(n, 3, 4002)),
+            ("SpMV, rows partitioned", graphs::spmv(n, 4003)),
+            ("power-law (BA, m = 3)", graphs::power_law(n, 3, 4004)),
+        ]
+    };
+    for (n, dims) in [(4096, [8u32, 8, 4]), (16384, [16, 8, 8])] {
+        for (what, e) in graphs(n) {
+            out.push(Case {
+                name: format!(
+                    "(j) {what}, {n} tasks, on {}x{}x{} x 16",
+                    dims[0], dims[1], dims[2]
+                ),
+                pattern: from_edges(n, e, what),
+                machine: torus(&dims, None, 16),
+                target: scotch::ScotchTarget::torus_cores(
+                    &dims.iter().map(|&d| d as usize).collect::<Vec<_>>(),
+                    16,
+                ),
+            });
+        }
+    }
+    for (what, e) in [
+        ("mesh 2-D subdomains", graphs::mesh(2048, 2, 4005)),
+        ("power-law (BA, m = 3)", graphs::power_law(2048, 3, 4006)),
+    ] {
+        let (m, t) = fat_tree(8, 16);
+        out.push(Case {
+            name: format!("(j) {what}, 2048 tasks, on fat tree k=8 (128 hosts) x 16"),
+            pattern: from_edges(2048, e, what),
+            machine: m,
+            target: t,
+        });
+    }
+}
+
+/// A 102 400-task graph (the 2-D mesh of subdomains) on 20x20x16 x 16: copr's optimiser
+/// at its default budget, wall time on one core, `rounds` times.
+fn large_graph_speed(rounds: usize) {
+    let n = 102_400;
+    let p = from_edges(n, graphs::mesh(n, 2, 4007), "mesh 2-D subdomains");
+    let m = torus(&[20, 20, 16], None, 16);
+    println!("\n#### Speed: mesh 2-D subdomains, {n} tasks, on 20x20x16 x 16 (default budget)\n");
+    println!("| round | copr optimiser s | hop-bytes MB | packed hop-bytes MB | max link µs | packed max link µs |");
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for r in 0..rounds {
+        let t0 = Instant::now();
+        let cmp = compare(
+            &p,
+            &m,
+            &[Strategy::Packed, Strategy::Optimised],
+            &Options::default(),
+            |_| {},
+        )
+        .unwrap();
+        let t = t0.elapsed().as_secs_f64();
+        let (o, pk) = (cmp.row("optimised").unwrap(), cmp.row("packed").unwrap());
+        println!(
+            "| {r} | {t:.2} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            mb(o.metrics.hop_bytes),
+            mb(pk.metrics.hop_bytes),
+            o.metrics.max_link_time * 1e6,
+            pk.metrics.max_link_time * 1e6
+        );
     }
 }
 
@@ -845,6 +921,10 @@ fn main() {
     if which.iter().any(|w| w == "i") {
         algorithm_cases(&mut cs, &mut specs);
     }
+    // the 2048-16 384-task graphs and the 102 400-task graph only when asked for
+    if which.iter().any(|w| w == "j") {
+        large_graph_cases(&mut cs);
+    }
     let sims = mapping_tables(&cs, &dir, &opts);
     if !quick {
         simulate(&cs, &sims, &dir);
@@ -852,6 +932,9 @@ fn main() {
         if which.is_empty() || which.iter().any(|w| w == "g") {
             speed(3, &dir);
         }
+    }
+    if which.iter().any(|w| w == "k") {
+        large_graph_speed(3);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use copr::error::{Error, Result};
 
-use super::pattern::{CartGrid, Edge, Pattern};
+use super::pattern::{CartGrid, Edge, Pattern, PatternError};
 
 /// An algorithm's pattern is built from at most this many messages (before pairs are
 /// merged): 2²⁶, 1 GiB of messages; a 4096-task square grid needs 3·4096·64 ≈ 786 000.
@@ -148,16 +148,18 @@ impl Pattern {
     /// (tiles, Hilbert), not its neighbour traffic.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for a non-square grid where the algorithm needs one, a zero
-    /// extent, or more than [`crate::MAX_TASKS`] tasks; [`Error::Limit`] above
+    /// [`PatternError::NotSquare`] for a non-square grid where the algorithm needs one,
+    /// [`CartGrid::new`]'s errors; [`Error::Limit`] above
     /// [`MAX_MESSAGES`] messages; an overflow of the bytes of a pair.
     pub fn algorithm(s: &AlgorithmSpec) -> Result<Pattern> {
         let (r, c) = (s.rows, s.cols);
         if s.algorithm.needs_square() && r != c {
-            return Err(Error::Mismatch(format!(
-                "--pattern {}: needs a square grid, got {r}x{c}",
-                s.algorithm.name()
-            )));
+            return Err(PatternError::NotSquare {
+                algorithm: s.algorithm.name(),
+                rows: r,
+                cols: c,
+            }
+            .into());
         }
         let shape = CartGrid::new(vec![r, c], vec![true, true], vec![s.block_bytes; 2])?;
         let n = (r * c) as u128;

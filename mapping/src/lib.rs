@@ -66,7 +66,7 @@ pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
 pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};
-pub use pattern::{pair_bytes, CartGrid, Edge, Pattern, MAX_TASKS};
+pub use pattern::{pair_bytes, CartGrid, Edge, Pattern, PatternError, MAX_TASKS};
 pub use recognise::{recognise_grid, HiddenGrid};
 pub use report::{against_default, compare, table, Comparison, Row};
 pub use strategy::{baseline, check_sizes, Strategy};
