@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench --bench lap`.
 
-mod common;
+use copr_testkit::lap as common;
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -6,8 +6,7 @@
 //! with no rank's buffer longer than its candidates.
 //! Exits non-zero on any mismatch.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+use copr_testkit::layouts as common;
 
 use std::sync::Arc;
 

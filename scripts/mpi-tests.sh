@@ -168,6 +168,15 @@ for n in 4 5 6; do
         || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
     timeout 300 "${MPIRUN[@]}" -x LD_PRELOAD="$unprefixed_lib" -n "$n" "$multigrid_plain" badctxt \
         2>"$capi_prefix/badctxt.err" || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+    echo "== contexts over process subsets invalid on one process, and on all of them, on $n ranks (relinked, preloaded)"
+    # (with all of them invalid, each call waits COPR_CONTEXT_WAIT seconds for a group)
+    for mode in badsub allbadsub; do
+        timeout 300 "${MPIRUN[@]}" -x COPR_CONTEXT_WAIT=0.2 -n "$n" "$multigrid_test" "$mode" \
+            2>"$capi_prefix/badctxt.err" || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+        timeout 300 "${MPIRUN[@]}" -x COPR_CONTEXT_WAIT=0.2 -x LD_PRELOAD="$unprefixed_lib" -n "$n" \
+            "$multigrid_plain" "$mode" 2>"$capi_prefix/badctxt.err" \
+            || { cat "$capi_prefix/badctxt.err" >&2; exit 1; }
+    done
     echo "== descriptors as ScaLAPACK and PBLAS read them (DTYPE unset, DTYPE = 2), on $n ranks (ScaLAPACK, relinked, preloaded)"
     timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_plain" descriptors
     timeout 300 "${MPIRUN[@]}" -n "$n" "$multigrid_test" descriptors 2>"$capi_prefix/desc.err" \

@@ -79,14 +79,6 @@ pub enum Error {
     /// A topology source is wrong (the message names file, line and field).
     #[error(transparent)]
     Topology(Box<copr_topology::TopologyError>),
-    /// Drawing a chart failed.
-    #[error("cannot draw {path}: {detail}")]
-    Plot {
-        /// The output file.
-        path: PathBuf,
-        /// What went wrong.
-        detail: String,
-    },
     /// Ranks passed different arguments to a collective call (layouts, operation,
     /// relabeling, element type or scalars); detected before any data moves.
     #[error(

@@ -86,6 +86,7 @@ pub mod sparse;
 pub use error::{Error, Result};
 pub mod layout;
 pub mod plan;
+pub mod rng;
 pub mod sweep;
 pub mod transport;
 pub mod volume;

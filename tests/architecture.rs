@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The top-level modules, lowest first. A module may use those before it.
-const LAYERS: [&str; 11] = [
+const LAYERS: [&str; 12] = [
     "error",
+    "rng",
     "files",
     "sparse",
     "lap",

@@ -1,6 +1,6 @@
 //! The reshuffle engine on 1–8 in-process ranks against a serial per-element reference.
 
-mod common;
+use copr_testkit::layouts as common;
 mod engine_cases;
 
 use copr::engine::{Job, Relabeling, ReshufflePlan, TargetContents, Transform};

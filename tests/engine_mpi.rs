@@ -8,7 +8,7 @@
 //! binary under `mpirun -n 1, 2, 3, 4, 7`. Exits non-zero on every rank if any rank
 //! found a mismatch.
 
-mod common;
+use copr_testkit::layouts as common;
 mod engine_cases;
 
 use copr::engine::{Relabeling, Transform};

@@ -1,6 +1,6 @@
 //! δ for every cost model: Lemma 1, brute-force optimality, distributed rows, packages.
 
-mod common;
+use copr_testkit::layouts as common;
 
 use copr::gain::{self, PackageInput, Packages, TransformKind};
 use copr::lap::Perm;

@@ -2,7 +2,7 @@
 //! model, within the stated bound for the others, and the certificate bounds the dense
 //! optimum (and a brute force on the smallest sizes).
 
-mod common;
+use copr_testkit::layouts as common;
 
 use std::path::Path;
 

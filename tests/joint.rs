@@ -2,7 +2,7 @@
 //! force (volume and cost models, 2 and 3 transforms, layouts on subsets of the ranks,
 //! fixed labels), and equal to the per-transform optimum for a batch of one.
 
-mod common;
+use copr_testkit::layouts as common;
 
 use common::{permutations, two_islands};
 use copr::gain::{self, PackageInput, Packages, TransformKind};

@@ -1,8 +1,7 @@
 //! Optimality tests of the linear-assignment solvers against a brute force and an
 //! independent solver (`pathfinding::kuhn_munkres`), plus the paper's Lemma 1.
 
-#[path = "../benches/common/mod.rs"]
-mod common;
+use copr_testkit::lap as common;
 
 use copr::lap::{
     assignment_value, brute_force_max, dense_max, dense_max_with, greedy_swaps, sparse_max,

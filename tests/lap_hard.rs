@@ -2,8 +2,7 @@
 //! with a fixed number of entries, few distinct weights, empty rows — against the dense
 //! solver and the independent Kuhn–Munkres of `pathfinding`.
 
-#[path = "../benches/common/mod.rs"]
-mod common;
+use copr_testkit::lap as common;
 
 use copr::lap::{assignment_value, dense_max, sparse_max, Perm};
 use copr::sparse::Csr;

@@ -1,6 +1,6 @@
 //! Volumes against a per-element serial reference.
 
-mod common;
+use copr_testkit::layouts as common;
 
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, GridSpec, Layout, Op, Order};
 use copr::volume::Volumes;

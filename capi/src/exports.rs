@@ -8,7 +8,9 @@
 //!
 //! Arguments copr only reads are `const`; the types and their order are ScaLAPACK's,
 //! so the calls link and behave the same. Every entry point is written out (no macro):
-//! cbindgen makes the header from these declarations as they stand in the source.
+//! cbindgen makes the header from these declarations as they stand in the source. The
+//! ScaLAPACK-named ones are checked at compile time against the one list of routines
+//! in [`crate::routines`], from which `copr-scalapack` makes its unprefixed names.
 //!
 //! # Safety (every entry point)
 //! ScaLAPACK's own contract: descriptors point to 9 ints; local buffers hold this

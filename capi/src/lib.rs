@@ -74,6 +74,9 @@ mod descriptor;
 #[cfg(feature = "mpi")]
 pub mod exports;
 #[cfg(feature = "mpi")]
+mod presence;
+#[cfg(feature = "mpi")]
 mod redist;
+pub mod routines;
 #[cfg(feature = "mpi")]
 mod state;

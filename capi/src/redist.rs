@@ -11,6 +11,7 @@ use copr::transport::Transport;
 
 use crate::blacs::{self, GridInfo};
 use crate::descriptor::{self, Reader};
+use crate::presence::{self, Verdict};
 use crate::state::{self, Comm, State};
 
 /// A bad argument, by ScaLAPACK's parameter number (1-based position in the call).
@@ -362,6 +363,13 @@ fn context_comm<'s>(
     };
     // SAFETY: a live context holding this process (just checked).
     let (raw, me) = unsafe { (blacs::communicator(ctxt), blacs::pnum(ctxt, row, col)) };
+    // the processes of the context meet before any collective (see crate::presence)
+    // SAFETY: BLACS's communicator of that context.
+    let members = unsafe { presence::world_ranks(raw) };
+    let world_rank = presence::world_rank();
+    if let Verdict::Fail(_) = state.presence.meet(&members, world_rank) {
+        return Err((me, Failed::Elsewhere));
+    }
     // SAFETY: BLACS's communicator of that context.
     let comm = unsafe { state.comm(raw) };
     let rank = comm.transport.rank();
@@ -380,15 +388,13 @@ fn context_comm<'s>(
 /// is `ctxt` (parameter `arg`, the context written `prefix ctxt` in messages), and
 /// the bad argument to report when `ctxt` is not a live context holding this process.
 ///
-/// Such a process cannot tell which processes take part, yet they wait for it in the
-/// call's first collective: it joins that collective on the communicator of
-/// `alternative` (a context that must be the same, such as DESCC's for `p?tran`)
-/// when that one holds it, else on `MPI_COMM_WORLD`, which meets the others when the
-/// context spans every process in rank order (copr serves such a context on a
-/// duplicate of `MPI_COMM_WORLD`). There it reports the error and every process
-/// returns it. For a context over fewer processes no process can tell this one's
-/// peers, and the call waits (on `MPI_COMM_WORLD` here). A context of -1 (BLACS's
-/// "not in this grid") says the process takes no part: it returns alone.
+/// Such a process cannot tell which processes take part, yet they wait for it: it
+/// joins the call on the communicator of `alternative` (a context that must be the
+/// same, such as DESCC's for `p?tran`) when that one holds it, and there reports the
+/// error with the others. Else it answers the group that waits for it, if one does
+/// within `COPR_CONTEXT_WAIT` seconds (see [`crate::presence`]), and returns its
+/// error; so do the processes of that group. A context of -1 (BLACS's "not in this
+/// grid") says the process takes no part: it returns alone at once.
 #[allow(clippy::type_complexity)]
 fn joined_comm<'s>(
     state: &'s mut State,
@@ -411,12 +417,10 @@ fn joined_comm<'s>(
         let (_, comm) = context_comm(state, other, arg, prefix)?;
         return Ok((None, comm, Some(refused)));
     }
-    if ctxt == -1 {
-        return Err((-1, Failed::Here(refused)));
+    if ctxt != -1 {
+        state.presence.refuse();
     }
-    // SAFETY: MPI_COMM_WORLD, of which every process is a member.
-    let comm = unsafe { state.comm(mpi::ffi::RSMPI_COMM_WORLD) };
-    Ok((None, comm, Some(refused)))
+    Err((-1, Failed::Here(refused)))
 }
 
 /// The call's one collective step before any data moves: every process's `mine`
@@ -636,92 +640,20 @@ pub(crate) unsafe fn redistribute<T: Element>(
         let ictxt_arg = if relabel.is_some() { 10 } else { 11 + shift };
         let (_, comm, stranger) = joined_comm(state, ictxt, (ictxt_arg, "ICTXT"), "", None)?;
         let refused = refused.or(stranger);
-        let rank = comm.transport.rank();
-        let rank_i = rank as i32;
+        let rank_i = comm.transport.rank() as i32;
 
         // this process's own checks, in ScaLAPACK's order of parameters
-        let a_args = Args::from(3 + shift, ["A", "IA", "JA", "DESCA"]);
-        let b_args = match relabel {
-            // IB = JB = 1 and M x N is B's whole size (checked first)
-            Some(_) => Args {
-                ptr: (7, "B"),
-                i: (0, "IB"),
-                j: (0, "JB"),
-                desc: (9, "DESCB"),
-            },
-            None => Args::from(7 + shift, ["B", "IB", "JB", "DESCB"]),
-        };
-        let mn = [(1 + shift, "M"), (2 + shift, "N")];
-        let local = (|| -> Result<Vec<Sides>, Bad> {
-            if let Some(e) = refused {
-                return Err(e);
-            }
-            let mut sides = Vec::with_capacity(live.len());
-            let mut spans: Vec<Span<T>> = Vec::new();
-            for &(k, c) in &live {
-                let (sa, sb) = check_copy(&c, (&a_args, &b_args), mn, relabel.is_some()).map_err(
-                    |mut e| {
-                        if batch {
-                            e.item = Some(k);
-                        }
-                        e
-                    },
-                )?;
-                spans.push((c.a, sa.as_ref().map_or(0, |s| s.len), k, false));
-                if relabel.is_none() {
-                    spans.push((c.b.cast_const(), sb.as_ref().map_or(0, |s| s.len), k, true));
-                }
-                sides.push((sa, sb));
-            }
-            if let Some((lenb, map)) = relabel {
-                let b = live[0].1.b;
-                if lenb < 0 {
-                    return Err(bad(8, "LENB", format!("{lenb} is negative")));
-                }
-                if lenb > 0 && b.is_null() {
-                    return Err(bad(7, "B", format!("null, but LENB = {lenb}")));
-                }
-                if lenb > 0 && (b as usize) % std::mem::align_of::<T>() != 0 {
-                    return Err(bad(7, "B", "not aligned for its element type"));
-                }
-                if map.is_null() {
-                    return Err(bad(11, "MAP", "null"));
-                }
-                spans.push((b.cast_const(), lenb as usize, 0, true));
-            }
-            if let Some(e) = overlapping(&spans, b_args.ptr, batch) {
-                return Err(e);
-            }
-            Ok(sides)
-        })();
-        let (mut err, sides) = match local {
-            Ok(sides) => (None, sides),
-            Err(e) => (Some(e), Vec::new()),
-        };
+        let args = CallArgs::of(shift, relabel.is_some());
+        let (mut err, sides) =
+            match refused.map_or_else(|| check_local(&live, &args, relabel, batch), Err) {
+                Ok(sides) => (None, sides),
+                Err(e) => (Some(e), Vec::new()),
+            };
 
         // a batch: the processes must agree on their verdicts and the number of copies
         // before they gather words about each
         if batch {
-            let mut words = vec![0u64; 2 * comm.transport.size()];
-            comm.transport
-                .all_gather(&[live.len() as u64, u64::from(err.is_some())], &mut words)
-                .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
-            if let Some(e) = err.take() {
-                return Err((rank_i, Failed::Here(e)));
-            }
-            if words.chunks_exact(2).any(|w| w[1] != 0) {
-                return Err((rank_i, Failed::Elsewhere));
-            }
-            let counts: Vec<u64> = words.iter().step_by(2).copied().collect();
-            if let Some(r) = counts.iter().position(|&c| c != counts[0]) {
-                return Err((
-                    rank_i,
-                    Failed::Everywhere(format!(
-                        "processes 0 and {r} of ICTXT pass {} and {} copies (counting those with M and N not 0)",
-                        counts[0], counts[r]
-                    )),
-                ));
-            }
+            agree_on_batch(&mut comm.transport, live.len(), err.take())?;
             if live.is_empty() {
                 return Ok(()); // nothing to copy anywhere
             }
@@ -729,7 +661,6 @@ pub(crate) unsafe fn redistribute<T: Element>(
 
         // one gather: every process's verdict, and for every copy M, N and where the
         // process is in each grid
-        const COPY_WORDS: usize = 2 + 2 * SIDE_WORDS;
         let mut mine = vec![u64::from(err.is_some())];
         for (i, &(_, c)) in live.iter().enumerate() {
             let (sa, sb) = sides
@@ -742,12 +673,173 @@ pub(crate) unsafe fn redistribute<T: Element>(
         let width = mine.len();
         let all = gather_verdicts(&mut comm.transport, &mine, err)?;
         let rows: Vec<&[u64]> = all.chunks_exact(width).collect();
+        let gathered = Gathered {
+            rows: &rows,
+            rank: comm.transport.rank(),
+            batch,
+            relabel: relabel.map(|(lenb, _)| lenb),
+        };
+        let (transforms, lens) = gathered.transforms(&live, &sides)?;
+        // SAFETY: pointers checked (aligned, not null where used), lengths within what
+        // ScaLAPACK requires the caller's buffers to hold (LENB for a relabeled B), and
+        // no written buffer shares memory with another of the call.
+        let mut jobs: Vec<Job<'_, T>> = live
+            .iter()
+            .zip(&lens)
+            .map(|(&(_, c), &(a_len, b_len))| unsafe {
+                Job::copy(source(c.a, a_len), target(c.b, b_len))
+            })
+            .collect();
+        let plan = comm
+            .cache
+            .execute(&mut comm.transport, &transforms, &mut jobs)
+            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+        if let Some((_, map)) = relabel {
+            // SAFETY: MAP holds P·Q ints (the caller's contract), checked not null.
+            unsafe { write_map(plan.target(0), map) }.map_err(|e| (rank_i, e))?;
+        }
+        Ok(())
+    })
+}
+
+/// Where each argument of a call is, for messages: A's and B's four arguments, M and N.
+struct CallArgs {
+    a: Args,
+    b: Args,
+    mn: [(u32, &'static str); 2],
+}
+
+impl CallArgs {
+    /// The arguments of `p?gemr2d` (`shift` 0) or of its batch (`shift` 1, after
+    /// COUNT), or of the relabeled copy (B whole: IB = JB = 1, checked first).
+    fn of(shift: u32, relabeled: bool) -> Self {
+        let b = if relabeled {
+            Args {
+                ptr: (7, "B"),
+                i: (0, "IB"),
+                j: (0, "JB"),
+                desc: (9, "DESCB"),
+            }
+        } else {
+            Args::from(7 + shift, ["B", "IB", "JB", "DESCB"])
+        };
+        Self {
+            a: Args::from(3 + shift, ["A", "IA", "JA", "DESCA"]),
+            b,
+            mn: [(1 + shift, "M"), (2 + shift, "N")],
+        }
+    }
+}
+
+/// This process's own checks of every copy with something to copy (`live`, with their
+/// indices in the batch), and of a relabeled call's B, LENB and MAP; then no written
+/// buffer may overlap another buffer of the call.
+fn check_local<T: Element>(
+    live: &[(usize, CopyArgs<T>)],
+    args: &CallArgs,
+    relabel: Option<(c_int, *mut c_int)>,
+    batch: bool,
+) -> Result<Vec<Sides>, Bad> {
+    let mut sides = Vec::with_capacity(live.len());
+    let mut spans: Vec<Span<T>> = Vec::new();
+    for &(k, c) in live {
+        let (sa, sb) =
+            check_copy(&c, (&args.a, &args.b), args.mn, relabel.is_some()).map_err(|mut e| {
+                if batch {
+                    e.item = Some(k);
+                }
+                e
+            })?;
+        spans.push((c.a, sa.as_ref().map_or(0, |s| s.len), k, false));
+        if relabel.is_none() {
+            spans.push((c.b.cast_const(), sb.as_ref().map_or(0, |s| s.len), k, true));
+        }
+        sides.push((sa, sb));
+    }
+    if let Some((lenb, map)) = relabel {
+        let b = live[0].1.b;
+        if lenb < 0 {
+            return Err(bad(8, "LENB", format!("{lenb} is negative")));
+        }
+        if lenb > 0 && b.is_null() {
+            return Err(bad(7, "B", format!("null, but LENB = {lenb}")));
+        }
+        if lenb > 0 && (b as usize) % std::mem::align_of::<T>() != 0 {
+            return Err(bad(7, "B", "not aligned for its element type"));
+        }
+        if map.is_null() {
+            return Err(bad(11, "MAP", "null"));
+        }
+        spans.push((b.cast_const(), lenb as usize, 0, true));
+    }
+    if let Some(e) = overlapping(&spans, args.b.ptr, batch) {
+        return Err(e);
+    }
+    Ok(sides)
+}
+
+/// A batch's first collective step: every process's count of copies and verdict
+/// (`err`, this process's bad argument), so that all return together when any found
+/// one and no process waits for copies another does not make.
+fn agree_on_batch(
+    transport: &mut dyn Transport,
+    count: usize,
+    err: Option<Bad>,
+) -> Result<(), (i32, Failed)> {
+    let rank_i = transport.rank() as i32;
+    let mut words = vec![0u64; 2 * transport.size()];
+    transport
+        .all_gather(&[count as u64, u64::from(err.is_some())], &mut words)
+        .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+    if let Some(e) = err {
+        return Err((rank_i, Failed::Here(e)));
+    }
+    if words.chunks_exact(2).any(|w| w[1] != 0) {
+        return Err((rank_i, Failed::Elsewhere));
+    }
+    let counts: Vec<u64> = words.iter().step_by(2).copied().collect();
+    if let Some(r) = counts.iter().position(|&c| c != counts[0]) {
+        return Err((
+            rank_i,
+            Failed::Everywhere(format!(
+                "processes 0 and {r} of ICTXT pass {} and {} copies (counting those with M and N not 0)",
+                counts[0], counts[r]
+            )),
+        ));
+    }
+    Ok(())
+}
+
+/// Every process's words about the copies (one row per process: verdict, then per
+/// copy M, N and its place in A's and B's grids), as gathered.
+struct Gathered<'r> {
+    rows: &'r [&'r [u64]],
+    rank: usize,
+    batch: bool,
+    /// LENB of a relabeled call.
+    relabel: Option<c_int>,
+}
+
+impl Gathered<'_> {
+    /// Words per copy in a row.
+    const COPY_WORDS: usize = 2 + 2 * SIDE_WORDS;
+
+    /// The transform of each copy and this process's (A, B) buffer lengths, after
+    /// checking that every process passes the same M and N and that the grids agree.
+    #[allow(clippy::type_complexity)]
+    fn transforms<T: Element>(
+        &self,
+        live: &[(usize, CopyArgs<T>)],
+        sides: &[Sides],
+    ) -> Result<(Vec<Transform>, Vec<(usize, usize)>), (i32, Failed)> {
+        let rows = self.rows;
+        let rank_i = self.rank as i32;
         let everywhere = |e: String| (rank_i, Failed::Everywhere(e));
         let mut transforms = Vec::with_capacity(live.len());
         let mut lens = Vec::with_capacity(live.len());
         for (i, &(k, c)) in live.iter().enumerate() {
-            let at = 1 + i * COPY_WORDS;
-            let item = if batch {
+            let at = 1 + i * Self::COPY_WORDS;
+            let item = if self.batch {
                 format!(" of copy {k}")
             } else {
                 String::new()
@@ -782,16 +874,16 @@ pub(crate) unsafe fn redistribute<T: Element>(
             let b_lld = sb
                 .as_ref()
                 .map(|s| s.desc.lld)
-                .filter(|_| relabel.is_none());
+                .filter(|_| self.relabel.is_none());
             let b_layout =
                 gathered_layout(&side(1), shape, b_lld, &format!("B{item}")).map_err(everywhere)?;
-            let (a_len, b_len) = (a_layout.local_len(rank), b_layout.local_len(rank));
+            let (a_len, b_len) = (a_layout.local_len(self.rank), b_layout.local_len(self.rank));
             // the lengths this process checked its pointers for
             let checked = (
                 sa.as_ref().map_or(0, |s| s.len),
                 sb.as_ref().map_or(0, |s| s.len),
             );
-            if a_len != checked.0 || (relabel.is_none() && b_len != checked.1) {
+            if a_len != checked.0 || (self.relabel.is_none() && b_len != checked.1) {
                 return Err((
                     rank_i,
                     Failed::Engine(format!(
@@ -800,46 +892,38 @@ pub(crate) unsafe fn redistribute<T: Element>(
                 ));
             }
             let t = Transform::new(a_layout, b_layout, Op::Identity);
-            transforms.push(match relabel {
+            transforms.push(match self.relabel {
                 // B's old contents are overwritten everywhere: any relabeling is sound
                 Some(_) => t
                     .with_relabeling(Relabeling::Optimal)
                     .with_contents(TargetContents::Relabeled),
                 None => t.with_relabeling(Relabeling::Off),
             });
-            lens.push((a_len, relabel.map_or(b_len, |(lenb, _)| lenb as usize)));
+            lens.push((a_len, self.relabel.map_or(b_len, |lenb| lenb as usize)));
         }
-        // SAFETY: pointers checked (aligned, not null where used), lengths within what
-        // ScaLAPACK requires the caller's buffers to hold (LENB for a relabeled B), and
-        // no written buffer shares memory with another of the call.
-        let mut jobs: Vec<Job<'_, T>> = live
-            .iter()
-            .zip(&lens)
-            .map(|(&(_, c), &(a_len, b_len))| unsafe {
-                Job::copy(source(c.a, a_len), target(c.b, b_len))
-            })
-            .collect();
-        let plan = comm
-            .cache
-            .execute(&mut comm.transport, &transforms, &mut jobs)
-            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
-        if let Some((_, map)) = relabel {
-            let Layout::BlockCyclic(b) = plan.target(0) else {
-                return Err((
-                    rank_i,
-                    Failed::Engine("internal error: B is not block-cyclic".into()),
-                ));
-            };
-            let (p, q) = (b.spec().nprow, b.spec().npcol);
-            for r in 0..p {
-                for c in 0..q {
-                    // SAFETY: MAP holds P·Q ints (the caller's contract), not null.
-                    unsafe { map.add(r + c * p).write_unaligned(b.rank_at(r, c) as c_int) };
-                }
-            }
+        Ok((transforms, lens))
+    }
+}
+
+/// Writes MAP of a relabeled call: the process that holds each position of B's
+/// grid, column-major (`map[r + c·P]`).
+///
+/// # Safety
+/// `map` is not null and valid for P·Q writes of `c_int`.
+unsafe fn write_map(b: &Layout, map: *mut c_int) -> Result<(), Failed> {
+    let Layout::BlockCyclic(b) = b else {
+        return Err(Failed::Engine(
+            "internal error: B is not block-cyclic".into(),
+        ));
+    };
+    let (p, q) = (b.spec().nprow, b.spec().npcol);
+    for r in 0..p {
+        for c in 0..q {
+            // SAFETY: r + c·p < P·Q, within what the caller guarantees.
+            unsafe { map.add(r + c * p).write_unaligned(b.rank_at(r, c) as c_int) };
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 /// `sub(B) ← sub(A)` with ScaLAPACK's `p?gemr2d` arguments: [`redistribute`] of one
@@ -901,36 +985,12 @@ pub(crate) unsafe fn tran<T: Element>(
     descc: *const c_int,
 ) {
     run(routine, |state| {
-        // SAFETY: PBLAS's contract: descriptors of 9 ints, or 11 of type 2
-        let da = unsafe { descriptor::read(desca, Reader::Pblas) };
-        // SAFETY: as for DESCA
-        let dc = unsafe { descriptor::read(descc, Reader::Pblas) };
-        // a type PBLAS rejects still names the context (entry 2 of every type)
-        let ctxt_of = |d: *const c_int| {
-            // SAFETY: as for DESCA; not null
-            (!d.is_null()).then(|| unsafe { d.add(1).read_unaligned() })
-        };
-        let (da, da_err) = match da {
-            Ok(Some(d)) => (d, None),
-            Ok(None) => return Err((-1, Failed::Here(bad(7, "DESCA", "null")))),
-            Err(e) => {
-                let mut d = [0; 9];
-                d[1] = ctxt_of(desca).unwrap_or(-1);
-                (d, Some(bad(7, "DESCA", e)))
-            }
-        };
-        let (dc, dc_err) = match dc {
-            Ok(d) => (d, None),
-            Err(e) => (
-                ctxt_of(descc).map(|c| [0, c, 0, 0, 0, 0, 0, 0, 0]),
-                Some(bad(12, "DESCC", e)),
-            ),
-        };
-        let ctxt = da[1];
+        // SAFETY: PBLAS's contract for DESCA and DESCC.
+        let descs = unsafe { TranDescs::read(desca, descc) }?;
+        let ctxt = descs.a[1];
         let (info, comm, stranger) =
-            joined_comm(state, ctxt, (7, "DESCA"), "CTXT = ", dc.map(|d| d[1]))?;
+            joined_comm(state, ctxt, (7, "DESCA"), "CTXT = ", descs.c.map(|d| d[1]))?;
         let rank = comm.transport.rank();
-
         let local = (|| -> Result<Option<(Side, Side)>, Bad> {
             if m < 0 {
                 return Err(bad(1, "M", format!("{m} is negative")));
@@ -938,13 +998,13 @@ pub(crate) unsafe fn tran<T: Element>(
             if n < 0 {
                 return Err(bad(2, "N", format!("{n} is negative")));
             }
-            if let Some(e) = stranger.or(da_err).or(dc_err) {
+            if let Some(e) = stranger.or(descs.errors) {
                 return Err(e);
             }
             let Some(info) = info else {
                 return Err(bad(7, "DESCA", "internal error: no grid"));
             };
-            let Some(dc) = dc else {
+            let Some(dc) = descs.c else {
                 return Err(bad(12, "DESCC", "null"));
             };
             if dc[1] != ctxt {
@@ -962,7 +1022,7 @@ pub(crate) unsafe fn tran<T: Element>(
             let (mu, nu) = (m as usize, n as usize);
             let a_args = Args::from(4, ["A", "IA", "JA", "DESCA"]);
             let c_args = Args::from(9, ["C", "IC", "JC", "DESCC"]);
-            let sa = check_side(da, info, (ia, ja), (nu, mu), a, &a_args)?;
+            let sa = check_side(descs.a, info, (ia, ja), (nu, mu), a, &a_args)?;
             let sc = check_side(dc, info, (ic, jc), (mu, nu), c.cast_const(), &c_args)?;
             if overlap(a, sa.len, c.cast_const(), sc.len) {
                 return Err(bad(9, "C", "shares memory with A on this process"));
@@ -1002,38 +1062,15 @@ pub(crate) unsafe fn tran<T: Element>(
             return Ok(());
         }
         let (mu, nu) = (m as usize, n as usize);
-        let grid = sa.grid;
-        let ranks = grid.0 * grid.1;
-        // sub(A) (n x m) and sub(C) (m x n) with this process's LLD, on the context's
-        // grid, whose row-major positions are the ranks of its communicator
-        let side_layout = |s: &Side, rows: usize, cols: usize| -> Result<Layout, (i32, Failed)> {
-            let sub = Submatrix {
-                ia: s.i0,
-                ja: s.j0,
-                m: rows,
-                n: cols,
-            };
-            layout(&s.desc, grid, sub, Some(s.desc.lld), None, ranks)
-                .map(Layout::from)
-                .map_err(|e| (rank_i, Failed::Everywhere(e.to_string())))
+        let side_layout = |s: &Side, rows: usize, cols: usize| {
+            side_layout(s, sa.grid, (rows, cols)).map_err(|e| (rank_i, Failed::Everywhere(e)))
         };
         let c_layout = side_layout(&sc, mu, nu)?;
         // SAFETY: C checked (aligned, not null where used), its length within what
         // PBLAS requires the caller's buffer to hold, and apart from A.
         let dst = unsafe { target(c, c_layout.local_len(rank)) };
         if alpha0 {
-            for blk in c_layout.local_blocks(rank) {
-                for j in 0..blk.cols.len() {
-                    for i in 0..blk.rows.len() {
-                        let x = &mut dst[blk.index(i, j)];
-                        *x = if beta == T::zero() {
-                            T::zero()
-                        } else {
-                            beta.mul(*x)
-                        };
-                    }
-                }
-            }
+            scale(&c_layout, rank, dst, beta);
             return Ok(());
         }
         let a_layout = side_layout(&sa, nu, mu)?;
@@ -1057,6 +1094,90 @@ pub(crate) unsafe fn tran<T: Element>(
             .map(|_| ())
             .map_err(|e| (rank_i, Failed::Engine(e.to_string())))
     })
+}
+
+/// `p?tran`'s two descriptors as read: A's (its context in entry 2 even when the rest
+/// is refused, -1 when unknown), C's (`None` when null), and the first of their errors.
+struct TranDescs {
+    a: [i32; 9],
+    c: Option<[i32; 9]>,
+    errors: Option<Bad>,
+}
+
+impl TranDescs {
+    /// Reads DESCA (parameter 7) and DESCC (12); a null DESCA fails the call here.
+    ///
+    /// # Safety
+    /// PBLAS's contract: each descriptor null or 9 ints, or 11 of type 2.
+    unsafe fn read(desca: *const c_int, descc: *const c_int) -> Result<Self, (i32, Failed)> {
+        // SAFETY: the caller's contract.
+        let (da, dc) = unsafe {
+            (
+                descriptor::read(desca, Reader::Pblas),
+                descriptor::read(descc, Reader::Pblas),
+            )
+        };
+        // a type PBLAS rejects still names the context (entry 2 of every type)
+        let ctxt_of = |d: *const c_int| {
+            // SAFETY: the caller's contract; not null
+            (!d.is_null()).then(|| unsafe { d.add(1).read_unaligned() })
+        };
+        let (a, a_err) = match da {
+            Ok(Some(d)) => (d, None),
+            Ok(None) => return Err((-1, Failed::Here(bad(7, "DESCA", "null")))),
+            Err(e) => {
+                let mut d = [0; 9];
+                d[1] = ctxt_of(desca).unwrap_or(-1);
+                (d, Some(bad(7, "DESCA", e)))
+            }
+        };
+        let (c, c_err) = match dc {
+            Ok(d) => (d, None),
+            Err(e) => (
+                ctxt_of(descc).map(|c| [0, c, 0, 0, 0, 0, 0, 0, 0]),
+                Some(bad(12, "DESCC", e)),
+            ),
+        };
+        Ok(Self {
+            a,
+            c,
+            errors: a_err.or(c_err),
+        })
+    }
+}
+
+/// The layout of a checked submatrix of `rows x cols` with this process's LLD, on the
+/// context's `grid`, whose row-major positions are the ranks of its communicator.
+fn side_layout(
+    s: &Side,
+    grid: (usize, usize),
+    (rows, cols): (usize, usize),
+) -> Result<Layout, String> {
+    let sub = Submatrix {
+        ia: s.i0,
+        ja: s.j0,
+        m: rows,
+        n: cols,
+    };
+    layout(&s.desc, grid, sub, Some(s.desc.lld), None, grid.0 * grid.1)
+        .map(Layout::from)
+        .map_err(|e| e.to_string())
+}
+
+/// `C ← β·C` on this process's blocks of `c` (C set to 0 when β is 0, never read).
+fn scale<T: Element>(c: &Layout, rank: usize, dst: &mut [T], beta: T) {
+    for blk in c.local_blocks(rank) {
+        for j in 0..blk.cols.len() {
+            for i in 0..blk.rows.len() {
+                let x = &mut dst[blk.index(i, j)];
+                *x = if beta == T::zero() {
+                    T::zero()
+                } else {
+                    beta.mul(*x)
+                };
+            }
+        }
+    }
 }
 
 /// Reads the by-reference scalars of a Fortran-style call; a null one is reported

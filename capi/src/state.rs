@@ -10,6 +10,8 @@ use std::sync::{Mutex, MutexGuard, Once};
 
 use copr::engine::PlanCache;
 use copr::transport::MpiTransport;
+
+use crate::presence::Presence;
 use mpi::ffi::{self, MPI_Comm};
 use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, CommunicatorRelation, Group, SimpleCommunicator};
@@ -35,6 +37,8 @@ pub(crate) struct State {
     comms: Vec<Comm>,
     /// Calls on this process that returned with an error.
     pub(crate) errors: u64,
+    /// The meetings before each call ([`crate::presence`]).
+    pub(crate) presence: Presence,
 }
 
 // SAFETY: the MPI handles inside are process-wide values, not tied to the thread that
@@ -49,6 +53,7 @@ pub(crate) static CALLS: AtomicU64 = AtomicU64::new(0);
 static STATE: Mutex<State> = Mutex::new(State {
     comms: Vec::new(),
     errors: 0,
+    presence: Presence::new(),
 });
 
 /// The state, also after a panic was caught while it was held (a kept plan is only

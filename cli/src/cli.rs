@@ -12,6 +12,8 @@ use copr::sweep::{SweepConfig, SweepRow};
 use copr::Result;
 
 mod batch;
+mod layout_arg;
+mod sweep_cost;
 mod units;
 
 /// `copr --version`: the version, then the cargo features this binary was built with
@@ -45,7 +47,8 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Volumes and the optimal relabeling for the source/target layouts in a TOML or JSON file
-    /// (or for a batch of `[[transform]]` entries: independent and joint relabeling).
+    /// or given by `--source`/`--target` (or for a batch of `[[transform]]` entries:
+    /// independent and joint relabeling).
     Plan(PlanArgs),
     /// Remote volume before/after relabeling over a range of source block sizes
     /// (default: the COSTA paper's section 7.2 experiment).
@@ -236,8 +239,24 @@ pub(crate) struct TopoArgs {
 pub(crate) struct PlanArgs {
     /// Plan file: `source` and `target` layouts, `op`, `element_size`, `solver`, or a
     /// batch of `[[transform]]` entries (relabeled independently and jointly); `-`
-    /// reads standard input.
-    pub(crate) file: PathBuf,
+    /// reads standard input. Optional when `--source` and `--target` give the layouts.
+    pub(crate) file: Option<PathBuf>,
+    /// The source layout (B), as the plan file's `[source]` table on one line:
+    /// `KIND:FIELD=VALUE,…` with the file's kinds and fields, e.g.
+    /// `block-cyclic:m=10000,n=10000,mb=32,nb=32,nprow=2,npcol=4` or
+    /// `grid:row_splits=[0,5000,10000],col_splits=[0,10000],owners=[[0],[1]]`;
+    /// replaces the file's source.
+    #[arg(long, value_name = "LAYOUT")]
+    pub(crate) source: Option<String>,
+    /// The target layout (A), written as `--source`; replaces the file's target.
+    #[arg(long, value_name = "LAYOUT")]
+    pub(crate) target: Option<String>,
+    /// op in A ← op(B) (the file's `op`; default identity).
+    #[arg(long, value_enum)]
+    pub(crate) op: Option<OpArg>,
+    /// Bytes per element (the file's `element_size`; default 8).
+    #[arg(long)]
+    pub(crate) element_size: Option<usize>,
     /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
     #[arg(long, value_enum)]
     pub(crate) format: Option<FormatArg>,
@@ -343,6 +362,27 @@ impl From<SolverArg> for Solver {
     }
 }
 
+/// op on the command line.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum OpArg {
+    /// op(B) = B.
+    Identity,
+    /// op(B) = Bᵀ.
+    Transpose,
+    /// op(B) = Bᴴ.
+    ConjTranspose,
+}
+
+impl From<OpArg> for copr::layout::Op {
+    fn from(o: OpArg) -> Self {
+        match o {
+            OpArg::Identity => Self::Identity,
+            OpArg::Transpose => Self::Transpose,
+            OpArg::ConjTranspose => Self::ConjTranspose,
+        }
+    }
+}
+
 /// Grid numbering on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum OrderArg {
@@ -403,6 +443,11 @@ pub(crate) struct SweepArgs {
     /// Do not write the chart.
     #[arg(long, conflicts_with = "svg")]
     pub(crate) no_svg: bool,
+    /// Also price every block size under this cost-model config (as `copr plan --cost`:
+    /// the cost without relabeling, with the volume-optimal σ and with the cost-optimal
+    /// σ; f64 elements); the machine must place nprow × npcol ranks.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cost: Option<PathBuf>,
 }
 
 /// The chart `copr sweep` writes, if any: `--svg`, else `copr-sweep.svg` for the text
@@ -448,7 +493,7 @@ fn dims_arg(flag: &str, s: &str) -> Result<Vec<usize>> {
     s.split(['x', 'X', ','])
         .map(|d| {
             d.trim().parse::<usize>().map_err(|_| {
-                copr::Error::Mismatch(format!("--{flag} {s}: expected extents like 32x32"))
+                copr::Error::Argument(format!("--{flag} {s}: expected extents like 32x32"))
             })
         })
         .collect()
@@ -477,7 +522,7 @@ fn check_needs(a: &MapArgs) -> Result<()> {
         ),
     ];
     match needs.iter().find(|&&(_, given, _, has)| given && !has) {
-        Some((flag, _, needed, _)) => Err(copr::Error::Mismatch(format!(
+        Some((flag, _, needed, _)) => Err(copr::Error::Argument(format!(
             "{flag} describes the {} and needs {needed}",
             &needed[2..]
         ))),
@@ -573,7 +618,7 @@ fn map(a: MapArgs) -> Result<()> {
     }
     if let Some(list) = &a.nodes {
         let names = mapping::expand_nodelist(list)
-            .map_err(|e| copr::Error::Mismatch(format!("--nodes: {e}")))?;
+            .map_err(|e| copr::Error::Argument(format!("--nodes: {e}")))?;
         machine.set_node_names(names)?;
     }
     if !(a.budget.is_finite() && a.budget >= 0.0) {
@@ -590,7 +635,7 @@ fn map(a: MapArgs) -> Result<()> {
     let ranks = pattern.tasks();
     let pattern = if ranks < machine.slots() {
         if a.mpich_rank_order.is_some() {
-            return Err(copr::Error::Mismatch(format!(
+            return Err(copr::Error::Argument(format!(
                 "--mpich-rank-order: {ranks} tasks on {} slots leave slots empty, which \
                  MPICH_RANK_ORDER cannot say; use --rankfile or --slurm-hostfile",
                 machine.slots()
@@ -619,7 +664,7 @@ fn map(a: MapArgs) -> Result<()> {
     }
     let chosen = match a.export {
         Some(s) => cmp.row(s.name()).ok_or_else(|| {
-            copr::Error::Mismatch(format!(
+            copr::Error::Argument(format!(
                 "--export {}: that strategy did not run or does not apply here",
                 s.name()
             ))
@@ -718,15 +763,19 @@ fn placeholder_host_names(m: &copr_mapping::MapMachine) -> bool {
 }
 
 fn plan(a: PlanArgs) -> Result<()> {
-    let input = Input::read(&a.file, a.format)?;
-    if batch::is_batch(&input) {
-        return batch::run(&a, &input);
+    let input = match &a.file {
+        Some(f) => Some(Input::read(f, a.format)?),
+        None => None,
+    };
+    if let Some(input) = input.as_ref().filter(|i| batch::is_batch(i)) {
+        return batch::run(&a, input);
     }
-    let mut spec: PlanSpec = input.parse()?;
-    if let Some(s) = a.solver {
-        spec.solver = s.into();
-    }
-    let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(&a.file))?;
+    let (spec, file) = plan_spec(&a, input.as_ref())?;
+    let in_file = |e: copr::Error| match file {
+        Some(f) => e.in_file(f),
+        None => e,
+    };
+    let plan = Plan::from_spec(&spec).map_err(in_file)?;
     let report = plan.report(spec.element_size);
     let mut links = None;
     let cost = match &a.cost {
@@ -850,6 +899,63 @@ fn plan(a: PlanArgs) -> Result<()> {
         println!("chart            {}", path.display());
     }
     Ok(())
+}
+
+/// The single plan `copr plan` works on: the file's, with the layouts and fields the
+/// flags give in place of the file's; and the file's name while the file still holds a
+/// layout (for its errors).
+fn plan_spec<'a>(a: &PlanArgs, input: Option<&'a Input>) -> Result<(PlanSpec, Option<&'a Path>)> {
+    let source = a
+        .source
+        .as_deref()
+        .map(|s| layout_arg::parse_layout("--source", s))
+        .transpose()?;
+    let target = a
+        .target
+        .as_deref()
+        .map(|s| layout_arg::parse_layout("--target", s))
+        .transpose()?;
+    let mut spec = match (input, source, target) {
+        (Some(input), source, target) => {
+            // the whole file is read (its errors keep their lines), then the flags'
+            // layouts replace its own
+            let mut spec: PlanSpec = input.parse()?;
+            if let Some(s) = source {
+                spec.source = s;
+            }
+            if let Some(t) = target {
+                spec.target = t;
+            }
+            spec
+        }
+        (None, Some(source), Some(target)) => PlanSpec {
+            source,
+            target,
+            op: Default::default(),
+            element_size: 8,
+            solver: Default::default(),
+            alpha: 1.0,
+        },
+        (None, s, _) => {
+            return Err(copr::Error::Argument(format!(
+                "give a plan FILE, or both layouts: --{} is missing (e.g. copr plan --source block-cyclic:m=1000,n=1000,mb=32,nb=32,nprow=2,npcol=2 --target block-cyclic:m=1000,n=1000,mb=128,nb=128,nprow=2,npcol=2)",
+                if s.is_some() { "target" } else { "source" }
+            )))
+        }
+    };
+    if let Some(s) = a.solver {
+        spec.solver = s.into();
+    }
+    if let Some(o) = a.op {
+        spec.op = o.into();
+    }
+    if let Some(e) = a.element_size {
+        spec.element_size = e;
+    }
+    let file = input
+        .filter(|_| a.source.is_none() || a.target.is_none())
+        .map(|i| i.name.as_path());
+    Ok((spec, file))
 }
 
 /// One line on how the cost σ was found and what is proven about it.
@@ -1050,17 +1156,28 @@ fn sweep(a: SweepArgs) -> Result<()> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
+    let costs = match &a.cost {
+        Some(path) => Some(sweep_cost::price(&cfg, path)?),
+        None => None,
+    };
     if let Some(path) = &chart {
         crate::plot::sweep_chart(&rows, path)?;
     }
     if a.json {
-        println!("{}", serde_json::to_string(&rows).expect("rows serialise"));
+        let text = match &costs {
+            Some((_, c)) => serde_json::to_string(&sweep_cost::json_rows(&rows, c)),
+            None => serde_json::to_string(&rows),
+        };
+        println!("{}", text.expect("rows serialise"));
         if let Some(path) = &chart {
             eprintln!("copr: wrote the chart {}", path.display());
         }
         return Ok(());
     }
     print_sweep(&cfg, &rows, elapsed);
+    if let (Some((model, c)), Some(path)) = (&costs, &a.cost) {
+        sweep_cost::print(model, units::cost_unit(path), c);
+    }
     if let Some(path) = &chart {
         println!("chart: {}", path.display());
     }

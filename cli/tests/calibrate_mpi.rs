@@ -17,7 +17,12 @@
 //! - `mpirun -n 8 copr calibrate --emulate-nodes 4 --budget 6 --validate`: done within
 //!   the budget plus a fixed slack by the tool's own clock, every one of the 6 node
 //!   pairs measured, and the config's node × node matrix pricing each node pair's
-//!   ranks with that pair's written link.
+//!   ranks with that pair's written link;
+//! - `taskset -c 0 mpirun -n 4 copr calibrate --emulate-nodes 2 --budget 6`: four
+//!   ranks on one core, measurements that are mostly noise.
+//!
+//! In every run the implausible-measurement warnings on stderr are exactly those the
+//! written measurements call for, each printed once (not once per rank).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -98,9 +103,23 @@ fn calibrate(
     tag: &str,
     errs: &mut Vec<String>,
 ) -> Option<(PathBuf, String, Value)> {
+    calibrate_with(&["mpirun"], ranks, args, tag, errs)
+}
+
+/// [`calibrate`] started by `launcher` (`mpirun`, or `taskset -c 0 mpirun`); also
+/// checks that the warnings on stderr are the ones [`expected_warnings`] finds in the
+/// raw measurements, each printed once.
+fn calibrate_with(
+    launcher: &[&str],
+    ranks: usize,
+    args: &[&str],
+    tag: &str,
+    errs: &mut Vec<String>,
+) -> Option<(PathBuf, String, Value)> {
     let dir = temp_dir(tag);
     let n = ranks.to_string();
-    let out = Command::new("mpirun")
+    let out = Command::new(launcher[0])
+        .args(&launcher[1..])
         .args([
             "--allow-run-as-root",
             "--oversubscribe",
@@ -131,7 +150,80 @@ fn calibrate(
         &std::fs::read_to_string(dir.join("cal.raw.json")).expect("raw measurements written"),
     )
     .expect("raw measurements are JSON");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    warned_once(&raw, &stderr, tag, errs);
     Some((dir, stdout, raw))
+}
+
+/// The implausible-measurement warnings `copr calibrate` must print for the classes it
+/// wrote (worked out here from the documented rule: a class inside a node more than
+/// twice the other-node latency, a fit residual above 50 %), as line beginnings.
+fn expected_warnings(raw: &Value) -> Vec<String> {
+    let classes = raw["classes"].as_array().cloned().unwrap_or_default();
+    let name = |c: &Value| c["class"].as_str().unwrap_or("?").to_string();
+    let latency = |c: &Value| f(&c["latency"]["median"]);
+    let mut out = Vec::new();
+    if let Some(o) = classes.iter().find(|c| c["class"] == "other-node") {
+        for c in classes.iter().filter(|c| c["class"] != "other-node") {
+            if latency(c) > 2.0 * latency(o) {
+                out.push(format!("copr: warning: {} latency ", name(c)));
+            }
+        }
+    }
+    for c in &classes {
+        let worst = c["fit"]["residuals"]
+            .as_array()
+            .map(|r| r.iter().map(|x| f(x).abs()).fold(0.0, f64::max));
+        if worst.is_some_and(|w| w > 0.5) {
+            out.push(format!(
+                "copr: warning: {}: the bandwidth fit misses ",
+                name(c)
+            ));
+        }
+    }
+    out
+}
+
+/// Every expected warning once on stderr (rank 0 prints, the other ranks do not), and
+/// no other warning.
+fn warned_once(raw: &Value, stderr: &str, tag: &str, errs: &mut Vec<String>) {
+    let expected = expected_warnings(raw);
+    let printed: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("copr: warning: "))
+        .collect();
+    for w in &expected {
+        let n = printed.iter().filter(|l| l.starts_with(w.as_str())).count();
+        check(
+            n == 1,
+            &format!("{tag}: `{w}…` printed {n} times, expected once; stderr:\n{stderr}"),
+            errs,
+        );
+    }
+    check(
+        printed.len() == expected.len(),
+        &format!("{tag}: warnings {printed:?}, expected {expected:?}"),
+        errs,
+    );
+    println!(
+        "calibrate_mpi: {tag}: {} implausible-measurement warning(s), each printed once",
+        expected.len()
+    );
+}
+
+/// Four ranks squeezed onto one core (`taskset -c 0`): the ranks deschedule each other
+/// and the measurements are noise, which is what the warnings are for; whichever
+/// warnings the written measurements call for are printed, once each.
+fn one_core_run(errs: &mut Vec<String>) {
+    if let Some((dir, _, _)) = calibrate_with(
+        &["taskset", "-c", "0", "mpirun"],
+        4,
+        &["--emulate-nodes", "2", "--budget", "6"],
+        "one-core",
+        errs,
+    ) {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// The least Spearman ρ the validation must reach on 4 ranks as 2 emulated nodes
@@ -442,6 +534,7 @@ fn main() {
     if std::env::args().any(|a| a == "--mpirun") {
         full_run(&mut errs);
         small_budget_run(&mut errs);
+        one_core_run(&mut errs);
     }
     if errs.is_empty() {
         println!("calibrate_mpi: all checks passed");

@@ -73,6 +73,24 @@ fn plan_draws_an_svg() {
 }
 
 #[test]
+fn a_picture_that_cannot_be_written_is_one_line_naming_the_file() {
+    let svg = tmp("no-such-dir/plan.svg");
+    let out = copr(&[
+        "plan",
+        "data/plans/paper-b5000.toml",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(svg.to_str().unwrap()) && err.contains("cannot draw"),
+        "{err}"
+    );
+}
+
+#[test]
 fn sweep_json_has_the_documented_fields_and_writes_a_chart() {
     let svg = tmp("sweep.svg");
     let out = copr(&["sweep", "--json", "--svg", svg.to_str().unwrap()]);

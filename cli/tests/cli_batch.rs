@@ -2,22 +2,18 @@
 //! examples against what can be worked out by hand, and bad entries named in a
 //! one-line error with exit code 2.
 
+mod common;
+
+use common::copr;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use copr::lap::Perm;
 use copr::plan::{BatchSpec, PlanSpec};
 use copr::volume::Volumes;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-
-fn copr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_copr"))
-        .args(args)
-        .current_dir(ROOT)
-        .output()
-        .expect("copr runs")
-}
 
 fn json_of(args: &[&str]) -> serde_json::Value {
     let out = copr(args);
@@ -30,9 +26,7 @@ fn json_of(args: &[&str]) -> serde_json::Value {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-cli-batch-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+    common::tmp("copr-cli-batch", name)
 }
 
 /// Checks that a command failed with exit code 2 and one line on standard error,

@@ -1,23 +1,15 @@
 //! What a new user meets first: host names in the exports, the comparison with the
 //! launcher's default, line widths, units, byte sizes with units.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::copr;
 
-fn copr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_copr"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap()
-}
+use std::path::PathBuf;
+use std::process::Output;
 
 fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("copr-first-hour-{}-{name}", std::process::id()))
+    common::tmp("copr-first-hour", name)
 }
 
 fn ok(out: &Output) -> (String, String) {

@@ -9,6 +9,7 @@
 //! `COPR_FUZZ_ABSURD=N` (default 120) set the number of cases; `scripts/fuzz-surfaces.sh`
 //! runs the long version (3000 mutants), whose result is in `benches/RESULTS.md`.
 
+use copr::rng::SplitMix;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -19,19 +20,12 @@ const MEMORY_KB: u64 = 4 << 20;
 /// Wall-time cap of every run, seconds.
 const SECONDS: u32 = 20;
 
-/// A small seeded generator (SplitMix64).
-struct Rng(u64);
+/// The seeded generator, with a pick from a list of words.
+struct Rng(SplitMix);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n)
     }
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
         xs[self.below(xs.len())]
@@ -415,7 +409,7 @@ fn every_sample_file_is_a_seed() {
 fn mutated_sample_files_end_in_an_answer_or_one_error_line() {
     let data = common::data_copy("copr-fuzz-surfaces");
     let total = cases("COPR_FUZZ_MUTANTS", 200);
-    let mut rng = Rng(0x0063_6f70_7220_3330);
+    let mut rng = Rng(SplitMix(0x0063_6f70_7220_3330));
     let mut failures = Vec::new();
     let mut answers = 0;
     // the seeds themselves are answered (a seed that needs a cargo feature this build
@@ -648,7 +642,7 @@ fn absurd_machines_graphs_batches_and_flags() {
     std::fs::create_dir_all(&dir).unwrap();
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).to_path_buf();
     let total = cases("COPR_FUZZ_ABSURD", 120);
-    let mut rng = Rng(0x6162_7375_7264);
+    let mut rng = Rng(SplitMix(0x6162_7375_7264));
     let mut failures = Vec::new();
     let mut answers = 0;
     for k in 0..total {

@@ -224,7 +224,8 @@ fn readme_starts_with_the_main_job_and_the_test_suite_and_stays_short() {
     let index = std::fs::read_to_string(root().join("docs/README.md")).unwrap();
     for page in pages().iter().skip(1) {
         let f = page.file_name().unwrap().to_string_lossy().to_string();
-        if f != "README.md" {
+        // SUMMARY.md is the book's table of contents, not a page
+        if f != "README.md" && f != "SUMMARY.md" {
             assert!(
                 index.contains(&format!("({f})")),
                 "docs/README.md lacks {f}"
@@ -248,4 +249,62 @@ fn readme_starts_with_the_main_job_and_the_test_suite_and_stays_short() {
             );
         }
     }
+}
+
+/// The relative links of a Markdown text (`[text](target)`, without `#anchor`), and
+/// their lines; web addresses are left out.
+fn relative_links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut rest = line;
+        while let Some(k) = rest.find("](") {
+            rest = &rest[k + 2..];
+            let Some(end) = rest.find(')') else { break };
+            let target = rest[..end].split('#').next().unwrap_or("").trim();
+            if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
+                out.push((i + 1, target.to_string()));
+            }
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+/// `mdbook build docs` makes the guide a book: `docs/book.toml` reads the pages from
+/// `docs/` and `docs/SUMMARY.md` is its table of contents. Without running mdbook
+/// (installing it takes minutes), this checks that the summary lists every page of
+/// the guide once and that its links resolve (the pages' links are checked with the
+/// README's).
+#[test]
+fn the_book_lists_every_page_and_every_link_resolves() {
+    let docs = root().join("docs");
+    let book = std::fs::read_to_string(docs.join("book.toml")).expect("docs/book.toml");
+    assert!(book.contains("src = \".\""), "{book}");
+    let summary = std::fs::read_to_string(docs.join("SUMMARY.md")).expect("docs/SUMMARY.md");
+    let mut listed: Vec<String> = relative_links(&summary).into_iter().map(|l| l.1).collect();
+    let n = listed.len();
+    listed.sort();
+    listed.dedup();
+    assert_eq!(listed.len(), n, "a page listed twice in SUMMARY.md");
+    let all = pages();
+    let mut names: Vec<String> = all
+        .iter()
+        .filter(|p| p.parent() == Some(docs.as_path()))
+        .filter_map(|p| p.file_name()?.to_str().map(String::from))
+        .filter(|name| name != "SUMMARY.md")
+        .collect();
+    names.sort();
+    assert_eq!(listed, names, "SUMMARY.md against the pages in docs/");
+    // the pages' own links are checked with the README's above
+    let mut broken = Vec::new();
+    for (line, target) in relative_links(&summary) {
+        if !docs.join(&target).exists() {
+            broken.push(format!("docs/SUMMARY.md:{line}: {target}"));
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links that resolve to no file:\n{}",
+        broken.join("\n")
+    );
 }

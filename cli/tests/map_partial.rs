@@ -1,22 +1,15 @@
 //! `copr map` with fewer tasks than slots: the exports name only the job's ranks, each
 //! on its own slot, and MPICH_RANK_ORDER (which cannot leave slots empty) is refused.
 
+mod common;
+
+use common::copr;
+
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::process::Command;
-
-fn copr(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_copr"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .unwrap()
-}
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-map-partial-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+    common::tmp("copr-map-partial", name)
 }
 
 #[test]

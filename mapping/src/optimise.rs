@@ -44,6 +44,7 @@ use super::strategy::{
 };
 use copr::error::Result;
 use copr::lap::Perm;
+pub use copr::rng::SplitMix;
 
 /// Options of [`optimise`].
 #[derive(Debug, Clone)]
@@ -1278,29 +1279,6 @@ fn swap_tasks(slot: &mut [usize], at: &mut [usize], u: usize, x: usize) {
     slot[x] = su;
     at[sx] = u;
     at[su] = x;
-}
-
-/// SplitMix64: a small deterministic generator for the refinement order.
-#[derive(Debug, Clone)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Fisher–Yates shuffle.
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = (self.next_u64() % (i as u64 + 1)) as usize;
-            v.swap(i, j);
-        }
-    }
 }
 
 /// Bandwidth-weighted hop distance between nodes.

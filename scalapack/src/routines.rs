@@ -1,6 +1,8 @@
 //! The exported routines: each forwards its arguments to copr-capi's entry point of
-//! the same name with `copr_` in front. They are made by two macros: the argument
-//! lists are ScaLAPACK's, the same for every element type.
+//! the same name with `copr_` in front. They are made by two macros (the argument
+//! lists are ScaLAPACK's, the same for every element type) over copr-capi's list of
+//! routines (`copr_capi::for_each_routine!`), the list its own entry points are
+//! checked against.
 //!
 //! # Safety (every routine)
 //! ScaLAPACK's contract for the routine of that name (see copr-capi's `exports`).
@@ -10,7 +12,6 @@
 use std::ffi::c_int;
 
 use copr_capi::exports::*;
-use copr_capi::{CoprDcomplex, CoprScomplex};
 
 /// `Cp?gemr2d` and `p?gemr2d_` for one element type, served by copr's.
 macro_rules! gemr2d {
@@ -89,61 +90,4 @@ macro_rules! tran {
     };
 }
 
-gemr2d!(
-    Cpsgemr2d,
-    psgemr2d_,
-    copr_psgemr2d,
-    copr_psgemr2d_,
-    f32,
-    "real single precision"
-);
-gemr2d!(
-    Cpdgemr2d,
-    pdgemr2d_,
-    copr_pdgemr2d,
-    copr_pdgemr2d_,
-    f64,
-    "real double precision"
-);
-gemr2d!(
-    Cpcgemr2d,
-    pcgemr2d_,
-    copr_pcgemr2d,
-    copr_pcgemr2d_,
-    CoprScomplex,
-    "complex single precision"
-);
-gemr2d!(
-    Cpzgemr2d,
-    pzgemr2d_,
-    copr_pzgemr2d,
-    copr_pzgemr2d_,
-    CoprDcomplex,
-    "complex double precision"
-);
-tran!(pstran_, copr_pstran_, f32, "real single precision");
-tran!(pdtran_, copr_pdtran_, f64, "real double precision");
-tran!(
-    pctranu_,
-    copr_pctranu_,
-    f32,
-    "complex single precision as pairs of floats"
-);
-tran!(
-    pctranc_,
-    copr_pctranc_,
-    f32,
-    "complex single precision, conjugate transpose"
-);
-tran!(
-    pztranu_,
-    copr_pztranu_,
-    f64,
-    "complex double precision as pairs of doubles"
-);
-tran!(
-    pztranc_,
-    copr_pztranc_,
-    f64,
-    "complex double precision, conjugate transpose"
-);
+copr_capi::for_each_routine!(gemr2d, tran);

@@ -10,9 +10,11 @@
  *   mpirun -n P multigrid_test stress K [S] K random calls over random grids and subsets
  *                                          (S: another seed)
  *   mpirun -n P multigrid_test badctxt     a context invalid on exactly one process
+ *   mpirun -n P multigrid_test badsub      contexts over subsets, invalid on one process
+ *   mpirun -n P multigrid_test allbadsub   ... invalid on every process of the subset
  *   mpirun -n P multigrid_test descriptors descriptors as ScaLAPACK and PBLAS read them
  *
- * badctxt needs copr (ScaLAPACK aborts on a bad context): every process must return
+ * badctxt, badsub and allbadsub need copr (ScaLAPACK aborts on a bad context): every process must return
  * from each call with its data unchanged, and copr's error counter (looked up with
  * dlsym) must have grown by one per call on every process.
  *
@@ -314,6 +316,77 @@ static void badctxt(grid all) {
     }
 }
 
+/* contexts over a random subset of the processes (the others make the grids and call
+ * nothing), invalid on one process of the subset or, with all_bad, on every one: every
+ * process of the subset returns from each call with its data unchanged and copr counts
+ * one error per call there (with all_bad each waits COPR_CONTEXT_WAIT seconds for a
+ * group that expects it, and none does) */
+static void badsub(int all_bad) {
+    uint64_t (*errors)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "copr_capi_errors");
+    int k, li, lj, i, j, map[64];
+    if (!errors) {
+        if (me == 0) fprintf(stderr, "badsub: copr is not loaded (copr_capi_errors)\n");
+        exit(2);
+    }
+    if (np < 3) {
+        if (me == 0) fprintf(stderr, "badsub: needs 3 processes or more\n");
+        exit(2);
+    }
+    for (k = 0; k < 2 * np; k++) {
+        int s = 2 + rnd(np - 2), one = 1;
+        subset(map, s);
+        int who = map[rnd(s)], bad = all_bad || me == who;
+        grid ga = make_grid(map, 1, s), gb = make_grid(map, s, 1), gu = make_grid(map, s, 1);
+        int m = 20 + rnd(30), n = 20 + rnd(30);
+        matrix a = make(ga, m, n, 1 + rnd(8), 1 + rnd(8), 0, 0, 1, 0);
+        matrix b = make(gb, m, n, 1 + rnd(8), 1 + rnd(8), 0, 0, 2, 0);
+        matrix c = make(ga, n, m, 3, 2, 0, 0, 4, 0);
+        uint64_t gemr = 1, tran = 1, before;
+        if (gu.row >= 0) {
+            int ictxt = bad ? gu.ctxt + 1000 : gu.ctxt; /* not a context */
+            before = errors();
+            pdgemr2d_(&m, &n, a.x, &one, &one, a.desc, b.x, &one, &one, b.desc, &ictxt);
+            gemr = errors() - before;
+        }
+        if (ga.row >= 0) {
+            /* both of pdtran_'s contexts invalid: no other context names the group */
+            double alpha = 1.0, beta = 0.0;
+            int sa = a.desc[1], sc = c.desc[1];
+            if (bad) a.desc[1] = c.desc[1] = ga.ctxt + 1000;
+            before = errors();
+            pdtran_(&n, &m, &alpha, a.x, &one, &one, a.desc, &beta, c.x, &one, &one, c.desc);
+            tran = errors() - before;
+            a.desc[1] = sa;
+            c.desc[1] = sc;
+        }
+        if (gemr != 1 || tran != 1) {
+            failures++;
+            fprintf(stderr, "process %d, badsub case %d: copr counted %llu and %llu errors, not 1\n",
+                    me, k, (unsigned long long)gemr, (unsigned long long)tran);
+        }
+        for (lj = 0; lj < b.locc; lj++)
+            for (li = 0; li < b.locr; li++) {
+                global(&b, li, lj, &i, &j);
+                if (b.x[li + (size_t)lj * b.desc[8]] != value(i, j, 2))
+                    fail("badsub pdgemr2d_ (B changed)", k, i, j, b.x[li + (size_t)lj * b.desc[8]],
+                         value(i, j, 2));
+            }
+        for (lj = 0; lj < c.locc; lj++)
+            for (li = 0; li < c.locr; li++) {
+                global(&c, li, lj, &i, &j);
+                if (c.x[li + (size_t)lj * c.desc[8]] != value(i, j, 4))
+                    fail("badsub pdtran_ (C changed)", k, i, j, c.x[li + (size_t)lj * c.desc[8]],
+                         value(i, j, 4));
+            }
+        free(a.x);
+        free(b.x);
+        free(c.x);
+        release(ga);
+        release(gb);
+        release(gu);
+    }
+}
+
 /* descriptors as ScaLAPACK and PBLAS accept them: pdgemr2d_ ignores DTYPE (here
  * garbage on every process but the first), pdtran_ takes PBLAS's 11-entry descriptors
  * (DTYPE = 2, first block IMB x INB); with copr loaded, a DTYPE PBLAS rejects is an
@@ -401,10 +474,14 @@ int main(int argc, char **argv) {
     }
     else if (!strcmp(mode, "badctxt"))
         badctxt(all);
+    else if (!strcmp(mode, "badsub"))
+        badsub(0);
+    else if (!strcmp(mode, "allbadsub"))
+        badsub(1);
     else if (!strcmp(mode, "descriptors"))
         descriptors(all);
     else {
-        if (me == 0) fprintf(stderr, "usage: multigrid_test cases | stress K [S] | badctxt | descriptors\n");
+        if (me == 0) fprintf(stderr, "usage: multigrid_test cases | stress K [S] | badctxt | badsub | allbadsub | descriptors\n");
         MPI_Finalize();
         return 2;
     }

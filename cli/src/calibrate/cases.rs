@@ -525,7 +525,14 @@ pub mod offline {
     /// nodes up to 64 nodes, else one inter-node link; the placement file), with
     /// links of 1 µs and 8 GB/s inside a node and 2 µs and 1–2 GB/s between nodes,
     /// and loads them as `copr plan --cost` would.
-    pub fn emulated_model(dir: &Path, ranks: usize, nodes: usize) -> Result<CostSetup, String> {
+    ///
+    /// # Errors
+    /// A file that cannot be written, and the loader's errors.
+    pub fn emulated_model(
+        dir: &Path,
+        ranks: usize,
+        nodes: usize,
+    ) -> Result<CostSetup, crate::calibrate::CalibrateError> {
         let node = emulated_nodes(ranks, nodes);
         let names: Vec<String> = (0..nodes).map(|x| format!("emulated-{x}")).collect();
         let mut placement = String::from("# rank node [pu]\n");
@@ -533,7 +540,9 @@ pub mod offline {
             placement.push_str(&format!("{r} {}\n", names[x]));
         }
         let write = |name: &str, text: &str| {
-            std::fs::write(dir.join(name), text).map_err(|e| format!("{name}: {e}"))
+            let path = dir.join(name);
+            std::fs::write(&path, text)
+                .map_err(|source| crate::calibrate::CalibrateError::Write { path, source })
         };
         write("machine.placement", &placement)?;
         let inter = if nodes <= 64 {
@@ -562,8 +571,7 @@ pub mod offline {
                     })
                     .collect(),
             };
-            let text = copr_topology::files::to_string(&m, copr_topology::files::Format::Toml)
-                .map_err(|e| e.to_string())?;
+            let text = copr_topology::files::to_string(&m, copr_topology::files::Format::Toml)?;
             write("machine.nodes.toml", &text)?;
             "kind = \"matrix\"\nfile = \"machine.nodes.toml\"\n".to_string()
         } else {
@@ -578,8 +586,10 @@ pub mod offline {
              [topology.placement]\nrule = \"file\"\nfile = \"machine.placement\"\n"
         );
         write("machine.toml", &config)?;
-        copr_cost_models::load_setup(&dir.join("machine.toml"), Some(ranks))
-            .map_err(|e| e.to_string())
+        Ok(copr_cost_models::load_setup(
+            &dir.join("machine.toml"),
+            Some(ranks),
+        )?)
     }
 }
 

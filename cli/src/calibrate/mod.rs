@@ -5,11 +5,15 @@
 
 use crate::cli::CalibrateArgs;
 
+pub use error::CalibrateError;
+use error::Result;
+
 // pure planning and classification: built in every build (the planning benchmark
 // times them without MPI)
 pub mod budget;
 pub mod cases;
 pub mod classes;
+pub mod error;
 #[cfg(feature = "mpi")]
 mod measure;
 pub mod stats;
@@ -40,24 +44,18 @@ fn first_rank() -> bool {
 
 /// Checks what can be checked before MPI starts: the budget, the node emulation,
 /// and that the output files can be written.
-fn check_args(a: &CalibrateArgs) -> Result<(), String> {
+fn check_args(a: &CalibrateArgs) -> Result<()> {
     if !(a.budget.is_finite() && a.budget > 0.0) {
-        return Err(format!(
-            "--budget {}: give a positive number of seconds",
-            a.budget
-        ));
+        return Err(CalibrateError::Budget(a.budget));
     }
     if a.emulate_nodes == Some(0) {
-        return Err("--emulate-nodes 0: give at least 1 node".into());
+        return Err(CalibrateError::NoNodes);
     }
     if a.out == placement_path(&a.out)
         || a.out == raw_path(&a.out)
         || a.out == node_matrix_path(&a.out)
     {
-        return Err(format!(
-            "--out {}: the placement, the node-pair matrix and the raw measurements are written beside the config with extensions .placement, .nodes.toml and .raw.json; give the config another extension (.toml or .json)",
-            a.out.display()
-        ));
+        return Err(CalibrateError::OutClashes(a.out.clone()));
     }
     for path in [
         a.out.clone(),
@@ -70,7 +68,10 @@ fn check_args(a: &CalibrateArgs) -> Result<(), String> {
             .create(true)
             .append(true)
             .open(&path)
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+            .map_err(|source| CalibrateError::Write {
+                path: path.clone(),
+                source,
+            })?;
         if !existed {
             // leave no empty file behind if calibration stops before writing
             let _ = std::fs::remove_file(&path);
@@ -92,12 +93,12 @@ fn node_matrix_path(out: &std::path::Path) -> std::path::PathBuf {
 }
 
 #[cfg(not(feature = "mpi"))]
-fn calibrate(_: &CalibrateArgs) -> Result<(), String> {
-    Err("copr calibrate measures with MPI: build copr with `--features mpi` and run it under mpirun".into())
+fn calibrate(_: &CalibrateArgs) -> Result<()> {
+    Err(CalibrateError::NoMpi)
 }
 
 #[cfg(feature = "mpi")]
-fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
+fn calibrate(a: &CalibrateArgs) -> Result<()> {
     with_mpi::calibrate(a)
 }
 
@@ -119,6 +120,7 @@ mod with_mpi {
 
     use super::budget::{self, PhasePlan};
     use super::classes::{self, Class, RankMap};
+    use super::error::{CalibrateError, Result};
     use super::measure::{
         self, ClassResult, Injection, LocalThroughput, NodePairResult, PairResult, WindowPath,
         LADDER,
@@ -177,9 +179,9 @@ mod with_mpi {
         validation: Option<Validation>,
     }
 
-    pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
+    pub(super) fn calibrate(a: &CalibrateArgs) -> Result<()> {
         let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
-            .ok_or("MPI was initialised already")?;
+            .ok_or(CalibrateError::MpiStarted)?;
         let world = universe.world();
         let r = calibrate_on(&world, a);
         drop(world);
@@ -189,193 +191,274 @@ mod with_mpi {
 
     /// Agrees on failure: `Err` on every rank if any rank failed (the first failing
     /// rank's message on rank 0 is enough, since only rank 0 prints).
-    fn agree<T>(w: &SimpleCommunicator, r: copr::Result<T>) -> Result<T, String> {
+    fn agree<T>(w: &SimpleCommunicator, r: copr::Result<T>) -> Result<T> {
         let bad = u8::from(r.is_err());
         let mut any = 0u8;
         w.all_reduce_into(&bad, &mut any, SystemOperation::max());
         match r {
-            Err(e) => Err(e.to_string()),
-            Ok(_) if any != 0 => Err("calibration failed on another rank".into()),
+            Err(e) => Err(e.into()),
+            Ok(_) if any != 0 => Err(CalibrateError::OtherRank),
             Ok(v) => Ok(v),
         }
     }
 
-    fn calibrate_on(w: &SimpleCommunicator, a: &CalibrateArgs) -> Result<(), String> {
+    /// Everything the ranks measured, before rank 0 chooses the config.
+    struct Measured {
+        results: Vec<PairResult>,
+        pair_seconds: f64,
+        injection: Vec<Injection>,
+        window: Vec<WindowPath>,
+        local: Vec<LocalThroughput>,
+    }
+
+    /// The calibration, step by step: check the run, plan the budget, measure, write
+    /// the config on rank 0, load it on every rank, validate it, write the raw
+    /// measurements.
+    fn calibrate_on(w: &SimpleCommunicator, a: &CalibrateArgs) -> Result<()> {
         let start = Instant::now();
-        let (me, p) = (w.rank() as usize, w.size() as usize);
+        let p = w.size() as usize;
         if p < 2 {
-            return Err(
-                "copr calibrate measures between ranks: run it under mpirun with at least 2 ranks (mpirun -n 4 copr calibrate …)"
-                    .into(),
-            );
+            return Err(CalibrateError::TooFewRanks);
         }
         if let Some(k) = a.emulate_nodes.filter(|&k| k > p) {
-            return Err(format!(
-                "--emulate-nodes {k}: more nodes than the {p} ranks"
-            ));
+            return Err(CalibrateError::TooManyNodes { nodes: k, ranks: p });
         }
         let placement = agree(w, copr::gain::mpi::discover_placement(w))?;
         let map = RankMap::new(&placement, a.emulate_nodes);
-        let budget = a.budget;
         let pairs = classes::sample_pairs(&map, 0x636f7072);
-        let plan = PhasePlan::new(budget, pairs.len(), a.validate);
-        if me == 0 {
-            println!(
-                "copr calibrate: {p} ranks on {} node{}{}, budget {budget} s",
-                map.nodes(),
-                if map.nodes() == 1 { "" } else { "s" },
-                if map.emulated {
-                    " (emulated: groups of consecutive ranks, shared window inside, messages between)"
-                } else {
-                    ""
-                }
-            );
-            println!("{}", plan.describe());
+        let plan = PhasePlan::new(a.budget, pairs.len(), a.validate);
+        if w.rank() == 0 {
+            announce(&map, a.budget, &plan);
         }
-        let results = measure::measure_pairs(w, &map, &pairs, start, plan.until(budget::PAIRS));
-        let pair_seconds = start.elapsed().as_secs_f64();
+        let measured = measure_all(w, &map, &pairs, &plan, start)?;
         let mut skipped = Vec::new();
-        if results.len() < pairs.len() && me == 0 {
-            skipped.push(format!(
-                "{} of {} sampled rank pairs: out of the ping-pong phase's budget",
-                pairs.len() - results.len(),
-                pairs.len()
-            ));
-        }
-        let node_paths = plan.until(budget::NODE_PATHS);
-        let injection = measure::injection(w, &map, start, node_paths);
-        let window = agree(w, measure::window_paths(w, &map, start, node_paths))?;
-        let local = agree(
-            w,
-            measure::local_throughput(w, start, plan.until(budget::LOCAL)),
-        )?;
-        if me == 0 {
-            if map.nodes() > 1 && injection.len() < 2.min(map.nodes() / 2) {
-                skipped.push("the second injection node pair: out of budget".into());
-            }
-            if window.len() < 4 && map.nodes() < p {
-                skipped.push(format!(
-                    "shared window of {} of 4 element types: out of budget",
-                    4 - window.len()
-                ));
-            }
-            if local.len() < 4 {
-                skipped.push(format!(
-                    "local kernels of {} of 4 element types: out of budget",
-                    4 - local.len()
-                ));
-            }
+        if w.rank() == 0 {
+            skipped = skipped_measurements(&measured, pairs.len(), &map);
         }
         // every rank has the same (gathered) local rates
-        let copy = local
+        let copy = measured
+            .local
             .iter()
             .find(|x| x.element == "f64")
             .map_or(0.0, |x| x.copy.median);
         // rank 0 chooses and writes; every rank then loads what was written
-        let mut written = 0u8;
-        let mut raw = None;
-        if me == 0 {
-            let classes = measure::summarise(&results);
-            let node_pairs = measure::by_node_pair(&results, &map);
-            print_classes(
-                &classes,
-                results.len(),
-                pair_seconds,
-                &injection,
-                &window,
-                &local,
-            );
-            let chosen = choose(a, &map, &classes, &node_pairs, &injection, &window, &local);
-            print_node_links(&chosen, map.nodes());
-            match write_config(a, &map, &chosen) {
-                Ok(()) => written = 1,
-                Err(e) => eprintln!("copr: error: {e}"),
-            }
-            raw = Some(Raw {
-                copr_version: env!("CARGO_PKG_VERSION"),
-                ranks: p,
-                nodes: map.nodes(),
-                emulated_nodes: map.emulated,
-                budget_seconds: budget,
-                seconds: 0.0,
-                plan: plan.clone(),
-                skipped: Vec::new(),
-                ladder_bytes: LADDER.to_vec(),
-                classes,
-                pairs: results,
-                node_pairs,
-                injection,
-                window,
-                local,
-                config: chosen,
-                validation: None,
-            });
-        }
+        let raw = (w.rank() == 0).then(|| choose_and_write(a, &map, &plan, measured));
+        let mut written = u8::from(raw.as_ref().is_some_and(|(ok, _)| *ok));
         w.process_at_rank(0).broadcast_into(&mut written);
         if written == 0 {
-            return Err(format!(
-                "{}: could not write the cost config",
-                a.out.display()
+            return Err(CalibrateError::ConfigNotWritten(a.out.clone()));
+        }
+        let validation = validate_config(w, a, &map, &plan, copy, start, &mut skipped)?;
+        if let Some((_, mut raw)) = raw {
+            raw.validation = validation;
+            raw.seconds = start.elapsed().as_secs_f64();
+            raw.skipped = skipped;
+            finish(a, &raw)?;
+        }
+        Ok(())
+    }
+
+    /// The first lines: the ranks, the nodes, the budget and its phases.
+    fn announce(map: &RankMap, budget: f64, plan: &PhasePlan) {
+        println!(
+            "copr calibrate: {} ranks on {} node{}{}, budget {budget} s",
+            map.node.len(),
+            map.nodes(),
+            if map.nodes() == 1 { "" } else { "s" },
+            if map.emulated {
+                " (emulated: groups of consecutive ranks, shared window inside, messages between)"
+            } else {
+                ""
+            }
+        );
+        println!("{}", plan.describe());
+    }
+
+    /// The measuring phases, each within its share of the budget: ping-pong pairs,
+    /// injection and the shared window, local kernels.
+    fn measure_all(
+        w: &SimpleCommunicator,
+        map: &RankMap,
+        pairs: &[(Class, usize, usize)],
+        plan: &PhasePlan,
+        start: Instant,
+    ) -> Result<Measured> {
+        let results = measure::measure_pairs(w, map, pairs, start, plan.until(budget::PAIRS));
+        let pair_seconds = start.elapsed().as_secs_f64();
+        let node_paths = plan.until(budget::NODE_PATHS);
+        let injection = measure::injection(w, map, start, node_paths);
+        let window = agree(w, measure::window_paths(w, map, start, node_paths))?;
+        let local = agree(
+            w,
+            measure::local_throughput(w, start, plan.until(budget::LOCAL)),
+        )?;
+        Ok(Measured {
+            results,
+            pair_seconds,
+            injection,
+            window,
+            local,
+        })
+    }
+
+    /// What the budget left out of the measurements, one line each.
+    fn skipped_measurements(m: &Measured, sampled: usize, map: &RankMap) -> Vec<String> {
+        let mut skipped = Vec::new();
+        if m.results.len() < sampled {
+            skipped.push(format!(
+                "{} of {} sampled rank pairs: out of the ping-pong phase's budget",
+                sampled - m.results.len(),
+                sampled
             ));
         }
+        if map.nodes() > 1 && m.injection.len() < 2.min(map.nodes() / 2) {
+            skipped.push("the second injection node pair: out of budget".into());
+        }
+        if m.window.len() < 4 && map.nodes() < map.node.len() {
+            skipped.push(format!(
+                "shared window of {} of 4 element types: out of budget",
+                4 - m.window.len()
+            ));
+        }
+        if m.local.len() < 4 {
+            skipped.push(format!(
+                "local kernels of {} of 4 element types: out of budget",
+                4 - m.local.len()
+            ));
+        }
+        skipped
+    }
+
+    /// Rank 0: prints the measurements, chooses the config's values and writes the
+    /// config; returns whether it was written and the raw record (validation, time and
+    /// skipped steps still to come).
+    fn choose_and_write(
+        a: &CalibrateArgs,
+        map: &RankMap,
+        plan: &PhasePlan,
+        m: Measured,
+    ) -> (bool, Raw) {
+        let classes = measure::summarise(&m.results);
+        let node_pairs = measure::by_node_pair(&m.results, map);
+        print_classes(
+            &classes,
+            m.results.len(),
+            m.pair_seconds,
+            &m.injection,
+            &m.window,
+            &m.local,
+        );
+        let chosen = choose(
+            a,
+            map,
+            &classes,
+            &node_pairs,
+            &m.injection,
+            &m.window,
+            &m.local,
+        );
+        print_node_links(&chosen, map.nodes());
+        let written = match write_config(a, map, &chosen) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("copr: error: {e}");
+                false
+            }
+        };
+        let raw = Raw {
+            copr_version: env!("CARGO_PKG_VERSION"),
+            ranks: map.node.len(),
+            nodes: map.nodes(),
+            emulated_nodes: map.emulated,
+            budget_seconds: a.budget,
+            seconds: 0.0,
+            plan: plan.clone(),
+            skipped: Vec::new(),
+            ladder_bytes: LADDER.to_vec(),
+            classes,
+            pairs: m.results,
+            node_pairs,
+            injection: m.injection,
+            window: m.window,
+            local: m.local,
+            config: chosen,
+            validation: None,
+        };
+        (written, raw)
+    }
+
+    /// Every rank loads the written config; with `--validate`, real reshuffles are
+    /// timed against its predictions (rank 0 prints them) if the budget leaves time.
+    fn validate_config(
+        w: &SimpleCommunicator,
+        a: &CalibrateArgs,
+        map: &RankMap,
+        plan: &PhasePlan,
+        copy: f64,
+        start: Instant,
+        skipped: &mut Vec<String>,
+    ) -> Result<Option<Validation>> {
+        let (me, p) = (w.rank() as usize, w.size() as usize);
         let setup = agree(
             w,
             copr_cost_models::load_setup(&a.out, Some(p)).map_err(copr::Error::from),
         )?;
-        let mut validation = None;
-        if a.validate {
-            let until = plan.until(budget::VALIDATION);
-            if measure::proceed(w, start, until, false) {
-                let mut t = match a.emulate_nodes {
-                    Some(k) => MpiTransport::with_groups(w.duplicate(), (me * k / p) as u32),
-                    None => MpiTransport::new(w.duplicate()),
-                };
-                let v = agree(
-                    w,
-                    validate::validate(
-                        w,
-                        &mut t,
-                        setup.model.as_ref(),
-                        copy,
-                        &map.node,
-                        start,
-                        until,
-                    ),
-                )?;
-                if me == 0 {
-                    validate::print(&v);
-                }
-                validation = Some(v);
-                drop(t);
-            } else if me == 0 {
+        if !a.validate {
+            return Ok(None);
+        }
+        let until = plan.until(budget::VALIDATION);
+        if !measure::proceed(w, start, until, false) {
+            if me == 0 {
                 skipped.push("the validation: out of budget".into());
             }
+            return Ok(None);
         }
-        if let Some(mut raw) = raw {
-            raw.validation = validation;
-            raw.seconds = start.elapsed().as_secs_f64();
-            raw.skipped = skipped;
-            let text = serde_json::to_string_pretty(&raw).expect("measurements serialise");
-            std::fs::write(raw_path(&a.out), text + "\n")
-                .map_err(|e| format!("{}: {e}", raw_path(&a.out).display()))?;
-            println!();
-            for s in &raw.skipped {
-                println!("skipped: {s}");
-            }
-            println!(
-                "wrote {} (cost config: copr plan FILE --cost {}), {}, {}{} in {:.1} s (budget {budget} s)",
-                a.out.display(),
-                a.out.display(),
-                placement_path(&a.out).display(),
-                raw
-                    .config
-                    .node_matrix
-                    .as_ref()
-                    .map_or(String::new(), |_| format!("{}, ", node_matrix_path(&a.out).display())),
-                raw_path(&a.out).display(),
-                raw.seconds
-            );
+        let mut t = match a.emulate_nodes {
+            Some(k) => MpiTransport::with_groups(w.duplicate(), (me * k / p) as u32),
+            None => MpiTransport::new(w.duplicate()),
+        };
+        let v = agree(
+            w,
+            validate::validate(
+                w,
+                &mut t,
+                setup.model.as_ref(),
+                copy,
+                &map.node,
+                start,
+                until,
+            ),
+        )?;
+        if me == 0 {
+            validate::print(&v);
         }
+        Ok(Some(v))
+    }
+
+    /// Rank 0: writes the raw measurements and prints what was skipped and written.
+    fn finish(a: &CalibrateArgs, raw: &Raw) -> Result<()> {
+        let text = serde_json::to_string_pretty(raw).expect("measurements serialise");
+        write(&raw_path(&a.out), &(text + "\n"))?;
+        println!();
+        for s in &raw.skipped {
+            println!("skipped: {s}");
+        }
+        println!(
+            "wrote {} (cost config: copr plan FILE --cost {}), {}, {}{} in {:.1} s (budget {} s)",
+            a.out.display(),
+            a.out.display(),
+            placement_path(&a.out).display(),
+            raw.config
+                .node_matrix
+                .as_ref()
+                .map_or(String::new(), |_| format!(
+                    "{}, ",
+                    node_matrix_path(&a.out).display()
+                )),
+            raw_path(&a.out).display(),
+            raw.seconds,
+            a.budget
+        );
         Ok(())
     }
 
@@ -639,7 +722,7 @@ mod with_mpi {
         format!("{x:.3e}").parse().unwrap_or(x)
     }
 
-    fn write_config(a: &CalibrateArgs, map: &RankMap, c: &Chosen) -> Result<(), String> {
+    fn write_config(a: &CalibrateArgs, map: &RankMap, c: &Chosen) -> Result<()> {
         let intra = if map.tree.is_some() {
             let mut levels = LevelCosts::empty();
             for (name, lat, bw) in &c.intra {
@@ -662,8 +745,7 @@ mod with_mpi {
         let inter = match (c.inter, &c.node_matrix) {
             (Some(link), Some(file)) => {
                 let m = node_matrix(map, c, link);
-                let text =
-                    copr_topology::files::to_string(&m, Format::Toml).map_err(|e| e.to_string())?;
+                let text = copr_topology::files::to_string(&m, Format::Toml)?;
                 write(&node_matrix_path(&a.out), &text)?;
                 Some(InterConfig::Matrix { file: file.into() })
             }
@@ -674,7 +756,7 @@ mod with_mpi {
         let place_name = place
             .file_name()
             .map(std::path::PathBuf::from)
-            .ok_or_else(|| format!("{}: not a file name", a.out.display()))?;
+            .ok_or_else(|| CalibrateError::NotAFile(a.out.clone()))?;
         let cfg = CostConfig {
             description: format!(
                 "calibrated by copr calibrate: {} ranks on {} node{}{}",
@@ -701,9 +783,7 @@ mod with_mpi {
                 rank_matrix: None,
             }),
         };
-        let text = cfg
-            .to_string(Format::from_path(&a.out))
-            .map_err(|e| e.to_string())?;
+        let text = cfg.to_string(Format::from_path(&a.out))?;
         let header = format!(
             "# Written by `copr calibrate` (see {}).\n# {}\n",
             raw_path(&a.out)
@@ -720,7 +800,10 @@ mod with_mpi {
         write(&a.out, &body)
     }
 
-    fn write(path: &Path, text: &str) -> Result<(), String> {
-        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    fn write(path: &Path, text: &str) -> Result<()> {
+        std::fs::write(path, text).map_err(|source| CalibrateError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }

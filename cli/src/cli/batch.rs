@@ -116,16 +116,28 @@ fn batch_cost(
 /// `copr plan` on a batch file.
 pub(super) fn run(a: &PlanArgs, input: &Input) -> Result<()> {
     if a.svg.is_some() {
-        return Err(copr::Error::Mismatch(format!(
+        return Err(copr::Error::Argument(format!(
             "--svg draws the volumes of one transform, and {} is a batch of transforms",
-            a.file.display()
+            input.name.display()
+        )));
+    }
+    let replaced = [
+        ("--source", a.source.is_some()),
+        ("--target", a.target.is_some()),
+        ("--op", a.op.is_some()),
+        ("--element-size", a.element_size.is_some()),
+    ];
+    if let Some((flag, _)) = replaced.iter().find(|f| f.1) {
+        return Err(copr::Error::Argument(format!(
+            "{flag} sets a single plan's field, and {} is a batch of [[transform]] entries: write it in each entry",
+            input.name.display()
         )));
     }
     let mut spec: BatchSpec = input.parse()?;
     if let Some(s) = a.solver {
         spec.solver = s.into();
     }
-    let plan = BatchPlan::from_spec(&spec).map_err(|e| e.in_file(&a.file))?;
+    let plan = BatchPlan::from_spec(&spec).map_err(|e| e.in_file(&input.name))?;
     let report = plan.report(spec.solver);
     let cost = batch_cost(a, &spec, &plan, &report)?;
     if a.json {

@@ -27,6 +27,20 @@ pub(crate) fn capped(args: &[&str], dir: &Path, memory_kb: u64, seconds: Option<
         .expect("copr runs")
 }
 
+/// `copr args` in the repository's root (where `data/` is), as a user there types it.
+pub(crate) fn copr(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("copr runs")
+}
+
+/// A file name `name` in this test process's scratch directory `<tmp>/<tag>-<pid>`.
+pub(crate) fn tmp(tag: &str, name: &str) -> PathBuf {
+    scratch(tag).join(name)
+}
+
 /// The repository's root (where `data/` is).
 pub(crate) fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))

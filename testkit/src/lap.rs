@@ -1,14 +1,11 @@
-//! Shared input factories for the benches (also used by `tests/lap.rs` via `#[path]`).
-//! Self-contained: only `copr::sparse::Csr`, `rand` and `rand_chacha`.
-
-#![allow(dead_code)]
+//! Assignment-problem instances for the LAP tests and benches (seeded).
 
 use copr::sparse::Csr;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// `n × n` row-major table of uniform random integers in `[lo, hi)`, as `f64`.
-pub(crate) fn uniform_dense(n: usize, lo: i64, hi: i64, seed: u64) -> Vec<f64> {
+pub fn uniform_dense(n: usize, lo: i64, hi: i64, seed: u64) -> Vec<f64> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     (0..n * n)
         .map(|_| rng.random_range(lo..hi) as f64)
@@ -17,7 +14,7 @@ pub(crate) fn uniform_dense(n: usize, lo: i64, hi: i64, seed: u64) -> Vec<f64> {
 
 /// `n × n` sparse matrix: each entry present with probability `density`, value uniform
 /// in `[1, hi)`.
-pub(crate) fn random_sparse(n: usize, density: f64, hi: u64, seed: u64) -> Csr {
+pub fn random_sparse(n: usize, density: f64, hi: u64, seed: u64) -> Csr {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut t = Vec::new();
     for i in 0..n {
@@ -58,12 +55,7 @@ fn overlaps(len: usize, q: usize, blk_a: usize, blk_b: usize) -> Vec<Vec<(usize,
 /// Target: blocks `tgt_block × tgt_block`, column-major grid (`t = pcol·q + prow`).
 /// `V[s][t] = R[a][b] · C[c][d]` with `s = a·q + c`, `t = d·q + b`, where `R[a][b]` counts
 /// rows with source process row `a` and target process row `b`, `C[c][d]` columns.
-pub(crate) fn block_cyclic_volumes(
-    q: usize,
-    n_global: usize,
-    src_block: usize,
-    tgt_block: usize,
-) -> Csr {
+pub fn block_cyclic_volumes(q: usize, n_global: usize, src_block: usize, tgt_block: usize) -> Csr {
     let r = overlaps(n_global, q, src_block, tgt_block);
     let c = overlaps(n_global, q, src_block, tgt_block);
     let p = q * q;
@@ -87,7 +79,7 @@ pub(crate) fn block_cyclic_volumes(
 ///
 /// # Panics
 /// If `p` is not a perfect square.
-pub(crate) fn block_cyclic_instance(p: usize) -> Csr {
+pub fn block_cyclic_instance(p: usize) -> Csr {
     let q = (p as f64).sqrt().round() as usize;
     assert_eq!(q * q, p, "p = {p} is not a perfect square");
     block_cyclic_volumes(q, 96 * q, 32, 48).transpose()
@@ -95,7 +87,7 @@ pub(crate) fn block_cyclic_instance(p: usize) -> Csr {
 
 /// `n × n` sparse matrix with `per_row` random columns per row (repeats merge), values
 /// uniform in `[1, hi)`: O(n · per_row) to build, for large sizes.
-pub(crate) fn random_sparse_rows(n: usize, per_row: usize, hi: u64, seed: u64) -> Csr {
+pub fn random_sparse_rows(n: usize, per_row: usize, hi: u64, seed: u64) -> Csr {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut t = Vec::with_capacity(n * per_row);
     for i in 0..n {

@@ -1,5 +1,4 @@
 //! Random layouts for tests (seeded).
-#![allow(dead_code)]
 
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Order, RankStorage, Submatrix};
 use rand::{Rng, RngExt};
@@ -8,7 +7,7 @@ use std::sync::Arc;
 use copr_topology::{Machine, PairTable};
 
 /// Random increasing splits of `0..len` into at most `max_parts` parts.
-pub(crate) fn random_splits(rng: &mut impl Rng, len: usize, max_parts: usize) -> Vec<usize> {
+pub fn random_splits(rng: &mut impl Rng, len: usize, max_parts: usize) -> Vec<usize> {
     let parts = rng.random_range(1..=max_parts.min(len));
     let mut cuts: Vec<usize> = (0..parts - 1).map(|_| rng.random_range(1..len)).collect();
     cuts.push(0);
@@ -19,7 +18,7 @@ pub(crate) fn random_splits(rng: &mut impl Rng, len: usize, max_parts: usize) ->
 }
 
 /// A random layout of an `m × n` matrix on at most `max_ranks` ranks.
-pub(crate) fn random_layout(rng: &mut impl Rng, m: usize, n: usize, max_ranks: usize) -> Layout {
+pub fn random_layout(rng: &mut impl Rng, m: usize, n: usize, max_ranks: usize) -> Layout {
     if rng.random_bool(0.5) {
         let nprow = rng.random_range(1..=max_ranks);
         let npcol = rng.random_range(1..=(max_ranks / nprow).max(1));
@@ -85,7 +84,7 @@ pub(crate) fn random_layout(rng: &mut impl Rng, m: usize, n: usize, max_ranks: u
 
 /// p ranks in two islands (ranks < p/2 and the rest): cheap links inside, a slow link
 /// between.
-pub(crate) fn two_islands(p: usize) -> Arc<Machine> {
+pub fn two_islands(p: usize) -> Arc<Machine> {
     let island = |r: usize| usize::from(r >= p.div_ceil(2));
     let mut lat = vec![0.0; p * p];
     let mut inv = vec![0.0; p * p];
@@ -103,7 +102,7 @@ pub(crate) fn two_islands(p: usize) -> Arc<Machine> {
 }
 
 /// Every permutation of `0..p`, as forward tables.
-pub(crate) fn permutations(p: usize) -> Vec<Vec<usize>> {
+pub fn permutations(p: usize) -> Vec<Vec<usize>> {
     if p == 0 {
         return vec![vec![]];
     }
