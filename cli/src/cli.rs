@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use copr::layout::Order;
-use copr::plan::{parse_config, torus_link_bytes, ConfigFormat, Plan, PlanSpec, Solver};
+use copr::plan::{parse_config, ConfigFormat, Plan, PlanSpec, Solver};
 use copr::sweep::{SweepConfig, SweepRow};
 use copr::Result;
 
@@ -73,7 +73,7 @@ pub(crate) enum Command {
 /// Arguments of `copr map`.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("pattern").required(true).args(["grid", "graph", "plan"])))]
-#[command(group(clap::ArgGroup::new("target").required(true).args(["machine", "torus", "network", "flat"])))]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["machine", "torus", "network", "flat", "machine_from_recording"])))]
 pub(crate) struct MapArgs {
     /// A Cartesian process grid, e.g. `32x32` or `16x16x4` (rank order of MPI_Cart_create).
     #[arg(long, value_name = "DIMS")]
@@ -111,9 +111,16 @@ pub(crate) struct MapArgs {
     /// The traffic of a copr plan file (after its relabeling).
     #[arg(long, value_name = "FILE")]
     pub(crate) plan: Option<PathBuf>,
-    /// A machine file (`[torus]`, `[network]` or `[flat]`, `ranks_per_node`, `nodes`).
+    /// A machine file (`[torus]`, `[network]` or `[flat]` with `ranks_per_node` and
+    /// `nodes`; or `[inter]`/`[placement]` as `copr topo` reads; or a cost config, a
+    /// network description, a calibration's output).
     #[arg(long, value_name = "FILE")]
     pub(crate) machine: Option<PathBuf>,
+    /// The machine of the run recorded in the --graph file (`COPR_RECORD`): its
+    /// `# host` lines' hosts are the nodes, each with as many slots as ranks ran there,
+    /// and the report prices the recorded run's own placement against the new mapping.
+    #[arg(long, requires = "graph")]
+    pub(crate) machine_from_recording: bool,
     /// A whole torus, e.g. `8x8x8`.
     #[arg(long, value_name = "DIMS")]
     pub(crate) torus: Option<String>,
@@ -592,8 +599,32 @@ fn map(a: MapArgs) -> Result<()> {
         let v = plan.volumes().relabeled(plan.sigma());
         Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
     };
-    let mut machine = if let Some(f) = &a.machine {
-        MapMachine::from_file(f)?
+    let mut recorded = None;
+    let mut machine = if a.machine_from_recording {
+        let f = a.graph.as_ref().expect("clap requires --graph");
+        let hosts = mapping::recorded_hosts_file(f)?.ok_or_else(|| {
+            copr::Error::InFile {
+                path: f.clone(),
+                source: Box::new(copr::Error::Mismatch(
+                    "--machine-from-recording: no `# host RANK NAME` lines (a recording by COPR_RECORD has them)".into(),
+                )),
+            }
+        })?;
+        if pattern.tasks() > hosts.len() {
+            return Err(copr::Error::InFile {
+                path: f.clone(),
+                source: Box::new(copr::Error::Mismatch(format!(
+                    "the graph has {} tasks but the `# host` lines name {}",
+                    pattern.tasks(),
+                    hosts.len()
+                ))),
+            });
+        }
+        let (m, ran) = mapping::machine_from_recording(&hosts)?;
+        recorded = Some(ran);
+        m
+    } else if let Some(f) = &a.machine {
+        MapMachine::from_file_for(f, Some(pattern.tasks()))?
     } else if let Some(t) = &a.torus {
         let dims: Vec<u32> = dims_arg("torus", t)?
             .into_iter()
@@ -632,13 +663,24 @@ fn map(a: MapArgs) -> Result<()> {
         budget: std::time::Duration::from_secs_f64(a.budget.min(1e6)),
     };
     // fewer tasks than slots: the job's ranks are the first tasks of a padded pattern
-    let ranks = pattern.tasks();
+    // (a recorded run: all its ranks, also those that sent nothing)
+    let ranks = match &recorded {
+        Some(_) => machine.used_slots(),
+        None => pattern.tasks(),
+    };
+    if ranks > machine.used_slots() {
+        return Err(copr::Error::Mismatch(format!(
+            "the pattern has {ranks} tasks but the machine has {} slots ({})",
+            machine.used_slots(),
+            machine.description()
+        )));
+    }
     let pattern = if ranks < machine.slots() {
-        if a.mpich_rank_order.is_some() {
+        if a.mpich_rank_order.is_some() && ranks < machine.used_slots() {
             return Err(copr::Error::Argument(format!(
                 "--mpich-rank-order: {ranks} tasks on {} slots leave slots empty, which \
                  MPICH_RANK_ORDER cannot say; use --rankfile or --slurm-hostfile",
-                machine.slots()
+                machine.used_slots()
             )));
         }
         pattern.padded(machine.slots())?
@@ -653,7 +695,7 @@ fn map(a: MapArgs) -> Result<()> {
         );
         b
     });
-    let cmp = mapping::compare(&pattern, &machine, &a.strategies, &opts, |name| {
+    let mut cmp = mapping::compare(&pattern, &machine, &a.strategies, &opts, |name| {
         if let Some(b) = &bar {
             b.set_message(name.to_string());
             b.inc(1);
@@ -662,6 +704,9 @@ fn map(a: MapArgs) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    // nodes with fewer slots than others: no job task on a slot a node does not have
+    mapping::fit_comparison(&mut cmp, &pattern, &machine, ranks)?;
+    let recorded = recorded.map(|ran| mapping::evaluate(&pattern, &machine, &ran));
     let chosen = match a.export {
         Some(s) => cmp.row(s.name()).ok_or_else(|| {
             copr::Error::Argument(format!(
@@ -695,7 +740,12 @@ fn map(a: MapArgs) -> Result<()> {
         written.push(format!("rankfile {}", p.display()));
     }
     if let Some(p) = &a.mpich_rank_order {
-        write(p, export::mpich_rank_order(&chosen.map))?;
+        let text = if machine.used_slots() < machine.slots() {
+            export::mpich_rank_order_ranks(&machine, &chosen.map, ranks)?
+        } else {
+            export::mpich_rank_order(&chosen.map)
+        };
+        write(p, text)?;
         written.push(format!("MPICH_RANK_ORDER {}", p.display()));
     }
     if let Some(p) = &a.slurm_hostfile {
@@ -737,10 +787,13 @@ fn map(a: MapArgs) -> Result<()> {
             #[serde(flatten)]
             cmp: &'a mapping::Comparison,
             exported: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            recorded: Option<&'a mapping::Metrics>,
         }
         let j = MapJson {
             cmp: &cmp,
             exported: &chosen.strategy,
+            recorded: recorded.as_ref(),
         };
         println!("{}", serde_json::to_string(&j).expect("reports serialise"));
     } else {
@@ -749,11 +802,73 @@ fn map(a: MapArgs) -> Result<()> {
             println!("{line}");
         }
         println!("exported: {}", chosen.strategy);
+        if let Some(r) = &recorded {
+            println!("{}", recorded_line(r, &chosen.metrics));
+        }
         for w in written {
             println!("wrote {w}");
         }
     }
     Ok(())
+}
+
+/// Bytes that cross each dimension's links of a torus machine when the plan's packages
+/// travel with relabeling `sigma` (`None`: without): entry `d` is `Σ bytes × links of
+/// dimension d`, from the mapper's link loads ([`copr_mapping::link_loads`], routes in
+/// dimension order) of the machine's own placement. `None` if the network is not a
+/// torus (or a package's bytes overflow 64 bits).
+fn torus_link_bytes(
+    m: &copr_topology::Machine,
+    volumes: &copr::volume::Volumes,
+    sigma: Option<&copr::lap::Perm>,
+    element_size: usize,
+) -> Option<Vec<u128>> {
+    let Some(copr_topology::InterNode::Torus(t)) = m.inter() else {
+        return None;
+    };
+    let view = copr_mapping::MapMachine::from_machine(m).ok()?;
+    let moved = sigma.map(|s| volumes.relabeled(s));
+    let p =
+        copr_mapping::Pattern::from_volumes(moved.as_ref().unwrap_or(volumes), element_size as u64)
+            .ok()?;
+    let node: Vec<u32> = (0..p.tasks()).map(|r| m.node_of(r) as u32).collect();
+    let n = t.ndims();
+    let mut out = vec![0u128; n];
+    for (l, x) in copr_mapping::link_loads(&p, &view, &node)
+        .into_iter()
+        .enumerate()
+    {
+        out[(l % (2 * n)) / 2] += x;
+    }
+    Some(out)
+}
+
+/// The recorded run's own placement against the exported mapping, on one line.
+fn recorded_line(ran: &copr_mapping::Metrics, new: &copr_mapping::Metrics) -> String {
+    let mb = |b: u128| b as f64 / 1e6;
+    let ratio = |old: f64, new: f64| {
+        if new > 0.0 && old > new {
+            format!(" ({:.2}x less)", old / new)
+        } else if old == new {
+            " (the same)".to_string()
+        } else if old > 0.0 && new > old {
+            format!(" ({:.2}x more)", new / old)
+        } else {
+            String::new()
+        }
+    };
+    format!(
+        "recorded run: hop-bytes {:.3} MB, busiest link {:.3} MB; exported mapping: {:.3} MB{}, {:.3} MB{}",
+        mb(ran.hop_bytes),
+        mb(ran.max_link_bytes),
+        mb(new.hop_bytes),
+        ratio(mb(ran.hop_bytes), mb(new.hop_bytes)),
+        mb(new.max_link_bytes),
+        ratio(
+            mb(ran.max_link_bytes),
+            mb(new.max_link_bytes)
+        ),
+    )
 }
 
 /// Whether the machine's node names are the generated `node0`, `node1`, … (no names

@@ -285,6 +285,28 @@ fn full_run(errs: &mut Vec<String>) {
             errs,
         );
     }
+    // what calibrate wrote is a machine every command takes: `copr map` maps onto its
+    // two nodes of two slots, `copr topo` summarises it
+    for args in [
+        &["map", "--grid", "2x2", "--machine", "cal.toml", "--json"][..],
+        &["topo", "cal.toml"][..],
+    ] {
+        let out = Command::new(COPR)
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("copr runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        check(
+            out.status.success()
+                && (args[0] == "topo" || text.contains("2 nodes, flat network, 2 ranks per node")),
+            &format!(
+                "copr {args:?} on what calibrate wrote: {text} {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            errs,
+        );
+    }
     // every intra pair (2 of them) and every cross pair (4) of this small machine
     let want_same: BTreeSet<_> = [(0, 1), (2, 3)].into_iter().collect();
     let want_other: BTreeSet<_> = [(0, 2), (0, 3), (1, 2), (1, 3)].into_iter().collect();

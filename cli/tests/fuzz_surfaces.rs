@@ -150,6 +150,18 @@ const SAMPLES: &[(&str, bool, &[&str])] = &[
         ],
     ),
     (
+        "graphs/recorded-halo-8.txt",
+        false,
+        &[
+            "map",
+            "--graph",
+            "{F}",
+            "--machine-from-recording",
+            "--budget",
+            "0.2",
+        ],
+    ),
+    (
         "machines/dragonfly.toml",
         false,
         &[

@@ -319,12 +319,7 @@ impl CostConfig {
         let topo = match (&self.topology, &self.topology_file) {
             (Some(t), _) => Some(t.build(base, ranks)?),
             (None, Some(f)) => {
-                let path = files::resolve(base, f);
-                let cfg = TopologyConfig::from_file(&path)?;
-                Some(
-                    cfg.build(&files::base_dir(&path), ranks)
-                        .map_err(|e| e.in_file(&path))?,
-                )
+                Some(copr_topology::MachineFile::read(&files::resolve(base, f))?.build(ranks)?)
             }
             (None, None) => None,
         };
@@ -368,7 +363,8 @@ pub fn load(path: &Path) -> Result<Box<dyn CostModel>> {
 }
 
 /// Reads a cost configuration file and builds model and machine; `ranks`
-/// overrides the topology's rank count.
+/// overrides the topology's rank count. A machine file without `[[terms]]`
+/// ([`copr_topology::MachineFile`]) is priced by latency + bandwidth alone.
 ///
 /// # Errors
 /// Those of [`CostConfig::from_file`] and [`CostConfig::build`]; errors
@@ -377,6 +373,22 @@ pub fn load(path: &Path) -> Result<Box<dyn CostModel>> {
 pub fn load_setup(path: &Path, ranks: Option<usize>) -> Result<CostSetup> {
     let text = files::read_text(path)?;
     let format = Format::from_path(path);
+    let keys = copr_topology::document_keys(&text, format);
+    if !keys.is_empty() && !keys.iter().any(|k| k == "terms") {
+        let machine = copr_topology::MachineFile::read(path)?.build(ranks)?;
+        let machine = Arc::new(machine);
+        let model = Term::LatencyBandwidth { weight: 1.0 }
+            .model(Some(&machine))
+            .ok_or_else(|| CostError::Config {
+                origin: Origin::file(path),
+                field: "terms".into(),
+                message: "latency-bandwidth needs a topology".into(),
+            })?;
+        return Ok(CostSetup {
+            model,
+            machine: Some(machine),
+        });
+    }
     let cfg: CostConfig = files::parse_checked(&text, format, Some(path), CostConfig::check)?;
     cfg.build(&files::base_dir(path), ranks)
         .map_err(|e| match e {

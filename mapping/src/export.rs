@@ -44,7 +44,7 @@ pub fn rankfile_ranks(m: &MapMachine, map: &Perm, ranks: usize) -> String {
 ///
 /// # Errors
 /// [`Error::Mismatch`] with the line for malformed lines, unknown hosts, cores beyond
-/// the node, repeated or missing ranks.
+/// the node's slots, repeated or missing ranks.
 pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
     let rpn = m.ranks_per_node();
     let names = name_index(m);
@@ -68,7 +68,7 @@ pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
             .parse()
             .map_err(|_| bad("slot is not a number"))?;
         let node = *names.get(host.trim()).ok_or_else(|| bad("unknown host"))?;
-        if r >= fwd.len() || core >= rpn || fwd[r] != usize::MAX {
+        if r >= fwd.len() || core >= m.slot_count(node) || fwd[r] != usize::MAX {
             return Err(bad(
                 "rank out of range or repeated, or slot beyond the node",
             ));
@@ -84,7 +84,36 @@ pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
 /// `MPICH_RANK_ORDER`: the rank on each slot, in slot order, comma-separated with runs
 /// of consecutive ranks written `a-b`; lines of at most about 72 characters.
 pub fn mpich_rank_order(map: &Perm) -> String {
+    rank_ranges(map.inverse())
+}
+
+/// [`mpich_rank_order`] on a machine whose nodes have different slot counts
+/// ([`MapMachine::with_slot_counts`]): the rank on each slot the nodes have, in slot
+/// order (the launcher starts `slot_count(k)` processes on node `k`, as
+/// `SLURM_TASKS_PER_NODE` says).
+///
+/// # Errors
+/// [`Error::Mismatch`] unless the first `ranks` tasks of `map` fill exactly the slots
+/// the nodes have (a job that leaves slots empty cannot be said in this form).
+pub fn mpich_rank_order_ranks(m: &MapMachine, map: &Perm, ranks: usize) -> Result<String> {
+    let used = m.used_slots();
+    if ranks != used || (0..ranks).any(|r| !m.has_slot(map.apply(r))) {
+        return Err(Error::Mismatch(format!(
+            "MPICH_RANK_ORDER: {ranks} ranks on a machine of {used} slots leave slots empty, \
+             which this form cannot say; use a rankfile or a SLURM_HOSTFILE"
+        )));
+    }
     let inv = map.inverse();
+    let order: Vec<usize> = (0..m.slots())
+        .filter(|&s| m.has_slot(s))
+        .map(|s| inv[s])
+        .collect();
+    Ok(rank_ranges(&order))
+}
+
+/// `inv` comma-separated with runs of consecutive values written `a-b`, in lines of
+/// at most about 72 characters.
+fn rank_ranges(inv: &[usize]) -> String {
     let mut items = Vec::new();
     let mut i = 0;
     while i < inv.len() {

@@ -56,19 +56,26 @@ mod optimise;
 mod padded;
 mod pattern;
 mod recognise;
+mod recording;
 mod report;
 pub mod simgrid;
+mod slots;
 mod strategy;
 
 pub use algorithms::{Algorithm, AlgorithmSpec, Collective, MAX_MESSAGES};
+pub use copr_topology::{expand_nodelist, NodeListError};
 pub use curve::{bits_for, hilbert_index, hilbert_order};
 pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
-pub use machine::{expand_nodelist, LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
-pub use metrics::{evaluate, evaluate_nodes, hop_bytes_bound, ClassLoad, LevelBytes, Metrics};
+pub use machine::{LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
+pub use metrics::{
+    evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,
+};
 pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};
 pub use pattern::{pair_bytes, CartGrid, Edge, Pattern, PatternError, MAX_TASKS};
 pub use recognise::{recognise_grid, HiddenGrid};
+pub use recording::{machine_from_recording, recorded_hosts, recorded_hosts_file};
 pub use report::{against_default, compare, table, Comparison, Row};
+pub use slots::{fit_comparison, fit_to_slots};
 pub use strategy::{baseline, check_sizes, Strategy};
 
 /// A torus machine from command-line style options: `dims`, optional per-dimension

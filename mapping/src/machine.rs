@@ -5,12 +5,12 @@
 //! `s = node·ranks_per_node + core`, nodes in the machine's order. A mapping assigns each
 //! task a slot.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use copr_topology::{
-    BandwidthModel, IntraConfig, IntraNode, Network, NodeTree, TopologyConfig, Torus, TorusConfig,
+    files, BandwidthModel, InterNode, IntraNode, Network, NodeTree, PlacementConfig, SlotCounts,
+    TopologyConfig, TopologyError, Torus,
 };
-use serde::Deserialize;
 
 use copr::error::{Error, Result};
 
@@ -69,6 +69,9 @@ pub struct MapMachine {
     description: String,
     /// The inside of every node: core `c` of a node is PU `c` of this tree.
     tree: Option<NodeTree>,
+    /// Slots of each node when they differ (node `k` has cores `0..capacity[k]` of
+    /// `0..rpn`); `None` when every node has `rpn`.
+    capacity: Option<Vec<usize>>,
 }
 
 /// A directed network link and its load-relevant properties.
@@ -80,52 +83,6 @@ pub struct LinkInfo {
     pub class: String,
     /// Inverse bandwidth, seconds per byte.
     pub inv_bandwidth: f64,
-}
-
-/// The machine file read by [`MapMachine::from_file`] (TOML or JSON).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MachineDoc {
-    #[serde(default)]
-    description: Option<String>,
-    ranks_per_node: usize,
-    /// Node names in machine order (a Slurm-style list `nid[00012-00019,00033]` or an
-    /// array); for a full torus they name the coordinates in order.
-    #[serde(default)]
-    nodes: Option<NodeNames>,
-    #[serde(default)]
-    torus: Option<TorusConfig>,
-    #[serde(default)]
-    network: Option<NetworkDoc>,
-    #[serde(default)]
-    flat: Option<FlatDoc>,
-    /// The inside of a node (as in topology configs: `kind = "tree"` with a shape,
-    /// or an hwloc kind); its PUs are the node's cores.
-    #[serde(default)]
-    intra: Option<IntraConfig>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum NodeNames {
-    List(String),
-    Array(Vec<String>),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NetworkDoc {
-    file: PathBuf,
-    #[serde(default)]
-    hosts: Option<NodeNames>,
-    #[serde(default)]
-    bandwidth_model: BandwidthModel,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FlatDoc {
-    nodes: usize,
 }
 
 impl MapMachine {
@@ -279,26 +236,44 @@ impl MapMachine {
             net,
             description,
             tree: None,
+            capacity: None,
         })
     }
 
-    /// Reads a machine file (TOML, or JSON for `.json`):
+    /// Reads a machine file ([`copr_topology::MachineFile`], TOML or JSON): the short
+    /// form
     ///
     /// ```toml
     /// description = "8x8x8 torus, X and Z faster"   # optional
-    /// ranks_per_node = 16
+    /// ranks_per_node = 16          # or one count per node, or "16(x24),8(x16)"
     /// nodes = "nid[00000-00511]"   # optional names, Slurm-style list or array
     /// [torus]                      # dims, link_bandwidth, coords (allocated nodes) …
     /// dims = [8, 8, 8]
     /// ```
-    /// or `[network] file = "fat-tree.net.toml"` (hosts optional) or `[flat] nodes = N`.
-    /// Relative paths resolve against the file's directory.
+    /// or `[network] file = "fat-tree.net.toml"` (hosts optional) or `[flat] nodes = N`;
+    /// or the long form (`[intra]`, `[inter]`, `[placement]`) that `copr topo` and cost
+    /// configs use; or a cost config, a network description, a calibration's matrix.
+    /// Relative paths resolve against the file's directory. The long form's nodes are
+    /// those its placement uses for the file's rank count (see
+    /// [`MapMachine::from_file_for`]).
     ///
     /// # Errors
-    /// [`Error::Io`], [`Error::Parse`] (naming field and line), or an invalid machine;
-    /// every message names the file (or the file it refers to, where the error is).
+    /// [`Error::Io`], [`Error::Topology`] (naming file, line and field), or an invalid
+    /// machine; every message names the file (or the file it refers to, where the
+    /// error is).
     pub fn from_file(path: &Path) -> Result<Self> {
-        Self::read_file(path).map_err(|e| {
+        Self::from_file_for(path, None)
+    }
+
+    /// [`MapMachine::from_file`] for a job of `tasks` ranks: a long-form machine file
+    /// (`[inter]` + a placement rule) gives the nodes its rule fills with `tasks`
+    /// ranks, each with the rule's ranks per node; a placement file gives its own
+    /// nodes and counts; the short form ignores `tasks`.
+    ///
+    /// # Errors
+    /// As [`MapMachine::from_file`].
+    pub fn from_file_for(path: &Path, tasks: Option<usize>) -> Result<Self> {
+        let in_file = |e: Error| {
             if e.to_string().contains(&path.display().to_string()) {
                 e
             } else {
@@ -307,109 +282,259 @@ impl MapMachine {
                     source: Box::new(e),
                 }
             }
-        })
+        };
+        let mf = copr_topology::MachineFile::read(path)?;
+        Self::from_description(&mf.config, &mf.base, tasks).map_err(in_file)
     }
 
-    fn read_file(path: &Path) -> Result<Self> {
-        let text = copr::files::read_file(path)?;
-        let text = copr_topology::files::skip_bom(&text);
-        let parse = |detail: String| Error::Parse {
-            path: path.to_owned(),
-            detail,
-        };
-        let doc: MachineDoc = if path.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str(text).map_err(|e| parse(e.to_string()))?
+    /// The mapper's view of a machine description (relative paths resolve against
+    /// `base`); `tasks` as in [`MapMachine::from_file_for`].
+    ///
+    /// # Errors
+    /// Source errors, or a machine the mapper cannot hold (too many slots, more than
+    /// [`MAX_GRAPH_NODES`] network hosts).
+    pub fn from_description(
+        cfg: &TopologyConfig,
+        base: &Path,
+        tasks: Option<usize>,
+    ) -> Result<Self> {
+        cfg.validate(&copr_topology::files::FieldPath::root())
+            .map_err(TopologyError::from)?;
+        let mut m = if cfg.is_short_form() {
+            Self::short_form(cfg, base)?
         } else {
-            toml::from_str(text).map_err(|e| parse(toml_detail(text, &e)))?
+            Self::long_form(cfg, base, tasks)?
         };
-        let base = path.parent().unwrap_or(Path::new("."));
-        let kinds = [
-            doc.torus.is_some(),
-            doc.network.is_some(),
-            doc.flat.is_some(),
-        ];
-        if kinds.iter().filter(|&&k| k).count() != 1 {
-            return Err(parse(
-                "exactly one of [torus], [network] or [flat] must be given".into(),
-            ));
+        if let Some(d) = &cfg.description {
+            m.description = match &m.capacity {
+                None => format!(
+                    "{d}: {} x {}",
+                    count(m.nodes(), "node"),
+                    count(m.rpn, "rank")
+                ),
+                Some(c) => format!(
+                    "{d}: {}, slots per node {}",
+                    count(m.nodes(), "node"),
+                    tasks_per_node(c)
+                ),
+            };
         }
-        let names = match &doc.nodes {
-            None => None,
-            Some(NodeNames::Array(a)) => Some(a.clone()),
-            Some(NodeNames::List(s)) => {
-                Some(expand_nodelist(s).map_err(|e| parse(format!("nodes: {e}")))?)
-            }
-        };
-        let mut m = if let Some(tc) = &doc.torus {
+        Ok(m)
+    }
+
+    fn short_form(cfg: &TopologyConfig, base: &Path) -> Result<Self> {
+        let intra = cfg.build_intra(base)?;
+        let pus = intra.as_ref().and_then(IntraNode::num_pus);
+        let names = cfg.node_names()?;
+        let counts = |n: usize| -> Result<Vec<usize>> { Ok(cfg.slot_counts(n, pus)?) };
+        let mut m = if let Some(tc) = &cfg.torus {
             let params = tc.params();
             let torus = match &tc.coords {
-                Some(c) => Torus::from_coords_file(params, &base.join(c))?,
+                Some(c) => Torus::from_coords_file(params, &files::resolve(base, c))?,
                 None => {
                     let n = params.dims.iter().fold(1u128, |a, &d| a * u128::from(d));
-                    check_slots(n, doc.ranks_per_node).map_err(|e| e.in_file(path))?;
+                    let first = match &cfg.ranks_per_node {
+                        Some(SlotCounts::Each(k)) => *k,
+                        _ => pus.unwrap_or(1),
+                    };
+                    check_slots(n, first)?;
                     Torus::full(params)?
                 }
             };
-            Self::torus(torus, doc.ranks_per_node).map_err(|e| e.in_file(path))?
-        } else if let Some(nd) = &doc.network {
-            let net = Network::from_file(&base.join(&nd.file))?;
+            let c = counts(torus.num_nodes())?;
+            Self::torus(torus, c[0])?.with_slot_counts(c)?
+        } else if let Some(nd) = &cfg.network {
+            let path = files::resolve(base, &nd.file);
+            let net = Network::from_file(&path)?;
             let hosts = match &nd.hosts {
                 None => None,
                 Some(h) => {
-                    let list = match h {
-                        NodeNames::Array(a) => a.clone(),
-                        NodeNames::List(s) => {
-                            expand_nodelist(s).map_err(|e| parse(format!("network.hosts: {e}")))?
-                        }
-                    };
+                    let list = h.expand().map_err(|e| {
+                        Error::Topology(Box::new(TopologyError::Parse {
+                            origin: copr_topology::Origin::none(),
+                            field: "network.hosts".into(),
+                            message: e.to_string(),
+                        }))
+                    })?;
+                    let index: std::collections::HashMap<&str, usize> = (0..net.num_hosts())
+                        .map(|k| (net.host_name(k), k))
+                        .collect();
                     let mut idx = Vec::with_capacity(list.len());
                     for name in &list {
-                        let k = (0..net.num_hosts())
-                            .find(|&k| net.host_name(k) == name)
-                            .ok_or_else(|| {
-                                parse(format!(
-                                    "network.hosts: `{name}` is not a host of the network"
-                                ))
-                            })?;
-                        idx.push(k);
+                        idx.push(*index.get(name.as_str()).ok_or_else(|| {
+                            Error::Mismatch(format!(
+                                "network.hosts: `{name}` is not a host of the network"
+                            ))
+                        })?);
                     }
                     Some(idx)
                 }
             };
-            Self::network(net, hosts, nd.bandwidth_model, doc.ranks_per_node)
-                .map_err(|e| e.in_file(path))?
+            let n = hosts.as_ref().map_or(net.num_hosts(), Vec::len);
+            let c = counts(n)?;
+            Self::network(net, hosts, nd.bandwidth_model, c[0])
+                .map_err(|e| e.in_file(&path))?
+                .with_slot_counts(c)?
         } else {
-            let f = doc.flat.as_ref().expect("checked above");
-            if f.nodes > super::MAX_TASKS {
-                return Err(parse(format!("flat.nodes {}: too many nodes", f.nodes)));
+            let f = cfg.flat.as_ref().map_or(1, |f| f.nodes);
+            if f > super::MAX_TASKS {
+                return Err(Error::Mismatch(format!("flat.nodes {f}: too many nodes")));
             }
-            Self::flat(f.nodes, doc.ranks_per_node).map_err(|e| e.in_file(path))?
+            let c = counts(f)?;
+            Self::flat(f, c[0])?.with_slot_counts(c)?
         };
         if let Some(n) = names {
-            m.set_node_names(n).map_err(|e| e.in_file(path))?;
+            m.set_node_names(n)?;
         }
-        if let Some(intra) = &doc.intra {
-            let cfg = TopologyConfig {
-                intra: Some(intra.clone()),
-                ..Default::default()
-            };
-            match cfg.build_intra(base)? {
-                Some(IntraNode::Tree(t)) => m = m.with_node_tree(t).map_err(|e| e.in_file(path))?,
+        if let Some(intra) = intra {
+            match intra {
+                IntraNode::Tree(t) => m = m.with_node_tree(t)?,
                 _ => {
-                    return Err(parse(
+                    return Err(Error::Mismatch(
                         "intra: mapping needs a tree (kind = \"tree\" or an hwloc kind)".into(),
                     ))
                 }
             }
         }
-        if let Some(d) = doc.description {
-            m.description = format!(
-                "{d}: {} x {}",
-                count(m.nodes(), "node"),
-                count(m.rpn, "rank")
-            );
+        Ok(m)
+    }
+
+    /// The long form: the nodes the placement uses for `tasks` ranks.
+    fn long_form(cfg: &TopologyConfig, base: &Path, tasks: Option<usize>) -> Result<Self> {
+        // the inside of a node is optional for mapping: an hwloc source on a build
+        // without hwloc leaves the nodes without a tree
+        let mut no_intra = cfg.clone();
+        no_intra.intra = None;
+        let machine = no_intra.build(base, tasks)?;
+        let tree = match cfg.build_intra(base) {
+            Ok(Some(IntraNode::Tree(t))) => Some(t),
+            Ok(_) | Err(TopologyError::HwlocDisabled { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        let counts = machine.placement().ranks_per_node();
+        let by_rule = !matches!(cfg.placement, Some(PlacementConfig::File { .. }))
+            && cfg.rank_matrix.is_none();
+        let counts = match (by_rule, counts.iter().max()) {
+            (true, Some(&most)) => vec![most; counts.len()],
+            _ => counts,
+        };
+        let mut m = Self::view(&machine, counts)?;
+        if let Some(t) = tree.filter(|t| t.num_pus() == m.rpn) {
+            m = m.with_node_tree(t)?;
         }
         Ok(m)
+    }
+
+    /// The mapper's view of a topology [`copr_topology::Machine`]: its placement's
+    /// nodes in order, each with as many slots as ranks it places there; a torus keeps
+    /// its dimension-order routes (the placement's nodes at their coordinates), a
+    /// network graph its cheapest paths; a uniform or matrix network is flat (every
+    /// node pair one hop). Rank `r` of the machine is task `r` on its node.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for too many slots, a node unknown to the torus, or a
+    /// network of more than [`MAX_GRAPH_NODES`] of the placement's hosts.
+    pub fn from_machine(m: &copr_topology::Machine) -> Result<Self> {
+        Self::view(m, m.placement().ranks_per_node())
+    }
+
+    /// The placement's nodes of `m` with `counts[k]` slots on node `k`, routed as its
+    /// network: a torus by dimension order, a network graph by its cheapest paths,
+    /// anything else flat.
+    fn view(m: &copr_topology::Machine, counts: Vec<usize>) -> Result<Self> {
+        let names = m.placement().node_names().to_vec();
+        let most = counts.iter().copied().max().unwrap_or(1).max(1);
+        check_slots(names.len() as u128, most)?;
+        let mm = match m.inter() {
+            Some(InterNode::Torus(t)) => Self::torus(sub_torus(t, &names)?, most)?,
+            Some(InterNode::Network(nc)) => {
+                let hosts = names
+                    .iter()
+                    .map(|n| {
+                        nc.host_index(n).ok_or_else(|| {
+                            Error::Mismatch(format!("`{n}` is not a host of the network"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Self::network(nc.network().clone(), Some(hosts), nc.model(), most)?
+            }
+            _ => {
+                let mut f = Self::flat(names.len(), most)?;
+                f.set_node_names(names)?;
+                f
+            }
+        };
+        mm.with_slot_counts(counts)
+    }
+
+    /// The same machine with `counts[k]` slots on node `k`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for a count list of the wrong length, or counts that differ
+    /// between nodes.
+    pub fn with_slot_counts(self, counts: Vec<usize>) -> Result<Self> {
+        if counts.len() != self.names.len() {
+            return Err(Error::Mismatch(format!(
+                "ranks_per_node: {} slot counts for {} nodes",
+                counts.len(),
+                self.names.len()
+            )));
+        }
+        match counts.iter().max() {
+            None => Ok(self),
+            Some(&most) if counts.iter().all(|&c| c == most) => {
+                if most == self.rpn {
+                    Ok(self)
+                } else {
+                    self.with_ranks_per_node(most)
+                }
+            }
+            Some(&most) => {
+                let mut m = if most == self.rpn {
+                    self
+                } else {
+                    self.with_ranks_per_node(most)?
+                };
+                m.description = format!(
+                    "{}; slots per node {}",
+                    m.description,
+                    tasks_per_node(&counts)
+                );
+                m.capacity = Some(counts);
+                Ok(m)
+            }
+        }
+    }
+
+    /// Slots of node `k` (at most [`MapMachine::ranks_per_node`]).
+    ///
+    /// # Panics
+    /// If `k >= nodes()`.
+    #[inline]
+    pub fn slot_count(&self, k: usize) -> usize {
+        match &self.capacity {
+            Some(c) => c[k],
+            None => {
+                assert!(k < self.names.len(), "node {k} of {}", self.names.len());
+                self.rpn
+            }
+        }
+    }
+
+    /// Whether slot `s` (node `s / ranks_per_node`, core `s % ranks_per_node`) is one
+    /// the node has.
+    #[inline]
+    pub fn has_slot(&self, s: usize) -> bool {
+        s < self.slots() && s % self.rpn < self.slot_count(s / self.rpn)
+    }
+
+    /// The slots the nodes have: [`MapMachine::slots`] less the missing ones of nodes
+    /// with fewer than [`MapMachine::ranks_per_node`].
+    pub fn used_slots(&self) -> usize {
+        match &self.capacity {
+            Some(c) => c.iter().sum(),
+            None => self.slots(),
+        }
     }
 
     /// The same nodes and network with `k` slots per node (and no node tree).
@@ -478,7 +603,10 @@ impl MapMachine {
     /// `node_of_rank[r]` (names as in this machine: e.g. the host names a job finds at
     /// run time, matched against a torus machine file's `nodes`); the `i`-th rank on a
     /// node takes core `i`. A mapping (task → slot) becomes task → rank with
-    /// `mapping::mpi::map_to_ranks(map, &slots)` (feature `mpi`).
+    /// `mapping::mpi::map_to_ranks(map, &slots)` (feature `mpi`). On a machine whose
+    /// nodes have different slot counts the permutation also covers the missing slots
+    /// (after the ranks, in slot order), as a pattern padded to
+    /// [`MapMachine::slots`] tasks needs.
     ///
     /// ```
     /// use copr_mapping::MapMachine;
@@ -492,7 +620,7 @@ impl MapMachine {
     ///
     /// # Errors
     /// [`Error::Mismatch`] for a name the machine does not have, or a node that runs
-    /// other than `ranks_per_node` ranks.
+    /// other than its slot count of ranks.
     pub fn slots_of<S: AsRef<str>>(&self, node_of_rank: &[S]) -> Result<copr::lap::Perm> {
         let index: std::collections::HashMap<&str, usize> = self
             .names
@@ -509,21 +637,25 @@ impl MapMachine {
                     "rank {r} runs on `{name}`, which is not a node of the machine"
                 ))
             })?;
-            if next[k] == self.rpn {
+            if next[k] == self.slot_count(k) {
                 return Err(Error::Mismatch(format!(
                     "node `{name}` runs more than {} ranks (rank {r} is one too many)",
-                    self.rpn
+                    self.slot_count(k)
                 )));
             }
             fwd.push(k * self.rpn + next[k]);
             next[k] += 1;
         }
-        if let Some(k) = next.iter().position(|&c| c != self.rpn) {
+        if let Some(k) = (0..next.len()).find(|&k| next[k] != self.slot_count(k)) {
             return Err(Error::Mismatch(format!(
-                "node `{}` runs {} ranks; the machine has {} per node",
-                self.names[k], next[k], self.rpn
+                "node `{}` runs {} ranks; the machine has {} slots there",
+                self.names[k],
+                next[k],
+                self.slot_count(k)
             )));
         }
+        // the missing slots of nodes with fewer slots: held by empty tasks
+        fwd.extend((0..self.slots()).filter(|&s| !self.has_slot(s)));
         copr::lap::Perm::from_forward(fwd)
     }
 
@@ -738,95 +870,38 @@ pub(crate) fn toml_detail(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
-/// Node lists are expanded to at most this many names.
-const MAX_NODELIST: usize = 1 << 22;
+/// The nodes of `t` called `names`, in that order, at their coordinates.
+fn sub_torus(t: &Torus, names: &[String]) -> Result<Torus> {
+    let nodes = names
+        .iter()
+        .map(|n| {
+            let k = t
+                .node_index(n)
+                .ok_or_else(|| Error::Mismatch(format!("node `{n}` is not a node of the torus")))?;
+            Ok(copr_topology::TorusNode {
+                name: n.clone(),
+                coords: t.coords(k).to_vec(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Torus::new(t.params().clone(), nodes)?)
+}
 
-/// Expands a Slurm-style compressed node list: `nid[00012-00019,00033],login1` →
-/// `nid00012 … nid00019 nid00033 login1`. Leading zeros of a range's start set the
-/// width.
-///
-/// ```
-/// use copr_mapping::expand_nodelist;
-/// assert_eq!(expand_nodelist("n[1-3,7],x").unwrap(), ["n1", "n2", "n3", "n7", "x"]);
-/// assert_eq!(expand_nodelist("nid[0008-0010]").unwrap(), ["nid0008", "nid0009", "nid0010"]);
-/// assert!(expand_nodelist("n[3-1]").is_err());
-/// ```
-///
-/// # Errors
-/// A message naming the offending part for unbalanced brackets, bad or reversed
-/// ranges, or more than 2²² names.
-pub fn expand_nodelist(s: &str) -> std::result::Result<Vec<String>, String> {
+/// Slot counts in `SLURM_TASKS_PER_NODE` syntax: `16(x24),8(x16)`.
+fn tasks_per_node(counts: &[usize]) -> String {
     let mut items = Vec::new();
-    let mut depth = 0;
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '[' => {
-                if depth == 1 {
-                    return Err(format!("`{s}`: nested `[` at byte {i}"));
-                }
-                depth = 1;
-            }
-            ']' => {
-                if depth == 0 {
-                    return Err(format!("`{s}`: `]` without `[` at byte {i}"));
-                }
-                depth = 0;
-            }
-            ',' if depth == 0 => {
-                items.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
+    let mut i = 0;
+    while i < counts.len() {
+        let j = (i..counts.len())
+            .find(|&j| counts[j] != counts[i])
+            .unwrap_or(counts.len());
+        items.push(match j - i {
+            1 => counts[i].to_string(),
+            n => format!("{}(x{n})", counts[i]),
+        });
+        i = j;
     }
-    if depth != 0 {
-        return Err(format!("`{s}`: unclosed `[`"));
-    }
-    items.push(&s[start..]);
-    let mut out = Vec::new();
-    for item in items {
-        let item = item.trim();
-        if item.is_empty() {
-            return Err(format!("`{s}`: empty name"));
-        }
-        let Some(open) = item.find('[') else {
-            out.push(item.to_string());
-            continue;
-        };
-        let close = item.find(']').expect("balanced");
-        let (prefix, inner, suffix) = (&item[..open], &item[open + 1..close], &item[close + 1..]);
-        if suffix.contains('[') {
-            return Err(format!("`{item}`: one bracket group per name is supported"));
-        }
-        for part in inner.split(',') {
-            let (a, b) = match part.split_once('-') {
-                Some((a, b)) => (a.trim(), b.trim()),
-                None => (part.trim(), part.trim()),
-            };
-            let bad = || format!("`{item}`: `{part}` is not a number or range");
-            if a.is_empty()
-                || !a.bytes().all(|c| c.is_ascii_digit())
-                || !b.bytes().all(|c| c.is_ascii_digit())
-                || b.is_empty()
-            {
-                return Err(bad());
-            }
-            let lo: u64 = a.parse().map_err(|_| bad())?;
-            let hi: u64 = b.parse().map_err(|_| bad())?;
-            if hi < lo {
-                return Err(format!("`{item}`: range `{part}` runs backwards"));
-            }
-            if hi - lo >= (MAX_NODELIST - out.len()) as u64 {
-                return Err(format!("`{s}`: more than {MAX_NODELIST} names"));
-            }
-            let width = a.len();
-            for v in lo..=hi {
-                out.push(format!("{prefix}{v:0width$}{suffix}"));
-            }
-        }
-    }
-    Ok(out)
+    items.join(",")
 }
 
 /// `n` and the noun, in the plural unless `n` is 1: `1 node`, `2 nodes`.
@@ -856,18 +931,5 @@ mod tests {
                 assert_eq!(mine.len() as u32, m.hops(a, b));
             }
         }
-    }
-
-    #[test]
-    fn nodelist_errors() {
-        assert!(expand_nodelist("a[1-2").unwrap_err().contains("unclosed"));
-        assert!(expand_nodelist("a[x]")
-            .unwrap_err()
-            .contains("not a number"));
-        assert!(expand_nodelist("a[0-99999999999]")
-            .unwrap_err()
-            .contains("more than"));
-        assert!(expand_nodelist("a,,b").unwrap_err().contains("empty"));
-        assert_eq!(expand_nodelist("a[1-2]-ib").unwrap(), ["a1-ib", "a2-ib"]);
     }
 }

@@ -133,23 +133,14 @@ pub fn evaluate(p: &Pattern, m: &MapMachine, mapping: &Perm) -> Metrics {
 /// [`evaluate`] from the node of each task (no intra-node levels: cores unknown).
 pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
     let mut load = vec![0u128; m.num_links()];
-    let (mut hb, mut intra, mut total) = (0u128, 0u128, 0u128);
-    let (mut hop_sum, mut dmax, mut msgs) = (0u64, 0u32, 0u64);
-    for e in p.edges() {
-        let (a, b) = (node[e.src as usize] as usize, node[e.dst as usize] as usize);
-        let bytes = u128::from(e.bytes);
-        total += bytes;
-        msgs += 1;
-        if a == b {
-            intra += bytes;
-            continue;
-        }
-        let h = m.hops(a, b);
-        hb += bytes * u128::from(h);
-        hop_sum += u64::from(h);
-        dmax = dmax.max(h);
-        m.for_route(a, b, |l| load[l] += bytes);
-    }
+    let Routed {
+        hop_bytes: hb,
+        intra,
+        total,
+        hop_sum,
+        dmax,
+        msgs,
+    } = route_all(p, m, node, &mut load);
     let inv = m.link_inv_bandwidths();
     let classes = m.link_classes();
     let mut cmax = vec![0u128; classes.len()];
@@ -197,6 +188,71 @@ pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
         max_link_bound: hb_bound.div_ceil(links),
         intra_levels: Vec::new(),
     }
+}
+
+/// The bytes on every link of `m` (index as [`MapMachine::link_info`]) when task `t`
+/// of `p` runs on node `node[t]`, each message routed as [`MapMachine::for_route`]
+/// (single path: dimension order on a torus, one shortest path on a graph; see
+/// [`crate::ecmp_link_loads`] for equal-cost splitting). The one computation of link
+/// loads: [`evaluate`] reports their maxima, `copr plan --cost` their sums per torus
+/// dimension.
+///
+/// ```
+/// use copr_mapping::{link_loads, MapMachine, Pattern, Edge};
+/// use copr_topology::{Torus, TorusParams};
+/// // a ring of 4 nodes; task 0 on node 0 sends 10 bytes to task 1 on node 2
+/// let m = MapMachine::torus(Torus::full(TorusParams::new(vec![4])).unwrap(), 1).unwrap();
+/// let p = Pattern::from_edges(2, vec![Edge { src: 0, dst: 1, bytes: 10 }], "".into()).unwrap();
+/// let loads = link_loads(&p, &m, &[0, 2]);
+/// assert_eq!(loads.iter().sum::<u128>(), 20); // two links of 10
+/// assert_eq!(loads[0], 10); // node 0, x+
+/// ```
+///
+/// # Panics
+/// If `node` has fewer entries than `p` has tasks or names a node `m` lacks.
+pub fn link_loads(p: &Pattern, m: &MapMachine, node: &[u32]) -> Vec<u128> {
+    let mut load = vec![0u128; m.num_links()];
+    route_all(p, m, node, &mut load);
+    load
+}
+
+/// What routing every message of a pattern gives besides the link loads.
+struct Routed {
+    hop_bytes: u128,
+    intra: u128,
+    total: u128,
+    hop_sum: u64,
+    dmax: u32,
+    msgs: u64,
+}
+
+/// Routes every message of `p` (task `t` on node `node[t]`), adding its bytes to the
+/// links it crosses.
+fn route_all(p: &Pattern, m: &MapMachine, node: &[u32], load: &mut [u128]) -> Routed {
+    let mut r = Routed {
+        hop_bytes: 0,
+        intra: 0,
+        total: 0,
+        hop_sum: 0,
+        dmax: 0,
+        msgs: 0,
+    };
+    for e in p.edges() {
+        let (a, b) = (node[e.src as usize] as usize, node[e.dst as usize] as usize);
+        let bytes = u128::from(e.bytes);
+        r.total += bytes;
+        r.msgs += 1;
+        if a == b {
+            r.intra += bytes;
+            continue;
+        }
+        let h = m.hops(a, b);
+        r.hop_bytes += bytes * u128::from(h);
+        r.hop_sum += u64::from(h);
+        r.dmax = r.dmax.max(h);
+        m.for_route(a, b, |l| load[l] += bytes);
+    }
+    r
 }
 
 /// A lower bound on the hop-bytes of any mapping of `p` onto `m`: the bytes that must

@@ -657,7 +657,7 @@ fn machine_and_inside<C: Communicator>(
         )));
     }
     let local = match source {
-        MachineSource::File(f) => MapMachine::from_file(f).and_then(|m| {
+        MachineSource::File(f) => MapMachine::from_file_for(f, Some(p)).and_then(|m| {
             if m.slots() == p {
                 Ok((m, Perm::identity(p), None))
             } else {

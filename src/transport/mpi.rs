@@ -458,6 +458,52 @@ impl MpiTransport {
             .collect();
         (offsets, end)
     }
+
+    /// Grows this node's window to hold `need` bytes in this rank's segment (its
+    /// segment now holds `cap`), collectively over the node's ranks. No peer reads the
+    /// old window any more (the last round waited for every acknowledgement); unless
+    /// this rank's segment was `short`, it has already packed `need` bytes into it,
+    /// which are carried over.
+    fn grow_window(&mut self, need: usize, cap: usize, short: bool) -> Result<()> {
+        let new = Window::allocate(&self.node, need.max(cap))?;
+        if let Some(old) = self.window.take() {
+            if !short && need > 0 {
+                // SAFETY: both segments are this rank's and hold at least `need`
+                // bytes; they are distinct allocations.
+                unsafe { std::ptr::copy_nonoverlapping(old.base, new.base, need) };
+            }
+            old.free();
+        }
+        self.window = Some(new);
+        Ok(())
+    }
+}
+
+/// Checks that every rank's gathered words (`words` per rank: `checks` check words,
+/// then the short-segment flag, the message limit and the window setting) agree with
+/// rank 0's on the message limit and on the use of the shared window: both sides of a
+/// package must agree on whether it comes through the window (a receive posted
+/// straight into A must not get a window descriptor).
+fn agree_on_settings(all: &[u64], words: usize, checks: usize) -> Result<()> {
+    let (limit, window) = (checks + 1, checks + 2);
+    let rows = || all.chunks_exact(words).enumerate();
+    if let Some((r, w)) = rows().find(|(_, w)| w[limit] != all[limit]) {
+        return Err(Error::Transport(format!(
+            "rank {r} limits MPI messages to {} bytes, rank 0 to {}; every rank must use the same limit (nothing was sent)",
+            w[limit], all[limit]
+        )));
+    }
+    if let Some((r, _)) = rows().find(|(_, w)| w[window] != all[window]) {
+        let (uses, first) = if all[window] == 0 {
+            ("uses", "does not")
+        } else {
+            ("does not use", "does")
+        };
+        return Err(Error::Transport(format!(
+            "rank {r} {uses} the shared window and rank 0 {first}; call messages_only() on every rank or on none (nothing was sent)"
+        )));
+    }
+    Ok(())
 }
 
 /// What a request of a round is.
@@ -578,60 +624,22 @@ impl Transport for MpiTransport {
             checked[r * check.len()..][..check.len()].copy_from_slice(&words_r[..check.len()]);
         }
         handler.verdict(checked)?;
-        let limit0 = all[check.len() + 1];
-        if let Some((r, w)) = all
-            .chunks_exact(words)
-            .enumerate()
-            .find(|(_, w)| w[check.len() + 1] != limit0)
-        {
-            return Err(Error::Transport(format!(
-                "rank {r} limits MPI messages to {} bytes, rank 0 to {}; every rank must use the same limit (nothing was sent)",
-                w[check.len() + 1],
-                limit0
-            )));
-        }
-        // Both sides of a package must agree on whether it comes through the window
-        // (a receive posted straight into A must not get a window descriptor).
-        if let Some((r, _)) = all
-            .chunks_exact(words)
-            .enumerate()
-            .find(|(_, w)| w[check.len() + 2] != all[check.len() + 2])
-        {
-            let (uses, first) = if all[check.len() + 2] == 0 {
-                ("uses", "does not")
-            } else {
-                ("does not use", "does")
-            };
-            return Err(Error::Transport(format!(
-                "rank {r} {uses} the shared window and rank 0 {first}; call messages_only() on every rank or on none (nothing was sent)"
-            )));
-        }
+        agree_on_settings(&all, words, check.len())?;
         // Every rank saw the same flags: if a segment of this node is too small, the
-        // node's ranks grow the window together (collective over the node; no peer
-        // reads the old one any more: the last round waited for every
-        // acknowledgement). A rank that has already packed into its old segment
-        // carries those bytes over.
+        // node's ranks grow the window together.
         let grow = all
             .chunks_exact(words)
             .enumerate()
             .any(|(r, w)| self.node_rank[r].is_some() && w[check.len()] != 0);
         if grow {
-            let new = Window::allocate(&self.node, need.max(cap))?;
-            if let Some(old) = self.window.take() {
-                if !short && need > 0 {
-                    // SAFETY: both segments are this rank's and hold at least `need`
-                    // bytes; they are distinct allocations.
-                    unsafe { std::ptr::copy_nonoverlapping(old.base, new.base, need) };
-                }
-                old.free();
-            }
-            self.window = Some(new);
+            self.grow_window(need, cap, short)?;
         }
         if short {
             let w = self.window.as_ref().expect("the window was just grown");
             for (k, p) in sends.iter().enumerate() {
                 if let Some(off) = offsets[k] {
-                    // SAFETY: as above; the grown segment holds `need` bytes.
+                    // SAFETY: `off + len <= need`, and the grown segment holds `need`
+                    // bytes; no peer reads it before our descriptor arrives.
                     handler.pack(k, unsafe { w.part_mut(off, p.range.len()) });
                 }
             }

@@ -8,6 +8,7 @@ use crate::error::{Result, TopologyError};
 use crate::files::{self, check_bandwidth, check_nonneg, Doc, FieldPath, Format, Invalid};
 use crate::link::{inconsistent, BandwidthModel};
 use crate::machine::{InterNode, IntraNode, Machine, PlacementRule, RankOrder};
+use crate::machine_file::{FlatSection, MachineFile, NetworkSection, NodeNames, SlotCounts};
 use crate::matrix::PairTable;
 use crate::network::Network;
 use crate::placement::Placement;
@@ -62,6 +63,28 @@ use crate::tree::{LevelCosts, NodeTree};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyConfig {
+    /// Free text for summaries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Short form: slots per node (a number, one per node, or
+    /// `SLURM_TASKS_PER_NODE` syntax such as `"16(x24),8(x16)"`); default the
+    /// node tree's PUs, else 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_per_node: Option<SlotCounts>,
+    /// Short form: node names in machine order (a Slurm list or an array); for a
+    /// torus they name its nodes in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<NodeNames>,
+    /// Short form: a torus (`dims`, `coords` for an allocation, `link_bandwidth`
+    /// per dimension, …); excludes `inter`, `placement`, `rank_matrix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torus: Option<TorusConfig>,
+    /// Short form: a network description file and the job's hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkSection>,
+    /// Short form: nodes without a network model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flat: Option<FlatSection>,
     /// Cost between ranks on one node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intra: Option<IntraConfig>,
@@ -291,6 +314,7 @@ impl TopologyConfig {
     /// # Errors
     /// [`Invalid`] naming the field, e.g. `inter.link_bandwidth[1]`.
     pub fn validate(&self, at: &FieldPath) -> Result<(), Invalid> {
+        self.validate_short(at)?;
         if let Some(intra) = &self.intra {
             let a = at.key("intra");
             match intra {
@@ -422,6 +446,9 @@ impl TopologyConfig {
     pub fn build(&self, base: &Path, ranks: Option<usize>) -> Result<Machine> {
         self.validate(&FieldPath::root())
             .map_err(crate::link::invalid)?;
+        if self.is_short_form() {
+            return self.build_short_form(base, ranks);
+        }
         let file_placement = match &self.placement {
             Some(PlacementConfig::File { file }) => {
                 let p = Placement::from_file(&files::resolve(base, file))?;
@@ -495,17 +522,16 @@ impl TopologyConfig {
     }
 }
 
-/// Reads a topology configuration file and builds its [`Machine`];
-/// relative paths resolve against the file's directory. `ranks` as in
-/// [`TopologyConfig::build`].
+/// Reads a machine file ([`MachineFile::read`]: a topology configuration, or
+/// the machine of a cost config, network description or rank matrix file) and
+/// builds its [`Machine`]; relative paths resolve against the file's
+/// directory. `ranks` as in [`TopologyConfig::build`].
 ///
 /// # Errors
 /// Those of [`TopologyConfig::from_file`] and [`TopologyConfig::build`];
 /// errors without a file of their own name the configuration file.
 pub fn load_machine(path: &Path, ranks: Option<usize>) -> Result<Machine> {
-    let cfg = TopologyConfig::from_file(path)?;
-    cfg.build(&files::base_dir(path), ranks)
-        .map_err(|e| e.in_file(path))
+    MachineFile::read(path)?.build(ranks)
 }
 
 impl From<Invalid> for TopologyError {

@@ -46,8 +46,10 @@ mod hwloc;
 pub use hwloc::current_binding_pu;
 mod link;
 mod machine;
+mod machine_file;
 mod matrix;
 mod network;
+mod nodelist;
 mod placement;
 mod torus;
 mod tree;
@@ -62,11 +64,16 @@ pub use machine::{
     InterNode, IntraNode, LevelSummary, Machine, MachineBuilder, MinMaxMean, PairLevel,
     PlacementRule, RankOrder, TopologySummary, DEFAULT_INTRA,
 };
+pub use machine_file::{
+    document_keys, FlatSection, MachineFile, MachineFileKind, NetworkSection, NodeNames,
+    SlotCounts, FLAT_LINK,
+};
 pub use matrix::{MatrixFile, PairTable};
 pub use network::{
     DragonflySpec, FatTreeSpec, LinkDefaults, LinkEntry, Network, NetworkCosts, NetworkDescription,
     PathCost, Vertex, VertexKind,
 };
+pub use nodelist::{expand_nodelist, expand_tasks_per_node, NodeListError, MAX_NODELIST};
 pub use placement::{Placement, MAX_RANKS};
 pub use torus::{
     Torus, TorusLink, TorusNode, TorusParams, DEFAULT_BASE_LATENCY, DEFAULT_HOP_LATENCY,

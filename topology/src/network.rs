@@ -164,6 +164,53 @@ fn better(a: (f64, f64, u32), b: (f64, f64, u32)) -> bool {
     a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)) == Ordering::Less
 }
 
+/// Dijkstra's algorithm over `n` vertices from `from`, paths ordered by [`better`]:
+/// `links(v)` lists the links out of `v` as `(target, cost, id)`, in the order they
+/// are relaxed (which decides between equally cheap paths). The cost of the cheapest
+/// path to every vertex and the id of its last link (`None`: unreachable, or `from`).
+fn cheapest<E: Copy, I: Iterator<Item = (usize, LinkCost, E)>>(
+    n: usize,
+    from: usize,
+    model: BandwidthModel,
+    links: impl Fn(usize) -> I,
+) -> (Vec<Option<PathCost>>, Vec<Option<E>>) {
+    let mut best: Vec<Option<(f64, f64, u32)>> = vec![None; n];
+    let mut pred: Vec<Option<E>> = vec![None; n];
+    let mut done = vec![false; n];
+    let mut heap = BinaryHeap::new();
+    best[from] = Some((0.0, 0.0, 0));
+    heap.push(Key(0.0, 0.0, from));
+    while let Some(Key(l, b, v)) = heap.pop() {
+        if done[v] {
+            continue;
+        }
+        done[v] = true;
+        let h = best[v].map_or(0, |x| x.2);
+        for (w, c, id) in links(v) {
+            if done[w] {
+                continue;
+            }
+            let cand = (l + c.latency, model.combine(b, c.inv_bandwidth), h + 1);
+            if best[w].is_none_or(|cur| better(cand, cur)) {
+                best[w] = Some(cand);
+                pred[w] = Some(id);
+                heap.push(Key(cand.0, cand.1, w));
+            }
+        }
+    }
+    let costs = best
+        .into_iter()
+        .map(|o| {
+            o.map(|(latency, inv_bandwidth, hops)| PathCost {
+                latency,
+                inv_bandwidth,
+                hops,
+            })
+        })
+        .collect();
+    (costs, pred)
+}
+
 impl Network {
     /// An empty network.
     pub fn new(name: impl Into<String>) -> Self {
@@ -460,44 +507,11 @@ impl Network {
         from: NodeIndex,
         model: BandwidthModel,
     ) -> (Vec<Option<PathCost>>, Vec<Option<EdgeIndex>>) {
-        let n = self.graph.node_count();
-        let mut best: Vec<Option<(f64, f64, u32)>> = vec![None; n];
-        let mut pred: Vec<Option<EdgeIndex>> = vec![None; n];
-        let mut done = vec![false; n];
-        let mut heap = BinaryHeap::new();
-        best[from.index()] = Some((0.0, 0.0, 0));
-        heap.push(Key(0.0, 0.0, from.index()));
-        while let Some(Key(l, b, v)) = heap.pop() {
-            if done[v] {
-                continue;
-            }
-            done[v] = true;
-            let h = best[v].map_or(0, |x| x.2);
-            for e in self.graph.edges(NodeIndex::new(v)) {
-                let w = e.target().index();
-                if done[w] {
-                    continue;
-                }
-                let c = e.weight();
-                let cand = (l + c.latency, model.combine(b, c.inv_bandwidth), h + 1);
-                if best[w].is_none_or(|cur| better(cand, cur)) {
-                    best[w] = Some(cand);
-                    pred[w] = Some(e.id());
-                    heap.push(Key(cand.0, cand.1, w));
-                }
-            }
-        }
-        let costs = best
-            .into_iter()
-            .map(|o| {
-                o.map(|(latency, inv_bandwidth, hops)| PathCost {
-                    latency,
-                    inv_bandwidth,
-                    hops,
-                })
-            })
-            .collect();
-        (costs, pred)
+        cheapest(self.graph.node_count(), from.index(), model, |v| {
+            self.graph
+                .edges(NodeIndex::new(v))
+                .map(|e| (e.target().index(), *e.weight(), e.id()))
+        })
     }
 
     /// The edges of the cheapest path from host `a` to host `b` (see
@@ -895,12 +909,6 @@ impl NetworkCosts {
     /// relaxes only its one neighbour, settled before it, so leaving leaves
     /// out changes neither the order nor the outcome of the other steps).
     fn search(&self, from: NodeIndex) -> Vec<Option<PathCost>> {
-        let n = self.start.len() - 1;
-        let mut best: Vec<Option<(f64, f64, u32)>> = vec![None; n];
-        let mut done = vec![false; n];
-        let mut heap = BinaryHeap::new();
-        best[from.index()] = Some((0.0, 0.0, 0));
-        heap.push(Key(0.0, 0.0, from.index()));
         // the source's own links, even into a leaf (a two-host network)
         let own: Vec<(u32, LinkCost)> = self
             .net
@@ -908,44 +916,15 @@ impl NetworkCosts {
             .edges(from)
             .map(|e| (e.target().index() as u32, *e.weight()))
             .collect();
-        while let Some(Key(l, b, v)) = heap.pop() {
-            if done[v] {
-                continue;
-            }
-            done[v] = true;
-            let h = best[v].map_or(0, |x| x.2);
-            let relax = |(w, c): (u32, LinkCost),
-                         best: &mut Vec<Option<(f64, f64, u32)>>,
-                         heap: &mut BinaryHeap<Key>| {
-                let w = w as usize;
-                if done[w] {
-                    return;
-                }
-                let cand = (l + c.latency, self.model.combine(b, c.inv_bandwidth), h + 1);
-                if best[w].is_none_or(|cur| better(cand, cur)) {
-                    best[w] = Some(cand);
-                    heap.push(Key(cand.0, cand.1, w));
-                }
-            };
-            if v == from.index() {
-                for &e in &own {
-                    relax(e, &mut best, &mut heap);
-                }
+        let links = |v: usize| {
+            let out: &[(u32, LinkCost)] = if v == from.index() {
+                &own
             } else {
-                for &e in &self.adj[self.start[v] as usize..self.start[v + 1] as usize] {
-                    relax(e, &mut best, &mut heap);
-                }
-            }
-        }
-        best.into_iter()
-            .map(|o| {
-                o.map(|(latency, inv_bandwidth, hops)| PathCost {
-                    latency,
-                    inv_bandwidth,
-                    hops,
-                })
-            })
-            .collect()
+                &self.adj[self.start[v] as usize..self.start[v + 1] as usize]
+            };
+            out.iter().map(|&(w, c)| (w as usize, c, ()))
+        };
+        cheapest(self.start.len() - 1, from.index(), self.model, links).0
     }
 
     #[inline]
@@ -955,6 +934,12 @@ impl NetworkCosts {
             return Cell::default();
         }
         self.row(ca)[cb]
+    }
+
+    /// The network these costs are of (for routing: [`Network::shortest_paths`]
+    /// gives the same costs and paths).
+    pub fn network(&self) -> &Network {
+        &self.net
     }
 
     /// The number of host classes (hosts priced alike; see the type's docs).

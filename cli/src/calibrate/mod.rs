@@ -780,7 +780,7 @@ mod with_mpi {
                 intra,
                 inter,
                 placement: Some(PlacementConfig::File { file: place_name }),
-                rank_matrix: None,
+                ..Default::default()
             }),
         };
         let text = cfg.to_string(Format::from_path(&a.out))?;

@@ -40,7 +40,13 @@ pub(crate) fn parse_bytes(text: &str) -> Result<u64, String> {
 /// The unit of the modelled costs of the cost config at `path`: seconds when every
 /// term prices time (latency + bandwidth, transforms, locality), bytes when every
 /// term is the volume, else a weighted mix without one unit.
+/// A machine file without terms is priced by latency + bandwidth: seconds.
 pub(crate) fn cost_unit(path: &Path) -> &'static str {
+    if copr_topology::MachineFile::read(path)
+        .is_ok_and(|m| m.kind != copr_topology::MachineFileKind::CostConfig)
+    {
+        return "s";
+    }
     let Ok(cfg) = CostConfig::from_file(path) else {
         return "(model units)";
     };

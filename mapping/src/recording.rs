@@ -1,0 +1,114 @@
+//! The hosts of a traffic recording (`COPR_RECORD`, written by `libcopr_interpose`):
+//! its `# host R NAME` lines say where each rank ran, so the recording's hosts can
+//! serve as the machine's nodes and the run's own placement can be priced.
+
+use std::path::Path;
+
+use super::machine::MapMachine;
+use copr::error::{Error, Result};
+use copr::lap::Perm;
+
+/// The host of every rank from the `# host R NAME` lines of a recording (`None` if it
+/// has none).
+///
+/// ```
+/// use copr_mapping::recorded_hosts;
+/// let text = "# host 0 a\n# host 2 b\n# host 1 a\n0 1 8 # 1\n";
+/// assert_eq!(recorded_hosts(text).unwrap().unwrap(), ["a", "a", "b"]);
+/// assert!(recorded_hosts("0 1 8\n").unwrap().is_none());
+/// assert!(recorded_hosts("# host 0 a\n# host 2 b\n").is_err()); // rank 1 missing
+/// ```
+///
+/// # Errors
+/// [`Error::Mismatch`] naming the line for a malformed or repeated rank, or a rank
+/// missing from `0..ranks`.
+pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
+    let mut hosts: Vec<Option<String>> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("# host ") else {
+            continue;
+        };
+        let bad = |what: &str| {
+            Error::Mismatch(format!(
+                "line {}: {what}: `{}` (expected `# host RANK NAME`)",
+                i + 1,
+                line.trim()
+            ))
+        };
+        let mut parts = rest.split_whitespace();
+        let r: usize = parts
+            .next()
+            .and_then(|r| r.parse().ok())
+            .ok_or_else(|| bad("the rank is not a number"))?;
+        let name = parts.next().ok_or_else(|| bad("no host name"))?;
+        if parts.next().is_some() {
+            return Err(bad("a host name with a space"));
+        }
+        if r >= super::MAX_TASKS {
+            return Err(bad("rank beyond the largest pattern"));
+        }
+        if r >= hosts.len() {
+            hosts.resize(r + 1, None);
+        }
+        if hosts[r].replace(name.to_string()).is_some() {
+            return Err(bad("the rank's host is given twice"));
+        }
+    }
+    if hosts.is_empty() {
+        return Ok(None);
+    }
+    hosts
+        .into_iter()
+        .enumerate()
+        .map(|(r, h)| {
+            h.ok_or_else(|| Error::Mismatch(format!("no `# host {r} …` line for rank {r}")))
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+/// The machine of a recorded run: its hosts (in order of first appearance) as the
+/// nodes, each with as many slots as ranks ran on it, no network model (every node
+/// pair one hop); and the run's own placement as a mapping onto it (rank `r` on the
+/// `i`-th slot of its host when it is the host's `i`-th rank).
+///
+/// ```
+/// use copr_mapping::machine_from_recording;
+/// let (m, ran) = machine_from_recording(&["a", "b", "a"].map(String::from)).unwrap();
+/// assert_eq!((m.nodes(), m.slot_count(0), m.slot_count(1)), (2, 2, 1));
+/// // slots a0 a1 b0, and b1 which host b does not have (an empty task's)
+/// assert_eq!(ran.forward(), [0, 2, 1, 3]);
+/// ```
+///
+/// # Errors
+/// [`Error::Mismatch`] for an empty host list.
+pub fn machine_from_recording(hosts: &[String]) -> Result<(MapMachine, Perm)> {
+    let mut names: Vec<&str> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let mut counts: Vec<usize> = Vec::new();
+    for h in hosts {
+        let k = *index.entry(h.as_str()).or_insert_with(|| {
+            names.push(h);
+            counts.push(0);
+            names.len() - 1
+        });
+        counts[k] += 1;
+    }
+    let most = counts.iter().copied().max().ok_or_else(|| {
+        Error::Mismatch("the recording names no host: no machine to map onto".into())
+    })?;
+    let mut m = MapMachine::flat(names.len(), most)?;
+    m.set_node_names(names.iter().map(|n| n.to_string()).collect())?;
+    let m = m.with_slot_counts(counts)?;
+    let ran = m.slots_of(hosts)?;
+    Ok((m, ran))
+}
+
+/// [`recorded_hosts`] of a file.
+///
+/// # Errors
+/// [`Error::Io`] naming the file, and those of [`recorded_hosts`] (in the file).
+pub fn recorded_hosts_file(path: &Path) -> Result<Option<Vec<String>>> {
+    let text = copr::files::read_file(path)?;
+    recorded_hosts(&text).map_err(|e| e.in_file(path))
+}

@@ -1,0 +1,146 @@
+//! Nodes with different slot counts, by hand: which slots a job's tasks may take,
+//! where a task on a missing slot goes, and the machine read from a file.
+
+use copr_mapping::{
+    evaluate, fit_to_slots, machine_from_recording, recorded_hosts, Edge, MapMachine, Pattern, Perm,
+};
+use copr_topology::{Torus, TorusParams};
+
+fn edge(src: u32, dst: u32, bytes: u64) -> Edge {
+    Edge { src, dst, bytes }
+}
+
+#[test]
+fn a_task_on_a_missing_slot_trades_with_an_empty_task_of_its_node() {
+    // nodes of 2 and 1 slots: slot 3 (core 1 of node 1) does not exist
+    let m = MapMachine::flat(2, 2)
+        .unwrap()
+        .with_slot_counts(vec![2, 1])
+        .unwrap();
+    assert_eq!((m.slots(), m.used_slots()), (4, 3));
+    assert_eq!(
+        (0..4).map(|s| m.has_slot(s)).collect::<Vec<_>>(),
+        [true, true, true, false]
+    );
+    let p = Pattern::from_edges(4, vec![edge(0, 1, 100), edge(1, 2, 1)], String::new()).unwrap();
+    // task 1 on slot 3, the empty task 3 on slot 2: they trade
+    let map = Perm::from_forward(vec![0, 3, 1, 2]).unwrap();
+    let fixed = fit_to_slots(&p, &m, &map, 3).unwrap();
+    assert_eq!(fixed.forward(), [0, 2, 1, 3]);
+    // a mapping that already fits is kept
+    let ok = Perm::from_forward(vec![1, 0, 2, 3]).unwrap();
+    assert_eq!(fit_to_slots(&p, &m, &ok, 3).unwrap(), ok);
+    // more tasks than slots
+    assert!(fit_to_slots(&p, &m, &ok, 4).is_err());
+}
+
+#[test]
+fn a_task_of_an_overfull_node_goes_where_it_adds_the_least_hop_bytes() {
+    // a ring of 4 nodes, 2 slots each but node 0 has 1: slot 1 is missing
+    let t = Torus::full(TorusParams::new(vec![4])).unwrap();
+    let m = MapMachine::torus(t, 2)
+        .unwrap()
+        .with_slot_counts(vec![1, 2, 2, 2])
+        .unwrap();
+    // job of 5 tasks (5, 6, 7 empty); task 1 talks to task 4 on node 2
+    let p = Pattern::from_edges(8, vec![edge(1, 4, 100), edge(0, 2, 1)], String::new()).unwrap();
+    let map = Perm::identity(8);
+    let fixed = fit_to_slots(&p, &m, &map, 5).unwrap();
+    // node 0 has no empty present slot; nodes 2 (slot 5) and 3 (slots 6, 7) do, and
+    // node 2 is 0 hops from task 4: task 1 takes slot 5, empty task 5 slot 1
+    assert_eq!(fixed.forward(), [0, 5, 2, 3, 4, 1, 6, 7]);
+    assert_eq!(evaluate(&p, &m, &fixed).hop_bytes, 1); // only 0 -> 2, one hop
+}
+
+#[test]
+fn slots_of_a_job_on_nodes_of_different_sizes() {
+    let mut m = MapMachine::flat(2, 2)
+        .unwrap()
+        .with_slot_counts(vec![1, 2])
+        .unwrap();
+    m.set_node_names(vec!["a".into(), "b".into()]).unwrap();
+    // slots: a0, (a1 missing), b0, b1
+    let s = m.slots_of(&["b", "a", "b"]).unwrap();
+    assert_eq!(s.forward(), [2, 0, 3, 1]);
+    assert!(m.slots_of(&["a", "a", "b"]).is_err()); // a has one slot
+    assert!(m.slots_of(&["a", "b"]).is_err()); // b runs 1 of its 2
+}
+
+#[test]
+fn recorded_hosts_make_the_machine() {
+    let text = "# copr traffic recording\n0 1 1000 # 1\n2 3 10 # 1\n# host 0 a\n# host 1 b\n# host 2 a\n# host 3 a\n";
+    let hosts = recorded_hosts(text).unwrap().unwrap();
+    let (m, ran) = machine_from_recording(&hosts).unwrap();
+    assert_eq!((m.nodes(), m.slot_count(0), m.slot_count(1)), (2, 3, 1));
+    assert_eq!((m.slots(), m.used_slots()), (6, 4));
+    // a: ranks 0, 2, 3 on slots 0, 1, 2; b: rank 1 on slot 3; missing b1, b2 follow
+    assert_eq!(ran.forward(), [0, 3, 1, 2, 4, 5]);
+    let p = Pattern::from_edges(6, vec![edge(0, 1, 1000), edge(2, 3, 10)], String::new()).unwrap();
+    assert_eq!(evaluate(&p, &m, &ran).hop_bytes, 1000);
+    for bad in [
+        "# host x a\n",
+        "# host 0\n",
+        "# host 0 a\n# host 0 b\n",
+        "# host 1 a\n",
+    ] {
+        assert!(recorded_hosts(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn slot_counts_from_a_machine_file() {
+    let dir = std::env::temp_dir().join(format!("copr-slots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("m.toml");
+    std::fs::write(
+        &f,
+        "nodes = \"nid[0001-0040]\"\nranks_per_node = \"16(x24),8(x16)\"\n[flat]\nnodes = 40\n",
+    )
+    .unwrap();
+    let m = MapMachine::from_file(&f).unwrap();
+    assert_eq!((m.nodes(), m.ranks_per_node()), (40, 16));
+    assert_eq!(m.used_slots(), 24 * 16 + 16 * 8);
+    assert_eq!((m.slot_count(23), m.slot_count(24)), (16, 8));
+    assert_eq!(m.node_name(24), "nid0025");
+    // one count per node, and a list of the wrong length
+    std::fs::write(&f, "ranks_per_node = [2, 1, 3]\n[flat]\nnodes = 3\n").unwrap();
+    let m = MapMachine::from_file(&f).unwrap();
+    assert_eq!((m.slots(), m.used_slots()), (9, 6));
+    std::fs::write(&f, "ranks_per_node = [2, 1]\n[flat]\nnodes = 3\n").unwrap();
+    let e = MapMachine::from_file(&f).unwrap_err().to_string();
+    assert!(e.contains("m.toml") && e.contains("ranks_per_node"), "{e}");
+}
+
+#[test]
+fn the_view_of_a_topology_machine_routes_as_the_mapper_does() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data");
+    // the k = 4 fat tree, 4 ranks on each of its 16 hosts
+    let topo = copr_topology::MachineFile::read(&data.join("cost/fat-tree.toml"))
+        .unwrap()
+        .build(Some(64))
+        .unwrap();
+    let view = MapMachine::from_machine(&topo).unwrap();
+    let net =
+        copr_topology::Network::from_file(&data.join("topology/fat-tree-k4.net.toml")).unwrap();
+    let direct =
+        MapMachine::network(net, None, copr_topology::BandwidthModel::Bottleneck, 4).unwrap();
+    assert_eq!((view.nodes(), view.slots()), (16, 64));
+    for a in 0..16 {
+        for b in 0..16 {
+            assert_eq!(view.node_name(a), direct.node_name(a));
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            view.for_route(a, b, |l| x.push(l));
+            direct.for_route(a, b, |l| y.push(l));
+            assert_eq!(x, y, "{a} -> {b}");
+        }
+    }
+    // a torus machine: the placement's nodes at their coordinates
+    let topo = copr_topology::MachineFile::read(&data.join("topology/torus-xe6.toml"))
+        .unwrap()
+        .build(Some(128))
+        .unwrap();
+    let view = MapMachine::from_machine(&topo).unwrap();
+    assert_eq!((view.nodes(), view.ranks_per_node()), (4, 32));
+    // nid00000 and nid00001 share a router, nid00002 is one Z hop away
+    assert_eq!((view.hops(0, 1), view.hops(0, 2)), (0, 1));
+}

@@ -1,0 +1,548 @@
+//! The one machine file: what every command that takes a machine reads.
+//!
+//! A machine file is a [`TopologyConfig`]. It describes the network between the
+//! nodes either with the long form (`[inter]` + `[placement]`) or with the short
+//! form the mapper started with (`[torus]`, `[network]` or `[flat]`, plus
+//! `ranks_per_node` and `nodes` at the top level); `[intra]` describes the inside
+//! of a node in both. [`MachineFile::read`] also takes the files that embed or point
+//! to a machine: a cost config (its `[topology]` or `topology_file`), a network
+//! description (`*.net.toml`: every host one node) and a rank × rank matrix file (a
+//! calibration's `latency` / `inv_bandwidth` tables).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::TopologyConfig;
+use crate::error::{Result, TopologyError};
+use crate::files::{self, FieldPath, Format, Invalid};
+use crate::link::{inconsistent, BandwidthModel, LinkCost};
+use crate::machine::{InterNode, Machine};
+use crate::network::Network;
+use crate::nodelist::{expand_nodelist, expand_tasks_per_node, NodeListError};
+use crate::placement::{Placement, MAX_RANKS};
+use crate::torus::{
+    Torus, TorusNode, DEFAULT_BASE_LATENCY, DEFAULT_HOP_LATENCY, DEFAULT_LINK_BANDWIDTH,
+};
+
+/// Node names: a Slurm-style list (`"nid[00012-00019,00033]"`) or an array.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum NodeNames {
+    /// A compressed list ([`expand_nodelist`]).
+    List(String),
+    /// One name per node.
+    Array(Vec<String>),
+}
+
+impl NodeNames {
+    /// The names, in order.
+    ///
+    /// # Errors
+    /// [`NodeListError`] for a malformed compressed list.
+    pub fn expand(&self) -> std::result::Result<Vec<String>, NodeListError> {
+        match self {
+            Self::List(s) => expand_nodelist(s),
+            Self::Array(a) => Ok(a.clone()),
+        }
+    }
+}
+
+/// Slots (ranks) per node: the same number on every node, one number per node, or
+/// `SLURM_TASKS_PER_NODE` syntax (`"16(x24),8(x16)"`, [`expand_tasks_per_node`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SlotCounts {
+    /// Every node alike.
+    Each(usize),
+    /// One count per node, in machine order.
+    PerNode(Vec<usize>),
+    /// `SLURM_TASKS_PER_NODE` syntax.
+    Slurm(String),
+}
+
+impl SlotCounts {
+    /// The count of every one of `nodes` nodes.
+    ///
+    /// # Errors
+    /// [`TopologyError::Inconsistent`] (field `ranks_per_node`) when a list's length
+    /// differs from `nodes` or a count is 0; [`TopologyError::Parse`] for bad Slurm
+    /// syntax.
+    pub fn expand(&self, nodes: usize) -> Result<Vec<usize>> {
+        let v = match self {
+            Self::Each(k) => vec![*k; nodes],
+            Self::PerNode(v) => v.clone(),
+            Self::Slurm(s) => expand_tasks_per_node(s).map_err(|e| TopologyError::Parse {
+                origin: crate::Origin::none(),
+                field: "ranks_per_node".into(),
+                message: e.to_string(),
+            })?,
+        };
+        if v.len() != nodes {
+            return Err(inconsistent(
+                "ranks_per_node",
+                format!(
+                    "{} slot counts for {nodes} node{}",
+                    v.len(),
+                    if nodes == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        if let Some(k) = v.iter().position(|&c| c == 0) {
+            return Err(inconsistent(
+                "ranks_per_node",
+                format!("node {k} has 0 slots; every node needs at least 1"),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// Checks what can be checked without the node count.
+    pub(crate) fn validate(&self, at: &FieldPath) -> std::result::Result<(), Invalid> {
+        match self {
+            Self::Each(0) => Err(Invalid::new(at.clone(), 0, "must be >= 1")),
+            Self::Each(_) => Ok(()),
+            Self::PerNode(v) => match v.iter().position(|&c| c == 0) {
+                Some(k) => Err(Invalid::new(at.index(k), 0, "must be >= 1")),
+                None if v.is_empty() => Err(Invalid::new(at.clone(), "[]", "no nodes")),
+                None => Ok(()),
+            },
+            Self::Slurm(s) => match expand_tasks_per_node(s) {
+                Err(e) => Err(Invalid::new(at.clone(), format!("\"{s}\""), e.to_string())),
+                Ok(v) if v.contains(&0) => Err(Invalid::new(
+                    at.clone(),
+                    format!("\"{s}\""),
+                    "a node with 0 slots",
+                )),
+                Ok(_) => Ok(()),
+            },
+        }
+    }
+}
+
+/// `[network]` of the short form: a network description file ([`Network::from_file`])
+/// and, optionally, which of its hosts are the job's nodes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// The network file (relative to the machine file).
+    pub file: PathBuf,
+    /// The job's hosts in machine order (default: every host of the network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<NodeNames>,
+    /// How bandwidths combine along a path.
+    #[serde(default)]
+    pub bandwidth_model: BandwidthModel,
+}
+
+/// `[flat]` of the short form: nodes without a network model (every pair one hop over
+/// the sender's injection link at [`DEFAULT_LINK_BANDWIDTH`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlatSection {
+    /// Number of nodes.
+    pub nodes: usize,
+}
+
+/// The cost of one hop between two nodes of a `[flat]` machine.
+pub const FLAT_LINK: LinkCost = LinkCost {
+    latency: DEFAULT_BASE_LATENCY + DEFAULT_HOP_LATENCY,
+    inv_bandwidth: 1.0 / DEFAULT_LINK_BANDWIDTH,
+};
+
+/// What kind of file a [`MachineFile`] was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MachineFileKind {
+    /// A machine (topology) file.
+    Machine,
+    /// A cost config: its `[topology]` or the file its `topology_file` names.
+    CostConfig,
+    /// A network description: every host a node with one slot.
+    Network,
+    /// A rank × rank matrix file: every rank priced explicitly.
+    RankMatrix,
+}
+
+/// A machine description read from a file, with the directory its relative paths
+/// resolve against.
+///
+/// ```
+/// use copr_topology::{MachineFile, MachineFileKind};
+/// let dir = std::env::temp_dir().join(format!("copr-mf-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let f = dir.join("m.toml");
+/// std::fs::write(&f, "ranks_per_node = 2\nnodes = \"n[1-4]\"\n[torus]\ndims = [2, 2]\n").unwrap();
+/// let mf = MachineFile::read(&f).unwrap();
+/// assert_eq!(mf.kind, MachineFileKind::Machine);
+/// let m = mf.build(None).unwrap();
+/// assert_eq!((m.ranks(), m.placement().node_name(3)), (8, "n4"));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct MachineFile {
+    /// The description.
+    pub config: TopologyConfig,
+    /// The directory relative paths in `config` resolve against.
+    pub base: PathBuf,
+    /// The file read.
+    pub path: PathBuf,
+    /// What kind of file it was.
+    pub kind: MachineFileKind,
+}
+
+/// A cost config as far as its machine goes (the rest is the cost model's).
+#[derive(Deserialize)]
+struct CostConfigMachine {
+    #[serde(default)]
+    topology_file: Option<PathBuf>,
+    #[serde(default)]
+    topology: Option<TopologyConfig>,
+}
+
+impl MachineFile {
+    /// Reads a machine file, or the machine of a cost config, network description or
+    /// rank matrix file (TOML, or JSON by extension).
+    ///
+    /// # Errors
+    /// [`TopologyError::Io`], and parse or validation errors naming file, line and
+    /// field; a cost config without a topology is
+    /// [`TopologyError::Inconsistent`] on field `terms`.
+    pub fn read(path: &Path) -> Result<Self> {
+        Self::read_nested(path, 0)
+    }
+
+    fn read_nested(path: &Path, depth: usize) -> Result<Self> {
+        let text = files::read_text(path)?;
+        let format = Format::from_path(path);
+        let base = files::base_dir(path);
+        let keys = document_keys(&text, format);
+        let has = |k: &str| keys.iter().any(|x| x == k);
+        let made = |config, kind| Self {
+            config,
+            base: base.clone(),
+            path: path.to_path_buf(),
+            kind,
+        };
+        if has("terms") {
+            let cost: CostConfigMachine =
+                files::parse_checked(&text, format, Some(path), |c: &CostConfigMachine, doc| {
+                    match &c.topology {
+                        Some(t) => t
+                            .validate(&FieldPath::root().key("topology"))
+                            .map_err(|e| doc.invalid(e)),
+                        None => Ok(()),
+                    }
+                })?;
+            let no_machine = || {
+                TopologyError::Inconsistent {
+                origin: crate::Origin::file(path),
+                field: "terms".into(),
+                message: "this cost config has no topology, so it describes no machine: add `topology_file = \"…\"` or a [topology] table".into(),
+            }
+            };
+            return match (cost.topology, cost.topology_file) {
+                (Some(t), _) => Ok(made(t, MachineFileKind::CostConfig)),
+                (None, Some(f)) if depth == 0 => {
+                    let mut inner = Self::read_nested(&files::resolve(&base, &f), 1)?;
+                    inner.kind = MachineFileKind::CostConfig;
+                    Ok(inner)
+                }
+                (None, Some(f)) => Err(TopologyError::Inconsistent {
+                    origin: crate::Origin::file(path),
+                    field: "topology_file".into(),
+                    message: format!(
+                        "`{}` is another cost config's topology file; point to a machine file",
+                        f.display()
+                    ),
+                }),
+                (None, None) => Err(no_machine()),
+            };
+        }
+        let file_name = || PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
+        if has("links") || (has("hosts") && has("switches")) {
+            let config = TopologyConfig {
+                network: Some(NetworkSection {
+                    file: file_name(),
+                    hosts: None,
+                    bandwidth_model: BandwidthModel::default(),
+                }),
+                ..Default::default()
+            };
+            return Ok(made(config, MachineFileKind::Network));
+        }
+        if has("latency") && has("inv_bandwidth") {
+            let config = TopologyConfig {
+                rank_matrix: Some(file_name()),
+                ..Default::default()
+            };
+            return Ok(made(config, MachineFileKind::RankMatrix));
+        }
+        let config = files::parse_checked(&text, format, Some(path), |c: &TopologyConfig, doc| {
+            c.validate(&FieldPath::root()).map_err(|e| doc.invalid(e))
+        })?;
+        Ok(made(config, MachineFileKind::Machine))
+    }
+
+    /// The topology [`Machine`] with `ranks` ranks (default: the file's).
+    ///
+    /// # Errors
+    /// Those of [`TopologyConfig::build`]; errors without a file of their own name
+    /// this file.
+    pub fn build(&self, ranks: Option<usize>) -> Result<Machine> {
+        self.config
+            .build(&self.base, ranks)
+            .map_err(|e| e.in_file(&self.path))
+    }
+}
+
+/// The top-level keys of a TOML or JSON document; empty if it does not parse (the
+/// typed parse that follows reports why). A document with `terms` is a cost config.
+///
+/// ```
+/// use copr_topology::{document_keys, files::Format};
+/// assert_eq!(document_keys("a = 1\n[b]\nc = 2", Format::Toml), ["a", "b"]);
+/// assert!(document_keys("a = ", Format::Toml).is_empty());
+/// ```
+pub fn document_keys(text: &str, format: Format) -> Vec<String> {
+    let text = files::skip_bom(text);
+    match format {
+        Format::Toml => toml::from_str::<toml::Table>(text)
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default(),
+        Format::Json => serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default(),
+    }
+}
+
+impl TopologyConfig {
+    /// Whether the network is given in the short form (`[torus]`, `[network]` or
+    /// `[flat]`).
+    pub fn is_short_form(&self) -> bool {
+        self.torus.is_some() || self.network.is_some() || self.flat.is_some()
+    }
+
+    /// The expanded top-level `nodes`, if given.
+    ///
+    /// # Errors
+    /// [`TopologyError::Parse`] on field `nodes` for a malformed list.
+    pub fn node_names(&self) -> Result<Option<Vec<String>>> {
+        self.nodes
+            .as_ref()
+            .map(|n| n.expand().map_err(|e| nodelist_error("nodes", &e)))
+            .transpose()
+    }
+
+    /// The slots of each of `nodes` nodes from `ranks_per_node` (default: `pus` if
+    /// known, else 1).
+    ///
+    /// # Errors
+    /// As [`SlotCounts::expand`].
+    pub fn slot_counts(&self, nodes: usize, pus: Option<usize>) -> Result<Vec<usize>> {
+        match &self.ranks_per_node {
+            Some(s) => s.expand(nodes),
+            None => Ok(vec![pus.unwrap_or(1); nodes]),
+        }
+    }
+
+    /// The short form's checks (called by [`TopologyConfig::validate`]).
+    pub(crate) fn validate_short(&self, at: &FieldPath) -> std::result::Result<(), Invalid> {
+        let given: Vec<&str> = [
+            ("torus", self.torus.is_some()),
+            ("network", self.network.is_some()),
+            ("flat", self.flat.is_some()),
+        ]
+        .into_iter()
+        .filter(|g| g.1)
+        .map(|g| g.0)
+        .collect();
+        if given.len() > 1 {
+            return Err(Invalid::new(
+                at.key(given[1]),
+                format!("[{}]", given[1]),
+                format!(
+                    "a machine has one network: give one of [torus], [network] or [flat] (also [{}] here)",
+                    given[0]
+                ),
+            ));
+        }
+        if let Some(&short) = given.first() {
+            for (key, there) in [
+                ("inter", self.inter.is_some()),
+                ("placement", self.placement.is_some()),
+                ("rank_matrix", self.rank_matrix.is_some()),
+            ] {
+                if there {
+                    return Err(Invalid::new(
+                        at.key(key),
+                        format!("[{key}]"),
+                        format!("[{short}] already gives the network and the slots: remove [{key}] (or write the machine with [inter] and [placement] only)"),
+                    ));
+                }
+            }
+        } else {
+            for (key, there) in [
+                ("ranks_per_node", self.ranks_per_node.is_some()),
+                ("nodes", self.nodes.is_some()),
+            ] {
+                if there {
+                    return Err(Invalid::new(
+                        at.key(key),
+                        key,
+                        "top-level `ranks_per_node` and `nodes` go with [torus], [network] or [flat]; with [inter] use [placement] (`ranks_per_node`, `nodes`)",
+                    ));
+                }
+            }
+        }
+        if let Some(t) = &self.torus {
+            t.params().validate(&at.key("torus"))?;
+        }
+        if let Some(f) = &self.flat {
+            if f.nodes == 0 {
+                return Err(Invalid::new(at.key("flat").key("nodes"), 0, "must be >= 1"));
+            }
+            if f.nodes > MAX_RANKS {
+                return Err(Invalid::new(
+                    at.key("flat").key("nodes"),
+                    f.nodes,
+                    format!("at most {MAX_RANKS} nodes"),
+                ));
+            }
+        }
+        if let Some(s) = &self.ranks_per_node {
+            s.validate(&at.key("ranks_per_node"))?;
+        }
+        if let Some(n) = &self.nodes {
+            if let (Err(e), NodeNames::List(s)) = (n.expand(), n) {
+                return Err(Invalid::new(
+                    at.key("nodes"),
+                    format!("\"{s}\""),
+                    e.to_string(),
+                ));
+            }
+        }
+        if let Some(NodeNames::List(s)) = self.network.as_ref().and_then(|n| n.hosts.as_ref()) {
+            if let Err(e) = expand_nodelist(s) {
+                return Err(Invalid::new(
+                    at.key("network").key("hosts"),
+                    format!("\"{s}\""),
+                    e.to_string(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The short form's nodes: the network between them and their names.
+    ///
+    /// # Errors
+    /// File and source errors; `nodes` of the wrong length.
+    pub(crate) fn short_form_nodes(&self, base: &Path) -> Result<(InterNode, Vec<String>)> {
+        if let Some(t) = &self.torus {
+            let params = t.params();
+            let torus = match &t.coords {
+                Some(c) => Torus::from_coords_file(params, &files::resolve(base, c))?,
+                None => Torus::full(params)?,
+            };
+            let torus = match self.node_names()? {
+                None => torus,
+                Some(names) => {
+                    if names.len() != torus.num_nodes() {
+                        return Err(inconsistent(
+                            "nodes",
+                            format!(
+                                "{} names for the {} nodes of the torus",
+                                names.len(),
+                                torus.num_nodes()
+                            ),
+                        ));
+                    }
+                    let nodes = names
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, name)| TorusNode {
+                            name,
+                            coords: torus.coords(k).to_vec(),
+                        })
+                        .collect();
+                    Torus::new(torus.params().clone(), nodes)?
+                }
+            };
+            let names = (0..torus.num_nodes())
+                .map(|k| torus.node_name(k).to_string())
+                .collect();
+            Ok((InterNode::Torus(torus), names))
+        } else if let Some(n) = &self.network {
+            let path = files::resolve(base, &n.file);
+            let net = Network::from_file(&path)?;
+            let hosts = match &n.hosts {
+                Some(h) => h
+                    .expand()
+                    .map_err(|e| nodelist_error("network.hosts", &e))?,
+                None => (0..net.num_hosts())
+                    .map(|k| net.host_name(k).to_string())
+                    .collect(),
+            };
+            let costs = net.costs(n.bandwidth_model).map_err(|e| e.in_file(&path))?;
+            if let Some(h) = hosts.iter().find(|h| costs.host_index(h).is_none()) {
+                return Err(inconsistent(
+                    "network.hosts",
+                    format!("`{h}` is not a host of the network {}", path.display()),
+                ));
+            }
+            Ok((InterNode::Network(costs), hosts))
+        } else {
+            let nodes = self.flat.as_ref().map_or(1, |f| f.nodes);
+            let names = match self.node_names()? {
+                Some(n) if n.len() != nodes => {
+                    return Err(inconsistent(
+                        "nodes",
+                        format!("{} names for {nodes} nodes", n.len()),
+                    ))
+                }
+                Some(n) => n,
+                None => (0..nodes).map(|k| format!("node{k}")).collect(),
+            };
+            Ok((InterNode::Uniform(FLAT_LINK), names))
+        }
+    }
+
+    /// The short form as a topology [`Machine`]: `ranks` (default: every slot) placed
+    /// in slot order, node by node.
+    pub(crate) fn build_short_form(&self, base: &Path, ranks: Option<usize>) -> Result<Machine> {
+        let intra = self.build_intra(base)?;
+        let (inter, names) = self.short_form_nodes(base)?;
+        let pus = intra.as_ref().and_then(crate::IntraNode::num_pus);
+        let counts = self.slot_counts(names.len(), pus)?;
+        let slots = counts.iter().fold(0usize, |a, &c| a.saturating_add(c));
+        let ranks = ranks.unwrap_or(slots);
+        if ranks > slots || ranks > MAX_RANKS || ranks == 0 {
+            return Err(inconsistent(
+                "ranks_per_node",
+                format!(
+                    "{ranks} ranks on a machine of {slots} slots (at most {MAX_RANKS} ranks, at least 1)"
+                ),
+            ));
+        }
+        let pairs = names
+            .iter()
+            .zip(&counts)
+            .flat_map(|(n, &c)| std::iter::repeat_n((n.as_str(), None), c))
+            .take(ranks);
+        let mut b = Machine::builder()
+            .inter(inter)
+            .placement(Placement::from_pairs(pairs));
+        if let Some(i) = intra {
+            b = b.intra(i);
+        }
+        b.build()
+    }
+}
+
+fn nodelist_error(field: &str, e: &NodeListError) -> TopologyError {
+    TopologyError::Parse {
+        origin: crate::Origin::none(),
+        field: field.into(),
+        message: e.to_string(),
+    }
+}
