@@ -362,6 +362,19 @@ fn graph_cases(out: &mut Vec<Case>) {
             target: target(),
         });
     }
+    // the generators of cases (j) at p = 1024, for the SimGrid replay
+    for (what, e) in [
+        ("mesh 2-D subdomains", graphs::mesh(1024, 2, 1001)),
+        ("SpMV, rows partitioned", graphs::spmv(1024, 1003)),
+        ("power-law (BA, m = 3)", graphs::power_law(1024, 3, 1004)),
+    ] {
+        out.push(Case {
+            name: format!("(h) {what}, 1024 tasks, on 4x4x4 x 16"),
+            pattern: from_edges(1024, e, what),
+            machine: t444(),
+            target: target(),
+        });
+    }
     // fewer tasks than slots: the 64 added tasks send nothing and mark the empty slots
     let partial =
         Pattern::grid(&CartGrid::new(vec![24, 40], vec![true; 2], vec![MIB; 2]).unwrap()).unwrap();
@@ -835,6 +848,107 @@ fn simulate_algorithms(
     );
 }
 
+/// The SimGrid replay of graph traffic (cases h at p = 1024): `benches/simgrid/replay.c`
+/// sends every message of the pattern once (one round) under copr's mapping and every
+/// Scotch mapping.
+fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Path) {
+    let exe = dir.join("replay");
+    let ok = Command::new("smpicc")
+        .arg("-O2")
+        .arg(simgrid_source("replay.c"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("\nsmpicc not found: SimGrid replays of the graphs skipped");
+        return;
+    }
+    let mut all = true;
+    for (name, maps) in sims {
+        let case = cs.iter().find(|c| &c.name == name).unwrap();
+        if !name.starts_with("(h)") || matches!(case.machine.kind(), NetKind::Flat) {
+            continue;
+        }
+        let work = dir.join("replay-work");
+        std::fs::create_dir_all(&work).unwrap();
+        let graph = work.join("graph.txt");
+        let text: String = case
+            .pattern
+            .edges()
+            .iter()
+            .map(|e| format!("{} {} {}\n", e.src, e.dst, e.bytes))
+            .collect();
+        std::fs::write(&graph, text).unwrap();
+        let plat = work.join("platform.xml");
+        std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
+        println!("\n#### SimGrid replay: {name}, one round of every message\n");
+        println!("| mapping | simulated ms | copr max link µs |");
+        println!("|---|---:|---:|");
+        let mut times = Vec::new();
+        for (s, map) in maps {
+            if s != "optimised" && !s.starts_with("scotch") {
+                continue;
+            }
+            let hosts = work.join("hosts");
+            std::fs::write(
+                &hosts,
+                simgrid::hostfile(&case.machine, map.forward()).unwrap(),
+            )
+            .unwrap();
+            let out = Command::new("smpirun")
+                .arg("-np")
+                .arg(case.pattern.tasks().to_string())
+                .arg("-platform")
+                .arg(&plat)
+                .arg("-hostfile")
+                .arg(&hosts)
+                .args(simgrid::SMPIRUN_FLAGS)
+                .arg(&exe)
+                .arg(&graph)
+                .arg("1")
+                .current_dir(&work)
+                .output()
+                .expect("smpirun runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "smpirun replay {name} {s}: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let t: f64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("replay_time_s "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no time in {text}"));
+            let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
+            println!("| {s} | {:.3} | {:.1} |", t * 1e3, lt * 1e6);
+            times.push((s.clone(), t));
+        }
+        if let Some(o) = times.iter().find(|x| x.0 == "optimised").map(|x| x.1) {
+            let beaten: Vec<&str> = times
+                .iter()
+                .filter(|x| x.0 != "optimised" && x.1 <= o)
+                .map(|x| x.0.as_str())
+                .collect();
+            all &= beaten.is_empty();
+            println!(
+                "\noptimised faster than every Scotch mapping: {}",
+                if beaten.is_empty() {
+                    "yes".to_string()
+                } else {
+                    format!("NO ({})", beaten.join(", "))
+                }
+            );
+        }
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    println!(
+        "\ngraph replays: optimised fastest in every case: {}",
+        if all { "yes" } else { "NO" }
+    );
+}
+
 /// Paired timing at p = 102 400: copr's whole optimiser (baselines included) against
 /// Scotch, alternating, `rounds` rounds.
 fn speed(rounds: usize, dir: &Path) {
@@ -929,6 +1043,7 @@ fn main() {
     if !quick {
         simulate(&cs, &sims, &dir);
         simulate_algorithms(&cs, &sims, &specs, &dir);
+        simulate_graphs(&cs, &sims, &dir);
         if which.is_empty() || which.iter().any(|w| w == "g") {
             speed(3, &dir);
         }
