@@ -125,6 +125,10 @@ pub enum Error {
         /// Elements the layout needs on that rank.
         expected: usize,
     },
+    /// A typed error of a crate built on copr (the process mapper's
+    /// `copr_mapping::PatternError`); `downcast_ref` on the box recovers it.
+    #[error(transparent)]
+    Extension(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// Moving bytes between ranks failed (a peer aborted, a message had the wrong size,
     /// a package exceeds what the transport can send in one message).
     #[error("transport: {0}")]

@@ -87,6 +87,24 @@ pub(crate) struct MapArgs {
     /// (`--bytes 1MiB`); default 1048576.
     #[arg(long, value_delimiter = ',', requires = "grid", value_parser = units::parse_bytes)]
     pub(crate) bytes: Option<Vec<u64>>,
+    /// Grid: the traffic on it. `stencil` (default): every task exchanges a message
+    /// with each grid neighbour. `cannon`, `fox`, `snyder`, `summa`: the messages of one
+    /// whole matrix multiplication by that algorithm, one block (`--bytes`, a single
+    /// value) per message: Cannon's preskew and q-1 shifts of A along rows and B along
+    /// columns; Fox's q broadcasts of A's diagonal blocks along rows and q-1 rolls of B
+    /// along columns; Snyder's transpose of B, q reductions along rows and q-1 shifts of
+    /// B; SUMMA's broadcast of every block of A along its row and of B along its column.
+    /// All but SUMMA need a square grid.
+    #[arg(long = "pattern", id = "traffic", value_name = "NAME", requires = "grid",
+          value_parser = clap::builder::PossibleValuesParser::new(["stencil", "cannon", "fox", "snyder", "summa"]))]
+    pub(crate) traffic: Option<String>,
+    /// The tree broadcasts and reductions of `--pattern` send along: `binomial`
+    /// (default; MPICH's, Open MPI's and SimGrid's binomial tree: relative rank v > 0
+    /// exchanges the block with v minus its lowest set bit) or `ring` (a pipelined
+    /// chain from the root: v with v-1). Every tree edge carries one whole block.
+    #[arg(long, value_name = "TREE", requires = "traffic",
+          value_parser = clap::builder::PossibleValuesParser::new(["binomial", "ring"]))]
+    pub(crate) collective: Option<String>,
     /// A communication graph: edge list (`src dst bytes` per line) or TOML/JSON.
     #[arg(long, value_name = "FILE")]
     pub(crate) graph: Option<PathBuf>,
@@ -495,6 +513,13 @@ fn check_needs(a: &MapArgs) -> Result<()> {
     let needs = [
         ("--open", a.open, "--grid", a.grid.is_some()),
         ("--bytes", a.bytes.is_some(), "--grid", a.grid.is_some()),
+        ("--pattern", a.traffic.is_some(), "--grid", a.grid.is_some()),
+        (
+            "--collective",
+            a.collective.is_some(),
+            "--pattern",
+            a.traffic.is_some(),
+        ),
         ("--alloc", a.alloc.is_some(), "--torus", a.torus.is_some()),
         (
             "--link-bandwidth",
@@ -512,8 +537,46 @@ fn check_needs(a: &MapArgs) -> Result<()> {
     }
 }
 
+/// The pattern of `--pattern ALGORITHM --grid RxC`.
+fn algorithm_pattern(
+    algorithm: copr_mapping::Algorithm,
+    dims: &[usize],
+    bytes: &[u64],
+    a: &MapArgs,
+) -> Result<copr_mapping::Pattern> {
+    let name = algorithm.name();
+    let &[rows, cols] = dims else {
+        return Err(copr::Error::Argument(format!(
+            "--pattern {name}: needs a 2-D --grid (RxC), got {} dimensions",
+            dims.len()
+        )));
+    };
+    if a.open {
+        return Err(copr::Error::Argument(format!(
+            "--pattern {name}: the algorithm's shifts wrap around; --open does not apply"
+        )));
+    }
+    if bytes.windows(2).any(|w| w[0] != w[1]) {
+        return Err(copr::Error::Argument(format!(
+            "--pattern {name}: --bytes is the size of one block, give one value (got {bytes:?})"
+        )));
+    }
+    let collective = a
+        .collective
+        .as_deref()
+        .and_then(copr_mapping::Collective::from_name)
+        .unwrap_or_default();
+    copr_mapping::Pattern::algorithm(&copr_mapping::AlgorithmSpec {
+        algorithm,
+        rows,
+        cols,
+        block_bytes: bytes[0],
+        collective,
+    })
+}
+
 fn map(a: MapArgs) -> Result<()> {
-    use copr_mapping::{self as mapping, export, GridSpec, MapMachine, Pattern};
+    use copr_mapping::{self as mapping, export, CartGrid, MapMachine, Pattern};
     check_needs(&a)?;
     let pattern = if let Some(g) = &a.grid {
         let dims = dims_arg("grid", g)?;
@@ -523,7 +586,10 @@ fn map(a: MapArgs) -> Result<()> {
             1 => vec![given[0]; n],
             _ => given,
         };
-        Pattern::grid(&GridSpec::new(dims, vec![!a.open; n], bytes)?)?
+        match a.traffic.as_deref().and_then(mapping::Algorithm::from_name) {
+            None => Pattern::grid(&CartGrid::new(dims, vec![!a.open; n], bytes)?)?,
+            Some(algorithm) => algorithm_pattern(algorithm, &dims, &bytes, &a)?,
+        }
     } else if let Some(f) = &a.graph {
         Pattern::from_file(f)?
     } else {

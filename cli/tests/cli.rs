@@ -473,7 +473,7 @@ fn map_compares_every_strategy_and_exports_the_chosen_mapping() {
     )
     .unwrap();
     let p = copr_mapping::Pattern::grid(
-        &copr_mapping::GridSpec::new(vec![32, 32], vec![true, true], vec![1 << 20; 2]).unwrap(),
+        &copr_mapping::CartGrid::new(vec![32, 32], vec![true, true], vec![1 << 20; 2]).unwrap(),
     )
     .unwrap();
     let m = copr_mapping::evaluate(&p, &machine, &map);
@@ -1291,4 +1291,57 @@ fn plan_cost_prints_its_certificate() {
             .any(|l| l.starts_with("certificate      exact (the sparse exact solve on")),
         "{text}"
     );
+}
+
+/// `copr map --pattern ALGORITHM`: the algorithm's own traffic (counted by hand), and
+/// one-line errors for what does not apply.
+#[test]
+fn map_prices_a_grid_algorithms_own_traffic() {
+    // Fox on 4x4, 1000-byte blocks: 4 broadcasts of 3 blocks in each of 4 rows, 3
+    // rolls of 16 blocks; SUMMA on 2x4: each of 8 tasks roots one row broadcast (3
+    // blocks) and one column broadcast (1 block)
+    for (alg, grid, blocks) in [("fox", "4x4", 4 * 4 * 3 + 3 * 16), ("summa", "2x4", 8 * 4)] {
+        let out = copr(&[
+            "map",
+            "--pattern",
+            alg,
+            "--grid",
+            grid,
+            "--bytes",
+            "1000",
+            "--flat",
+            "4",
+            "--ranks-per-node",
+            "4",
+            "--strategies",
+            "packed",
+            "--json",
+        ]);
+        assert_ok(&out);
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let total = j["rows"][0]["metrics"]["total_bytes"].as_u64().unwrap();
+        assert_eq!(total, blocks * 1000, "{alg}");
+    }
+    for (args, says) in [
+        (&["--pattern", "cannon", "--grid", "2x4"][..], "square"),
+        (&["--pattern", "fox", "--grid", "4x4x2"][..], "2-D"),
+        (
+            &["--pattern", "fox", "--grid", "4x4", "--bytes", "1,2"][..],
+            "one value",
+        ),
+        (
+            &["--pattern", "snyder", "--grid", "4x4", "--open"][..],
+            "--open",
+        ),
+    ] {
+        let mut a = vec!["map", "--flat", "4", "--ranks-per-node", "8"];
+        a.extend_from_slice(args);
+        let out = copr(&a);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(says) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
 }

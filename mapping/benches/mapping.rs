@@ -6,6 +6,10 @@
 //! cargo bench --bench mapping                    # everything (about 5 minutes)
 //! cargo bench --bench mapping -- --quick         # no SimGrid, no p = 102 400 rounds
 //! cargo bench --bench mapping -- --cases b,g     # some cases
+//! cargo bench --bench mapping -- --cases i       # grid algorithms (Cannon, Fox, Snyder,
+//!                                                # SUMMA) at p = 1024, SimGrid judge
+//! cargo bench --bench mapping -- --quick --cases j  # graphs of 2048-16 384 tasks
+//! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! ```
 //! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
@@ -22,10 +26,10 @@ use std::time::Instant;
 
 use copr::lap::Perm;
 use copr_mapping::{
-    self, compare, ecmp_max_link_time, evaluate, simgrid, GridSpec, MapMachine, Metrics, NetKind,
-    Options, Pattern, Strategy,
+    self, compare, ecmp_max_link_time, evaluate, simgrid, Algorithm, AlgorithmSpec, CartGrid,
+    Collective, MapMachine, Metrics, NetKind, Options, Pattern, Strategy,
 };
-use copr_topology::{Network, Torus, TorusNode, TorusParams};
+use copr_topology::{FatTreeSpec, LinkSpec, Network, Torus, TorusNode, TorusParams};
 
 const MIB: u64 = 1 << 20;
 
@@ -44,7 +48,7 @@ fn grid(rows: usize, cols: usize, aniso: bool) -> Pattern {
     } else {
         vec![MIB, MIB]
     };
-    Pattern::grid(&GridSpec::new(vec![rows, cols], vec![true, true], bytes).unwrap()).unwrap()
+    Pattern::grid(&CartGrid::new(vec![rows, cols], vec![true, true], bytes).unwrap()).unwrap()
 }
 
 fn torus(dims: &[u32], bw: Option<Vec<f64>>, rpn: usize) -> MapMachine {
@@ -179,6 +183,140 @@ fn cases(which: &[String]) -> Vec<Case> {
     out
 }
 
+/// A k-ary fat tree (100 Gb/s links, as `data/topology/fat-tree-k4.net.toml`) with
+/// `rpn` slots per host, and Scotch's distance target of it.
+fn fat_tree(k: usize, rpn: usize) -> (MapMachine, scotch::ScotchTarget) {
+    let link = |latency| LinkSpec {
+        latency,
+        bandwidth: 1.25e10,
+    };
+    let net = Network::fat_tree(&FatTreeSpec {
+        k,
+        host_link: link(1.0e-7),
+        edge_link: link(1.5e-7),
+        core_link: link(2.0e-7),
+    })
+    .unwrap();
+    let m = MapMachine::network(net, None, Default::default(), rpn).unwrap();
+    let n = m.nodes();
+    let hops = (0..n * n).map(|x| m.hops(x / n, x % n)).collect();
+    (
+        m,
+        scotch::ScotchTarget::Distance {
+            nodes: n,
+            hops,
+            ranks_per_node: rpn,
+        },
+    )
+}
+
+/// The grid-algorithm cases (i): each algorithm's own traffic on a 32 x 32 grid (1 MiB
+/// blocks, binomial trees) at p = 1024 on the 4x4x4 torus x 16 and the k = 8 fat tree
+/// (128 hosts) x 8.
+fn algorithm_cases(out: &mut Vec<Case>, specs: &mut Vec<(String, AlgorithmSpec)>) {
+    for a in Algorithm::ALL {
+        let s = AlgorithmSpec {
+            algorithm: a,
+            rows: 32,
+            cols: 32,
+            block_bytes: MIB,
+            collective: Collective::Binomial,
+        };
+        let p = Pattern::algorithm(&s).unwrap();
+        let name = format!("(i) {} 32x32 on 4x4x4 x 16", a.name());
+        specs.push((name.clone(), s));
+        out.push(Case {
+            name,
+            pattern: p.clone(),
+            machine: torus(&[4, 4, 4], None, 16),
+            target: scotch::ScotchTarget::torus_cores(&[4, 4, 4], 16),
+        });
+        let (m, t) = fat_tree(8, 8);
+        let name = format!("(i) {} 32x32 on fat tree k=8 (128 hosts) x 8", a.name());
+        specs.push((name.clone(), s));
+        out.push(Case {
+            name,
+            pattern: p,
+            machine: m,
+            target: t,
+        });
+    }
+}
+
+/// The large graph cases (j): unstructured-mesh subdomain graphs (2-D, 3-D), the SpMV
+/// graph of a row-partitioned sparse matrix and a power-law graph at 4096 tasks (8x8x4
+/// torus x 16) and 16 384 tasks (16x8x8 x 16), and a mesh and a power-law graph of
+/// 2048 tasks on the k = 8 fat tree x 16.
+fn large_graph_cases(out: &mut Vec<Case>) {
+    let graphs = |n: usize| {
+        vec![
+            ("mesh 2-D subdomains", graphs::mesh(n, 2, 4001)),
+            ("mesh 3-D subdomains", graphs::mesh(n, 3, 4002)),
+            ("SpMV, rows partitioned", graphs::spmv(n, 4003)),
+            ("power-law (BA, m = 3)", graphs::power_law(n, 3, 4004)),
+        ]
+    };
+    for (n, dims) in [(4096, [8u32, 8, 4]), (16384, [16, 8, 8])] {
+        for (what, e) in graphs(n) {
+            out.push(Case {
+                name: format!(
+                    "(j) {what}, {n} tasks, on {}x{}x{} x 16",
+                    dims[0], dims[1], dims[2]
+                ),
+                pattern: from_edges(n, e, what),
+                machine: torus(&dims, None, 16),
+                target: scotch::ScotchTarget::torus_cores(
+                    &dims.iter().map(|&d| d as usize).collect::<Vec<_>>(),
+                    16,
+                ),
+            });
+        }
+    }
+    for (what, e) in [
+        ("mesh 2-D subdomains", graphs::mesh(2048, 2, 4005)),
+        ("power-law (BA, m = 3)", graphs::power_law(2048, 3, 4006)),
+    ] {
+        let (m, t) = fat_tree(8, 16);
+        out.push(Case {
+            name: format!("(j) {what}, 2048 tasks, on fat tree k=8 (128 hosts) x 16"),
+            pattern: from_edges(2048, e, what),
+            machine: m,
+            target: t,
+        });
+    }
+}
+
+/// A 102 400-task graph (the 2-D mesh of subdomains) on 20x20x16 x 16: copr's optimiser
+/// at its default budget, wall time on one core, `rounds` times.
+fn large_graph_speed(rounds: usize) {
+    let n = 102_400;
+    let p = from_edges(n, graphs::mesh(n, 2, 4007), "mesh 2-D subdomains");
+    let m = torus(&[20, 20, 16], None, 16);
+    println!("\n#### Speed: mesh 2-D subdomains, {n} tasks, on 20x20x16 x 16 (default budget)\n");
+    println!("| round | copr optimiser s | hop-bytes MB | packed hop-bytes MB | max link µs | packed max link µs |");
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for r in 0..rounds {
+        let t0 = Instant::now();
+        let cmp = compare(
+            &p,
+            &m,
+            &[Strategy::Packed, Strategy::Optimised],
+            &Options::default(),
+            |_| {},
+        )
+        .unwrap();
+        let t = t0.elapsed().as_secs_f64();
+        let (o, pk) = (cmp.row("optimised").unwrap(), cmp.row("packed").unwrap());
+        println!(
+            "| {r} | {t:.2} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            mb(o.metrics.hop_bytes),
+            mb(pk.metrics.hop_bytes),
+            o.metrics.max_link_time * 1e6,
+            pk.metrics.max_link_time * 1e6
+        );
+    }
+}
+
 /// A lower bound in MB, or "no bound" where none above 0 is known.
 fn bound_text(b: u128) -> String {
     if b == 0 {
@@ -201,7 +339,7 @@ fn graph_cases(out: &mut Vec<Case>) {
     let t444 = || torus(&[4, 4, 4], None, 16);
     let target = || scotch::ScotchTarget::torus_cores(&[4, 4, 4], 16);
     let stencil =
-        Pattern::grid(&GridSpec::new(vec![16, 16, 4], vec![true; 3], vec![MIB; 3]).unwrap())
+        Pattern::grid(&CartGrid::new(vec![16, 16, 4], vec![true; 3], vec![MIB; 3]).unwrap())
             .unwrap();
     let st_edges = edges(&stencil);
     out.push(Case {
@@ -224,9 +362,22 @@ fn graph_cases(out: &mut Vec<Case>) {
             target: target(),
         });
     }
+    // the generators of cases (j) at p = 1024, for the SimGrid replay
+    for (what, e) in [
+        ("mesh 2-D subdomains", graphs::mesh(1024, 2, 1001)),
+        ("SpMV, rows partitioned", graphs::spmv(1024, 1003)),
+        ("power-law (BA, m = 3)", graphs::power_law(1024, 3, 1004)),
+    ] {
+        out.push(Case {
+            name: format!("(h) {what}, 1024 tasks, on 4x4x4 x 16"),
+            pattern: from_edges(1024, e, what),
+            machine: t444(),
+            target: target(),
+        });
+    }
     // fewer tasks than slots: the 64 added tasks send nothing and mark the empty slots
     let partial =
-        Pattern::grid(&GridSpec::new(vec![24, 40], vec![true; 2], vec![MIB; 2]).unwrap()).unwrap();
+        Pattern::grid(&CartGrid::new(vec![24, 40], vec![true; 2], vec![MIB; 2]).unwrap()).unwrap();
     out.push(Case {
         name: "(h) 24x40 periodic grid (960 tasks) on 4x4x4 x 16 (64 slots empty)".into(),
         pattern: partial.padded(1024).unwrap(),
@@ -309,9 +460,16 @@ fn run_scotch_more(c: &Case, dir: &Path) -> Vec<(String, Perm, f64)> {
         Perm::from_forward(fwd).unwrap(),
         g.scotch_seconds + q.scotch_seconds,
     ));
-    if c.name.contains("fat tree k=4") {
+    let tleaf = if c.name.contains("fat tree k=4") {
+        Some(vec![4, 2, 2])
+    } else if c.name.contains("fat tree k=8") {
+        Some(vec![8, 4, 4])
+    } else {
+        None
+    };
+    if let Some(arity) = tleaf {
         let t = scotch::ScotchTarget::Tleaf {
-            arity: vec![4, 2, 2],
+            arity,
             ranks_per_node: rpn,
         };
         let r = scotch::run_gmap(n, &e, &t, dir).unwrap();
@@ -432,6 +590,9 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
             if let Some((map, _)) = sc {
                 maps.push(("scotch".into(), map));
             }
+            for (name, map, _) in more {
+                maps.push((name, map));
+            }
             sims.push((c.name.clone(), maps));
         }
     }
@@ -442,10 +603,20 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
     sims
 }
 
+/// A program of `benches/simgrid/` (at the workspace root; benches run in the crate's
+/// folder).
+fn simgrid_source(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../benches/simgrid")
+        .join(name)
+}
+
 fn smpicc(dir: &Path) -> Option<PathBuf> {
     let exe = dir.join("cannon");
     let ok = Command::new("smpicc")
-        .args(["-O2", "benches/simgrid/cannon.c", "-o"])
+        .arg("-O2")
+        .arg(simgrid_source("cannon.c"))
+        .arg("-o")
         .arg(&exe)
         .output()
         .is_ok_and(|o| o.status.success());
@@ -507,7 +678,7 @@ fn simulate(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Path) {
     };
     for (name, maps) in sims {
         let case = cs.iter().find(|c| &c.name == name).unwrap();
-        if matches!(case.machine.kind(), NetKind::Flat) {
+        if matches!(case.machine.kind(), NetKind::Flat) || case.pattern.grid_spec().is_none() {
             continue;
         }
         println!("\n#### SimGrid: Cannon exchange (four neighbours, 3 iterations), {name}\n");
@@ -552,6 +723,230 @@ fn simulate(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Path) {
             );
         }
     }
+}
+
+/// Simulated time of one whole multiplication's communication by `gridalg.c`.
+fn gridalg(exe: &Path, dir: &Path, case: &Case, s: &AlgorithmSpec, map: &Perm, tag: &str) -> f64 {
+    let work = dir.join(tag);
+    std::fs::create_dir_all(&work).unwrap();
+    let plat = work.join("platform.xml");
+    std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
+    let hosts = work.join("hosts");
+    std::fs::write(
+        &hosts,
+        simgrid::hostfile(&case.machine, map.forward()).unwrap(),
+    )
+    .unwrap();
+    let out = Command::new("smpirun")
+        .arg("-np")
+        .arg(case.pattern.tasks().to_string())
+        .arg("-platform")
+        .arg(&plat)
+        .arg("-hostfile")
+        .arg(&hosts)
+        .args(simgrid::SMPIRUN_FLAGS)
+        .arg(exe)
+        .args([
+            s.algorithm.name().to_string(),
+            s.rows.to_string(),
+            s.cols.to_string(),
+            s.block_bytes.to_string(),
+            s.collective.name().to_string(),
+        ])
+        .current_dir(&work)
+        .output()
+        .expect("smpirun runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "smpirun {tag}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&work);
+    text.lines()
+        .find_map(|l| l.strip_prefix("gridalg_time_s "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no time in {text}"))
+}
+
+/// The SimGrid judge of the grid algorithms (cases i): each algorithm's program under
+/// packed, Hilbert, every Scotch mapping and copr's.
+fn simulate_algorithms(
+    cs: &[Case],
+    sims: &[(String, Vec<(String, Perm)>)],
+    specs: &[(String, AlgorithmSpec)],
+    dir: &Path,
+) {
+    if specs.is_empty() {
+        return;
+    }
+    let exe = dir.join("gridalg");
+    let ok = Command::new("smpicc")
+        .arg("-O2")
+        .arg(simgrid_source("gridalg.c"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("\nsmpicc not found: SimGrid runs of the grid algorithms skipped");
+        return;
+    }
+    let mut all = true;
+    for (name, spec) in specs {
+        let Some((_, maps)) = sims.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        let case = cs.iter().find(|c| &c.name == name).unwrap();
+        println!("\n#### SimGrid: {name}, one multiplication's communication\n");
+        println!("| mapping | simulated ms | packed / this | copr max link µs |");
+        println!("|---|---:|---:|---:|");
+        let mut times = Vec::new();
+        for (k, (s, map)) in maps.iter().enumerate() {
+            if !["packed", "hilbert", "optimised"].contains(&s.as_str()) && !s.starts_with("scotch")
+            {
+                continue;
+            }
+            let t0 = Instant::now();
+            let t = gridalg(&exe, dir, case, spec, map, &format!("alg-{k}"));
+            eprintln!(
+                "  simgrid {name} {s}: {:.1} s wall",
+                t0.elapsed().as_secs_f64()
+            );
+            let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
+            times.push((s.clone(), t, lt));
+        }
+        let packed = times.iter().find(|x| x.0 == "packed").map(|x| x.1);
+        for (s, t, lt) in &times {
+            println!(
+                "| {s} | {:.3} | {:.2} | {:.1} |",
+                t * 1e3,
+                packed.map_or(f64::NAN, |p| p / t),
+                lt * 1e6
+            );
+        }
+        if let Some(o) = times.iter().find(|x| x.0 == "optimised").map(|x| x.1) {
+            let beaten: Vec<&str> = times
+                .iter()
+                .filter(|x| x.0 != "optimised" && x.1 <= o)
+                .map(|x| x.0.as_str())
+                .collect();
+            all &= beaten.is_empty();
+            println!(
+                "\noptimised faster than packed, hilbert and every Scotch mapping: {}",
+                if beaten.is_empty() {
+                    "yes".to_string()
+                } else {
+                    format!("NO ({})", beaten.join(", "))
+                }
+            );
+        }
+    }
+    println!(
+        "\ngrid algorithms: optimised fastest in SimGrid in every case: {}",
+        if all { "yes" } else { "NO" }
+    );
+}
+
+/// The SimGrid replay of graph traffic (cases h at p = 1024): `benches/simgrid/replay.c`
+/// sends every message of the pattern once (one round) under copr's mapping and every
+/// Scotch mapping.
+fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Path) {
+    let exe = dir.join("replay");
+    let ok = Command::new("smpicc")
+        .arg("-O2")
+        .arg(simgrid_source("replay.c"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("\nsmpicc not found: SimGrid replays of the graphs skipped");
+        return;
+    }
+    let mut all = true;
+    for (name, maps) in sims {
+        let case = cs.iter().find(|c| &c.name == name).unwrap();
+        if !name.starts_with("(h)") || matches!(case.machine.kind(), NetKind::Flat) {
+            continue;
+        }
+        let work = dir.join("replay-work");
+        std::fs::create_dir_all(&work).unwrap();
+        let graph = work.join("graph.txt");
+        let text: String = case
+            .pattern
+            .edges()
+            .iter()
+            .map(|e| format!("{} {} {}\n", e.src, e.dst, e.bytes))
+            .collect();
+        std::fs::write(&graph, text).unwrap();
+        let plat = work.join("platform.xml");
+        std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
+        println!("\n#### SimGrid replay: {name}, one round of every message\n");
+        println!("| mapping | simulated ms | copr max link µs |");
+        println!("|---|---:|---:|");
+        let mut times = Vec::new();
+        for (s, map) in maps {
+            if s != "optimised" && !s.starts_with("scotch") {
+                continue;
+            }
+            let hosts = work.join("hosts");
+            std::fs::write(
+                &hosts,
+                simgrid::hostfile(&case.machine, map.forward()).unwrap(),
+            )
+            .unwrap();
+            let out = Command::new("smpirun")
+                .arg("-np")
+                .arg(case.pattern.tasks().to_string())
+                .arg("-platform")
+                .arg(&plat)
+                .arg("-hostfile")
+                .arg(&hosts)
+                .args(simgrid::SMPIRUN_FLAGS)
+                .arg(&exe)
+                .arg(&graph)
+                .arg("1")
+                .current_dir(&work)
+                .output()
+                .expect("smpirun runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "smpirun replay {name} {s}: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let t: f64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("replay_time_s "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no time in {text}"));
+            let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
+            println!("| {s} | {:.3} | {:.1} |", t * 1e3, lt * 1e6);
+            times.push((s.clone(), t));
+        }
+        if let Some(o) = times.iter().find(|x| x.0 == "optimised").map(|x| x.1) {
+            let beaten: Vec<&str> = times
+                .iter()
+                .filter(|x| x.0 != "optimised" && x.1 <= o)
+                .map(|x| x.0.as_str())
+                .collect();
+            all &= beaten.is_empty();
+            println!(
+                "\noptimised faster than every Scotch mapping: {}",
+                if beaten.is_empty() {
+                    "yes".to_string()
+                } else {
+                    format!("NO ({})", beaten.join(", "))
+                }
+            );
+        }
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    println!(
+        "\ngraph replays: optimised fastest in every case: {}",
+        if all { "yes" } else { "NO" }
+    );
 }
 
 /// Paired timing at p = 102 400: copr's whole optimiser (baselines included) against
@@ -634,13 +1029,27 @@ fn main() {
             "missing"
         }
     );
-    let cs = cases(&which);
+    let mut cs = cases(&which);
+    let mut specs = Vec::new();
+    // the grid algorithms only when asked for (SimGrid needs minutes per case)
+    if which.iter().any(|w| w == "i") {
+        algorithm_cases(&mut cs, &mut specs);
+    }
+    // the 2048-16 384-task graphs and the 102 400-task graph only when asked for
+    if which.iter().any(|w| w == "j") {
+        large_graph_cases(&mut cs);
+    }
     let sims = mapping_tables(&cs, &dir, &opts);
     if !quick {
         simulate(&cs, &sims, &dir);
+        simulate_algorithms(&cs, &sims, &specs, &dir);
+        simulate_graphs(&cs, &sims, &dir);
         if which.is_empty() || which.iter().any(|w| w == "g") {
             speed(3, &dir);
         }
+    }
+    if which.iter().any(|w| w == "k") {
+        large_graph_speed(3);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,10 +5,10 @@
 //!
 //! `cargo run --release -p copr-mapping --example map_grid`
 
-use copr_mapping::{self as mapping, export, GridSpec, Options, Pattern, Strategy};
+use copr_mapping::{self as mapping, export, CartGrid, Options, Pattern, Strategy};
 
 fn main() -> Result<(), copr::Error> {
-    let grid = GridSpec::new(vec![16, 16], vec![true, true], vec![1 << 20, 1 << 20])?;
+    let grid = CartGrid::new(vec![16, 16], vec![true, true], vec![1 << 20, 1 << 20])?;
     let pattern = Pattern::grid(&grid)?;
     let machine = mapping::torus_machine(vec![2, 2, 4], None, None, 16)?;
     let cmp = mapping::compare(

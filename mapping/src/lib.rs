@@ -17,10 +17,10 @@
 //! `s`-th process the launcher starts in its default ("packed") order.
 //!
 //! ```
-//! use copr_mapping::{baseline, evaluate, optimise, GridSpec, MapMachine, Options, Pattern, Scored, Strategy};
+//! use copr_mapping::{baseline, evaluate, optimise, CartGrid, MapMachine, Options, Pattern, Scored, Strategy};
 //! use copr_topology::{Torus, TorusParams};
 //! // a 16 x 16 periodic grid on a 4x4x4 torus with 4 ranks per node
-//! let p = Pattern::grid(&GridSpec::new(vec![16, 16], vec![true, true], vec![1 << 20; 2])?)?;
+//! let p = Pattern::grid(&CartGrid::new(vec![16, 16], vec![true, true], vec![1 << 20; 2])?)?;
 //! let m = MapMachine::torus(Torus::full(TorusParams::new(vec![4, 4, 4]))?, 4)?;
 //! let mut starts = Vec::new();
 //! for s in Strategy::BASELINES {
@@ -41,6 +41,7 @@ use std::path::Path;
 use copr::error::Result;
 pub use copr::lap::Perm;
 
+mod algorithms;
 mod anytime;
 mod curve;
 mod ecmp;
@@ -61,6 +62,7 @@ pub mod simgrid;
 mod slots;
 mod strategy;
 
+pub use algorithms::{Algorithm, AlgorithmSpec, Collective, MAX_MESSAGES};
 pub use copr_topology::{expand_nodelist, NodeListError};
 pub use curve::{bits_for, hilbert_index, hilbert_order};
 pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
@@ -69,7 +71,7 @@ pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,
 };
 pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};
-pub use pattern::{pair_bytes, Edge, GridSpec, Pattern, MAX_TASKS};
+pub use pattern::{pair_bytes, CartGrid, Edge, Pattern, PatternError, MAX_TASKS};
 pub use recognise::{recognise_grid, HiddenGrid};
 pub use recording::{machine_from_recording, recorded_hosts, recorded_hosts_file};
 pub use report::{against_default, compare, table, Comparison, Row};

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::machine::MapMachine;
-use super::pattern::{GridSpec, Pattern};
+use super::pattern::{CartGrid, Pattern};
 use copr::lap::Perm;
 
 /// Load of one direction class of links (`x+`, `y-`, … on a torus).
@@ -76,10 +76,10 @@ pub struct Metrics {
 ///
 /// ```
 /// use copr::lap::Perm;
-/// use copr_mapping::{evaluate, GridSpec, MapMachine, Pattern};
+/// use copr_mapping::{evaluate, CartGrid, MapMachine, Pattern};
 /// use copr_topology::{Torus, TorusParams};
 /// // a ring of 4 tasks on a ring of 4 nodes, 10 bytes each way
-/// let p = Pattern::grid(&GridSpec::new(vec![4], vec![true], vec![10]).unwrap()).unwrap();
+/// let p = Pattern::grid(&CartGrid::new(vec![4], vec![true], vec![10]).unwrap()).unwrap();
 /// let m = MapMachine::torus(Torus::full(TorusParams::new(vec![4])).unwrap(), 1).unwrap();
 /// let packed = evaluate(&p, &m, &Perm::identity(4));
 /// assert_eq!(packed.hop_bytes, 80);
@@ -261,7 +261,10 @@ fn route_all(p: &Pattern, m: &MapMachine, node: &[u32], load: &mut [u128]) -> Ro
 ///
 /// * **per task**: with `k` slots per node, a task shares its node with at most
 ///   `k − 1` others, so at least its out-bytes minus its `k − 1` largest messages
-///   leave the node;
+///   leave the node; and, counted by pairs, at most `½·Σ_t S_t` bytes stay inside
+///   nodes, `S_t` the bytes (both ways) of task `t`'s `k − 1` heaviest pairs (the
+///   pairs sharing a node form a subgraph of degree at most `k − 1`), so at least
+///   the total minus that leaves them;
 /// * **per node, for grids**: the bytes leaving a node holding `k` cells of a grid are
 ///   at least `Σ_d c_d·w_d·(A_d − F_d)`, where `A_d` is the number of grid lines along
 ///   dimension `d` the set meets, `F_d` of them may be full (`F_d·len_d + (A_d − F_d)
@@ -305,12 +308,12 @@ fn active_grid_bound(p: &Pattern, m: &MapMachine) -> u128 {
 }
 
 /// [`hop_bytes_bound`] with the pattern's grid (if any) given.
-fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&GridSpec>) -> u128 {
+fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&CartGrid>) -> u128 {
     if m.nodes() <= 1 {
         return 0;
     }
     let k = m.ranks_per_node();
-    let per_task = task_bound(p, k);
+    let per_task = task_bound(p, k).max(pair_bound(p, k));
     let per_grid = grid.map_or(0, |g| {
         let full = p.tasks() / k;
         let rest = p.tasks() % k;
@@ -322,6 +325,30 @@ fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&GridSpec>) -> u128 
         }
     });
     per_task.max(per_grid)
+}
+
+/// The most node-sized groups can keep inside nodes, relaxed pair by pair: the pairs
+/// of tasks that share a node form a subgraph in which every task has at most `k − 1`
+/// partners, so the bytes it keeps inside its node are at most `S_t`, the sum of its
+/// `k − 1` heaviest pairs (bytes both ways). Every kept pair is counted at both of its
+/// tasks, so at most `½·Σ_t S_t` bytes stay inside nodes, and at least
+/// `total − ⌊½·Σ_t S_t⌋` cross a link (one hop or more).
+///
+/// # Complexity
+/// `O(m log m)` for `m` messages.
+fn pair_bound(p: &Pattern, k: usize) -> u128 {
+    let (off, adj) = p.undirected();
+    let mut kept2 = 0u128;
+    let mut w: Vec<u64> = Vec::new();
+    for t in 0..p.tasks() {
+        w.clear();
+        w.extend(adj[off[t]..off[t + 1]].iter().map(|&(_, b)| b));
+        if w.len() >= k {
+            w.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+        }
+        kept2 += w.iter().take(k - 1).map(|&b| u128::from(b)).sum::<u128>();
+    }
+    p.total_bytes().saturating_sub(kept2 / 2)
 }
 
 fn task_bound(p: &Pattern, k: usize) -> u128 {
@@ -401,7 +428,7 @@ fn grid_node_bound(dims: &[usize], periodic: &[bool], bytes: &[u64], k: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pattern::GridSpec;
+    use crate::pattern::CartGrid;
     use copr_topology::{Torus, TorusParams};
 
     fn torus(dims: Vec<u32>, rpn: usize) -> MapMachine {
@@ -412,7 +439,7 @@ mod tests {
     fn hand_computed_2x2_on_two_nodes() {
         // 2x2 periodic grid, dimension 0 messages 1 byte, dimension 1 messages 100
         // bytes. Extent 2 and periodic: each task sends twice to the same neighbour.
-        let g = GridSpec::new(vec![2, 2], vec![true, true], vec![1, 100]).unwrap();
+        let g = CartGrid::new(vec![2, 2], vec![true, true], vec![1, 100]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         let m = torus(vec![2], 2);
         // packed: tasks 0,1 (row 0) on node 0, tasks 2,3 on node 1: only the column
@@ -454,7 +481,7 @@ mod tests {
     fn bound_never_exceeds_brute_force_optimum() {
         // every mapping of a 2x4 periodic grid onto 4 nodes x 2: HB >= bound, and the
         // bound is reached by some mapping
-        let g = GridSpec::new(vec![2, 4], vec![true, true], vec![3, 5]).unwrap();
+        let g = CartGrid::new(vec![2, 4], vec![true, true], vec![3, 5]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         let m = torus(vec![4], 2);
         let mut best = u128::MAX;

@@ -126,7 +126,7 @@ fn check_grid(dims: &[i32], periods: &[bool], size: i32) -> Result<()> {
 /// Collective: the Cartesian communicator an application creates instead of calling
 /// `MPI_Cart_create`, with the grid positions placed by `map` (task → rank of `comm`;
 /// task `t` is the grid position `MPI_Cart_create` gives rank `t`, row-major, last
-/// dimension fastest, as in [`super::GridSpec::coords`]).
+/// dimension fastest, as in [`super::CartGrid::coords`]).
 ///
 /// `comm` is first reordered with [`reorder`], then the grid is created with
 /// `reorder = false`, so the process with rank `s` in `comm` holds rank
@@ -891,7 +891,7 @@ fn intra_time(machine: &MapMachine, m: &super::Metrics) -> f64 {
 ///
 /// # Errors
 /// [`Error::Mismatch`] for an extent below 1, `dims` and `periods` of different
-/// lengths, or a grid [`super::GridSpec`] does not support (0 or more than 3
+/// lengths, or a grid [`super::CartGrid`] does not support (0 or more than 3
 /// dimensions, too many tasks).
 pub fn grid_pattern(dims: &[i32], periods: &[bool], bytes: u64) -> Result<super::Pattern> {
     if dims.len() != periods.len() {
@@ -912,7 +912,7 @@ pub fn grid_pattern(dims: &[i32], periods: &[bool], bytes: u64) -> Result<super:
             })
         })
         .collect::<Result<Vec<usize>>>()?;
-    super::Pattern::grid(&super::GridSpec::new(
+    super::Pattern::grid(&super::CartGrid::new(
         extents,
         periods.to_vec(),
         vec![bytes; dims.len()],

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use super::machine::{MapMachine, NetKind};
 use super::metrics::{evaluate, Metrics};
-use super::pattern::{GridSpec, Pattern};
+use super::pattern::{CartGrid, Pattern};
 use super::strategy::{
     self, along, baseline_until, best_tile, tile_boundary, tile_shapes, Strategy,
 };
@@ -140,7 +140,9 @@ pub fn optimise_rounds(
             }
         }
     }
-    if let Some(g) = p.grid_spec() {
+    // a grid, or the process grid of an algorithm's traffic: node-sized tiles placed on
+    // the machine, chosen and ranked by the grid's neighbour traffic, scored on `p`
+    if let Some(g) = p.shape() {
         let k = m.ranks_per_node();
         let shapes = tile_shapes(g, k);
         let least = shapes.iter().map(|t| tile_boundary(g, t)).min();
@@ -213,7 +215,8 @@ pub fn optimise_rounds(
                 format!("partial tiles {t:?}, hilbert"),
             ));
         }
-    } else if m.ranks_per_node() > 1 && m.nodes() > 1 {
+    }
+    if p.grid_spec().is_none() && m.ranks_per_node() > 1 && m.nodes() > 1 {
         // any other graph: grow node-sized groups, then place the group graph
         let k = m.ranks_per_node();
         let groups = graph_groups(p, k);
@@ -525,9 +528,9 @@ fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
 
 /// The grid of tiles of shape `t`: extent `dims/t`, bytes between neighbouring tiles
 /// `bytes_d · k/t_d`.
-pub(crate) fn tile_grid(g: &GridSpec, t: &[usize]) -> Result<GridSpec> {
+pub(crate) fn tile_grid(g: &CartGrid, t: &[usize]) -> Result<CartGrid> {
     let k: usize = t.iter().product();
-    GridSpec::new(
+    CartGrid::new(
         g.dims.iter().zip(t).map(|(d, t)| d / t).collect(),
         g.periodic.clone(),
         (0..t.len())
@@ -537,7 +540,7 @@ pub(crate) fn tile_grid(g: &GridSpec, t: &[usize]) -> Result<GridSpec> {
 }
 
 /// Task mapping from a placement of tiles (tile-grid task → node).
-fn expand_tiles(g: &GridSpec, t: &[usize], place: &Perm, k: usize) -> Perm {
+fn expand_tiles(g: &CartGrid, t: &[usize], place: &Perm, k: usize) -> Perm {
     let q: Vec<usize> = g.dims.iter().zip(t).map(|(d, t)| d / t).collect();
     let mut used = vec![0usize; place.len()];
     let mut fwd = vec![0; g.tasks()];
@@ -632,7 +635,7 @@ fn dim_options(d: usize, e: usize) -> Vec<Vec<Factor>> {
 /// placement)`; empty when the machine is not a whole torus with one node per
 /// coordinate.
 fn embeddings(
-    q: &GridSpec,
+    q: &CartGrid,
     qp: &Pattern,
     m1: &MapMachine,
     keep: usize,
@@ -853,7 +856,7 @@ fn odometer(assign: &mut [usize], ng: usize) -> bool {
 
 /// The placement given by factor groups (one group per grid dimension).
 fn place(
-    q: &GridSpec,
+    q: &CartGrid,
     groups: &[Vec<Factor>],
     nt: usize,
     tdims: &[u32],
@@ -1357,7 +1360,7 @@ mod tests {
         let mut params = TorusParams::new(vec![4, 4, 8]);
         params.link_bandwidth = vec![2.0, 1.0, 3.0];
         let m = MapMachine::torus(Torus::full(params).unwrap(), 1).unwrap();
-        let q = GridSpec::new(vec![16, 8], vec![true, false], vec![3, 5]).unwrap();
+        let q = CartGrid::new(vec![16, 8], vec![true, false], vec![3, 5]).unwrap();
         let qp = Pattern::grid(&q).unwrap();
         let NetKind::Torus(t) = m.kind() else {
             unreachable!()
@@ -1462,7 +1465,7 @@ mod tests {
     fn dilation_one_embedding_of_8x8_tiles_in_4x4x4() {
         let m =
             MapMachine::torus(Torus::full(TorusParams::new(vec![4, 4, 4])).unwrap(), 1).unwrap();
-        let q = GridSpec::new(vec![8, 8], vec![true, true], vec![1, 1]).unwrap();
+        let q = CartGrid::new(vec![8, 8], vec![true, true], vec![1, 1]).unwrap();
         let p = Pattern::grid(&q).unwrap();
         let best = embeddings(&q, &p, &m, 6, Instant::now() + Duration::from_secs(60))
             .into_iter()

@@ -2,7 +2,7 @@
 //!
 //! A [`Pattern`] is a list of directed messages between `n` tasks (task `i` is the
 //! process that takes rank `i` of the reordered communicator). It comes from a
-//! Cartesian grid ([`GridSpec`]), a weighted graph file ([`Pattern::from_file`]), or the
+//! Cartesian grid ([`CartGrid`]), a weighted graph file ([`Pattern::from_file`]), or the
 //! volume matrix of a copr reshuffle ([`Pattern::from_volumes`]).
 
 use std::collections::BTreeMap;
@@ -26,6 +26,94 @@ pub const MAX_TASKS: usize = 1 << 22;
 pub(crate) const MAX_TASKS_WHY: &str =
     "copr map keeps every strategy's mapping, about 400 bytes per task";
 
+/// What is wrong with a pattern's description; carried by [`Error::Extension`]
+/// (`copr::Error::from(e)`, and `?` converts).
+///
+/// ```
+/// use copr_mapping::{CartGrid, PatternError};
+/// let e = CartGrid::new(vec![4, 0], vec![true; 2], vec![1; 2]).unwrap_err();
+/// let copr::Error::Extension(b) = &e else { panic!() };
+/// assert_eq!(b.downcast_ref::<PatternError>(), Some(&PatternError::ZeroExtent { dim: 1 }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatternError {
+    /// A grid of 0 or more than 3 dimensions.
+    #[error("grid dims: 1 to 3 dimensions are supported, got {got} ({dims:?})")]
+    Dimensions {
+        /// How many dimensions were given.
+        got: usize,
+        /// The extents given.
+        dims: Vec<usize>,
+    },
+    /// The lists of a grid have different lengths.
+    #[error("grid: dims has {dims} entries but periodic has {periodic} and bytes {bytes}")]
+    Lengths {
+        /// Entries of `dims`.
+        dims: usize,
+        /// Entries of `periodic`.
+        periodic: usize,
+        /// Entries of `bytes`.
+        bytes: usize,
+    },
+    /// A grid extent of 0.
+    #[error("grid dims[{dim}]: extents must be >= 1, got 0")]
+    ZeroExtent {
+        /// The dimension.
+        dim: usize,
+    },
+    /// More tasks than [`MAX_TASKS`] (or none).
+    #[error("pattern: {tasks} tasks: at least 1 and at most {MAX_TASKS} are supported ({MAX_TASKS_WHY})")]
+    TaskCount {
+        /// The number of tasks asked for (saturated at `u128::MAX`).
+        tasks: u128,
+    },
+    /// A message names a task beyond the pattern's.
+    #[error("pattern: message {index} ({src} -> {dst}) names a task >= {tasks}")]
+    TaskOutOfRange {
+        /// Index of the message in the list given.
+        index: usize,
+        /// Its sender.
+        src: u32,
+        /// Its receiver.
+        dst: u32,
+        /// The pattern's number of tasks.
+        tasks: usize,
+    },
+    /// A pattern padded to fewer slots than it has tasks.
+    #[error("the pattern has {tasks} tasks but the machine has only {slots} slots")]
+    TooFewSlots {
+        /// Tasks of the pattern.
+        tasks: usize,
+        /// Slots asked for.
+        slots: usize,
+    },
+    /// The bytes between two tasks (or of a volume entry) overflow 64 bits.
+    #[error("pattern: bytes from {src} to {dst} overflow 64 bits")]
+    BytesOverflow {
+        /// Sender.
+        src: u64,
+        /// Receiver.
+        dst: u64,
+    },
+    /// An algorithm that needs a square process grid was given another.
+    #[error("--pattern {algorithm}: needs a square grid, got {rows}x{cols}")]
+    NotSquare {
+        /// The algorithm's name.
+        algorithm: &'static str,
+        /// Grid rows.
+        rows: usize,
+        /// Grid columns.
+        cols: usize,
+    },
+}
+
+impl From<PatternError> for Error {
+    fn from(e: PatternError) -> Self {
+        Error::Extension(Box::new(e))
+    }
+}
+
 /// One directed message: `src` sends `bytes` to `dst` (once per communication round).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Edge {
@@ -45,16 +133,16 @@ pub struct Edge {
 /// wraparound the tasks on the border have one neighbour in that dimension).
 ///
 /// ```
-/// use copr_mapping::{GridSpec, Pattern};
+/// use copr_mapping::{CartGrid, Pattern};
 /// // a 4 x 4 torus grid, row messages (along dimension 1) 3x column messages
-/// let g = GridSpec::new(vec![4, 4], vec![true, true], vec![100, 300]).unwrap();
+/// let g = CartGrid::new(vec![4, 4], vec![true, true], vec![100, 300]).unwrap();
 /// let p = Pattern::grid(&g).unwrap();
 /// assert_eq!(p.tasks(), 16);
 /// assert_eq!(p.edges().len(), 16 * 4);
 /// assert_eq!(p.total_bytes(), 16 * (2 * 100 + 2 * 300));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GridSpec {
+pub struct CartGrid {
     /// Extent of each dimension (1 to 3 dimensions).
     pub dims: Vec<usize>,
     /// Whether each dimension wraps around.
@@ -63,12 +151,13 @@ pub struct GridSpec {
     pub bytes: Vec<u64>,
 }
 
-impl GridSpec {
+impl CartGrid {
     /// A checked grid description.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for 0 or more than 3 dimensions, a zero extent, lists of
-    /// different lengths, or more than [`MAX_TASKS`] tasks.
+    /// [`PatternError::Dimensions`] for 0 or more than 3 dimensions,
+    /// [`PatternError::ZeroExtent`], [`PatternError::Lengths`] for lists of different
+    /// lengths, [`PatternError::TaskCount`] for more than [`MAX_TASKS`] tasks.
     pub fn new(dims: Vec<usize>, periodic: Vec<bool>, bytes: Vec<u64>) -> Result<Self> {
         let g = Self {
             dims,
@@ -79,39 +168,36 @@ impl GridSpec {
         Ok(g)
     }
 
-    /// Checks the description (see [`GridSpec::new`]).
+    /// Checks the description (see [`CartGrid::new`]).
     ///
     /// # Errors
-    /// As [`GridSpec::new`].
+    /// As [`CartGrid::new`].
     pub fn validate(&self) -> Result<()> {
         let n = self.dims.len();
         if n == 0 || n > 3 {
-            return Err(Error::Mismatch(format!(
-                "grid dims: 1 to 3 dimensions are supported, got {n} ({:?})",
-                self.dims
-            )));
+            return Err(PatternError::Dimensions {
+                got: n,
+                dims: self.dims.clone(),
+            }
+            .into());
         }
         if self.periodic.len() != n || self.bytes.len() != n {
-            return Err(Error::Mismatch(format!(
-                "grid: dims has {n} entries but periodic has {} and bytes {}",
-                self.periodic.len(),
-                self.bytes.len()
-            )));
+            return Err(PatternError::Lengths {
+                dims: n,
+                periodic: self.periodic.len(),
+                bytes: self.bytes.len(),
+            }
+            .into());
         }
-        let mut total: usize = 1;
+        let mut total: u128 = 1;
         for (k, &d) in self.dims.iter().enumerate() {
             if d == 0 {
-                return Err(Error::Mismatch(format!(
-                    "grid dims[{k}]: extents must be >= 1, got 0"
-                )));
+                return Err(PatternError::ZeroExtent { dim: k }.into());
             }
-            total = total.saturating_mul(d);
+            total = total.saturating_mul(d as u128);
         }
-        if total > MAX_TASKS {
-            return Err(Error::Mismatch(format!(
-                "grid dims {:?}: {total} tasks; at most {MAX_TASKS} are supported ({MAX_TASKS_WHY})",
-                self.dims
-            )));
+        if total > MAX_TASKS as u128 {
+            return Err(PatternError::TaskCount { tasks: total }.into());
         }
         Ok(())
     }
@@ -148,7 +234,10 @@ impl GridSpec {
 pub struct Pattern {
     tasks: usize,
     edges: Vec<Edge>,
-    grid: Option<GridSpec>,
+    grid: Option<CartGrid>,
+    /// The process grid the tasks form when their traffic is not the grid's neighbour
+    /// exchange (an [`crate::Algorithm`]'s pattern).
+    shape: Option<CartGrid>,
     description: String,
 }
 
@@ -166,35 +255,41 @@ impl Pattern {
     /// with zero bytes and self-messages are dropped; repeated pairs are merged.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for a task id `>= tasks`, `tasks == 0` or `tasks >
-    /// MAX_TASKS`.
+    /// [`PatternError::TaskOutOfRange`] for a task id `>= tasks`,
+    /// [`PatternError::TaskCount`] for `tasks == 0` or `tasks > MAX_TASKS`,
+    /// [`PatternError::BytesOverflow`] if merged messages overflow 64 bits.
     pub fn from_edges(tasks: usize, edges: Vec<Edge>, description: String) -> Result<Self> {
         if tasks == 0 || tasks > MAX_TASKS {
-            return Err(Error::Mismatch(format!(
-                "pattern: tasks must be in 1..={MAX_TASKS} ({MAX_TASKS_WHY}), got {tasks}"
-            )));
+            return Err(PatternError::TaskCount {
+                tasks: tasks as u128,
+            }
+            .into());
         }
         for (k, e) in edges.iter().enumerate() {
             if e.src as usize >= tasks || e.dst as usize >= tasks {
-                return Err(Error::Mismatch(format!(
-                    "pattern: message {k} ({} -> {}) names a task >= {tasks}",
-                    e.src, e.dst
-                )));
+                return Err(PatternError::TaskOutOfRange {
+                    index: k,
+                    src: e.src,
+                    dst: e.dst,
+                    tasks,
+                }
+                .into());
             }
         }
         Ok(Self {
             tasks,
             edges: merge(edges)?,
             grid: None,
+            shape: None,
             description,
         })
     }
 
-    /// The pattern of a Cartesian grid (see [`GridSpec`]).
+    /// The pattern of a Cartesian grid (see [`CartGrid`]).
     ///
     /// # Errors
-    /// An invalid grid ([`GridSpec::validate`]).
-    pub fn grid(g: &GridSpec) -> Result<Self> {
+    /// An invalid grid ([`CartGrid::validate`]).
+    pub fn grid(g: &CartGrid) -> Result<Self> {
         g.validate()?;
         let n = g.tasks();
         let mut edges = Vec::with_capacity(n * 2 * g.dims.len());
@@ -257,13 +352,15 @@ impl Pattern {
     /// and the job's ranks are the first `tasks()`.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if `slots < tasks()` or `slots > MAX_TASKS`.
+    /// [`PatternError::TooFewSlots`] if `slots < tasks()`, [`PatternError::TaskCount`]
+    /// if `slots > MAX_TASKS`.
     pub fn padded(&self, slots: usize) -> Result<Self> {
         if slots < self.tasks {
-            return Err(Error::Mismatch(format!(
-                "the pattern has {} tasks but the machine has only {slots} slots",
-                self.tasks
-            )));
+            return Err(PatternError::TooFewSlots {
+                tasks: self.tasks,
+                slots,
+            }
+            .into());
         }
         let mut p = Self::from_edges(
             slots,
@@ -275,6 +372,7 @@ impl Pattern {
         )?;
         if slots == self.tasks {
             p.grid.clone_from(&self.grid);
+            p.shape.clone_from(&self.shape);
             p.description.clone_from(&self.description);
         }
         Ok(p)
@@ -283,16 +381,18 @@ impl Pattern {
     /// The traffic of a copr reshuffle: `V[s][t]·element_size` bytes from `s` to `t`.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if the byte count of an entry overflows 64 bits or the
-    /// volume matrix has more than [`MAX_TASKS`] ranks.
+    /// [`PatternError::BytesOverflow`] if the byte count of an entry overflows 64
+    /// bits, [`PatternError::TaskCount`] if the volume matrix has more than
+    /// [`MAX_TASKS`] ranks.
     pub fn from_volumes(v: &Volumes, element_size: u64) -> Result<Self> {
         let mut edges = Vec::new();
         for (s, t, n) in v.matrix().iter() {
-            let bytes = n.checked_mul(element_size).ok_or_else(|| {
-                Error::Mismatch(format!(
-                    "volume {n} x element size {element_size} overflows 64 bits"
-                ))
-            })?;
+            let bytes = n
+                .checked_mul(element_size)
+                .ok_or(PatternError::BytesOverflow {
+                    src: s as u64,
+                    dst: t as u64,
+                })?;
             edges.push(Edge {
                 src: s as u32,
                 dst: t as u32,
@@ -407,8 +507,21 @@ impl Pattern {
     }
 
     /// The grid, when the pattern is a Cartesian grid.
-    pub fn grid_spec(&self) -> Option<&GridSpec> {
+    pub fn grid_spec(&self) -> Option<&CartGrid> {
         self.grid.as_ref()
+    }
+
+    /// The process grid the tasks form: the grid of a grid pattern, or the grid an
+    /// algorithm's pattern ([`Pattern::algorithm`]) runs on (whose messages are not the
+    /// neighbour exchange); what the strategies that follow a grid's geometry (tiles,
+    /// Hilbert) use.
+    pub fn shape(&self) -> Option<&CartGrid> {
+        self.grid.as_ref().or(self.shape.as_ref())
+    }
+
+    /// Sets the grid the tasks form without claiming the grid's neighbour traffic.
+    pub(crate) fn set_shape(&mut self, g: CartGrid) {
+        self.shape = Some(g);
     }
 
     /// A one-line description.
@@ -458,12 +571,13 @@ fn merge(mut edges: Vec<Edge>) -> Result<Vec<Edge>> {
     for e in edges {
         match out.last_mut() {
             Some(l) if l.src == e.src && l.dst == e.dst => {
-                l.bytes = l.bytes.checked_add(e.bytes).ok_or_else(|| {
-                    Error::Mismatch(format!(
-                        "pattern: bytes from {} to {} overflow 64 bits",
-                        e.src, e.dst
-                    ))
-                })?;
+                l.bytes = l
+                    .bytes
+                    .checked_add(e.bytes)
+                    .ok_or(PatternError::BytesOverflow {
+                        src: u64::from(e.src),
+                        dst: u64::from(e.dst),
+                    })?;
             }
             _ => out.push(e),
         }
@@ -544,7 +658,7 @@ mod tests {
 
     #[test]
     fn grid_neighbours_periodic_and_not() {
-        let g = GridSpec::new(vec![3, 4], vec![false, true], vec![5, 7]).unwrap();
+        let g = CartGrid::new(vec![3, 4], vec![false, true], vec![5, 7]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         // task 0 = (0,0): down (1,0) = 4 bytes 5; no up; left (0,3) = 3, right (0,1) = 1
         let out0: Vec<(u32, u64)> = p
@@ -560,7 +674,7 @@ mod tests {
 
     #[test]
     fn extent_two_merges_both_directions() {
-        let g = GridSpec::new(vec![2], vec![true], vec![10]).unwrap();
+        let g = CartGrid::new(vec![2], vec![true], vec![10]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         assert_eq!(
             p.edges(),

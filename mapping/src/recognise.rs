@@ -26,12 +26,12 @@
 //! # Complexity
 //! `O(n·Δ²)` for `n` tasks of degree at most `Δ`, plus sorting the messages.
 
-use super::pattern::{Edge, GridSpec, Pattern};
+use super::pattern::{CartGrid, Edge, Pattern};
 
 /// Most axes looked for.
 const MAX_AXES: usize = 6;
 
-/// Axes of a grid while it is being recognised (possibly more than a [`GridSpec`]
+/// Axes of a grid while it is being recognised (possibly more than a [`CartGrid`]
 /// holds, before rings of 4 are merged).
 #[derive(Debug, Clone)]
 struct Shape {
@@ -45,7 +45,7 @@ impl Shape {
         self.dims.iter().product()
     }
 
-    /// Row-major coordinates of grid task `i` (the last axis fastest, as [`GridSpec`]).
+    /// Row-major coordinates of grid task `i` (the last axis fastest, as [`CartGrid`]).
     fn coords(&self, mut i: usize) -> Vec<usize> {
         let mut c = vec![0; self.dims.len()];
         for k in (0..self.dims.len()).rev() {
@@ -97,7 +97,7 @@ struct Found {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HiddenGrid {
     /// The grid.
-    pub spec: GridSpec,
+    pub spec: CartGrid,
     /// `task[i]`: the pattern's task at the grid's task `i` (row-major grid order).
     pub task: Vec<usize>,
 }
@@ -110,8 +110,8 @@ pub struct HiddenGrid {
 ///
 /// # Examples
 /// ```
-/// use copr_mapping::{recognise_grid, Edge, GridSpec, Pattern};
-/// let g = GridSpec::new(vec![6, 5], vec![true, false], vec![8, 3]).unwrap();
+/// use copr_mapping::{recognise_grid, Edge, CartGrid, Pattern};
+/// let g = CartGrid::new(vec![6, 5], vec![true, false], vec![8, 3]).unwrap();
 /// let grid = Pattern::grid(&g).unwrap();
 /// // the same messages with task t renamed (7·t) mod 30
 /// let edges = grid
@@ -249,7 +249,7 @@ pub fn recognise_grid(p: &Pattern) -> Option<HiddenGrid> {
         return None;
     }
     let Found { shape, task } = merge_rings_of_four(p, found);
-    let spec = GridSpec::new(shape.dims, shape.periodic, shape.bytes).ok()?;
+    let spec = CartGrid::new(shape.dims, shape.periodic, shape.bytes).ok()?;
     Some(HiddenGrid { spec, task })
 }
 
@@ -323,7 +323,7 @@ fn merge_pair(h: &Found, a: usize, b: usize) -> Option<Found> {
 mod tests {
     use super::*;
 
-    fn renamed(g: &GridSpec, mul: u32) -> Pattern {
+    fn renamed(g: &CartGrid, mul: u32) -> Pattern {
         let grid = Pattern::grid(g).unwrap();
         let n = grid.tasks() as u32;
         let edges = grid
@@ -349,7 +349,7 @@ mod tests {
             (vec![4, 4], vec![true, true], vec![2, 2]),
         ];
         for (dims, per, bytes) in cases {
-            let g = GridSpec::new(dims.clone(), per, bytes).unwrap();
+            let g = CartGrid::new(dims.clone(), per, bytes).unwrap();
             let n = g.tasks() as u32;
             // multipliers coprime with n rename the tasks
             let mul = (2..n + 2).rev().find(|m| gcd(*m, n) == 1).unwrap();
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_periodic_axis_of_four_comes_back_as_a_ring() {
-        let g = GridSpec::new(vec![16, 16, 4], vec![true; 3], vec![7; 3]).unwrap();
+        let g = CartGrid::new(vec![16, 16, 4], vec![true; 3], vec![7; 3]).unwrap();
         let h = recognise_grid(&renamed(&g, 601)).unwrap();
         let mut dims = h.spec.dims.clone();
         dims.sort_unstable();
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn graphs_that_are_not_grids_are_refused() {
         // a grid with one message changed
-        let g = GridSpec::new(vec![6, 6], vec![true, true], vec![3, 3]).unwrap();
+        let g = CartGrid::new(vec![6, 6], vec![true, true], vec![3, 3]).unwrap();
         let mut edges = Pattern::grid(&g).unwrap().edges().to_vec();
         edges[5].bytes += 1;
         assert!(

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::curve::hilbert_order;
 use super::machine::{MapMachine, NetKind};
-use super::pattern::{GridSpec, Pattern};
+use super::pattern::{CartGrid, Pattern};
 use copr::error::{Error, Result};
 use copr::lap::Perm;
 
@@ -151,10 +151,10 @@ pub(crate) fn baseline_until(
             Some(perm(fwd))
         }
         Strategy::Tiles => p
-            .grid_spec()
+            .shape()
             .map(|g| along(&tile_order(g, &best_tile(g, rpn)), &identity(nodes), rpn)),
         Strategy::Hilbert => p
-            .grid_spec()
+            .shape()
             .map(|g| along(&grid_hilbert(g), &node_hilbert(m), rpn)),
         Strategy::Cp2k => match (p.grid_spec(), m.kind()) {
             (Some(g), NetKind::Torus(_)) => Some(cp2k(p, g, m, deadline)),
@@ -183,7 +183,7 @@ pub(crate) fn along(order: &[usize], node_order: &[usize], rpn: usize) -> Perm {
 }
 
 /// Grid cells along the Hilbert curve of the grid's box.
-pub(crate) fn grid_hilbert(g: &GridSpec) -> Vec<usize> {
+pub(crate) fn grid_hilbert(g: &CartGrid) -> Vec<usize> {
     let pts: Vec<Vec<u32>> = (0..g.tasks())
         .map(|t| g.coords(t).iter().map(|&c| c as u32).collect())
         .collect();
@@ -203,7 +203,7 @@ pub(crate) fn node_hilbert(m: &MapMachine) -> Vec<usize> {
 }
 
 /// Bytes leaving one tile of shape `t` (boundary messages along each dimension).
-pub(crate) fn tile_boundary(g: &GridSpec, t: &[usize]) -> u128 {
+pub(crate) fn tile_boundary(g: &CartGrid, t: &[usize]) -> u128 {
     let k: usize = t.iter().product();
     (0..g.dims.len())
         .map(|d| {
@@ -218,10 +218,10 @@ pub(crate) fn tile_boundary(g: &GridSpec, t: &[usize]) -> u128 {
 }
 
 /// All tile shapes with `Π t = k` and `t_d` dividing `dims_d` (exact tilings).
-pub(crate) fn tile_shapes(g: &GridSpec, k: usize) -> Vec<Vec<usize>> {
+pub(crate) fn tile_shapes(g: &CartGrid, k: usize) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
     let mut cur = Vec::new();
-    fn rec(g: &GridSpec, k: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+    fn rec(g: &CartGrid, k: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
         let d = cur.len();
         if d == g.dims.len() {
             if k == 1 {
@@ -243,7 +243,7 @@ pub(crate) fn tile_shapes(g: &GridSpec, k: usize) -> Vec<Vec<usize>> {
 
 /// The exact tiling with the least boundary bytes; if none exists, the most
 /// square-ish shape whose product is at least `k` (partial tiles at the border).
-pub(crate) fn best_tile(g: &GridSpec, k: usize) -> Vec<usize> {
+pub(crate) fn best_tile(g: &CartGrid, k: usize) -> Vec<usize> {
     let shapes = tile_shapes(g, k);
     if let Some(best) = shapes.iter().min_by_key(|t| tile_boundary(g, t)) {
         return best.clone();
@@ -262,7 +262,7 @@ pub(crate) fn best_tile(g: &GridSpec, k: usize) -> Vec<usize> {
 }
 
 /// Cells tile by tile (tiles in row-major order), row-major inside a tile.
-pub(crate) fn tile_order(g: &GridSpec, t: &[usize]) -> Vec<usize> {
+pub(crate) fn tile_order(g: &CartGrid, t: &[usize]) -> Vec<usize> {
     let mut keyed: Vec<(Vec<usize>, usize)> = (0..g.tasks())
         .map(|task| {
             let c = g.coords(task);
@@ -301,7 +301,7 @@ pub(crate) fn weighted_hop_bytes(p: &Pattern, m: &MapMachine, map: &Perm) -> f64
 }
 
 /// The CP2K heuristic (Figure 3 of the paper).
-fn cp2k(p: &Pattern, g: &GridSpec, m: &MapMachine, deadline: Option<Instant>) -> Perm {
+fn cp2k(p: &Pattern, g: &CartGrid, m: &MapMachine, deadline: Option<Instant>) -> Perm {
     let NetKind::Torus(t) = m.kind() else {
         unreachable!("checked by the caller")
     };
@@ -432,7 +432,7 @@ pub(crate) fn split_nodes(m: &MapMachine, mut nodes: Vec<usize>) -> Vec<usize> {
 }
 
 /// Grid cells sorted along the widest dimension of their bounding box.
-fn split_grid(g: &GridSpec, mut tasks: Vec<usize>) -> Vec<usize> {
+fn split_grid(g: &CartGrid, mut tasks: Vec<usize>) -> Vec<usize> {
     let n = g.dims.len();
     let mut lo = vec![usize::MAX; n];
     let mut hi = vec![0usize; n];
@@ -524,7 +524,7 @@ mod tests {
 
     #[test]
     fn every_baseline_is_a_permutation_of_the_slots() {
-        let g = GridSpec::new(vec![6, 8], vec![true, false], vec![3, 1]).unwrap();
+        let g = CartGrid::new(vec![6, 8], vec![true, false], vec![3, 1]).unwrap();
         let p = Pattern::grid(&g).unwrap();
         for m in [
             machine(vec![3, 2, 2], 4),
@@ -552,13 +552,13 @@ mod tests {
 
     #[test]
     fn tiles_choose_square_tiles_and_respect_anisotropy() {
-        let g = GridSpec::new(vec![32, 32], vec![true, true], vec![1, 1]).unwrap();
+        let g = CartGrid::new(vec![32, 32], vec![true, true], vec![1, 1]).unwrap();
         assert_eq!(best_tile(&g, 16), vec![4, 4]);
         // dimension 1 messages 3x heavier: keep more of them inside (longer along 1)
-        let g = GridSpec::new(vec![32, 32], vec![true, true], vec![1, 3]).unwrap();
+        let g = CartGrid::new(vec![32, 32], vec![true, true], vec![1, 3]).unwrap();
         assert_eq!(best_tile(&g, 16), vec![2, 8]);
         let order = tile_order(
-            &GridSpec::new(vec![4, 4], vec![true; 2], vec![1; 2]).unwrap(),
+            &CartGrid::new(vec![4, 4], vec![true; 2], vec![1; 2]).unwrap(),
             &[2, 2],
         );
         assert_eq!(&order[..8], &[0, 1, 4, 5, 2, 3, 6, 7]);
@@ -567,7 +567,7 @@ mod tests {
     #[test]
     fn sizes_must_match() {
         let p =
-            Pattern::grid(&GridSpec::new(vec![4, 4], vec![true; 2], vec![1; 2]).unwrap()).unwrap();
+            Pattern::grid(&CartGrid::new(vec![4, 4], vec![true; 2], vec![1; 2]).unwrap()).unwrap();
         let e = baseline(Strategy::Packed, &p, &machine(vec![4], 2))
             .unwrap_err()
             .to_string();

@@ -25,7 +25,7 @@ use copr_mapping::mpi::{
     machine_from_placement, map_to_ranks, plan_mapping_at_root, reorder, MachineSource,
 };
 use copr_mapping::{
-    baseline, evaluate, optimise, Edge, GridSpec, MapMachine, Options, Pattern, Perm, Scored,
+    baseline, evaluate, optimise, CartGrid, Edge, MapMachine, Options, Pattern, Perm, Scored,
     SplitMix, Strategy,
 };
 use copr_topology::Placement;
@@ -47,7 +47,7 @@ fn same_everywhere(world: &SimpleCommunicator, s: &str) -> bool {
 }
 
 /// The grid neighbour of `task` at `c_d + step` (wrapping when periodic).
-fn neighbour(g: &GridSpec, task: usize, d: usize, step: i64) -> Option<usize> {
+fn neighbour(g: &CartGrid, task: usize, d: usize, step: i64) -> Option<usize> {
     let mut c = g.coords(task);
     let x = c[d] as i64 + step;
     let n = g.dims[d] as i64;
@@ -63,7 +63,7 @@ fn neighbour(g: &GridSpec, task: usize, d: usize, step: i64) -> Option<usize> {
 
 /// The value a task sends: derived from its grid coordinates, the round, the dimension
 /// and the direction.
-fn code(g: &GridSpec, task: usize, round: usize, d: usize, forward: bool) -> u64 {
+fn code(g: &CartGrid, task: usize, round: usize, d: usize, forward: bool) -> u64 {
     let c = g.coords(task);
     let base = c.iter().fold(17u64, |h, &x| h * 1_000_003 + x as u64 + 1);
     base.wrapping_mul(31)
@@ -74,7 +74,7 @@ fn code(g: &GridSpec, task: usize, round: usize, d: usize, forward: bool) -> u64
 /// shifts with checksums, and `reorder`. Collective; returns this rank's failures.
 fn run_case(
     world: &SimpleCommunicator,
-    g: &GridSpec,
+    g: &CartGrid,
     machine: &MapMachine,
     placement: &Placement,
     slot_of_rank: &Perm,
@@ -227,19 +227,19 @@ fn run_case(
 /// The grids run on `p` ranks: a 2-D grid as square as `p` allows with every
 /// combination of periodic and non-periodic dimensions, a ring, and a 2x2x2 grid on 8
 /// ranks.
-fn grids(p: usize) -> Vec<GridSpec> {
+fn grids(p: usize) -> Vec<CartGrid> {
     let a = (1..=p)
         .filter(|a| p % a == 0 && a * a <= p)
         .max()
         .unwrap_or(1);
     let mut out = Vec::new();
     for periodic in [[true, true], [false, true], [true, false], [false, false]] {
-        out.push(GridSpec::new(vec![a, p / a], periodic.to_vec(), vec![1 << 20, 2 << 20]).unwrap());
+        out.push(CartGrid::new(vec![a, p / a], periodic.to_vec(), vec![1 << 20, 2 << 20]).unwrap());
     }
-    out.push(GridSpec::new(vec![p], vec![true], vec![1 << 20]).unwrap());
+    out.push(CartGrid::new(vec![p], vec![true], vec![1 << 20]).unwrap());
     if p == 8 {
         out.push(
-            GridSpec::new(vec![2, 2, 2], vec![true, false, true], vec![100, 200, 300]).unwrap(),
+            CartGrid::new(vec![2, 2, 2], vec![true, false, true], vec![100, 200, 300]).unwrap(),
         );
     }
     out
@@ -247,7 +247,7 @@ fn grids(p: usize) -> Vec<GridSpec> {
 
 /// Every mapping of `g` on `m`: the baselines that apply, the optimised one (computed
 /// on rank 0 and broadcast: the optimiser stops on a time budget) and two random ones.
-fn mappings(world: &SimpleCommunicator, g: &GridSpec, m: &MapMachine) -> Vec<(String, Perm)> {
+fn mappings(world: &SimpleCommunicator, g: &CartGrid, m: &MapMachine) -> Vec<(String, Perm)> {
     let pat = Pattern::grid(g).unwrap();
     let mut out = Vec::new();
     let mut starts = Vec::new();

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use copr::lap::Perm;
 use copr_mapping::{
-    evaluate, export, optimise, Edge, GridSpec, MapMachine, NetKind, Options, Pattern,
+    evaluate, export, optimise, CartGrid, Edge, MapMachine, NetKind, Options, Pattern,
 };
 use copr_topology::{BandwidthModel, Network};
 use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest, ProptestConfig};
@@ -80,7 +80,7 @@ fn fat_tree_hops_and_loads_by_hand() {
 fn torus_link_loads_by_hand() {
     // 2 x 2 grid of tasks, messages only along dimension 1 (8 bytes), on a ring of 4
     // nodes: packed puts the row neighbours 0-1 and 2-3 one hop apart
-    let g = GridSpec::new(vec![2, 2], vec![false, false], vec![0, 8]).unwrap();
+    let g = CartGrid::new(vec![2, 2], vec![false, false], vec![0, 8]).unwrap();
     let p = Pattern::grid(&g).unwrap();
     let m = torus(vec![4], 1);
     let r = evaluate(&p, &m, &Perm::identity(4));
@@ -105,17 +105,17 @@ fn torus_link_loads_by_hand() {
 fn optimiser_against_brute_force_on_eight_tasks() {
     let cases: Vec<(Pattern, MapMachine)> = vec![
         (
-            Pattern::grid(&GridSpec::new(vec![2, 4], vec![true, true], vec![5, 1]).unwrap())
+            Pattern::grid(&CartGrid::new(vec![2, 4], vec![true, true], vec![5, 1]).unwrap())
                 .unwrap(),
             torus(vec![4], 2),
         ),
         (
-            Pattern::grid(&GridSpec::new(vec![2, 4], vec![false, true], vec![1, 1]).unwrap())
+            Pattern::grid(&CartGrid::new(vec![2, 4], vec![false, true], vec![1, 1]).unwrap())
                 .unwrap(),
             torus(vec![2, 2], 2),
         ),
         (
-            Pattern::grid(&GridSpec::new(vec![8], vec![true], vec![3]).unwrap()).unwrap(),
+            Pattern::grid(&CartGrid::new(vec![8], vec![true], vec![3]).unwrap()).unwrap(),
             torus(vec![2, 2, 2], 1),
         ),
         (
@@ -197,7 +197,7 @@ fn optimiser_against_brute_force_on_eight_tasks() {
 fn lower_bound_is_reached_by_the_dilation_one_embedding() {
     // case (b) of the benchmark: 4 x 4 tiles of a 32 x 32 grid on a 4x4x4 torus
     let p =
-        Pattern::grid(&GridSpec::new(vec![32, 32], vec![true, true], vec![1 << 20; 2]).unwrap())
+        Pattern::grid(&CartGrid::new(vec![32, 32], vec![true, true], vec![1 << 20; 2]).unwrap())
             .unwrap();
     let m = torus(vec![4, 4, 4], 16);
     let o = optimise(&p, &m, &starts(&p, &m), &Options::default()).unwrap();
@@ -210,7 +210,7 @@ fn lower_bound_is_reached_by_the_dilation_one_embedding() {
 
 #[test]
 fn optimiser_is_deterministic() {
-    let p = Pattern::grid(&GridSpec::new(vec![12, 16], vec![true, false], vec![3, 7]).unwrap())
+    let p = Pattern::grid(&CartGrid::new(vec![12, 16], vec![true, false], vec![3, 7]).unwrap())
         .unwrap();
     let m = torus(vec![4, 3, 2], 8);
     let s = starts(&p, &m);
@@ -260,7 +260,7 @@ proptest! {
         let tasks = nodes * rpn;
         let dims = grid_dims(tasks, nd, pick);
         let p = Pattern::grid(
-            &GridSpec::new(dims, per[..nd].to_vec(), bytes[..nd].to_vec()).unwrap(),
+            &CartGrid::new(dims, per[..nd].to_vec(), bytes[..nd].to_vec()).unwrap(),
         )
         .unwrap();
         let m = torus(tdims, rpn);

@@ -3,7 +3,7 @@
 
 use copr::lap::Perm;
 use copr_mapping::{
-    compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, Edge, GridSpec,
+    compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, CartGrid, Edge,
     MapMachine, Options, Pattern, SplitMix, Strategy,
 };
 
@@ -115,7 +115,7 @@ fn cliques_in_random_order_each_fill_one_node() {
 fn a_stencil_given_as_a_graph_maps_as_well_as_the_grid() {
     // an 8x8x4 periodic stencil on a 2x2x4 torus x 16, given as the grid, as a graph in
     // grid order and as a graph with scrambled task numbers
-    let g = GridSpec::new(vec![8, 8, 4], vec![true; 3], vec![1 << 20; 3]).unwrap();
+    let g = CartGrid::new(vec![8, 8, 4], vec![true; 3], vec![1 << 20; 3]).unwrap();
     let grid = Pattern::grid(&g).unwrap();
     let m = torus(vec![2, 2, 4], 16);
     let opts = Options {
@@ -161,7 +161,7 @@ fn a_stencil_given_as_a_graph_maps_as_well_as_the_grid() {
 
 #[test]
 fn a_hidden_grid_has_the_grids_bound_and_other_graphs_say_no_bound() {
-    let g = GridSpec::new(vec![8, 8, 4], vec![true; 3], vec![1000; 3]).unwrap();
+    let g = CartGrid::new(vec![8, 8, 4], vec![true; 3], vec![1000; 3]).unwrap();
     let grid = Pattern::grid(&g).unwrap();
     let m = torus(vec![2, 2, 4], 16);
     let n = grid.tasks();
@@ -265,7 +265,7 @@ fn a_grid_smaller_than_the_machine_leaves_one_slot_per_node_empty_at_dilation_on
     // 24 x 40 = 960 tasks on 4x4x4 nodes x 16 = 1024 slots: 3 x 5 tiles, one per node,
     // form an 8 x 8 tile grid that embeds in the 4x4x4 torus with dilation 1, so every
     // tile's 16 boundary messages cross exactly one link
-    let g = GridSpec::new(vec![24, 40], vec![true; 2], vec![1 << 20; 2]).unwrap();
+    let g = CartGrid::new(vec![24, 40], vec![true; 2], vec![1 << 20; 2]).unwrap();
     let p = Pattern::grid(&g).unwrap().padded(1024).unwrap();
     assert_eq!(p.tasks(), 1024);
     assert!(Pattern::grid(&g).unwrap().padded(959).is_err());
@@ -347,4 +347,41 @@ fn ecmp_splits_messages_over_the_fat_trees_shortest_paths() {
     )
     .unwrap();
     assert!(ecmp_link_loads(&p, &tor, &Perm::from_forward((0..4).collect()).unwrap()).is_none());
+}
+
+/// The pair relaxation of the graph bound: at most half of `Σ_t` (bytes of `t`'s
+/// `k − 1` heaviest pairs) stays inside nodes. By hand, then against every mapping.
+#[test]
+fn graph_bound_by_pairs_is_below_the_optimum_and_counts_in_messages() {
+    // a -> b and c -> b, 10 bytes each, d silent; 2 nodes x 2 slots, one hop apart.
+    // Per sender (each drops its one largest message): 0. By pairs: a, b, c keep at
+    // most 10 each, so at most 15 stays inside and at least 5 leaves (the optimum: 10).
+    let e = |src, dst, bytes| Edge { src, dst, bytes };
+    let p = Pattern::from_edges(4, vec![e(0, 1, 10), e(2, 1, 10)], "v".into()).unwrap();
+    let m = MapMachine::flat(2, 2).unwrap();
+    assert_eq!(hop_bytes_bound(&p, &m), 5);
+    for seed in 11..=13 {
+        let p = random_graph(8, seed);
+        for m in [
+            MapMachine::flat(4, 2).unwrap(),
+            MapMachine::flat(2, 4).unwrap(),
+            torus(vec![4], 2),
+            torus(vec![2], 4),
+        ] {
+            let bound = hop_bytes_bound(&p, &m);
+            let mut best = u128::MAX;
+            let hops =
+                |a: usize, b: usize| u128::from(m.hops(m.node_of_slot(a), m.node_of_slot(b)));
+            all_perms(8, &mut |f| {
+                let hb: u128 = p
+                    .edges()
+                    .iter()
+                    .map(|e| u128::from(e.bytes) * hops(f[e.src as usize], f[e.dst as usize]))
+                    .sum();
+                best = best.min(hb);
+            });
+            assert!(bound <= best, "seed {seed}: bound {bound} > optimum {best}");
+            assert!(bound > 0, "seed {seed}: a dense graph has a bound");
+        }
+    }
 }
