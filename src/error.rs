@@ -31,10 +31,6 @@ pub enum Error {
     /// both values, in [`Mismatched`].
     #[error("mismatch: {0}")]
     Mismatched(Mismatched),
-    /// Two things that must agree do not match, described in words (the mapper and the
-    /// command line; the core library reports [`Error::Mismatched`]).
-    #[error("mismatch: {0}")]
-    Mismatch(String),
     /// A command-line argument is wrong; the message names the argument and the
     /// accepted values.
     #[error("{0}")]
@@ -126,7 +122,8 @@ pub enum Error {
         expected: usize,
     },
     /// A typed error of a crate built on copr (the process mapper's
-    /// `copr_mapping::PatternError`); `downcast_ref` on the box recovers it.
+    /// `copr_mapping::{PatternError, MachineError, MapError, ExportError, MpiError}`);
+    /// `downcast_ref` on the box recovers it.
     #[error(transparent)]
     Extension(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// Moving bytes between ranks failed (a peer aborted, a message had the wrong size,

@@ -605,7 +605,7 @@ fn map(a: MapArgs) -> Result<()> {
         let hosts = mapping::recorded_hosts_file(f)?.ok_or_else(|| {
             copr::Error::InFile {
                 path: f.clone(),
-                source: Box::new(copr::Error::Mismatch(
+                source: Box::new(copr::Error::Argument(
                     "--machine-from-recording: no `# host RANK NAME` lines (a recording by COPR_RECORD has them)".into(),
                 )),
             }
@@ -613,11 +613,13 @@ fn map(a: MapArgs) -> Result<()> {
         if pattern.tasks() > hosts.len() {
             return Err(copr::Error::InFile {
                 path: f.clone(),
-                source: Box::new(copr::Error::Mismatch(format!(
-                    "the graph has {} tasks but the `# host` lines name {}",
-                    pattern.tasks(),
-                    hosts.len()
-                ))),
+                source: Box::new(
+                    mapping::MapError::RecordedHosts {
+                        tasks: pattern.tasks(),
+                        hosts: hosts.len(),
+                    }
+                    .into(),
+                ),
             });
         }
         let (m, ran) = mapping::machine_from_recording(&hosts)?;
@@ -669,11 +671,12 @@ fn map(a: MapArgs) -> Result<()> {
         None => pattern.tasks(),
     };
     if ranks > machine.used_slots() {
-        return Err(copr::Error::Mismatch(format!(
-            "the pattern has {ranks} tasks but the machine has {} slots ({})",
-            machine.used_slots(),
-            machine.description()
-        )));
+        return Err(mapping::MapError::TooFewSlots {
+            tasks: ranks,
+            slots: machine.used_slots(),
+            machine: machine.description().to_string(),
+        }
+        .into());
     }
     let pattern = if ranks < machine.slots() {
         if a.mpich_rank_order.is_some() && ranks < machine.used_slots() {
@@ -1132,10 +1135,9 @@ fn topo(a: TopoArgs) -> Result<()> {
             .map_err(|e| in_file(e.into()))?;
         Some(std::sync::Arc::new(machine))
     };
-    let machine = machine.ok_or_else(|| {
-        in_file(copr::Error::Mismatch(
-            "this cost config has no topology to summarise".into(),
-        ))
+    let machine = machine.ok_or_else(|| copr::Error::Parse {
+        path: a.file.clone(),
+        detail: "this cost config has no topology to summarise".into(),
     })?;
     // a bar on a terminal when the summary takes more than a few seconds
     let mut bar: Option<indicatif::ProgressBar> = None;

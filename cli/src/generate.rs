@@ -88,10 +88,17 @@ fn man_page(command: Option<&str>) -> Result<String> {
             })?,
     };
     let mut out = Vec::new();
+    let file = format!(
+        "{}.1",
+        page_of.get_display_name().unwrap_or(page_of.get_name())
+    );
     clap_mangen::Man::new(page_of)
         .source(concat!("copr ", env!("CARGO_PKG_VERSION")))
         .render(&mut out)
-        .map_err(|e| Error::Mismatch(format!("man: rendering the page failed: {e}")))?;
+        .map_err(|e| Error::Io {
+            path: file.into(),
+            source: e,
+        })?;
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 

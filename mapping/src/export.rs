@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::machine::MapMachine;
+use crate::errors::{ExportError, Format};
 use copr::error::{Error, Result};
 use copr::lap::Perm;
 
@@ -43,7 +44,7 @@ pub fn rankfile_ranks(m: &MapMachine, map: &Perm, ranks: usize) -> String {
 /// Reads an Open MPI rankfile back into a mapping onto `m`.
 ///
 /// # Errors
-/// [`Error::Mismatch`] with the line for malformed lines, unknown hosts, cores beyond
+/// [`ExportError`] with the line for malformed lines, unknown hosts, cores beyond
 /// the node's slots, repeated or missing ranks.
 pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
     let rpn = m.ranks_per_node();
@@ -54,7 +55,12 @@ pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
         if l.is_empty() {
             continue;
         }
-        let bad = |what: &str| Error::Mismatch(format!("rankfile line {}: {what}: `{l}`", i + 1));
+        let bad = |what: &str| ExportError::Line {
+            format: Format::Rankfile,
+            line: i + 1,
+            what: what.to_string(),
+            text: l.to_string(),
+        };
         let rest = l
             .strip_prefix("rank ")
             .ok_or_else(|| bad("expected `rank R=HOST slot=C`"))?;
@@ -69,14 +75,16 @@ pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
             .map_err(|_| bad("slot is not a number"))?;
         let node = *names.get(host.trim()).ok_or_else(|| bad("unknown host"))?;
         if r >= fwd.len() || core >= m.slot_count(node) || fwd[r] != usize::MAX {
-            return Err(bad(
-                "rank out of range or repeated, or slot beyond the node",
-            ));
+            return Err(bad("rank out of range or repeated, or slot beyond the node").into());
         }
         fwd[r] = node * rpn + core;
     }
     if let Some(r) = fwd.iter().position(|&s| s == usize::MAX) {
-        return Err(Error::Mismatch(format!("rankfile: rank {r} is missing")));
+        return Err(ExportError::MissingRank {
+            format: Format::Rankfile,
+            rank: r,
+        }
+        .into());
     }
     Perm::from_forward(fwd)
 }
@@ -93,15 +101,12 @@ pub fn mpich_rank_order(map: &Perm) -> String {
 /// `SLURM_TASKS_PER_NODE` says).
 ///
 /// # Errors
-/// [`Error::Mismatch`] unless the first `ranks` tasks of `map` fill exactly the slots
+/// [`ExportError`] unless the first `ranks` tasks of `map` fill exactly the slots
 /// the nodes have (a job that leaves slots empty cannot be said in this form).
 pub fn mpich_rank_order_ranks(m: &MapMachine, map: &Perm, ranks: usize) -> Result<String> {
     let used = m.used_slots();
     if ranks != used || (0..ranks).any(|r| !m.has_slot(map.apply(r))) {
-        return Err(Error::Mismatch(format!(
-            "MPICH_RANK_ORDER: {ranks} ranks on a machine of {used} slots leave slots empty, \
-             which this form cannot say; use a rankfile or a SLURM_HOSTFILE"
-        )));
+        return Err(ExportError::EmptySlots { ranks, slots: used }.into());
     }
     let inv = map.inverse();
     let order: Vec<usize> = (0..m.slots())
@@ -151,7 +156,7 @@ fn rank_ranges(inv: &[usize]) -> String {
 /// Reads an `MPICH_RANK_ORDER` list back: rank of every slot → a mapping.
 ///
 /// # Errors
-/// [`Error::Mismatch`] for malformed items, repeated or missing ranks.
+/// [`ExportError`] for malformed items, repeated or missing ranks.
 pub fn parse_mpich_rank_order(text: &str, ranks: usize) -> Result<Perm> {
     let mut inv = Vec::with_capacity(ranks);
     for item in text
@@ -159,7 +164,10 @@ pub fn parse_mpich_rank_order(text: &str, ranks: usize) -> Result<Perm> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
     {
-        let bad = || Error::Mismatch(format!("MPICH_RANK_ORDER: `{item}` is not a rank or range"));
+        let bad = || ExportError::Item {
+            format: Format::MpichRankOrder,
+            item: item.to_string(),
+        };
         let (a, b) = match item.split_once('-') {
             Some((a, b)) => (a, b),
             None => (item, item),
@@ -167,15 +175,17 @@ pub fn parse_mpich_rank_order(text: &str, ranks: usize) -> Result<Perm> {
         let a: usize = a.trim().parse().map_err(|_| bad())?;
         let b: usize = b.trim().parse().map_err(|_| bad())?;
         if b < a || b >= ranks || inv.len() + (b - a) > ranks {
-            return Err(bad());
+            return Err(bad().into());
         }
         inv.extend(a..=b);
     }
     if inv.len() != ranks {
-        return Err(Error::Mismatch(format!(
-            "MPICH_RANK_ORDER: {} entries for {ranks} ranks",
-            inv.len()
-        )));
+        return Err(ExportError::Entries {
+            format: Format::MpichRankOrder,
+            entries: inv.len(),
+            ranks,
+        }
+        .into());
     }
     Ok(Perm::from_forward(inv)?.inverted())
 }
@@ -208,7 +218,7 @@ pub fn node_names(m: &MapMachine) -> Vec<String> {
 /// Reads a hostfile back: the node (index into `names`) of every rank.
 ///
 /// # Errors
-/// [`Error::Mismatch`] with the line for an unknown host.
+/// [`ExportError`] with the line for an unknown host.
 pub fn parse_hostfile(text: &str, names: &[String]) -> Result<Vec<usize>> {
     let idx: std::collections::HashMap<&str, usize> = names
         .iter()
@@ -220,11 +230,12 @@ pub fn parse_hostfile(text: &str, names: &[String]) -> Result<Vec<usize>> {
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
             idx.get(l.trim()).copied().ok_or_else(|| {
-                Error::Mismatch(format!(
-                    "hostfile line {}: unknown host `{}`",
-                    i + 1,
-                    l.trim()
-                ))
+                Error::from(ExportError::Line {
+                    format: Format::Hostfile,
+                    line: i + 1,
+                    what: "unknown host".into(),
+                    text: l.trim().to_string(),
+                })
             })
         })
         .collect()
@@ -276,17 +287,24 @@ pub fn to_json_ranks(strategy: &str, m: &MapMachine, map: &Perm, ranks: usize) -
 /// Reads the JSON form back.
 ///
 /// # Errors
-/// [`Error::Mismatch`] if the slots are not a permutation or disagree with the node
+/// [`ExportError`] if the slots are not a permutation or disagree with the node
 /// names.
 pub fn from_json(j: &MappingJson) -> Result<Perm> {
     let p = Perm::from_forward(j.slot_of_rank.clone())?;
     for (r, &s) in j.slot_of_rank.iter().enumerate() {
         let node = s / j.ranks_per_node.max(1);
         if j.nodes.get(node) != j.node_of_rank.get(r) {
-            return Err(Error::Mismatch(format!(
-                "mapping JSON: rank {r} has slot {s} but node `{}`",
-                j.node_of_rank.get(r).map_or("?", String::as_str)
-            )));
+            return Err(ExportError::SlotNode {
+                format: Format::MappingJson,
+                rank: r,
+                slot: s,
+                node: j
+                    .node_of_rank
+                    .get(r)
+                    .map_or("?", String::as_str)
+                    .to_string(),
+            }
+            .into());
         }
     }
     Ok(p)

@@ -45,6 +45,7 @@ mod algorithms;
 mod anytime;
 mod curve;
 mod ecmp;
+mod errors;
 pub mod export;
 mod machine;
 mod metrics;
@@ -66,6 +67,9 @@ pub use algorithms::{Algorithm, AlgorithmSpec, Collective, MAX_MESSAGES};
 pub use copr_topology::{expand_nodelist, NodeListError};
 pub use curve::{bits_for, hilbert_index, hilbert_order};
 pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
+#[cfg(feature = "mpi")]
+pub use errors::MpiError;
+pub use errors::{ExportError, Format, MachineError, MapError};
 pub use machine::{LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,

@@ -14,6 +14,8 @@ use copr_topology::{
 
 use copr::error::{Error, Result};
 
+use crate::errors::MachineError;
+
 /// What connects the nodes.
 #[derive(Debug, Clone, Copy)]
 pub enum NetKind<'a> {
@@ -89,14 +91,15 @@ impl MapMachine {
     /// Every node of `torus`, `ranks_per_node` slots each.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if `ranks_per_node` is 0, the slot count exceeds
+    /// [`MachineError`] if `ranks_per_node` is 0, the slot count exceeds
     /// [`super::MAX_TASKS`], or the torus has more than 8 dimensions.
     pub fn torus(torus: Torus, ranks_per_node: usize) -> Result<Self> {
         if torus.ndims() > MAX_TORUS_DIMS {
-            return Err(Error::Mismatch(format!(
-                "torus: {} dimensions; mapping supports at most {MAX_TORUS_DIMS}",
-                torus.ndims()
-            )));
+            return Err(MachineError::TorusDimensions {
+                dims: torus.ndims(),
+                max: MAX_TORUS_DIMS,
+            }
+            .into());
         }
         // a full torus without a coordinates file numbers its nodes 0, 1, …: the
         // exports call them node0, node1, … as for a flat machine
@@ -119,7 +122,7 @@ impl MapMachine {
     /// `ranks_per_node` slots each. Routes are shortest paths under `model`.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for an unknown or repeated host, more than
+    /// [`MachineError`] for an unknown or repeated host, more than
     /// [`MAX_GRAPH_NODES`] hosts, hosts that cannot reach each other, or
     /// `ranks_per_node == 0`.
     pub fn network(
@@ -131,18 +134,21 @@ impl MapMachine {
         let hosts = hosts.unwrap_or_else(|| (0..net.num_hosts()).collect());
         let n = hosts.len();
         if n > MAX_GRAPH_NODES {
-            return Err(Error::Mismatch(format!(
-                "network {}: {n} hosts; graph networks are routed for at most {MAX_GRAPH_NODES}",
-                net.name()
-            )));
+            return Err(MachineError::NetworkHosts {
+                network: net.name().to_string(),
+                hosts: n,
+                max: MAX_GRAPH_NODES,
+            }
+            .into());
         }
         let mut seen = vec![false; net.num_hosts()];
         for &h in &hosts {
             if h >= net.num_hosts() || std::mem::replace(&mut seen[h], true) {
-                return Err(Error::Mismatch(format!(
-                    "network {}: host index {h} is unknown or listed twice",
-                    net.name()
-                )));
+                return Err(MachineError::HostIndex {
+                    network: net.name().to_string(),
+                    index: h,
+                }
+                .into());
             }
         }
         let g = net.graph();
@@ -165,12 +171,12 @@ impl MapMachine {
                 }
                 let target = net.host_vertex(hosts[b]);
                 if costs[target.index()].is_none() {
-                    return Err(Error::Mismatch(format!(
-                        "network {}: no path from host {} to host {}",
-                        net.name(),
-                        net.host_name(hosts[a]),
-                        net.host_name(hosts[b])
-                    )));
+                    return Err(MachineError::NoPath {
+                        network: net.name().to_string(),
+                        from: net.host_name(hosts[a]).to_string(),
+                        to: net.host_name(hosts[b]).to_string(),
+                    }
+                    .into());
                 }
                 let mut path: Vec<u32> = Vec::new();
                 let mut v = target;
@@ -209,10 +215,10 @@ impl MapMachine {
     /// `nodes` nodes without a network model (every node pair one hop apart).
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for zero nodes or ranks per node.
+    /// [`MachineError`] for zero nodes or ranks per node.
     pub fn flat(nodes: usize, ranks_per_node: usize) -> Result<Self> {
         if nodes == 0 {
-            return Err(Error::Mismatch("flat machine: nodes must be >= 1".into()));
+            return Err(MachineError::NoNodes.into());
         }
         check_slots(nodes as u128, ranks_per_node)?;
         let names = (0..nodes).map(|k| format!("node{k}")).collect();
@@ -362,9 +368,10 @@ impl MapMachine {
                     let mut idx = Vec::with_capacity(list.len());
                     for name in &list {
                         idx.push(*index.get(name.as_str()).ok_or_else(|| {
-                            Error::Mismatch(format!(
-                                "network.hosts: `{name}` is not a host of the network"
-                            ))
+                            Error::from(MachineError::NotAHost {
+                                field: "network.hosts",
+                                name: name.clone(),
+                            })
                         })?);
                     }
                     Some(idx)
@@ -378,7 +385,12 @@ impl MapMachine {
         } else {
             let f = cfg.flat.as_ref().map_or(1, |f| f.nodes);
             if f > super::MAX_TASKS {
-                return Err(Error::Mismatch(format!("flat.nodes {f}: too many nodes")));
+                return Err(MachineError::TooManyNodes {
+                    field: "flat.nodes",
+                    nodes: f,
+                    max: super::MAX_TASKS,
+                }
+                .into());
             }
             let c = counts(f)?;
             Self::flat(f, c[0])?.with_slot_counts(c)?
@@ -389,11 +401,7 @@ impl MapMachine {
         if let Some(intra) = intra {
             match intra {
                 IntraNode::Tree(t) => m = m.with_node_tree(t)?,
-                _ => {
-                    return Err(Error::Mismatch(
-                        "intra: mapping needs a tree (kind = \"tree\" or an hwloc kind)".into(),
-                    ))
-                }
+                _ => return Err(MachineError::IntraNotTree.into()),
             }
         }
         Ok(m)
@@ -432,7 +440,7 @@ impl MapMachine {
     /// node pair one hop). Rank `r` of the machine is task `r` on its node.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for too many slots, a node unknown to the torus, or a
+    /// [`MachineError`] for too many slots, a node unknown to the torus, or a
     /// network of more than [`MAX_GRAPH_NODES`] of the placement's hosts.
     pub fn from_machine(m: &copr_topology::Machine) -> Result<Self> {
         Self::view(m, m.placement().ranks_per_node())
@@ -452,7 +460,10 @@ impl MapMachine {
                     .iter()
                     .map(|n| {
                         nc.host_index(n).ok_or_else(|| {
-                            Error::Mismatch(format!("`{n}` is not a host of the network"))
+                            Error::from(MachineError::NotAHost {
+                                field: "nodes",
+                                name: n.clone(),
+                            })
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
@@ -470,15 +481,15 @@ impl MapMachine {
     /// The same machine with `counts[k]` slots on node `k`.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for a count list of the wrong length, or counts that differ
+    /// [`MachineError`] for a count list of the wrong length, or counts that differ
     /// between nodes.
     pub fn with_slot_counts(self, counts: Vec<usize>) -> Result<Self> {
         if counts.len() != self.names.len() {
-            return Err(Error::Mismatch(format!(
-                "ranks_per_node: {} slot counts for {} nodes",
-                counts.len(),
-                self.names.len()
-            )));
+            return Err(MachineError::SlotCounts {
+                counts: counts.len(),
+                nodes: self.names.len(),
+            }
+            .into());
         }
         match counts.iter().max() {
             None => Ok(self),
@@ -540,7 +551,7 @@ impl MapMachine {
     /// The same nodes and network with `k` slots per node (and no node tree).
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for `k == 0` or too many slots.
+    /// [`MachineError`] for `k == 0` or too many slots.
     pub fn with_ranks_per_node(self, k: usize) -> Result<Self> {
         let description = self.description.clone();
         Self::checked(k, self.names, self.net, description)
@@ -550,14 +561,14 @@ impl MapMachine {
     /// the tree, and metrics report intra-node bytes by the level the two cores share.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if the tree's PU count differs from the ranks per node.
+    /// [`MachineError`] if the tree's PU count differs from the ranks per node.
     pub fn with_node_tree(mut self, tree: NodeTree) -> Result<Self> {
         if tree.num_pus() != self.rpn {
-            return Err(Error::Mismatch(format!(
-                "intra: the node tree has {} PUs but a node runs {} ranks",
-                tree.num_pus(),
-                self.rpn
-            )));
+            return Err(MachineError::NodeTree {
+                pus: tree.num_pus(),
+                ranks_per_node: self.rpn,
+            }
+            .into());
         }
         self.description = format!("{}; nodes: {}", self.description, tree.description());
         self.tree = Some(tree);
@@ -572,28 +583,26 @@ impl MapMachine {
     /// Renames the nodes (for launcher files), in machine order.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if the count differs from [`MapMachine::nodes`] or a name is
+    /// [`MachineError`] if the count differs from [`MapMachine::nodes`] or a name is
     /// repeated or empty.
     pub fn set_node_names(&mut self, names: Vec<String>) -> Result<()> {
         if names.len() != self.names.len() {
-            return Err(Error::Mismatch(format!(
-                "nodes: {} names for {} nodes",
-                names.len(),
-                self.names.len()
-            )));
+            return Err(MachineError::NodeNames {
+                names: names.len(),
+                nodes: self.names.len(),
+            }
+            .into());
         }
         let mut sorted: Vec<&String> = names.iter().collect();
         sorted.sort();
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-            return Err(Error::Mismatch(format!("nodes: `{}` is named twice", w[0])));
+            return Err(MachineError::DuplicateNode { name: w[0].clone() }.into());
         }
-        if names
+        if let Some(n) = names
             .iter()
-            .any(|n| n.is_empty() || n.contains(char::is_whitespace))
+            .find(|n| n.is_empty() || n.contains(char::is_whitespace))
         {
-            return Err(Error::Mismatch(
-                "nodes: names must be non-empty and without spaces".into(),
-            ));
+            return Err(MachineError::NodeName { name: n.clone() }.into());
         }
         self.names = names;
         Ok(())
@@ -619,7 +628,7 @@ impl MapMachine {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for a name the machine does not have, or a node that runs
+    /// [`MachineError`] for a name the machine does not have, or a node that runs
     /// other than its slot count of ranks.
     pub fn slots_of<S: AsRef<str>>(&self, node_of_rank: &[S]) -> Result<copr::lap::Perm> {
         let index: std::collections::HashMap<&str, usize> = self
@@ -633,26 +642,29 @@ impl MapMachine {
         for (r, name) in node_of_rank.iter().enumerate() {
             let name = name.as_ref();
             let k = *index.get(name).ok_or_else(|| {
-                Error::Mismatch(format!(
-                    "rank {r} runs on `{name}`, which is not a node of the machine"
-                ))
+                Error::from(MachineError::UnknownNode {
+                    rank: r,
+                    node: name.to_string(),
+                })
             })?;
             if next[k] == self.slot_count(k) {
-                return Err(Error::Mismatch(format!(
-                    "node `{name}` runs more than {} ranks (rank {r} is one too many)",
-                    self.slot_count(k)
-                )));
+                return Err(MachineError::NodeFull {
+                    node: name.to_string(),
+                    slots: self.slot_count(k),
+                    rank: r,
+                }
+                .into());
             }
             fwd.push(k * self.rpn + next[k]);
             next[k] += 1;
         }
         if let Some(k) = (0..next.len()).find(|&k| next[k] != self.slot_count(k)) {
-            return Err(Error::Mismatch(format!(
-                "node `{}` runs {} ranks; the machine has {} slots there",
-                self.names[k],
-                next[k],
-                self.slot_count(k)
-            )));
+            return Err(MachineError::NodeRanks {
+                node: self.names[k].clone(),
+                ranks: next[k],
+                slots: self.slot_count(k),
+            }
+            .into());
         }
         // the missing slots of nodes with fewer slots: held by empty tasks
         fwd.extend((0..self.slots()).filter(|&s| !self.has_slot(s)));
@@ -837,14 +849,17 @@ impl MapMachine {
 /// size is allocated).
 pub(crate) fn check_slots(nodes: u128, rpn: usize) -> Result<()> {
     if rpn == 0 {
-        return Err(Error::Mismatch("ranks_per_node must be >= 1, got 0".into()));
+        return Err(MachineError::ZeroRanksPerNode.into());
     }
     let slots = nodes.saturating_mul(rpn as u128);
     if slots > super::MAX_TASKS as u128 {
-        return Err(Error::Mismatch(format!(
-            "{nodes} nodes x {rpn} ranks per node = {slots} slots; at most {} are supported",
-            super::MAX_TASKS
-        )));
+        return Err(MachineError::TooManySlots {
+            nodes,
+            ranks_per_node: rpn,
+            slots,
+            max: super::MAX_TASKS,
+        }
+        .into());
     }
     Ok(())
 }
@@ -877,7 +892,7 @@ fn sub_torus(t: &Torus, names: &[String]) -> Result<Torus> {
         .map(|n| {
             let k = t
                 .node_index(n)
-                .ok_or_else(|| Error::Mismatch(format!("node `{n}` is not a node of the torus")))?;
+                .ok_or_else(|| MachineError::NotATorusNode { node: n.clone() })?;
             Ok(copr_topology::TorusNode {
                 name: n.clone(),
                 coords: t.coords(k).to_vec(),

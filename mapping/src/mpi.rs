@@ -25,6 +25,7 @@ use mpi::topology::{CartesianCommunicator, Color, Communicator, Group, SimpleCom
 use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::{MapMachine, Perm};
+use crate::errors::{MachineError, MapError, MpiError};
 use copr::error::{Error, Result};
 use copr::layout::fnv1a;
 
@@ -55,10 +56,12 @@ fn agree<C: Communicator>(comm: &C, len: usize, fp: u64) -> Result<()> {
     let mut all = vec![0u64; 2 * p];
     comm.all_gather_into(&mine[..], &mut all[..]);
     if let Some((r, c)) = all.chunks(2).enumerate().find(|(_, c)| c[0] != p as u64) {
-        return Err(Error::Mismatch(format!(
-            "rank {r} passed a mapping of {} tasks but the communicator has {p} ranks",
-            c[0]
-        )));
+        return Err(MpiError::MappingLength {
+            rank: r,
+            tasks: c[0],
+            ranks: p,
+        }
+        .into());
     }
     let expected = all[1];
     if let Some((rank, c)) = all.chunks(2).enumerate().find(|(_, c)| c[1] != expected) {
@@ -77,7 +80,12 @@ fn agree<C: Communicator>(comm: &C, len: usize, fp: u64) -> Result<()> {
 fn split<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
     let key = map.inverse()[comm.rank() as usize] as i32;
     comm.split_by_color_with_key(Color::with_value(0), key)
-        .ok_or_else(|| Error::Mismatch("MPI_Comm_split returned no communicator".into()))
+        .ok_or_else(|| {
+            MpiError::NoCommunicator {
+                call: "MPI_Comm_split",
+            }
+            .into()
+        })
 }
 
 /// Collective: a communicator with the processes of `comm` renumbered by the mapping
@@ -89,7 +97,7 @@ fn split<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
 /// with [`map_to_ranks`].
 ///
 /// # Errors
-/// [`Error::Mismatch`] if some rank's `map` does not have `comm.size()` tasks (naming the
+/// [`MpiError`] if some rank's `map` does not have `comm.size()` tasks (naming the
 /// lowest such rank), [`Error::Inconsistent`] if the ranks passed different mappings;
 /// the same error on every rank.
 pub fn reorder<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicator> {
@@ -100,25 +108,25 @@ pub fn reorder<C: Communicator>(comm: &C, map: &Perm) -> Result<SimpleCommunicat
 /// Checks a grid description against the communicator size.
 fn check_grid(dims: &[i32], periods: &[bool], size: i32) -> Result<()> {
     if dims.is_empty() || dims.len() != periods.len() {
-        return Err(Error::Mismatch(format!(
-            "Cartesian grid: {} dims and {} periods; both need the same length >= 1",
-            dims.len(),
-            periods.len()
-        )));
+        return Err(MpiError::GridLengths {
+            dims: dims.len(),
+            periods: periods.len(),
+        }
+        .into());
     }
     if let Some((k, d)) = dims.iter().enumerate().find(|(_, &d)| d < 1) {
-        return Err(Error::Mismatch(format!(
-            "Cartesian grid: dims[{k}] = {d}; extents must be >= 1"
-        )));
+        return Err(MpiError::GridExtent { dim: k, extent: *d }.into());
     }
     let product = dims
         .iter()
         .try_fold(1i64, |acc, &d| acc.checked_mul(i64::from(d)));
     if product != Some(i64::from(size)) {
-        return Err(Error::Mismatch(format!(
-            "Cartesian grid {dims:?} has {} positions but the communicator has {size} ranks",
-            product.map_or_else(|| "too many".to_string(), |n| n.to_string())
-        )));
+        return Err(MpiError::GridSize {
+            dims: dims.to_vec(),
+            positions: product,
+            ranks: size as usize,
+        }
+        .into());
     }
     Ok(())
 }
@@ -135,7 +143,7 @@ fn check_grid(dims: &[i32], periods: &[bool], size: i32) -> Result<()> {
 ///
 /// # Errors
 /// As [`reorder`] (the grid's `dims` and `periods` are part of what must be equal on
-/// every rank), and [`Error::Mismatch`] if `dims` and `periods` differ in length or are
+/// every rank), and [`MpiError`] if `dims` and `periods` differ in length or are
 /// empty, an extent is below 1, or `Π dims != comm.size()`; the same error on every
 /// rank.
 pub fn cart_create<C: Communicator>(
@@ -150,7 +158,12 @@ pub fn cart_create<C: Communicator>(
     let reordered = split(comm, map)?;
     reordered
         .create_cartesian_communicator(dims, periods, false)
-        .ok_or_else(|| Error::Mismatch("MPI_Cart_create returned no communicator".into()))
+        .ok_or_else(|| {
+            MpiError::NoCommunicator {
+                call: "MPI_Cart_create",
+            }
+            .into()
+        })
 }
 
 /// Collective: the mapping of the root rank, on every rank — for mappings computed on
@@ -159,14 +172,15 @@ pub fn cart_create<C: Communicator>(
 /// the other ranks.
 ///
 /// # Errors
-/// [`Error::Mismatch`] on every rank if `root` passes `None`, or `root` is not a rank of
+/// [`MpiError`] on every rank if `root` passes `None`, or `root` is not a rank of
 /// `comm` (then nothing is sent).
 pub fn broadcast_map<C: Communicator>(comm: &C, root: i32, map: Option<&Perm>) -> Result<Perm> {
     if !(0..comm.size()).contains(&root) {
-        return Err(Error::Mismatch(format!(
-            "broadcast_map: root {root} is not a rank of a communicator of {} ranks",
-            comm.size()
-        )));
+        return Err(MpiError::Root {
+            root,
+            ranks: comm.size(),
+        }
+        .into());
     }
     let proc = comm.process_at_rank(root);
     let mut len = match map {
@@ -175,9 +189,7 @@ pub fn broadcast_map<C: Communicator>(comm: &C, root: i32, map: Option<&Perm>) -
     };
     proc.broadcast_into(&mut len);
     if len == u64::MAX {
-        return Err(Error::Mismatch(format!(
-            "broadcast_map: the root (rank {root}) passed no mapping"
-        )));
+        return Err(MpiError::NoRootMapping { root }.into());
     }
     let mut fwd: Vec<u64> = match map {
         Some(m) if comm.rank() == root => m.forward().iter().map(|&s| s as u64).collect(),
@@ -236,17 +248,19 @@ pub fn discover_nodes<C: Communicator>(comm: &C) -> Result<Vec<String>> {
 /// ```
 ///
 /// # Errors
-/// [`Error::Mismatch`] if the nodes hold different numbers of ranks (naming two of
+/// [`MachineError`] if the nodes hold different numbers of ranks (naming two of
 /// them), or a node name is not usable in launcher files (whitespace).
 pub fn machine_from_placement(placement: &Placement) -> Result<(MapMachine, Perm)> {
     let counts = placement.ranks_per_node();
     let k = counts.first().copied().unwrap_or(0);
     if let Some((n, &c)) = counts.iter().enumerate().find(|(_, &c)| c != k) {
-        return Err(Error::Mismatch(format!(
-            "placement: node `{}` runs {k} ranks but node `{}` runs {c}; mapping needs the same number of ranks on every node",
-            placement.node_name(0),
-            placement.node_name(n)
-        )));
+        return Err(MachineError::UnevenNodes {
+            first: placement.node_name(0).to_string(),
+            first_ranks: k,
+            node: placement.node_name(n).to_string(),
+            ranks: c,
+        }
+        .into());
     }
     let mut machine = MapMachine::flat(placement.num_nodes(), k)?;
     machine.set_node_names(placement.node_names().to_vec())?;
@@ -285,7 +299,7 @@ pub fn machine_from_placement(placement: &Placement) -> Result<(MapMachine, Perm
 /// ```
 ///
 /// # Errors
-/// As [`machine_from_placement`], and [`Error::Mismatch`] if a rank has no PU, two
+/// As [`machine_from_placement`], and [`MachineError`] if a rank has no PU, two
 /// ranks of a node share one, or a node's PUs differ in shape from node 0's;
 /// [`Error::Topology`] if a PU is not one of `tree`'s.
 pub fn machine_from_bound_placement(
@@ -308,20 +322,20 @@ pub fn machine_from_bound_placement(
     for node in 0..n {
         let mut pus = Vec::with_capacity(k);
         for &r in &ranks_of[node * k..(node + 1) * k] {
-            let pu = placement.pu_of(r).ok_or_else(|| {
-                Error::Mismatch(format!("placement: rank {r} is not bound to a PU"))
-            })?;
+            let pu = placement
+                .pu_of(r)
+                .ok_or_else(|| Error::from(MachineError::Unbound { rank: r }))?;
             pus.push((pu, r));
         }
         pus.sort_unstable();
         if let Some(w) = pus.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(Error::Mismatch(format!(
-                "placement: ranks {} and {} of node `{}` are bound to the same PU {}",
-                w[0].1.min(w[1].1),
-                w[0].1.max(w[1].1),
-                placement.node_name(node),
-                w[0].0
-            )));
+            return Err(MachineError::SharedPu {
+                low: w[0].1.min(w[1].1),
+                high: w[0].1.max(w[1].1),
+                node: placement.node_name(node).to_string(),
+                pu: w[0].0,
+            }
+            .into());
         }
         for (i, &(_, r)) in pus.iter().enumerate() {
             fwd[r] = node * k + i;
@@ -332,11 +346,11 @@ pub fn machine_from_bound_placement(
             None => first = Some(here),
             Some(t) if *t == here => {}
             Some(_) => {
-                return Err(Error::Mismatch(format!(
-                "placement: the ranks of node `{}` sit on PUs arranged unlike those of node `{}`",
-                placement.node_name(node),
-                placement.node_name(0)
-            )))
+                return Err(MachineError::PuArrangement {
+                    node: placement.node_name(node).to_string(),
+                    first: placement.node_name(0).to_string(),
+                }
+                .into())
             }
         }
     }
@@ -352,7 +366,7 @@ pub fn machine_from_bound_placement(
 /// nodes [`discover_nodes`] finds when `file` is `None`.
 ///
 /// # Errors
-/// The file's errors ([`Error::Topology`]), [`Error::Mismatch`] if it places a number
+/// The file's errors ([`Error::Topology`]), [`MpiError`] if it places a number
 /// of ranks other than `comm.size()`, and the errors of [`machine_from_placement`].
 /// If any rank fails, every rank fails (the others with an error naming the lowest
 /// failing rank).
@@ -368,11 +382,12 @@ pub fn discover_machine<C: Communicator>(
     .and_then(|pl| {
         let p = comm.size() as usize;
         if pl.ranks() != p {
-            return Err(Error::Mismatch(format!(
-                "{}: {} ranks are placed but the communicator has {p}",
-                pl.description(),
-                pl.ranks()
-            )));
+            return Err(MpiError::PlacedRanks {
+                source_name: pl.description().to_string(),
+                placed: pl.ranks(),
+                ranks: p,
+            }
+            .into());
         }
         machine_from_placement(&pl)
     });
@@ -389,14 +404,14 @@ pub fn discover_machine<C: Communicator>(
 /// [`reorder`] or [`cart_create`]. Not collective.
 ///
 /// # Errors
-/// [`Error::Mismatch`] if the lengths differ.
+/// [`MpiError`] if the lengths differ.
 pub fn map_to_ranks(map: &Perm, slot_of_rank: &Perm) -> Result<Perm> {
     if map.len() != slot_of_rank.len() {
-        return Err(Error::Mismatch(format!(
-            "a mapping of {} tasks for {} placed ranks",
-            map.len(),
-            slot_of_rank.len()
-        )));
+        return Err(MpiError::MappingForPlaced {
+            tasks: map.len(),
+            placed: slot_of_rank.len(),
+        }
+        .into());
     }
     Ok(slot_of_rank.inverted().compose(map))
 }
@@ -443,7 +458,7 @@ impl MachineSource {
     /// [`MachineSource::Discover`] when none is.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] if `COPR_EMULATE_NODE_SIZE` is not an integer >= 1.
+    /// [`MpiError`] if `COPR_EMULATE_NODE_SIZE` is not an integer >= 1.
     pub fn from_env() -> Result<Self> {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         if let Some(f) = var(Self::ENV_MACHINE) {
@@ -456,10 +471,11 @@ impl MachineSource {
             let text = k.to_string_lossy();
             return match text.trim().parse::<usize>() {
                 Ok(k) if k >= 1 => Ok(Self::EmulatedNodes(k)),
-                _ => Err(Error::Mismatch(format!(
-                    "{}={text}: expected a number of ranks per node >= 1",
-                    Self::ENV_EMULATE
-                ))),
+                _ => Err(MpiError::EmulatedNodeSize {
+                    variable: Self::ENV_EMULATE,
+                    value: text.into_owned(),
+                }
+                .into()),
             };
         }
         Ok(Self::Discover)
@@ -487,7 +503,11 @@ fn agreed<C: Communicator, T>(comm: &C, local: Result<T>, what: &str) -> Result<
         Err(e) => Err(e),
         Ok(_) if failed.iter().any(|&f| f != 0) => {
             let r = failed.iter().position(|&f| f != 0).unwrap_or(0);
-            Err(Error::Mismatch(format!("rank {r} {what}")))
+            Err(MpiError::OtherRank {
+                rank: r,
+                what: what.to_string(),
+            }
+            .into())
         }
         ok => ok,
     }
@@ -518,7 +538,7 @@ fn gather_keys<C: Communicator>(comm: &C, key: u64) -> Vec<u64> {
 /// ranks first agree that they read the same source (else every rank fails).
 ///
 /// # Errors
-/// The file's errors, [`Error::Mismatch`] if a machine file's slots or a placement's
+/// The file's errors, [`MpiError`] if a machine file's slots or a placement's
 /// ranks do not match, or nodes hold different numbers of ranks of `comm`; if any
 /// rank fails, every rank fails.
 pub fn machine_of<C: Communicator>(comm: &C, source: &MachineSource) -> Result<(MapMachine, Perm)> {
@@ -633,7 +653,6 @@ fn machine_of_keys(keys: &[u64], inside: Inside) -> Result<(MapMachine, Perm, St
                     );
                     Ok((m, slot, line))
                 }
-                Err(Error::Mismatch(why)) => flat(why),
                 Err(e) => flat(e.to_string()),
             }
         }
@@ -652,33 +671,33 @@ fn machine_and_inside<C: Communicator>(
     let mut sources = vec![0u64; p];
     comm.all_gather_into(&fnv1a(source.describe().as_bytes()), &mut sources[..]);
     if let Some(r) = sources.iter().position(|&s| s != sources[0]) {
-        return Err(Error::Mismatch(format!(
-            "rank {r} describes the machine otherwise than rank 0 (the environment differs)"
-        )));
+        return Err(MpiError::MachineDiffers { rank: r }.into());
     }
     let local = match source {
         MachineSource::File(f) => MapMachine::from_file_for(f, Some(p)).and_then(|m| {
             if m.slots() == p {
                 Ok((m, Perm::identity(p), None))
             } else {
-                Err(Error::Mismatch(format!(
-                    "{}: {} slots ({} nodes x {} ranks) but the communicator has {p} ranks",
-                    f.display(),
-                    m.slots(),
-                    m.nodes(),
-                    m.ranks_per_node()
-                )))
+                Err(MpiError::FileSlots {
+                    file: f.clone(),
+                    slots: m.slots(),
+                    nodes: m.nodes(),
+                    ranks_per_node: m.ranks_per_node(),
+                    ranks: p,
+                }
+                .into())
             }
         }),
         MachineSource::Placement(f) => {
             let world = world_ranks(comm);
             Placement::from_file(f).map_err(Error::from).and_then(|pl| {
                 if let Some(&w) = world.iter().find(|&&w| w >= pl.ranks()) {
-                    return Err(Error::Mismatch(format!(
-                        "{}: places {} ranks but MPI_COMM_WORLD rank {w} is in the communicator",
-                        f.display(),
-                        pl.ranks()
-                    )));
+                    return Err(MpiError::FilePlaces {
+                        file: f.clone(),
+                        placed: pl.ranks(),
+                        world_rank: w,
+                    }
+                    .into());
                 }
                 machine_from_placement(&Placement::from_pairs(
                     world.iter().map(|&w| (pl.node_name(pl.node_of(w)), None)),
@@ -745,7 +764,7 @@ pub struct Planned {
 /// share, when the machine has a tree); otherwise `ranks` is the identity.
 ///
 /// # Errors
-/// [`machine_of`]'s errors, [`Error::Mismatch`] if the pattern's task count is not
+/// [`machine_of`]'s errors, [`MpiError`] if the pattern's task count is not
 /// `comm.size()`, [`Error::Inconsistent`] if the ranks passed different patterns, and
 /// the optimiser's errors; the same verdict on every rank (the message of an error on
 /// rank 0 reaches every rank).
@@ -770,7 +789,7 @@ pub fn plan_mapping<C: Communicator>(
 /// [`gather_out_edges`] returns it): `pattern` is read on rank 0 and ignored elsewhere.
 ///
 /// # Errors
-/// [`machine_of`]'s errors, [`Error::Mismatch`] if rank 0 passes no pattern or one
+/// [`machine_of`]'s errors, [`MpiError`] if rank 0 passes no pattern or one
 /// whose task count is not `comm.size()`, and the optimiser's errors; the same verdict
 /// on every rank.
 pub fn plan_mapping_at_root<C: Communicator>(
@@ -786,11 +805,12 @@ pub fn plan_mapping_at_root<C: Communicator>(
     if comm.rank() == 0 {
         outcome = Some(
             match pattern {
-                None => Err(Error::Mismatch("rank 0 passed no pattern".into())),
-                Some(pt) if pt.tasks() != p => Err(Error::Mismatch(format!(
-                    "a pattern of {} tasks for a communicator of {p} ranks",
-                    pt.tasks()
-                ))),
+                None => Err(MpiError::NoPattern.into()),
+                Some(pt) if pt.tasks() != p => Err(MpiError::PatternTasks {
+                    tasks: pt.tasks(),
+                    ranks: p,
+                }
+                .into()),
                 Some(pt) => Ok(pt),
             }
             .and_then(|pattern| {
@@ -806,7 +826,9 @@ pub fn plan_mapping_at_root<C: Communicator>(
             .and_then(|(pattern, c)| {
                 let row = c
                     .row(super::Strategy::Optimised.name())
-                    .ok_or_else(|| Error::Mismatch("the optimiser did not run".into()))?;
+                    .ok_or(MapError::Internal {
+                        what: "the optimiser did not run",
+                    })?;
                 let before = super::evaluate(pattern, &machine, &slot);
                 let better = row.metrics.hop_bytes < before.hop_bytes
                     || (row.metrics.hop_bytes == before.hop_bytes
@@ -848,13 +870,11 @@ pub fn plan_mapping_at_root<C: Communicator>(
         return Err(match outcome {
             Some(Err(e)) => e,
             _ => {
-                // rank 0's message names its kind: a mismatch's is not said twice
                 let text = String::from_utf8_lossy(&msg);
-                let text = text.trim_end();
-                Error::Mismatch(format!(
-                    "rank 0: {}",
-                    text.strip_prefix("mismatch: ").unwrap_or(text)
-                ))
+                MpiError::OnRoot {
+                    message: text.trim_end().to_string(),
+                }
+                .into()
             }
         });
     }
@@ -890,26 +910,25 @@ fn intra_time(machine: &MapMachine, m: &super::Metrics) -> f64 {
 /// unknown, so every direction weighs the same).
 ///
 /// # Errors
-/// [`Error::Mismatch`] for an extent below 1, `dims` and `periods` of different
+/// [`MpiError`] for an extent below 1, `dims` and `periods` of different
 /// lengths, or a grid [`super::CartGrid`] does not support (0 or more than 3
 /// dimensions, too many tasks).
 pub fn grid_pattern(dims: &[i32], periods: &[bool], bytes: u64) -> Result<super::Pattern> {
     if dims.len() != periods.len() {
-        return Err(Error::Mismatch(format!(
-            "Cartesian grid: {} dims and {} periods",
-            dims.len(),
-            periods.len()
-        )));
+        return Err(MpiError::GridLengths {
+            dims: dims.len(),
+            periods: periods.len(),
+        }
+        .into());
     }
     let extents = dims
         .iter()
         .enumerate()
         .map(|(k, &d)| {
-            usize::try_from(d).ok().filter(|&d| d >= 1).ok_or_else(|| {
-                Error::Mismatch(format!(
-                    "Cartesian grid: dims[{k}] = {d}; extents must be >= 1"
-                ))
-            })
+            usize::try_from(d)
+                .ok()
+                .filter(|&d| d >= 1)
+                .ok_or_else(|| Error::from(MpiError::GridExtent { dim: k, extent: d }))
         })
         .collect::<Result<Vec<usize>>>()?;
     super::Pattern::grid(&super::CartGrid::new(
@@ -930,7 +949,7 @@ pub fn grid_pattern(dims: &[i32], periods: &[bool], bytes: u64) -> Result<super:
 /// anything in proportion to `p²`.
 ///
 /// # Errors
-/// [`Error::Mismatch`] if a destination is not a rank of `comm`, `comm` has more than
+/// [`MpiError`] if a destination is not a rank of `comm`, `comm` has more than
 /// [`super::MAX_TASKS`] ranks, or the graph has more edges than one gather can carry
 /// (2³⁰); the same verdict on every rank.
 pub fn gather_out_edges<C: Communicator>(
@@ -940,15 +959,18 @@ pub fn gather_out_edges<C: Communicator>(
 ) -> Result<Option<super::Pattern>> {
     let p = comm.size() as usize;
     if p > super::MAX_TASKS {
-        return Err(Error::Mismatch(format!(
-            "graph: {p} ranks; patterns have at most {} tasks",
-            super::MAX_TASKS
-        )));
+        return Err(MpiError::GraphRanks {
+            ranks: p,
+            max: super::MAX_TASKS,
+        }
+        .into());
     }
     let local = match out.iter().find(|&&(d, _)| d >= p) {
-        Some(&(d, _)) => Err(Error::Mismatch(format!(
-            "graph: destination {d} is not a rank of a communicator of {p} ranks"
-        ))),
+        Some(&(d, _)) => Err(MpiError::GraphDestination {
+            destination: d,
+            ranks: p,
+        }
+        .into()),
         None => Ok(()),
     };
     agreed(comm, local, "passed a destination outside the communicator")?;
@@ -959,9 +981,7 @@ pub fn gather_out_edges<C: Communicator>(
         mpi::collective::SystemOperation::sum(),
     );
     if total > 1 << 30 {
-        return Err(Error::Mismatch(format!(
-            "graph: {total} edges; at most 2^30 are gathered"
-        )));
+        return Err(MpiError::GraphEdges { edges: total }.into());
     }
     let mine: Vec<u64> = out.iter().flat_map(|&(d, b)| [d as u64, b]).collect();
     let root = comm.process_at_rank(0);

@@ -91,7 +91,7 @@ pub struct Optimised {
 /// Runs the optimiser from `starts` (typically every baseline's mapping).
 ///
 /// # Errors
-/// [`copr::Error::Mismatch`] if the pattern does not fill the machine.
+/// [`crate::MapError`] if the pattern does not fill the machine.
 pub fn optimise(
     p: &Pattern,
     m: &MapMachine,

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::machine::MapMachine;
+use crate::errors::{ExportError, Format};
 use copr::error::{Error, Result};
 use copr::lap::Perm;
 
@@ -20,7 +21,7 @@ use copr::lap::Perm;
 /// ```
 ///
 /// # Errors
-/// [`Error::Mismatch`] naming the line for a malformed or repeated rank, or a rank
+/// [`ExportError`] naming the line for a malformed or repeated rank, or a rank
 /// missing from `0..ranks`.
 pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
     let mut hosts: Vec<Option<String>> = Vec::new();
@@ -28,12 +29,11 @@ pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
         let Some(rest) = line.trim_start().strip_prefix("# host ") else {
             continue;
         };
-        let bad = |what: &str| {
-            Error::Mismatch(format!(
-                "line {}: {what}: `{}` (expected `# host RANK NAME`)",
-                i + 1,
-                line.trim()
-            ))
+        let bad = |what: &str| ExportError::Line {
+            format: Format::Recording,
+            line: i + 1,
+            what: format!("{what} (expected `# host RANK NAME`)"),
+            text: line.trim().to_string(),
         };
         let mut parts = rest.split_whitespace();
         let r: usize = parts
@@ -42,16 +42,16 @@ pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
             .ok_or_else(|| bad("the rank is not a number"))?;
         let name = parts.next().ok_or_else(|| bad("no host name"))?;
         if parts.next().is_some() {
-            return Err(bad("a host name with a space"));
+            return Err(bad("a host name with a space").into());
         }
         if r >= super::MAX_TASKS {
-            return Err(bad("rank beyond the largest pattern"));
+            return Err(bad("rank beyond the largest pattern").into());
         }
         if r >= hosts.len() {
             hosts.resize(r + 1, None);
         }
         if hosts[r].replace(name.to_string()).is_some() {
-            return Err(bad("the rank's host is given twice"));
+            return Err(bad("the rank's host is given twice").into());
         }
     }
     if hosts.is_empty() {
@@ -60,9 +60,7 @@ pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
     hosts
         .into_iter()
         .enumerate()
-        .map(|(r, h)| {
-            h.ok_or_else(|| Error::Mismatch(format!("no `# host {r} …` line for rank {r}")))
-        })
+        .map(|(r, h)| h.ok_or_else(|| ExportError::NoHostLine { rank: r }.into()))
         .collect::<Result<Vec<_>>>()
         .map(Some)
 }
@@ -81,7 +79,7 @@ pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
 /// ```
 ///
 /// # Errors
-/// [`Error::Mismatch`] for an empty host list.
+/// [`ExportError`] for an empty host list.
 pub fn machine_from_recording(hosts: &[String]) -> Result<(MapMachine, Perm)> {
     let mut names: Vec<&str> = Vec::new();
     let mut index = std::collections::HashMap::new();
@@ -94,9 +92,11 @@ pub fn machine_from_recording(hosts: &[String]) -> Result<(MapMachine, Perm)> {
         });
         counts[k] += 1;
     }
-    let most = counts.iter().copied().max().ok_or_else(|| {
-        Error::Mismatch("the recording names no host: no machine to map onto".into())
-    })?;
+    let most = counts
+        .iter()
+        .copied()
+        .max()
+        .ok_or_else(|| Error::from(ExportError::NoHosts))?;
     let mut m = MapMachine::flat(names.len(), most)?;
     m.set_node_names(names.iter().map(|n| n.to_string()).collect())?;
     let m = m.with_slot_counts(counts)?;

@@ -9,7 +9,8 @@ use super::metrics::{evaluate, Metrics};
 use super::optimise::{optimise, Options, Scored};
 use super::pattern::Pattern;
 use super::strategy::{baseline_until, check_sizes, Strategy};
-use copr::error::{Error, Result};
+use crate::errors::MapError;
+use copr::error::Result;
 use copr::lap::Perm;
 
 /// One strategy's result.
@@ -69,7 +70,7 @@ impl Comparison {
 /// of one strategy's fixed work and the metrics (O(edges · hops) each).
 ///
 /// # Errors
-/// [`Error::Mismatch`] if the pattern does not fill the machine or no strategy
+/// [`MapError`] if the pattern does not fill the machine or no strategy
 /// applies.
 pub fn compare(
     p: &Pattern,
@@ -158,10 +159,7 @@ pub fn compare(
             .unwrap_or(usize::MAX)
     });
     if rows.is_empty() {
-        return Err(Error::Mismatch(format!(
-            "none of the strategies applies (skipped: {})",
-            skipped.join(", ")
-        )));
+        return Err(MapError::NoStrategy { skipped }.into());
     }
     if p.grid_spec().is_none() {
         // a grid hidden in a graph has the grid's bound (looked for once, here)

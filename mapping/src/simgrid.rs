@@ -58,7 +58,8 @@ use std::fmt::Write as _;
 use copr_topology::{Network, Torus};
 
 use super::machine::{MapMachine, NetKind};
-use copr::error::{Error, Result};
+use crate::errors::{ExportError, Format};
+use copr::error::Result;
 
 /// `smpirun` options for exact platform times: no measured computation, no
 /// SMPI latency/bandwidth correction factors, no TCP cross-traffic (acknowledgement
@@ -119,7 +120,7 @@ pub fn platform_xml(m: &MapMachine) -> Result<String> {
 /// The SimGrid platform of `m`.
 ///
 /// # Errors
-/// [`Error::Mismatch`] for a flat machine, [`TorusForm::Cluster`] on a torus the
+/// [`ExportError`] for a flat machine, [`TorusForm::Cluster`] on a torus the
 /// cluster cannot model (unequal bandwidths or an injection bandwidth), or
 /// non-positive / non-finite options.
 pub fn platform_xml_with(m: &MapMachine, opts: &SimgridOptions) -> Result<String> {
@@ -128,30 +129,29 @@ pub fn platform_xml_with(m: &MapMachine, opts: &SimgridOptions) -> Result<String
         || !ok(opts.loopback_latency, true)
         || !ok(opts.host_speed, false)
     {
-        return Err(Error::Mismatch(format!(
-            "simgrid options: loopback bandwidth {} and host speed {} must be > 0, loopback latency {} >= 0",
-            opts.loopback_bandwidth, opts.host_speed, opts.loopback_latency
-        )));
+        return Err(ExportError::SimgridOptions {
+            loopback_bandwidth: opts.loopback_bandwidth,
+            host_speed: opts.host_speed,
+            loopback_latency: opts.loopback_latency,
+        }
+        .into());
     }
     match m.kind() {
         NetKind::Torus(t) => {
             let cluster_ok = cluster_can_model(t);
             match opts.torus_form {
-                TorusForm::Cluster if !cluster_ok => Err(Error::Mismatch(format!(
-                    "simgrid: a TORUS cluster has one link bandwidth and no injection limit; this torus has link bandwidths {:?} and injection bandwidth {:?} (use the explicit form)",
-                    t.params().link_bandwidth,
-                    t.params().injection_bandwidth
-                ))),
+                TorusForm::Cluster if !cluster_ok => Err(ExportError::TorusCluster {
+                    link_bandwidth: t.params().link_bandwidth.clone(),
+                    injection_bandwidth: t.params().injection_bandwidth,
+                }
+                .into()),
                 TorusForm::Cluster => Ok(torus_cluster(m, t, opts)),
                 TorusForm::Auto if cluster_ok => Ok(torus_cluster(m, t, opts)),
                 _ => Ok(torus_explicit(m, t, opts)),
             }
         }
         NetKind::Graph(net, hosts) => Ok(graph_explicit(m, net, hosts, opts)),
-        NetKind::Flat => Err(Error::Mismatch(
-            "simgrid: a flat machine has no network to simulate; describe it as a torus or a network graph"
-                .into(),
-        )),
+        NetKind::Flat => Err(ExportError::FlatPlatform.into()),
     }
 }
 
@@ -176,16 +176,19 @@ pub fn smpi_host_names(m: &MapMachine) -> Vec<String> {
 /// [`MapMachine::node_of_slot`]`(s)`).
 ///
 /// # Errors
-/// [`Error::Mismatch`] for a slot outside the machine.
+/// [`ExportError`] for a slot outside the machine.
 pub fn hostfile(m: &MapMachine, slot_of_rank: &[usize]) -> Result<String> {
     let names = smpi_host_names(m);
     let mut out = String::with_capacity(slot_of_rank.len() * 6);
     for (i, &s) in slot_of_rank.iter().enumerate() {
         if s >= m.slots() {
-            return Err(Error::Mismatch(format!(
-                "hostfile: rank {i} is in slot {s}, the machine has {} slots",
-                m.slots()
-            )));
+            return Err(ExportError::SlotOutOfRange {
+                format: Format::SmpiHostfile,
+                rank: i,
+                slot: s,
+                slots: m.slots(),
+            }
+            .into());
         }
         out.push_str(&names[m.node_of_slot(s)]);
         out.push('\n');

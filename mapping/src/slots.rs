@@ -5,7 +5,8 @@
 
 use super::machine::MapMachine;
 use super::pattern::Pattern;
-use copr::error::{Error, Result};
+use crate::errors::MapError;
+use copr::error::Result;
 use copr::lap::Perm;
 
 /// `map` (task → slot of `m`) with the job's tasks `0..ranks` on slots the nodes have:
@@ -27,7 +28,7 @@ use copr::lap::Perm;
 /// ```
 ///
 /// # Errors
-/// [`Error::Mismatch`] if `map` is not over `m`'s slots or the job has more tasks
+/// [`MapError`] if `map` is not over `m`'s slots or the job has more tasks
 /// than the machine has slots.
 ///
 /// # Complexity
@@ -35,17 +36,19 @@ use copr::lap::Perm;
 pub fn fit_to_slots(p: &Pattern, m: &MapMachine, map: &Perm, ranks: usize) -> Result<Perm> {
     let slots = m.slots();
     if map.len() != slots || p.tasks() != slots {
-        return Err(Error::Mismatch(format!(
-            "fit_to_slots: a mapping of {} tasks onto {slots} slots",
-            map.len()
-        )));
+        return Err(MapError::MappingSlots {
+            tasks: map.len(),
+            slots,
+        }
+        .into());
     }
     if ranks > m.used_slots() {
-        return Err(Error::Mismatch(format!(
-            "{ranks} tasks but the machine has {} slots ({})",
-            m.used_slots(),
-            m.description()
-        )));
+        return Err(MapError::TooFewSlots {
+            tasks: ranks,
+            slots: m.used_slots(),
+            machine: m.description().to_string(),
+        }
+        .into());
     }
     if m.used_slots() == slots {
         return Ok(map.clone());
@@ -110,8 +113,8 @@ pub fn fit_to_slots(p: &Pattern, m: &MapMachine, map: &Perm, ranks: usize) -> Re
                 best = Some((cost, f));
             }
         }
-        let (_, f) = best.ok_or_else(|| {
-            Error::Mismatch("fit_to_slots: no present slot left (counted above)".into())
+        let (_, f) = best.ok_or(MapError::Internal {
+            what: "fit_to_slots: no present slot left (counted above)",
         })?;
         let u = inv[f];
         swap(&mut fwd, &mut inv, t, u);

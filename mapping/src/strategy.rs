@@ -9,7 +9,8 @@ use serde::Serialize;
 use super::curve::hilbert_order;
 use super::machine::{MapMachine, NetKind};
 use super::pattern::{CartGrid, Pattern};
-use copr::error::{Error, Result};
+use crate::errors::MapError;
+use copr::error::Result;
 use copr::lap::Perm;
 
 /// The strategies copr compares.
@@ -96,16 +97,16 @@ impl Strategy {
 /// Checks that the pattern fills the machine exactly.
 ///
 /// # Errors
-/// [`Error::Mismatch`] naming both counts.
+/// [`MapError`] naming both counts.
 pub fn check_sizes(p: &Pattern, m: &MapMachine) -> Result<()> {
     if p.tasks() != m.slots() {
-        return Err(Error::Mismatch(format!(
-            "the pattern has {} tasks but the machine has {} slots ({} nodes x {} ranks per node)",
-            p.tasks(),
-            m.slots(),
-            m.nodes(),
-            m.ranks_per_node()
-        )));
+        return Err(MapError::TasksSlots {
+            tasks: p.tasks(),
+            slots: m.slots(),
+            nodes: m.nodes(),
+            ranks_per_node: m.ranks_per_node(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -115,7 +116,7 @@ pub fn check_sizes(p: &Pattern, m: &MapMachine) -> Result<()> {
 /// [`Strategy::Optimised`] is [`super::optimise`].
 ///
 /// # Errors
-/// [`Error::Mismatch`] if the pattern does not fill the machine.
+/// [`MapError`] if the pattern does not fill the machine.
 pub fn baseline(s: Strategy, p: &Pattern, m: &MapMachine) -> Result<Option<Perm>> {
     baseline_until(s, p, m, None)
 }

@@ -25,8 +25,8 @@ use copr_mapping::mpi::{
     machine_from_placement, map_to_ranks, plan_mapping_at_root, reorder, MachineSource,
 };
 use copr_mapping::{
-    baseline, evaluate, optimise, CartGrid, Edge, MapMachine, Options, Pattern, Perm, Scored,
-    SplitMix, Strategy,
+    baseline, evaluate, optimise, CartGrid, Edge, MapMachine, MpiError, Options, Pattern, Perm,
+    Scored, SplitMix, Strategy,
 };
 use copr_topology::Placement;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -337,6 +337,22 @@ fn error_cases(world: &SimpleCommunicator, dir: &Path) -> (usize, Vec<String>) {
         reorder(world, &long),
         &want,
     ));
+    // the same error as a typed value a caller can match
+    let typed = match reorder(world, &long) {
+        Err(copr::Error::Extension(b)) => match b.downcast_ref::<MpiError>() {
+            Some(&MpiError::MappingLength {
+                rank: 0,
+                tasks,
+                ranks,
+            }) if tasks == p as u64 + 1 && ranks == p => None,
+            other => Some(format!("reorder, map too long: {other:?}")),
+        },
+        other => Some(format!(
+            "reorder, map too long: not an MpiError: {:?}",
+            other.err()
+        )),
+    };
+    check(typed);
     let dims = [p as i32 + 1];
     check(expect_err(
         world,
@@ -537,12 +553,19 @@ fn graph_cases(world: &SimpleCommunicator, placement: &Path) -> (usize, Vec<Stri
     if gather_out_edges(world, &bad, "graph").is_ok() {
         errs.push("gather_out_edges: a destination p gave no error".into());
     }
-    // rank 0 without a pattern: an error on every rank, with rank 0's message (its
-    // kind said once)
+    // rank 0 without a pattern: an error on every rank, rank 0's own (a typed
+    // NoPattern) and on the others rank 0's message, said once
     match plan_mapping_at_root(world, None, &source, &Options::default()) {
-        Err(e)
-            if e.to_string().contains("rank 0 passed no pattern")
-                && e.to_string().matches("mismatch:").count() == 1 => {}
+        Err(copr::Error::Extension(b)) => match (me, b.downcast_ref::<MpiError>()) {
+            (0, Some(MpiError::NoPattern)) => {}
+            (_, Some(MpiError::OnRoot { message }))
+                if me != 0
+                    && message == "rank 0 passed no pattern"
+                    && b.to_string() == "rank 0: rank 0 passed no pattern" => {}
+            (_, other) => errs.push(format!(
+                "plan_mapping_at_root without a pattern: rank {me} got {other:?}"
+            )),
+        },
         other => errs.push(format!(
             "plan_mapping_at_root without a pattern: {:?}",
             other.map(|x| x.ranks)
