@@ -294,8 +294,6 @@ pub enum Format {
     MappingJson,
     /// An SMPI hostfile for SimGrid.
     SmpiHostfile,
-    /// A SimGrid platform.
-    SimgridPlatform,
     /// The `# host RANK NAME` lines of a recorded run.
     Recording,
 }
@@ -308,7 +306,6 @@ impl fmt::Display for Format {
             Self::Hostfile => "hostfile",
             Self::MappingJson => "mapping JSON",
             Self::SmpiHostfile => "SMPI hostfile",
-            Self::SimgridPlatform => "simgrid",
             Self::Recording => "recording",
         })
     }

@@ -539,8 +539,8 @@ fn gather_keys<C: Communicator>(comm: &C, key: u64) -> Vec<u64> {
 ///
 /// # Errors
 /// The file's errors, [`MpiError`] if a machine file's slots or a placement's
-/// ranks do not match, or nodes hold different numbers of ranks of `comm`; if any
-/// rank fails, every rank fails.
+/// ranks do not match, [`MachineError`] if nodes hold different numbers of ranks of
+/// `comm`; if any rank fails, every rank fails.
 pub fn machine_of<C: Communicator>(comm: &C, source: &MachineSource) -> Result<(MapMachine, Perm)> {
     machine_and_inside(comm, source).map(|(m, slot, _)| (m, slot))
 }
@@ -911,8 +911,8 @@ fn intra_time(machine: &MapMachine, m: &super::Metrics) -> f64 {
 ///
 /// # Errors
 /// [`MpiError`] for an extent below 1, `dims` and `periods` of different
-/// lengths, or a grid [`super::CartGrid`] does not support (0 or more than 3
-/// dimensions, too many tasks).
+/// lengths; [`crate::PatternError`] for a grid [`super::CartGrid`] does not support (0
+/// or more than 3 dimensions, too many tasks).
 pub fn grid_pattern(dims: &[i32], periods: &[bool], bytes: u64) -> Result<super::Pattern> {
     if dims.len() != periods.len() {
         return Err(MpiError::GridLengths {
