@@ -319,7 +319,7 @@ echo "== the interposer where copr cannot do better (2x2 on 2 nodes of 2, on 1 n
 expect_log "$log" "kept the MPI library's order: copr's mapping is no better"
 "${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_MACHINE=/nonexistent/machine.toml \
     -x COPR_INTERPOSE_LOG="$log" "$cart_test" mpi 2x2 --periods 1,0 --identity
-expect_log "$log" "kept the MPI library's order: /nonexistent/machine.toml"
+expect_log "$log" "kept the MPI library's order: cannot read /nonexistent/machine.toml"
 # without the log, each fallback is one line on standard error from the first process
 for bad_env in COPR_MACHINE=/nonexistent/machine.toml COPR_EMULATE_NODE_SIZE=abc \
     COPR_PLACEMENT=/nonexistent/placement; do
