@@ -15,10 +15,7 @@
 //! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
 //! installed; their rows are left out with a notice otherwise.
 
-#[path = "common/graphs.rs"]
-mod graphs;
-#[path = "common/scotch.rs"]
-mod scotch;
+use copr_testkit::{graphs, scotch};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,14 +1,11 @@
-//! Tests of the Scotch adapter `benches/common/scotch.rs`: file writers (always), and
+//! Tests of the Scotch adapter `copr_testkit::scotch`: file writers (always), and
 //! mappings by `scotch_gmap` scored independently and by `gmtst` (skipped with a notice
 //! when `scotch_gmap` is not on PATH).
 //!
 //! `cargo test --release --test scotch`; the timing runs:
 //! `cargo test --release --test scotch -- --ignored --nocapture`.
 
-#[path = "../benches/common/scotch.rs"]
-mod scotch;
-
-use scotch::*;
+use copr_testkit::scotch::*;
 use std::path::PathBuf;
 
 fn workdir(name: &str) -> PathBuf {

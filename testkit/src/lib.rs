@@ -1,9 +1,12 @@
 //! Seeded inputs shared by copr's tests, benches and examples: random layouts and
-//! small machines ([`layouts`]), and assignment-problem instances ([`lap`]).
+//! small machines ([`layouts`]), assignment-problem instances ([`lap`]), the mapping
+//! benchmark's graphs ([`graphs`]) and its peer mapper, Scotch ([`scotch`]).
 //!
 //! Not published: a dev-dependency of the workspace's crates, so that tests and
 //! benches share these through a public API rather than by including each other's
 //! files.
 
+pub mod graphs;
 pub mod lap;
 pub mod layouts;
+pub mod scotch;

@@ -1,7 +1,5 @@
 //! Scotch (`scotch_gmap`, Debian package `scotch` 7.0.x) as the peer mapper of the
-//! mapping benchmark. Self-contained, std only: include it with
-//! `#[path = "common/scotch.rs"] mod scotch;` (benches) or
-//! `#[path = "../benches/common/scotch.rs"] mod scotch;` (tests).
+//! mapping benchmark and its tests (std only).
 //!
 //! # What is handed to Scotch
 //!
@@ -54,8 +52,6 @@
 //! tasks than cores (128 × 128 grid onto 16×8×8 nodes: 15–17 tasks per node); such
 //! mappings are repaired deterministically and the number of moved tasks is reported.
 
-#![allow(dead_code)]
-
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
@@ -65,7 +61,7 @@ use std::time::Instant;
 /// The machine Scotch maps onto. Node indices `k` are `0..node_count()`; slots are
 /// `k * ranks_per_node + core`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum ScotchTarget {
+pub enum ScotchTarget {
     /// Full torus, dims x fastest (node `k = x + X·(y + Y·z)`), `ranks_per_node` cores on
     /// every node (1 = one task per node).
     Torus {
@@ -108,7 +104,7 @@ pub(crate) enum ScotchTarget {
 
 impl ScotchTarget {
     /// Full torus with one task per node.
-    pub(crate) fn torus(dims: &[usize]) -> Self {
+    pub fn torus(dims: &[usize]) -> Self {
         Self::Torus {
             dims: dims.to_vec(),
             ranks_per_node: 1,
@@ -116,7 +112,7 @@ impl ScotchTarget {
     }
 
     /// Full torus with `ranks_per_node` cores per node.
-    pub(crate) fn torus_cores(dims: &[usize], ranks_per_node: usize) -> Self {
+    pub fn torus_cores(dims: &[usize], ranks_per_node: usize) -> Self {
         Self::Torus {
             dims: dims.to_vec(),
             ranks_per_node,
@@ -124,7 +120,7 @@ impl ScotchTarget {
     }
 
     /// Number of nodes `K`.
-    pub(crate) fn node_count(&self) -> usize {
+    pub fn node_count(&self) -> usize {
         match self {
             Self::Torus { dims, .. } => dims.iter().product(),
             Self::TorusSubset { nodes, .. } => nodes.len(),
@@ -134,7 +130,7 @@ impl ScotchTarget {
     }
 
     /// Slots per node.
-    pub(crate) fn ranks_per_node(&self) -> usize {
+    pub fn ranks_per_node(&self) -> usize {
         match self {
             Self::Torus { ranks_per_node, .. }
             | Self::TorusSubset { ranks_per_node, .. }
@@ -144,12 +140,12 @@ impl ScotchTarget {
     }
 
     /// Total number of slots.
-    pub(crate) fn slots(&self) -> usize {
+    pub fn slots(&self) -> usize {
         self.node_count() * self.ranks_per_node()
     }
 
     /// Hop distance between nodes `a` and `b` (node indices `k`).
-    pub(crate) fn node_hops(&self, a: usize, b: usize) -> u64 {
+    pub fn node_hops(&self, a: usize, b: usize) -> u64 {
         match self {
             Self::Torus { dims, .. } => torus_hops(dims, a, b),
             Self::TorusSubset { dims, nodes, .. } => torus_hops(dims, nodes[a], nodes[b]),
@@ -159,7 +155,7 @@ impl ScotchTarget {
     }
 
     /// Largest node-to-node distance (an upper bound for subsets).
-    pub(crate) fn diameter(&self) -> u64 {
+    pub fn diameter(&self) -> u64 {
         match self {
             Self::Torus { dims, .. } | Self::TorusSubset { dims, .. } => {
                 dims.iter().map(|&d| (d / 2) as u64).sum()
@@ -170,7 +166,7 @@ impl ScotchTarget {
     }
 
     /// Checks the description (sizes, distinct nodes, a valid distance matrix).
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), String> {
         if self.ranks_per_node() == 0 {
             return Err("ranks_per_node must be at least 1".into());
         }
@@ -262,7 +258,7 @@ fn tleaf_hops(arity: &[usize], a: usize, b: usize) -> u64 {
 
 /// Undirected merged adjacency: `adj[v]` = sorted `(neighbour, summed bytes)`, no
 /// self-loops, no zero weights.
-pub(crate) fn merge_edges(n: usize, edges: &[(u32, u32, u64)]) -> Vec<Vec<(u32, u64)>> {
+pub fn merge_edges(n: usize, edges: &[(u32, u32, u64)]) -> Vec<Vec<(u32, u64)>> {
     let mut pairs: Vec<(u32, u32, u64)> = edges
         .iter()
         .filter(|&&(a, b, w)| a != b && w > 0)
@@ -332,7 +328,7 @@ fn grf_text(adj: &[Vec<(u32, u64)>], divisor: u64) -> String {
 /// edge weighted by the sum of their bytes; self-loops and zero-byte messages dropped;
 /// adjacency sorted. Weights are written unscaled (Scotch wraps them at 2³¹; [`run_gmap`]
 /// scales).
-pub(crate) fn write_grf(n: usize, edges: &[(u32, u32, u64)]) -> String {
+pub fn write_grf(n: usize, edges: &[(u32, u32, u64)]) -> String {
     grf_text(&merge_edges(n, edges), 1)
 }
 
@@ -358,7 +354,7 @@ fn torus_line(dims: &[usize]) -> String {
 /// 16 rounds re-split by `Σd(v, A)/|A| − Σd(v, B)/|B|` until stable. The half holding
 /// the lowest node index becomes `2i`; ties go to the lower node index, so the result is
 /// deterministic.
-pub(crate) fn deco_terminals(k: usize, hops: &[u32]) -> Vec<u64> {
+pub fn deco_terminals(k: usize, hops: &[u32]) -> Vec<u64> {
     let d = |a: usize, b: usize| i64::from(hops[a * k + b]);
     let mut term = vec![0u64; k];
     let mut stack: Vec<(u64, Vec<usize>)> = vec![(1, (0..k).collect())];
@@ -425,7 +421,7 @@ pub(crate) fn deco_terminals(k: usize, hops: &[u32]) -> Vec<u64> {
 }
 
 /// Scotch target architecture text (see the module docs for each variant).
-pub(crate) fn write_target(t: &ScotchTarget) -> String {
+pub fn write_target(t: &ScotchTarget) -> String {
     match t {
         ScotchTarget::Torus { dims, .. } => torus_line(dims),
         ScotchTarget::TorusSubset { dims, nodes, .. } => {
@@ -471,29 +467,29 @@ pub(crate) fn write_target(t: &ScotchTarget) -> String {
 
 /// Result of one Scotch run.
 #[derive(Clone, Debug)]
-pub(crate) struct ScotchResult {
+pub struct ScotchResult {
     /// Slot of each task: `node * ranks_per_node + core` (a valid one-task-per-slot
     /// assignment).
-    pub(crate) slot_of_task: Vec<usize>,
+    pub slot_of_task: Vec<usize>,
     /// Scotch's own answer: the node index `k` of each task before repair.
-    pub(crate) scotch_node: Vec<usize>,
+    pub scotch_node: Vec<usize>,
     /// Tasks moved off over-full nodes by the repair (0 when Scotch was balanced).
-    pub(crate) moved: usize,
+    pub moved: usize,
     /// Wall time of the `scotch_gmap` process (s).
-    pub(crate) scotch_seconds: f64,
+    pub scotch_seconds: f64,
     /// Wall time of the whole call: files, Scotch, parsing, repair (s).
-    pub(crate) total_seconds: f64,
+    pub total_seconds: f64,
     /// Divisor applied to the edge weights to stay clear of Scotch's 32-bit integers.
-    pub(crate) weight_divisor: u64,
+    pub weight_divisor: u64,
 }
 
 /// Whether `scotch_gmap` can be started.
-pub(crate) fn scotch_available() -> bool {
+pub fn scotch_available() -> bool {
     Command::new("scotch_gmap").arg("-V").output().is_ok()
 }
 
 /// Runs `scotch_gmap -Cd` (deterministic) on the messages `edges` of `n` tasks.
-pub(crate) fn run_gmap(
+pub fn run_gmap(
     n: usize,
     edges: &[(u32, u32, u64)],
     target: &ScotchTarget,
@@ -504,7 +500,7 @@ pub(crate) fn run_gmap(
 
 /// [`run_gmap`] with extra `scotch_gmap` options (e.g. `["-cb"]` to enforce balance,
 /// `["-b0.01"]` for a tighter imbalance tolerance).
-pub(crate) fn run_gmap_with(
+pub fn run_gmap_with(
     n: usize,
     edges: &[(u32, u32, u64)],
     target: &ScotchTarget,
@@ -570,7 +566,7 @@ pub(crate) fn run_gmap_with(
 }
 
 /// Parses a Scotch mapping file (count, then `task target` pairs in any order).
-pub(crate) fn parse_map(text: &str, n: usize, targets: usize) -> Result<Vec<usize>, String> {
+pub fn parse_map(text: &str, n: usize, targets: usize) -> Result<Vec<usize>, String> {
     let mut it = text.split_ascii_whitespace().map(|t| t.parse::<usize>());
     let count = it
         .next()
@@ -598,7 +594,7 @@ pub(crate) fn parse_map(text: &str, n: usize, targets: usize) -> Result<Vec<usiz
 /// Slots from a node assignment `part` (node index per task, possibly over-full):
 /// [`repair`], then cores inside each node in task order. Returns the slots and the
 /// number of tasks moved.
-pub(crate) fn repair_to_slots(
+pub fn repair_to_slots(
     n: usize,
     edges: &[(u32, u32, u64)],
     target: &ScotchTarget,
@@ -694,11 +690,7 @@ fn repair(adj: &[Vec<(u32, u64)>], target: &ScotchTarget, part: &[usize]) -> (Ve
 }
 
 /// Directed hop-bytes Σ bytes × hops(node(src), node(dst)) of a slot assignment.
-pub(crate) fn hop_bytes(
-    edges: &[(u32, u32, u64)],
-    target: &ScotchTarget,
-    slot_of_task: &[usize],
-) -> u64 {
+pub fn hop_bytes(edges: &[(u32, u32, u64)], target: &ScotchTarget, slot_of_task: &[usize]) -> u64 {
     let rpn = target.ranks_per_node();
     edges
         .iter()
@@ -715,7 +707,7 @@ pub(crate) fn hop_bytes(
 /// `CommExpan` sum (= directed hop-bytes, see module docs). Weights are not scaled
 /// (errors if one exceeds `i32::MAX`). Refuses `Distance` targets: Scotch 7.0.x `gmtst`
 /// mis-scores `deco` architectures.
-pub(crate) fn run_gmtst(
+pub fn run_gmtst(
     n: usize,
     edges: &[(u32, u32, u64)],
     target: &ScotchTarget,

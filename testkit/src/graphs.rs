@@ -1,23 +1,21 @@
 //! Deterministic benchmark graphs for the mapping benchmark: random geometric graphs
-//! and relabelings. Self-contained: include with `#[path = "common/graphs.rs"] mod graphs;`.
+//! and relabelings (std only).
 
-#![allow(dead_code)]
-
-/// SplitMix64 (the same generator as `copr_mapping::SplitMix`, kept local so the
-/// graphs do not depend on the library's internals).
-pub(crate) struct Rng(pub(crate) u64);
+/// The graphs' seeded generator: the state of a [`copr::rng::SplitMix`], with a
+/// uniform real.
+pub struct Rng(pub u64);
 
 impl Rng {
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    /// The next 64 pseudo-random bits ([`copr::rng::SplitMix::next_u64`]).
+    pub fn next_u64(&mut self) -> u64 {
+        let mut g = copr::rng::SplitMix(self.0);
+        let x = g.next_u64();
+        self.0 = g.0;
+        x
     }
 
     /// Uniform in `[0, 1)`.
-    pub(crate) fn unit(&mut self) -> f64 {
+    pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
@@ -27,13 +25,7 @@ impl Rng {
 /// of `degree`; each edge carries `2^(16 + 6u)` bytes (64 KiB – 4 MiB, log-uniform)
 /// both ways. Task numbers are a random permutation of the points (`shuffle`) or in
 /// generation order.
-pub(crate) fn rgg(
-    n: usize,
-    dim: usize,
-    degree: f64,
-    seed: u64,
-    shuffle: bool,
-) -> Vec<(u32, u32, u64)> {
+pub fn rgg(n: usize, dim: usize, degree: f64, seed: u64, shuffle: bool) -> Vec<(u32, u32, u64)> {
     let mut rng = Rng(seed);
     let pts: Vec<[f64; 3]> = (0..n)
         .map(|_| {
@@ -104,7 +96,7 @@ pub(crate) fn rgg(
 }
 
 /// The messages of `edges` with task `t` renamed to a seeded random `π(t)`.
-pub(crate) fn scramble(n: usize, edges: &[(u32, u32, u64)], seed: u64) -> Vec<(u32, u32, u64)> {
+pub fn scramble(n: usize, edges: &[(u32, u32, u64)], seed: u64) -> Vec<(u32, u32, u64)> {
     let mut rng = Rng(seed);
     let mut label: Vec<u32> = (0..n as u32).collect();
     for i in (1..n).rev() {
@@ -151,7 +143,7 @@ fn pairs_to_edges(
 /// Voronoi cut, like a geometric partitioner's); two subdomains exchange 4 KiB per
 /// pair of lattice neighbours across their interface (halo cells), both ways. Ranks in
 /// random order.
-pub(crate) fn mesh(n: usize, dim: usize, seed: u64) -> Vec<(u32, u32, u64)> {
+pub fn mesh(n: usize, dim: usize, seed: u64) -> Vec<(u32, u32, u64)> {
     let mut rng = Rng(seed);
     let pts: Vec<[f64; 3]> = (0..n)
         .map(|_| {
@@ -262,7 +254,7 @@ pub(crate) fn mesh(n: usize, dim: usize, seed: u64) -> Vec<(u32, u32, u64)> {
 /// `64t .. 64t+63` and the matching entries of `x`, and receives from each other task
 /// the 8-byte entries of `x` its rows use (each distinct column once). Ranks in the
 /// row order (the partitioner's).
-pub(crate) fn spmv(n: usize, seed: u64) -> Vec<(u32, u32, u64)> {
+pub fn spmv(n: usize, seed: u64) -> Vec<(u32, u32, u64)> {
     let mut rng = Rng(seed);
     let rows_per = 64usize;
     let nr = rows_per * n;
@@ -307,7 +299,7 @@ pub(crate) fn spmv(n: usize, seed: u64) -> Vec<(u32, u32, u64)> {
 /// A power-law graph (Barabási–Albert preferential attachment): each new task links to
 /// `m` distinct earlier ones chosen in proportion to their degree; each link carries
 /// `2^(12 + 6u)` bytes (4 KiB – 256 KiB, log-uniform) both ways. Ranks in random order.
-pub(crate) fn power_law(n: usize, m: usize, seed: u64) -> Vec<(u32, u32, u64)> {
+pub fn power_law(n: usize, m: usize, seed: u64) -> Vec<(u32, u32, u64)> {
     let mut rng = Rng(seed);
     let mut ends: Vec<u32> = Vec::new();
     let mut pairs = std::collections::HashMap::new();
