@@ -592,7 +592,7 @@ pub fn parse_map(text: &str, n: usize, targets: usize) -> Result<Vec<usize>, Str
 }
 
 /// Slots from a node assignment `part` (node index per task, possibly over-full):
-/// [`repair`], then cores inside each node in task order. Returns the slots and the
+/// `repair`, then cores inside each node in task order. Returns the slots and the
 /// number of tasks moved.
 pub fn repair_to_slots(
     n: usize,
