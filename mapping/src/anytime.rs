@@ -4,8 +4,11 @@
 //! seeded from the seed and `r`):
 //! 1. **kick**: a few tasks, each moved onto the node of one of its neighbours in the
 //!    pattern (swapped with a task of that node), the number of moves cycling 2…9;
-//! 2. swap refinement on the bandwidth-weighted hop-bytes ([`super::refine`]);
-//! 3. balancing swaps towards the current best's hop-bytes and busiest link.
+//! 2. swap refinement on the bandwidth-weighted hop-bytes ([`super::refine`]) — above
+//!    2048 tasks only around the kicked tasks (a work list of at most 4096 tasks, see
+//!    `refine_around`), so that a round's work does not grow with the pattern;
+//! 3. balancing swaps towards the current best's hop-bytes and busiest link (at most
+//!    4096 tries above 2048 tasks).
 //!
 //! **The objective order**: a round's mapping replaces the best only when it is no
 //! worse on both hop-bytes and the busiest link time and better on one (Pareto
@@ -24,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use super::machine::MapMachine;
 use super::metrics::evaluate;
-use super::optimise::{balance, refine, Scored, SplitMix};
+use super::optimise::{balance_tries, refine, refine_around, Scored, SplitMix};
 use super::pattern::Pattern;
 use super::strategy;
 
@@ -32,8 +35,19 @@ use super::strategy;
 /// so that 10⁵ tasks stay well under a second).
 const LARGEST: usize = 16_384;
 
+/// Above this many tasks a round refines only around the kicked tasks.
+const LOCAL_ABOVE: usize = 2048;
+
+/// Tasks looked at by a local round's refinement, at most.
+const LOCAL_LIMIT: usize = 4096;
+
+/// Balancing tries of a local round, at most.
+const LOCAL_TRIES: usize = 4096;
+
 /// Rounds in a row without improvement after which the phase stops: 2 per second of
-/// budget, at least 2 and at most 200 (nondecreasing in the budget).
+/// budget, at least 2 and at most 200 (nondecreasing in the budget). A round's work is
+/// bounded above [`LOCAL_ABOVE`] tasks (it refines around the kicked tasks only), so
+/// that the phase ends soon after it stops finding improvements.
 pub(crate) fn patience(budget: Duration) -> usize {
     ((budget.as_secs_f64() * 2.0) as usize).clamp(2, 200)
 }
@@ -79,6 +93,7 @@ pub(crate) fn improve(
         for (t, &s) in fwd.iter().enumerate() {
             task_at[s] = t;
         }
+        let mut kicked: Vec<usize> = Vec::new();
         for _ in 0..2 + rounds % 8 {
             let x = (rng.next_u64() % n as u64) as usize;
             let nbs = &adj[off[x]..off[x + 1]];
@@ -97,21 +112,31 @@ pub(crate) fn improve(
             task_at[sx] = z;
             if z != usize::MAX {
                 fwd[z] = sx;
+                kicked.push(z);
             }
+            kicked.push(x);
         }
         let mut map = strategy::perm(fwd);
-        refine(p, m, &mut map, &mut rng, deadline, 20);
+        let local = n > LOCAL_ABOVE;
+        if local {
+            // the kicked tasks and their neighbours first
+            let mut seeds = kicked.clone();
+            for &t in &kicked {
+                seeds.extend(adj[off[t]..off[t + 1]].iter().map(|e| e.0 as usize));
+            }
+            refine_around(p, m, &mut map, &seeds, LOCAL_LIMIT);
+        } else {
+            refine(p, m, &mut map, &mut rng, deadline, 20);
+        }
         let mut metrics = evaluate(p, m, &map);
         if metrics.max_link_time > best.metrics.max_link_time {
-            balance(
-                p,
-                m,
-                &mut map,
-                best.metrics.hop_bytes,
-                best.metrics.max_link_time,
-                &mut rng,
-                deadline,
-            );
+            let targets = (best.metrics.hop_bytes, best.metrics.max_link_time);
+            let tries = if local {
+                LOCAL_TRIES
+            } else {
+                (40 * n).min(60_000)
+            };
+            balance_tries(p, m, &mut map, targets, &mut rng, deadline, tries);
             metrics = evaluate(p, m, &map);
         }
         if Instant::now() >= deadline {

@@ -216,8 +216,9 @@ pub fn optimise_rounds(
             ));
         }
     }
-    if p.grid_spec().is_none() && m.ranks_per_node() > 1 && m.nodes() > 1 {
-        // any other graph: grow node-sized groups, then place the group graph
+    if p.grid_spec().is_none() && m.ranks_per_node() > 1 && m.nodes() > 1 && p.tasks() <= 16_384 {
+        // any other graph: grow node-sized groups, then place the group graph (above
+        // 16 384 tasks the multilevel mapper alone, for time)
         let k = m.ranks_per_node();
         let groups = graph_groups(p, k);
         let mut group_of = vec![0u32; p.tasks()];
@@ -280,7 +281,13 @@ pub fn optimise_rounds(
     let mut refined = Vec::new();
     // large patterns: one candidate, one pass (the mapping of 10⁵ tasks stays
     // well under a second)
-    let (few, passes) = if p.tasks() > 16_384 { (1, 1) } else { (3, 20) };
+    let (few, passes) = if p.tasks() > 16_384 {
+        (1, 1)
+    } else if p.tasks() > 2048 {
+        (1, 20)
+    } else {
+        (3, 20)
+    };
     for &i in by_hb.iter().take(if at_bound { 0 } else { few }) {
         if Instant::now() >= deadline {
             break;
@@ -985,30 +992,12 @@ pub fn refine(
     max_passes: usize,
 ) -> bool {
     let n = p.tasks();
-    let rpn = m.ranks_per_node();
     if m.nodes() < 2 || n < 2 {
         return false;
     }
-    let (off, adj) = p.undirected();
-    let dist = Dist::new(m);
-    let mut slot: Vec<usize> = map.forward().to_vec();
-    let mut task_at: Vec<usize> = map.inverse().to_vec();
-    let node = |slot: &[usize], t: usize| slot[t] / rpn;
-    let cost_at = |slot: &[usize], u: usize, a: usize| -> f64 {
-        adj[off[u]..off[u + 1]]
-            .iter()
-            .map(|&(v, w)| w as f64 * dist.get(a, slot[v as usize] / rpn))
-            .sum()
-    };
-    let total: f64 = (0..n)
-        .map(|u| cost_at(&slot, u, node(&slot, u)))
-        .sum::<f64>()
-        / 2.0;
+    let mut sw = Swaps::new(p, m, map);
     let mut order: Vec<usize> = (0..n).collect();
-    let mut changed = false;
-    let mut targets: Vec<usize> = Vec::new();
-    let mut current = total;
-    let small_graph = !matches!(m.kind(), NetKind::Torus(_)) && m.nodes() <= 64;
+    let mut current = sw.total;
     for _pass in 0..max_passes {
         rng.shuffle(&mut order);
         let mut gain = 0.0;
@@ -1016,54 +1005,8 @@ pub fn refine(
             if i % 256 == 0 && Instant::now() >= deadline {
                 break;
             }
-            let a = node(&slot, u);
-            targets.clear();
-            for &(v, _) in &adj[off[u]..off[u + 1]] {
-                let b = node(&slot, v as usize);
-                if b != a && !targets.contains(&b) {
-                    targets.push(b);
-                }
-            }
-            if rpn == 1 && small_graph {
-                // few nodes off a torus: every node is a candidate
-                targets.clear();
-                targets.extend((0..m.nodes()).filter(|&x| x != a));
-            } else if rpn == 1 {
-                let base = targets.len();
-                for j in 0..base {
-                    dist.neighbours(targets[j], |x| {
-                        if x != a && !targets.contains(&x) {
-                            targets.push(x);
-                        }
-                    });
-                }
-            }
-            let cu_a = cost_at(&slot, u, a);
-            let mut best = (0.0f64, usize::MAX);
-            for &b in &targets {
-                let cu_b = cost_at(&slot, u, b);
-                for &x in &task_at[b * rpn..(b + 1) * rpn] {
-                    let cx_b = cost_at(&slot, x, b);
-                    let cx_a = cost_at(&slot, x, a);
-                    let wux: f64 = adj[off[u]..off[u + 1]]
-                        .iter()
-                        .find(|&&(v, _)| v as usize == x)
-                        .map_or(0.0, |&(_, w)| w as f64);
-                    let delta = cu_b - cu_a + cx_a - cx_b + 2.0 * wux * dist.get(a, b);
-                    if delta < best.0 - 1e-9 * (1.0 + current.abs()) {
-                        best = (delta, x);
-                    }
-                }
-            }
-            if best.1 != usize::MAX {
-                let x = best.1;
-                let (su, sx) = (slot[u], slot[x]);
-                slot[u] = sx;
-                slot[x] = su;
-                task_at[sx] = u;
-                task_at[su] = x;
-                gain -= best.0;
-                changed = true;
+            if let Some((delta, _)) = sw.improve(u, current) {
+                gain -= delta;
             }
         }
         current -= gain;
@@ -1071,10 +1014,205 @@ pub fn refine(
             break;
         }
     }
-    if changed {
-        *map = Perm::from_forward(slot).expect("swaps keep a bijection");
+    sw.finish(map)
+}
+
+/// Swap refinement around `seeds` only: the tasks of a work list, starting with
+/// `seeds`, each swapped as in [`refine`]; a swap adds both tasks and their
+/// neighbours to the list; at most `limit` tasks are looked at. Returns whether
+/// anything changed.
+///
+/// # Complexity
+/// `O(limit·deg·(deg + c)·n)` at most, as [`refine`] per task.
+pub(crate) fn refine_around(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    seeds: &[usize],
+    limit: usize,
+) -> bool {
+    let n = p.tasks();
+    if m.nodes() < 2 || n < 2 {
+        return false;
     }
-    changed
+    let mut sw = Swaps::new(p, m, map);
+    let mut queued = vec![false; n];
+    let mut list: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
+    for &u in seeds {
+        if !std::mem::replace(&mut queued[u], true) {
+            list.push_back(u);
+        }
+    }
+    let current = sw.total;
+    let mut seen = 0;
+    while let Some(u) = list.pop_front() {
+        queued[u] = false;
+        seen += 1;
+        if seen > limit {
+            break;
+        }
+        if let Some((_, x)) = sw.improve(u, current) {
+            for t in [u, x] {
+                for v in std::iter::once(t).chain(
+                    sw.adj[sw.off[t]..sw.off[t + 1]]
+                        .iter()
+                        .map(|e| e.0 as usize),
+                ) {
+                    if !std::mem::replace(&mut queued[v], true) {
+                        list.push_back(v);
+                    }
+                }
+            }
+        }
+    }
+    sw.finish(map)
+}
+
+/// The state of swap refinement: where every task is, and its cost there.
+struct Swaps<'a> {
+    m: &'a MapMachine,
+    rpn: usize,
+    off: Vec<usize>,
+    adj: Vec<(u32, u64)>,
+    dist: Dist<'a>,
+    slot: Vec<usize>,
+    task_at: Vec<usize>,
+    /// Each task's cost on its own node, recomputed when it or a neighbour moves.
+    here: Vec<f64>,
+    stale: Vec<bool>,
+    /// Bytes between the task being moved and each other task (dense, reset after use).
+    wu: Vec<f64>,
+    targets: Vec<usize>,
+    /// Whether only the nodes where the moved task costs less are tried.
+    only_gaining: bool,
+    /// The weighted hop-bytes at the start.
+    total: f64,
+    changed: bool,
+}
+
+impl<'a> Swaps<'a> {
+    fn new(p: &Pattern, m: &'a MapMachine, map: &Perm) -> Self {
+        let n = p.tasks();
+        let (off, adj) = p.undirected();
+        let mut sw = Swaps {
+            m,
+            rpn: m.ranks_per_node(),
+            off,
+            adj,
+            dist: Dist::new(m),
+            slot: map.forward().to_vec(),
+            task_at: map.inverse().to_vec(),
+            here: Vec::new(),
+            stale: vec![false; n],
+            wu: vec![0.0; n],
+            targets: Vec::new(),
+            only_gaining: m.ranks_per_node() > 1 && n > 2048,
+            total: 0.0,
+            changed: false,
+        };
+        sw.here = (0..n).map(|u| sw.cost_at(u, sw.slot[u] / sw.rpn)).collect();
+        sw.total = sw.here.iter().sum::<f64>() / 2.0;
+        sw
+    }
+
+    /// Task `u`'s bytes times distance if it were on node `a`.
+    fn cost_at(&self, u: usize, a: usize) -> f64 {
+        self.adj[self.off[u]..self.off[u + 1]]
+            .iter()
+            .map(|&(v, w)| w as f64 * self.dist.get(a, self.slot[v as usize] / self.rpn))
+            .sum()
+    }
+
+    fn fresh(&mut self, t: usize) {
+        if std::mem::take(&mut self.stale[t]) {
+            self.here[t] = self.cost_at(t, self.slot[t] / self.rpn);
+        }
+    }
+
+    /// The best swap of `u` with a task on the node of one of its neighbours (on one
+    /// rank per node, also the nodes next to those), applied when it lowers the
+    /// weighted hop-bytes (`current` sets the tolerance): `(change, partner)`.
+    fn improve(&mut self, u: usize, current: f64) -> Option<(f64, usize)> {
+        let (m, rpn) = (self.m, self.rpn);
+        let a = self.slot[u] / rpn;
+        let mut targets = std::mem::take(&mut self.targets);
+        targets.clear();
+        for &(v, _) in &self.adj[self.off[u]..self.off[u + 1]] {
+            let b = self.slot[v as usize] / rpn;
+            if b != a && !targets.contains(&b) {
+                targets.push(b);
+            }
+        }
+        let small_graph = !matches!(m.kind(), NetKind::Torus(_)) && m.nodes() <= 64;
+        if rpn == 1 && small_graph {
+            // few nodes off a torus: every node is a candidate
+            targets.clear();
+            targets.extend((0..m.nodes()).filter(|&x| x != a));
+        } else if rpn == 1 {
+            let base = targets.len();
+            for j in 0..base {
+                self.dist.neighbours(targets[j], |x| {
+                    if x != a && !targets.contains(&x) {
+                        targets.push(x);
+                    }
+                });
+            }
+        }
+        self.fresh(u);
+        for &b in &targets {
+            for i in b * rpn..(b + 1) * rpn {
+                self.fresh(self.task_at[i]);
+            }
+        }
+        let cu_a = self.here[u];
+        for &(v, w) in &self.adj[self.off[u]..self.off[u + 1]] {
+            self.wu[v as usize] = w as f64;
+        }
+        let tol = 1e-9 * (1.0 + current.abs());
+        let mut best = (0.0f64, usize::MAX);
+        for &b in &targets {
+            let cu_b = self.cost_at(u, b);
+            // large patterns on several ranks per node: only nodes u itself would
+            // rather be on (a swap that helps only the partner is mostly found from the
+            // partner's side)
+            if self.only_gaining && cu_b >= cu_a - tol {
+                continue;
+            }
+            let dab = self.dist.get(a, b);
+            for &x in &self.task_at[b * rpn..(b + 1) * rpn] {
+                let delta =
+                    cu_b - cu_a + self.cost_at(x, a) - self.here[x] + 2.0 * self.wu[x] * dab;
+                if delta < best.0 - tol {
+                    best = (delta, x);
+                }
+            }
+        }
+        for &(v, _) in &self.adj[self.off[u]..self.off[u + 1]] {
+            self.wu[v as usize] = 0.0;
+        }
+        self.targets = targets;
+        if best.1 == usize::MAX {
+            return None;
+        }
+        let x = best.1;
+        swap_tasks(&mut self.slot, &mut self.task_at, u, x);
+        self.changed = true;
+        for t in [u, x] {
+            self.stale[t] = true;
+            for &(v, _) in &self.adj[self.off[t]..self.off[t + 1]] {
+                self.stale[v as usize] = true;
+            }
+        }
+        Some(best)
+    }
+
+    /// Writes the mapping back if anything moved; whether it did.
+    fn finish(self, map: &mut Perm) -> bool {
+        if self.changed {
+            *map = Perm::from_forward(self.slot).expect("swaps keep a bijection");
+        }
+        self.changed
+    }
 }
 
 /// Random swaps of two tasks on different nodes, accepted when they lower
@@ -1095,6 +1233,20 @@ pub(super) fn balance(
     lt0: f64,
     rng: &mut SplitMix,
     deadline: Instant,
+) -> bool {
+    let tries = (40 * p.tasks()).min(60_000);
+    balance_tries(p, m, map, (hb0, lt0), rng, deadline, tries)
+}
+
+/// [`balance`] with at most `tries` tries.
+pub(super) fn balance_tries(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    (hb0, lt0): (u128, f64),
+    rng: &mut SplitMix,
+    deadline: Instant,
+    tries: usize,
 ) -> bool {
     let n = p.tasks();
     let rpn = m.ranks_per_node();
@@ -1119,22 +1271,40 @@ pub(super) fn balance(
     }
     let lt0 = lt0.max(f64::MIN_POSITIVE);
     let hbf = (hb0.max(1)) as f64;
-    let penalty = |hb: u128, load: &[f64]| -> (f64, f64) {
-        let t = load
-            .iter()
-            .zip(&inv)
-            .map(|(x, i)| x * i)
-            .fold(0.0, f64::max);
-        (
-            (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0),
-            t,
-        )
+    let penalty =
+        |hb: u128, t: f64| -> f64 { (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0) };
+    // the largest link time and a link that has it
+    let scan = |load: &[f64]| -> (f64, usize) {
+        let mut best = (0.0, 0);
+        for (l, (x, i)) in load.iter().zip(&inv).enumerate() {
+            if x * i > best.0 {
+                best = (x * i, l);
+            }
+        }
+        best
     };
-    let (mut pen, _) = penalty(hb, &load);
+    // after loads on `touched` changed: again the largest (a rescan only when the
+    // link that had it was touched)
+    let rescore = |load: &[f64], touched: &[usize], (t, l): (f64, usize)| -> (f64, usize) {
+        if touched.contains(&l) {
+            return scan(load);
+        }
+        let mut best = (t, l);
+        for &k in touched {
+            if load[k] * inv[k] > best.0 {
+                best = (load[k] * inv[k], k);
+            }
+        }
+        best
+    };
+    let mut top = scan(&load);
+    let mut pen = penalty(hb, top.0);
     let mut moved: Vec<(u32, u32, u64)> = Vec::new();
+    let mut touched: Vec<usize> = Vec::new();
+    // the tasks through the busiest link are listed again every `every` tries
+    let every = if n <= 2048 { 256 } else { 2048 };
     // tasks with a message through the busiest link, refreshed now and then
     let mut hot: Vec<usize> = Vec::new();
-    let tries = (40 * n).min(60_000);
     for tr in 0..tries {
         if pen <= 1e-12 {
             break;
@@ -1142,7 +1312,7 @@ pub(super) fn balance(
         if tr % 64 == 0 && Instant::now() >= deadline {
             break;
         }
-        if tr % 256 == 0 {
+        if tr % every == 0 {
             let lstar = (0..load.len())
                 .max_by(|&a, &b| {
                     (load[a] * inv[a])
@@ -1188,27 +1358,35 @@ pub(super) fn balance(
                 .iter()
                 .filter(|e| e.0 as usize != u && e.1 as usize != u),
         );
-        let apply = |slot: &[usize], load: &mut [f64], sign: f64| -> i128 {
-            let mut dh: i128 = 0;
-            for &(a, b, w) in &moved {
-                let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
-                dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
-                m.for_route(na, nb, |l| load[l] += sign * w as f64);
-            }
-            dh
-        };
-        let d1 = apply(&slot, &mut load, -1.0);
+        let apply =
+            |slot: &[usize], load: &mut [f64], touched: &mut Vec<usize>, sign: f64| -> i128 {
+                let mut dh: i128 = 0;
+                for &(a, b, w) in &moved {
+                    let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
+                    dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
+                    m.for_route(na, nb, |l| {
+                        load[l] += sign * w as f64;
+                        touched.push(l);
+                    });
+                }
+                dh
+            };
+        touched.clear();
+        let d1 = apply(&slot, &mut load, &mut touched, -1.0);
         swap_tasks(&mut slot, &mut at, u, x);
-        let d2 = apply(&slot, &mut load, 1.0);
+        let d2 = apply(&slot, &mut load, &mut touched, 1.0);
         let new_hb = (hb as i128 + d1 + d2) as u128;
-        let (new_pen, _) = penalty(new_hb, &load);
+        let new_top = rescore(&load, &touched, top);
+        let new_pen = penalty(new_hb, new_top.0);
         if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
             pen = new_pen;
             hb = new_hb;
+            top = new_top;
         } else {
-            apply(&slot, &mut load, -1.0);
+            apply(&slot, &mut load, &mut touched, -1.0);
             swap_tasks(&mut slot, &mut at, u, x);
-            apply(&slot, &mut load, 1.0);
+            apply(&slot, &mut load, &mut touched, 1.0);
+            top = rescore(&load, &touched, new_top);
         }
     }
     *map = Perm::from_forward(slot).expect("swaps keep a bijection");

@@ -64,7 +64,8 @@ impl Comparison {
 /// `opts.budget` bounds the whole comparison: every strategy runs until the one
 /// deadline `start + budget` (a search — the CP2K heuristic's orders of directions —
 /// stops at half of what is left with the best it has found, the optimiser gets what
-/// is left), and a strategy whose turn comes after the deadline is
+/// is left less twice the longest scoring of a baseline, kept for the metrics after
+/// it), and a strategy whose turn comes after the deadline is
 /// not run but listed in [`Comparison::over_budget`] — except the first one that
 /// applies, so that there is always a mapping. Beyond the deadline, the time is that
 /// of one strategy's fixed work and the metrics (O(edges · hops) each).
@@ -86,6 +87,7 @@ pub fn compare(
     let mut starts = Vec::new();
     let mut over_budget = Vec::new();
     let mut base_time = Duration::ZERO;
+    let mut eval_time = Duration::ZERO;
     let deadline = Instant::now() + opts.budget;
     let spent = |starts: &[Scored]| !starts.is_empty() && Instant::now() >= deadline;
     for &s in Strategy::BASELINES.iter() {
@@ -108,7 +110,9 @@ pub fn compare(
         base_time += dt;
         match map {
             Some(map) => {
+                let t1 = Instant::now();
                 let metrics = evaluate(p, m, &map);
+                eval_time = eval_time.max(t1.elapsed());
                 if strategies.contains(&s) {
                     rows.push(Row {
                         strategy: s.name().into(),
@@ -137,8 +141,12 @@ pub fn compare(
     } else if want_opt {
         progress(Strategy::Optimised.name());
         let t0 = Instant::now();
+        // what is left, less the time of the metrics after it (about two evaluations)
         let left = Options {
-            budget: deadline.saturating_duration_since(t0),
+            budget: deadline
+                .checked_sub(eval_time * 2)
+                .unwrap_or(deadline)
+                .saturating_duration_since(t0),
             ..opts.clone()
         };
         let o = optimise(p, m, &starts, &left)?;
