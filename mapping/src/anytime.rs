@@ -8,7 +8,7 @@
 //!    2048 tasks only around the kicked tasks (a work list of at most 4096 tasks, see
 //!    `refine_around`), so that a round's work does not grow with the pattern;
 //! 3. balancing swaps towards the current best's hop-bytes and busiest link (at most
-//!    4096 tries above 2048 tasks).
+//!    1024 tries above 2048 tasks).
 //!
 //! **The objective order**: a round's mapping replaces the best only when it is no
 //! worse on both hop-bytes and the busiest link time and better on one (Pareto
@@ -42,10 +42,12 @@ const LOCAL_ABOVE: usize = 2048;
 const LOCAL_LIMIT: usize = 4096;
 
 /// Balancing tries of a local round, at most.
-const LOCAL_TRIES: usize = 4096;
+const LOCAL_TRIES: usize = 1024;
 
 /// Rounds in a row without improvement after which the phase stops: 2 per second of
-/// budget, at least 2 and at most 200 (nondecreasing in the budget). A round's work is
+/// budget, at least 2 and at most 200 (nondecreasing in the budget). Above
+/// [`LOCAL_ABOVE`] tasks a round that gains less than 0.1 % on both measures counts as
+/// one without improvement (its mapping is kept all the same). A round's work is
 /// bounded above [`LOCAL_ABOVE`] tasks (it refines around the kicked tasks only), so
 /// that the phase ends soon after it stops finding improvements.
 pub(crate) fn patience(budget: Duration) -> usize {
@@ -124,7 +126,8 @@ pub(crate) fn improve(
             for &t in &kicked {
                 seeds.extend(adj[off[t]..off[t + 1]].iter().map(|e| e.0 as usize));
             }
-            refine_around(p, m, &mut map, &seeds, LOCAL_LIMIT);
+            let scale = best.metrics.hop_bytes as f64;
+            refine_around(m, (&off, &adj), &mut map, &seeds, (LOCAL_LIMIT, scale));
         } else {
             refine(p, m, &mut map, &mut rng, deadline, 20);
         }
@@ -155,7 +158,12 @@ pub(crate) fn improve(
                 map,
                 metrics,
             };
-            failures = 0;
+            // above LOCAL_ABOVE tasks a gain below 0.1 % on both measures counts
+            // as no improvement for the patience (the mapping is still kept)
+            let small = n > LOCAL_ABOVE
+                && hb as f64 >= hb0 as f64 * (1.0 - 1e-3)
+                && lt >= lt0 * (1.0 - 1e-3);
+            failures = if small { failures + 1 } else { 0 };
         } else {
             failures += 1;
         }

@@ -73,9 +73,10 @@ pub(crate) const EXTERNAL: Effort = Effort {
     thorough: false,
 };
 
-/// [`EXTERNAL`] with one try per bisection: above 16 384 tasks.
+/// [`EXTERNAL`] with one try per bisection and fewer growths: above 16 384 tasks.
 const EXTERNAL_ONCE: Effort = Effort {
     tries: 1,
+    growths: 4,
     ..EXTERNAL
 };
 
@@ -498,6 +499,27 @@ fn bisect(g: &Graph, want0: i64, rng: &mut SplitMix, effort: Effort) -> Vec<u8> 
     }
     // exact balance on unit weights: move the best-gain vertices off the heavy side
     let mut w0: i64 = side.iter().filter(|&&s| s == 0).count() as i64;
+    if effort.external && w0 != want0 {
+        // the gains once, the best ones moved (not updated between the moves)
+        let from = u8::from(w0 < want0);
+        let mut by_gain: Vec<(i64, usize)> = (0..g.len())
+            .filter(|&u| side[u] == from)
+            .map(|u| {
+                let b = if from == 0 { g.bias[u] } else { -g.bias[u] };
+                let c: i64 = g
+                    .nbrs(u)
+                    .iter()
+                    .map(|&(v, w)| if side[v as usize] == from { -w } else { w })
+                    .sum();
+                (b + c, u)
+            })
+            .collect();
+        by_gain.sort_unstable_by(|a, b| b.cmp(a));
+        for &(_, u) in by_gain.iter().take(w0.abs_diff(want0) as usize) {
+            side[u] ^= 1;
+        }
+        w0 = want0;
+    }
     while w0 != want0 {
         let from = u8::from(w0 < want0);
         let u = (0..g.len())

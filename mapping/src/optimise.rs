@@ -995,7 +995,8 @@ pub fn refine(
     if m.nodes() < 2 || n < 2 {
         return false;
     }
-    let mut sw = Swaps::new(p, m, map);
+    let (off, adj) = p.undirected();
+    let mut sw = Swaps::new(m, (&off, &adj), map);
     let mut order: Vec<usize> = (0..n).collect();
     let mut current = sw.total;
     for _pass in 0..max_passes {
@@ -1019,23 +1020,24 @@ pub fn refine(
 
 /// Swap refinement around `seeds` only: the tasks of a work list, starting with
 /// `seeds`, each swapped as in [`refine`]; a swap adds both tasks and their
-/// neighbours to the list; at most `limit` tasks are looked at. Returns whether
-/// anything changed.
+/// neighbours to the list; at most `limit` tasks are looked at. `(off, adj)` is the
+/// pattern's [`Pattern::undirected`] graph, `scale` the size of the weighted
+/// hop-bytes (for the tolerance of a gain). Returns whether anything changed.
 ///
 /// # Complexity
-/// `O(limit·deg·(deg + c)·n)` at most, as [`refine`] per task.
+/// `O(n)` to start, then `O(limit·deg·(deg + c)·n)` at most, as [`refine`] per task.
 pub(crate) fn refine_around(
-    p: &Pattern,
     m: &MapMachine,
+    (off, adj): (&[usize], &[(u32, u64)]),
     map: &mut Perm,
     seeds: &[usize],
-    limit: usize,
+    (limit, scale): (usize, f64),
 ) -> bool {
-    let n = p.tasks();
+    let n = off.len() - 1;
     if m.nodes() < 2 || n < 2 {
         return false;
     }
-    let mut sw = Swaps::new(p, m, map);
+    let mut sw = Swaps::lazy(m, (off, adj), map);
     let mut queued = vec![false; n];
     let mut list: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
     for &u in seeds {
@@ -1043,7 +1045,7 @@ pub(crate) fn refine_around(
             list.push_back(u);
         }
     }
-    let current = sw.total;
+    let current = scale;
     let mut seen = 0;
     while let Some(u) = list.pop_front() {
         queued[u] = false;
@@ -1072,8 +1074,8 @@ pub(crate) fn refine_around(
 struct Swaps<'a> {
     m: &'a MapMachine,
     rpn: usize,
-    off: Vec<usize>,
-    adj: Vec<(u32, u64)>,
+    off: &'a [usize],
+    adj: &'a [(u32, u64)],
     dist: Dist<'a>,
     slot: Vec<usize>,
     task_at: Vec<usize>,
@@ -1091,10 +1093,20 @@ struct Swaps<'a> {
 }
 
 impl<'a> Swaps<'a> {
-    fn new(p: &Pattern, m: &'a MapMachine, map: &Perm) -> Self {
-        let n = p.tasks();
-        let (off, adj) = p.undirected();
-        let mut sw = Swaps {
+    /// Every task's cost computed now, and their sum.
+    fn new(m: &'a MapMachine, graph: (&'a [usize], &'a [(u32, u64)]), map: &Perm) -> Self {
+        let mut sw = Self::lazy(m, graph, map);
+        let n = sw.here.len();
+        sw.here = (0..n).map(|u| sw.cost_at(u, sw.slot[u] / sw.rpn)).collect();
+        sw.stale.fill(false);
+        sw.total = sw.here.iter().sum::<f64>() / 2.0;
+        sw
+    }
+
+    /// Every task's cost computed when first needed; `total` left at 0.
+    fn lazy(m: &'a MapMachine, (off, adj): (&'a [usize], &'a [(u32, u64)]), map: &Perm) -> Self {
+        let n = off.len() - 1;
+        Swaps {
             m,
             rpn: m.ranks_per_node(),
             off,
@@ -1102,17 +1114,14 @@ impl<'a> Swaps<'a> {
             dist: Dist::new(m),
             slot: map.forward().to_vec(),
             task_at: map.inverse().to_vec(),
-            here: Vec::new(),
-            stale: vec![false; n],
+            here: vec![0.0; n],
+            stale: vec![true; n],
             wu: vec![0.0; n],
             targets: Vec::new(),
             only_gaining: m.ranks_per_node() > 1 && n > 2048,
             total: 0.0,
             changed: false,
-        };
-        sw.here = (0..n).map(|u| sw.cost_at(u, sw.slot[u] / sw.rpn)).collect();
-        sw.total = sw.here.iter().sum::<f64>() / 2.0;
-        sw
+        }
     }
 
     /// Task `u`'s bytes times distance if it were on node `a`.

@@ -261,6 +261,42 @@ fn more_anytime_rounds_are_never_worse_for_the_same_seed() {
 }
 
 #[test]
+fn more_anytime_rounds_are_never_worse_above_2048_tasks() {
+    // above 2048 tasks the multilevel mapper uses external gains and the anytime
+    // rounds refine only around the kicked tasks: still never worse with more rounds
+    let m = torus(vec![6, 6, 4], 16);
+    let p = geometric_graph(2304, 0.034, 5);
+    let s = starts(&p, &m);
+    let opts = Options {
+        seed: 5,
+        budget: std::time::Duration::from_secs(600),
+    };
+    let mut last: Option<(u128, f64)> = None;
+    for rounds in [0, 2, 6] {
+        let o = optimise_rounds(&p, &m, &s, &opts, Some(rounds)).unwrap();
+        assert!(o.dominates_starts, "{}", o.best.origin);
+        let now = (o.best.metrics.hop_bytes, o.best.metrics.max_link_time);
+        if let Some((hb, lt)) = last {
+            assert!(
+                now.0 <= hb && now.1 <= lt,
+                "{rounds} rounds: {now:?} after {:?} ({})",
+                (hb, lt),
+                o.best.origin
+            );
+        }
+        last = Some(now);
+    }
+    let a = optimise_rounds(&p, &m, &s, &opts, Some(2)).unwrap();
+    let b = optimise_rounds(&p, &m, &s, &opts, Some(2)).unwrap();
+    assert_eq!(a.best.map, b.best.map);
+    assert!(
+        a.best.origin.contains("external gains"),
+        "{}",
+        a.best.origin
+    );
+}
+
+#[test]
 fn a_grid_smaller_than_the_machine_leaves_one_slot_per_node_empty_at_dilation_one() {
     // 24 x 40 = 960 tasks on 4x4x4 nodes x 16 = 1024 slots: 3 x 5 tiles, one per node,
     // form an 8 x 8 tile grid that embeds in the 4x4x4 torus with dilation 1, so every
