@@ -15,6 +15,7 @@ use crate::placement::Placement;
 use crate::torus::{
     Torus, TorusParams, DEFAULT_BASE_LATENCY, DEFAULT_HOP_LATENCY, DEFAULT_LINK_BANDWIDTH,
 };
+use crate::transform::TransformCosts;
 use crate::tree::{LevelCosts, NodeTree};
 
 /// The topology configuration file: which sources describe the machine and
@@ -39,6 +40,9 @@ use crate::tree::{LevelCosts, NodeTree};
 /// rule = "packed"               # or round-robin | file
 /// ranks = 256
 /// ranks_per_node = 32
+///
+/// [transform]                   # optional: s/byte of local transforms (calibrated)
+/// transpose = 3.5e-10
 /// ```
 ///
 /// ```
@@ -98,6 +102,10 @@ pub struct TopologyConfig {
     /// every pair; excludes `intra` and `inter`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank_matrix: Option<PathBuf>,
+    /// What a core spends on local transforms (measured by `copr calibrate`); a
+    /// machine file with it is priced by latency + bandwidth + transform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<TransformCosts>,
 }
 
 /// `[intra]`: the intra-node source, selected by `kind`.
@@ -315,6 +323,9 @@ impl TopologyConfig {
     /// [`Invalid`] naming the field, e.g. `inter.link_bandwidth[1]`.
     pub fn validate(&self, at: &FieldPath) -> Result<(), Invalid> {
         self.validate_short(at)?;
+        if let Some(t) = &self.transform {
+            t.validate(&at.key("transform"))?;
+        }
         if let Some(intra) = &self.intra {
             let a = at.key("intra");
             match intra {

@@ -52,6 +52,7 @@ mod network;
 mod nodelist;
 mod placement;
 mod torus;
+mod transform;
 mod tree;
 
 pub use config::{
@@ -79,6 +80,7 @@ pub use torus::{
     Torus, TorusLink, TorusNode, TorusParams, DEFAULT_BASE_LATENCY, DEFAULT_HOP_LATENCY,
     DEFAULT_LINK_BANDWIDTH, MAX_TORUS_COORDS,
 };
+pub use transform::TransformCosts;
 pub use tree::{Level, LevelCosts, NodeTree, PuAncestry, MAX_NODE_PUS};
 
 /// Whether this build has hwloc support (the `hwloc` cargo feature).
