@@ -433,11 +433,22 @@ impl TopologyConfig {
         Ok(())
     }
 
-    /// The short form's nodes: the network between them and their names.
+    /// The short form's nodes, in machine order: the network between them and their
+    /// names (a torus carries its nodes' names; a network's hosts are the nodes). This
+    /// is the one construction of a short-form machine: [`TopologyConfig::build`]
+    /// places ranks on these nodes, and the mapper views them with their slots.
+    /// Relative paths resolve against `base`.
     ///
     /// # Errors
-    /// File and source errors; `nodes` of the wrong length.
-    pub(crate) fn short_form_nodes(&self, base: &Path) -> Result<(InterNode, Vec<String>)> {
+    /// File and source errors; `nodes` of the wrong length; a host the network does
+    /// not have; [`TopologyError::Inconsistent`] for a file in the long form.
+    pub fn short_form_nodes(&self, base: &Path) -> Result<(InterNode, Vec<String>)> {
+        if !self.is_short_form() {
+            return Err(inconsistent(
+                "torus",
+                "the machine is in the long form ([inter] and [placement]): it has no short-form nodes",
+            ));
+        }
         if let Some(t) = &self.torus {
             let params = t.params();
             let torus = match &t.coords {
