@@ -851,18 +851,6 @@ fn dim_name(d: usize) -> String {
     }
 }
 
-/// A TOML error as the other inputs report it: `line N: message`, on one line.
-pub(crate) fn toml_detail(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
-    match e.span() {
-        Some(span) => format!(
-            "line {}: {message}",
-            copr_topology::files::line_of_offset(text, span.start)
-        ),
-        None => message,
-    }
-}
-
 /// The nodes of `t` called `names`, in that order, at their coordinates.
 fn sub_torus(t: &Torus, names: &[String]) -> Result<Torus> {
     let nodes = names
