@@ -8,7 +8,6 @@ use crate::error::{Result, TopologyError};
 use crate::files::{self, check_bandwidth, check_nonneg, Doc, FieldPath, Format, Invalid};
 use crate::link::{inconsistent, BandwidthModel};
 use crate::machine::{InterNode, IntraNode, Machine, PlacementRule, RankOrder};
-use crate::machine_file::{FlatSection, MachineFile, NetworkSection, NodeNames, SlotCounts};
 use crate::matrix::PairTable;
 use crate::network::Network;
 use crate::placement::Placement;
@@ -17,6 +16,9 @@ use crate::torus::{
 };
 use crate::transform::TransformCosts;
 use crate::tree::{LevelCosts, NodeTree};
+
+mod short_form;
+pub use short_form::{FlatSection, NetworkSection, NodeNames, SlotCounts, FLAT_LINK};
 
 /// The topology configuration file: which sources describe the machine and
 /// how ranks are placed. TOML or JSON; relative paths resolve against the
@@ -531,18 +533,6 @@ impl TopologyConfig {
         })
         .build()
     }
-}
-
-/// Reads a machine file ([`MachineFile::read`]: a topology configuration, or
-/// the machine of a cost config, network description or rank matrix file) and
-/// builds its [`Machine`]; relative paths resolve against the file's
-/// directory. `ranks` as in [`TopologyConfig::build`].
-///
-/// # Errors
-/// Those of [`TopologyConfig::from_file`] and [`TopologyConfig::build`];
-/// errors without a file of their own name the configuration file.
-pub fn load_machine(path: &Path, ranks: Option<usize>) -> Result<Machine> {
-    MachineFile::read(path)?.build(ranks)
 }
 
 impl From<Invalid> for TopologyError {
