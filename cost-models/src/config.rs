@@ -8,8 +8,9 @@ use copr_topology::{Machine, Origin, TopologyConfig, TopologyError};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CostError, Result};
+use crate::model::CostModel;
 use crate::models::{
-    CostModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, Sum, TransformCost,
+    LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, Sum, TransformCost,
 };
 
 /// The cost configuration file: a weighted mix of models and the topology
