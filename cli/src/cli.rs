@@ -60,9 +60,10 @@ pub(crate) enum Command {
     /// rankfile, MPICH_RANK_ORDER, SLURM_HOSTFILE, SMPI hostfile, JSON and SVG.
     Map(Box<MapArgs>),
     /// Measure this machine under mpirun (latency and bandwidth per class of rank pairs,
-    /// injection, the shared window, local kernels) and write a cost config for
-    /// `copr plan --cost`, with the raw measurements beside it; `--validate` times real
-    /// reshuffles against the config's predictions. Needs the `mpi` feature.
+    /// injection, the shared window, local kernels) and write a machine file with the
+    /// measured costs for `copr plan --cost` and `copr map --machine`, with the raw
+    /// measurements beside it; `--validate` times real reshuffles against its
+    /// predictions. Needs the `mpi` feature.
     Calibrate(CalibrateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(crate::generate::CompletionsArgs),
@@ -219,9 +220,9 @@ pub(crate) struct CalibrateArgs {
 /// Arguments of `copr topo`.
 #[derive(Debug, Args)]
 pub(crate) struct TopoArgs {
-    /// A topology config (`[intra]`/`[inter]`/`[placement]`) or a cost config
-    /// (`[[terms]]` with a topology); `-` reads standard input (relative file names in
-    /// it resolve against the current directory).
+    /// A machine file (docs/machines.md: short or long form, what `copr calibrate`
+    /// writes) or a cost config (`[[terms]]` with a topology); `-` reads standard input
+    /// (relative file names in it resolve against the current directory).
     pub(crate) file: PathBuf,
     /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
     #[arg(long, value_enum)]
