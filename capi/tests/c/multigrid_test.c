@@ -254,15 +254,49 @@ static void stress(int calls) {
     for (k = 0; k < nkept; k++) release(kept[k]);
 }
 
+/* copr's error counter (copr_capi_errors); exits with 2 when copr is not loaded */
+typedef uint64_t (*error_counter)(void);
+static error_counter copr_errors(const char *mode) {
+    error_counter errors = (error_counter)dlsym(RTLD_DEFAULT, "copr_capi_errors");
+    if (!errors) {
+        if (me == 0) fprintf(stderr, "%s: copr is not loaded (copr_capi_errors)\n", mode);
+        exit(2);
+    }
+    return errors;
+}
+
+/* after case k of `mode` with a bad context: copr counted one error for pdgemr2d_ and
+ * one for pdtran_ (gemr, tran), and B and C kept their values (salts 2 and 4) */
+static void bad_case_checked(const char *mode, int k, uint64_t gemr, uint64_t tran,
+                             const matrix *b, const matrix *c) {
+    char what[64];
+    int li, lj, i, j;
+    if (gemr != 1 || tran != 1) {
+        failures++;
+        fprintf(stderr, "process %d, %s case %d: copr counted %llu and %llu errors, not 1\n", me,
+                mode, k, (unsigned long long)gemr, (unsigned long long)tran);
+    }
+    snprintf(what, sizeof what, "%s pdgemr2d_ (B changed)", mode);
+    for (lj = 0; lj < b->locc; lj++)
+        for (li = 0; li < b->locr; li++) {
+            global(b, li, lj, &i, &j);
+            if (b->x[li + (size_t)lj * b->desc[8]] != value(i, j, 2))
+                fail(what, k, i, j, b->x[li + (size_t)lj * b->desc[8]], value(i, j, 2));
+        }
+    snprintf(what, sizeof what, "%s pdtran_ (C changed)", mode);
+    for (lj = 0; lj < c->locc; lj++)
+        for (li = 0; li < c->locr; li++) {
+            global(c, li, lj, &i, &j);
+            if (c->x[li + (size_t)lj * c->desc[8]] != value(i, j, 4))
+                fail(what, k, i, j, c->x[li + (size_t)lj * c->desc[8]], value(i, j, 4));
+        }
+}
+
 /* a context invalid on exactly one process: every process returns, nothing changes,
  * and copr counts one error per call on every process */
 static void badctxt(grid all) {
-    uint64_t (*errors)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "copr_capi_errors");
-    int k, li, lj, i, j;
-    if (!errors) {
-        if (me == 0) fprintf(stderr, "badctxt: copr is not loaded (copr_capi_errors)\n");
-        exit(2);
-    }
+    error_counter errors = copr_errors("badctxt");
+    int k;
     for (k = 0; k < 2 * np; k++) {
         int who = k % np, pa, qa, pb, qb, one = 1;
         shape(&pa, &qa);
@@ -288,26 +322,7 @@ static void badctxt(grid all) {
             tran = errors() - before;
             a.desc[1] = saved;
         }
-        if (gemr != 1 || tran != 1) {
-            failures++;
-            fprintf(stderr,
-                    "process %d, badctxt case %d: copr counted %llu and %llu errors, not 1\n",
-                    me, k, (unsigned long long)gemr, (unsigned long long)tran);
-        }
-        for (lj = 0; lj < b.locc; lj++)
-            for (li = 0; li < b.locr; li++) {
-                global(&b, li, lj, &i, &j);
-                if (b.x[li + (size_t)lj * b.desc[8]] != value(i, j, 2))
-                    fail("badctxt pdgemr2d_ (B changed)", k, i, j, b.x[li + (size_t)lj * b.desc[8]],
-                         value(i, j, 2));
-            }
-        for (lj = 0; lj < c.locc; lj++)
-            for (li = 0; li < c.locr; li++) {
-                global(&c, li, lj, &i, &j);
-                if (c.x[li + (size_t)lj * c.desc[8]] != value(i, j, 4))
-                    fail("badctxt pdtran_ (C changed)", k, i, j, c.x[li + (size_t)lj * c.desc[8]],
-                         value(i, j, 4));
-            }
+        bad_case_checked("badctxt", k, gemr, tran, &b, &c);
         free(a.x);
         free(b.x);
         free(c.x);
@@ -322,12 +337,8 @@ static void badctxt(grid all) {
  * one error per call there (with all_bad each waits COPR_CONTEXT_WAIT seconds for a
  * group that expects it, and none does) */
 static void badsub(int all_bad) {
-    uint64_t (*errors)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "copr_capi_errors");
-    int k, li, lj, i, j, map[64];
-    if (!errors) {
-        if (me == 0) fprintf(stderr, "badsub: copr is not loaded (copr_capi_errors)\n");
-        exit(2);
-    }
+    error_counter errors = copr_errors("badsub");
+    int k, map[64];
     if (np < 3) {
         if (me == 0) fprintf(stderr, "badsub: needs 3 processes or more\n");
         exit(2);
@@ -359,25 +370,7 @@ static void badsub(int all_bad) {
             a.desc[1] = sa;
             c.desc[1] = sc;
         }
-        if (gemr != 1 || tran != 1) {
-            failures++;
-            fprintf(stderr, "process %d, badsub case %d: copr counted %llu and %llu errors, not 1\n",
-                    me, k, (unsigned long long)gemr, (unsigned long long)tran);
-        }
-        for (lj = 0; lj < b.locc; lj++)
-            for (li = 0; li < b.locr; li++) {
-                global(&b, li, lj, &i, &j);
-                if (b.x[li + (size_t)lj * b.desc[8]] != value(i, j, 2))
-                    fail("badsub pdgemr2d_ (B changed)", k, i, j, b.x[li + (size_t)lj * b.desc[8]],
-                         value(i, j, 2));
-            }
-        for (lj = 0; lj < c.locc; lj++)
-            for (li = 0; li < c.locr; li++) {
-                global(&c, li, lj, &i, &j);
-                if (c.x[li + (size_t)lj * c.desc[8]] != value(i, j, 4))
-                    fail("badsub pdtran_ (C changed)", k, i, j, c.x[li + (size_t)lj * c.desc[8]],
-                         value(i, j, 4));
-            }
+        bad_case_checked("badsub", k, gemr, tran, &b, &c);
         free(a.x);
         free(b.x);
         free(c.x);
