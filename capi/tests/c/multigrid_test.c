@@ -113,6 +113,17 @@ static void fail(const char *what, int k, int i, int j, double got, double want)
                 j, got, want);
 }
 
+/* every element of x holds value(i, j, salt); else `what` fails, case k */
+static void holds(const char *what, int k, const matrix *x, int salt) {
+    int li, lj, i, j;
+    for (lj = 0; lj < x->locc; lj++)
+        for (li = 0; li < x->locr; li++) {
+            global(x, li, lj, &i, &j);
+            if (x->x[li + (size_t)lj * x->desc[8]] != value(i, j, salt))
+                fail(what, k, i, j, x->x[li + (size_t)lj * x->desc[8]], value(i, j, salt));
+        }
+}
+
 /* B(ib.., jb..) <- A(ia.., ja..) for an m x n submatrix; every other element of B keeps
  * value(salt_b); A is unchanged */
 static void gemr2d_case(int k, grid ga, grid gb, int call, int ictxt, int m, int n, int mba, int nba,
@@ -134,13 +145,7 @@ static void gemr2d_case(int k, grid ga, grid gb, int call, int ictxt, int m, int
             double got = b.x[li + (size_t)lj * b.desc[8]];
             if (got != want) fail("pdgemr2d_", k, i, j, got, want);
         }
-    for (lj = 0; lj < a.locc; lj++)
-        for (li = 0; li < a.locr; li++) {
-            global(&a, li, lj, &i, &j);
-            if (a.x[li + (size_t)lj * a.desc[8]] != value(i, j, 1))
-                fail("pdgemr2d_ (A changed)", k, i, j, a.x[li + (size_t)lj * a.desc[8]],
-                     value(i, j, 1));
-        }
+    holds("pdgemr2d_ (A changed)", k, &a, 1);
     free(a.x);
     free(b.x);
 }
@@ -270,26 +275,15 @@ static error_counter copr_errors(const char *mode) {
 static void bad_case_checked(const char *mode, int k, uint64_t gemr, uint64_t tran,
                              const matrix *b, const matrix *c) {
     char what[64];
-    int li, lj, i, j;
     if (gemr != 1 || tran != 1) {
         failures++;
         fprintf(stderr, "process %d, %s case %d: copr counted %llu and %llu errors, not 1\n", me,
                 mode, k, (unsigned long long)gemr, (unsigned long long)tran);
     }
     snprintf(what, sizeof what, "%s pdgemr2d_ (B changed)", mode);
-    for (lj = 0; lj < b->locc; lj++)
-        for (li = 0; li < b->locr; li++) {
-            global(b, li, lj, &i, &j);
-            if (b->x[li + (size_t)lj * b->desc[8]] != value(i, j, 2))
-                fail(what, k, i, j, b->x[li + (size_t)lj * b->desc[8]], value(i, j, 2));
-        }
+    holds(what, k, b, 2);
     snprintf(what, sizeof what, "%s pdtran_ (C changed)", mode);
-    for (lj = 0; lj < c->locc; lj++)
-        for (li = 0; li < c->locr; li++) {
-            global(c, li, lj, &i, &j);
-            if (c->x[li + (size_t)lj * c->desc[8]] != value(i, j, 4))
-                fail(what, k, i, j, c->x[li + (size_t)lj * c->desc[8]], value(i, j, 4));
-        }
+    holds(what, k, c, 4);
 }
 
 /* a context invalid on exactly one process: every process returns, nothing changes,
@@ -398,13 +392,7 @@ static void descriptors(grid all) {
         matrix b = make(gb, m, n, mbb, nbb, 0, 0, 2, 0);
         if (me != 0) a.desc[0] = b.desc[0] = 12345 + k; /* never read by pdgemr2d_ */
         pdgemr2d_(&m, &n, a.x, &one, &one, a.desc, b.x, &one, &one, b.desc, &all.ctxt);
-        for (lj = 0; lj < b.locc; lj++)
-            for (li = 0; li < b.locr; li++) {
-                global(&b, li, lj, &i, &j);
-                if (b.x[li + (size_t)lj * b.desc[8]] != value(i, j, 1))
-                    fail("pdgemr2d_ (DTYPE unset)", k, i, j, b.x[li + (size_t)lj * b.desc[8]],
-                         value(i, j, 1));
-            }
+        holds("pdgemr2d_ (DTYPE unset)", k, &b, 1);
         if (ga.row >= 0) {
             /* C (n x m) <- 2 A^T + 0.5 C with 11-entry descriptors */
             double alpha = 2.0, beta = 0.5;
