@@ -385,6 +385,18 @@ pub enum ExportError {
         /// Its node (`?` if none is given).
         node: String,
     },
+    /// Two ranks on one slot.
+    #[error("{format}: ranks {first} and {second} are both on slot {slot}")]
+    SharedSlot {
+        /// The format.
+        format: Format,
+        /// The lower rank.
+        first: usize,
+        /// The other rank.
+        second: usize,
+        /// The slot.
+        slot: usize,
+    },
     /// A rank in a slot beyond the machine's.
     #[error("{format}: rank {rank} is in slot {slot}, the machine has {slots} slots")]
     SlotOutOfRange {
