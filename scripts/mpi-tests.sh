@@ -402,6 +402,14 @@ echo "== the same program without the interposer, and with reorder = 0 under it 
 echo "== copr_cart_create and copr_comm_reorder (C) on the same machine"
 "${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$cart_test" capi 2x4 --order "$order_2x4"
 "${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$cart_test" reorder 2x4 --order "$order_2x4"
+echo "== MPI_Cart_create 2x4 under the interposer and copr_cart_create on 8 ranks, emulated nodes of 3, 3 and 2"
+# the order `copr map` writes for the machine of 3 nodes of 3, 3 and 2 slots
+printf 'nodes = "node[0-2]"\nranks_per_node = [3, 3, 2]\n[flat]\nnodes = 3\n' >"$cart_dir/m332.toml"
+"$copr_bin" map --grid 2x4 --machine "$cart_dir/m332.toml" --mpich-rank-order "$cart_dir/order-332" >/dev/null
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=3,3,2 -x COPR_INTERPOSE_LOG="$log" \
+    "$cart_test" mpi 2x4 --order "$cart_dir/order-332"
+expect_log "$log" "reordered: new rank of ranks 0..8:"
+"${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=3 "$cart_test" capi 2x4 --order "$cart_dir/order-332"
 echo "== the interposer on 8 and 4 ranks placed round-robin on 2 nodes (COPR_PLACEMENT)"
 for n in 8 4; do
     placement="$cart_dir/round-robin-$n"
