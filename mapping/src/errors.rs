@@ -516,7 +516,7 @@ pub enum MpiError {
         /// Ranks placed.
         placed: usize,
     },
-    /// `COPR_EMULATE_NODE_SIZE` that is not a count >= 1.
+    /// `COPR_EMULATE_NODE_SIZE` that is neither a count >= 1 nor a list of them.
     #[error("{variable}={value}: expected a number of ranks per node >= 1, or a count per node (`3,2,1`, `4(x2),1`) each >= 1")]
     EmulatedNodeSize {
         /// The environment variable.
