@@ -70,7 +70,7 @@ fn judge(out: &Output, echoed: bool) -> Result<i32, String> {
 }
 
 fn data() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("data")
+    common::root().join("data")
 }
 
 /// Every sample file in `data/` and a command that reads it: `{F}` is the mutant, `{D}`
@@ -289,6 +289,24 @@ const SAMPLES: &[(&str, bool, &[&str])] = &[
         "topology/calibration-4.json",
         true,
         &["topo", "{D}/cost/calibrated.json"],
+    ),
+    (
+        "topology/calibrated-4.toml",
+        true,
+        &[
+            "map",
+            "--grid",
+            "2x2",
+            "--machine",
+            "{D}/topology/calibrated-4.toml",
+            "--budget",
+            "0.2",
+        ],
+    ),
+    (
+        "topology/calibrated-4.placement",
+        true,
+        &["topo", "{D}/topology/calibrated-4.toml"],
     ),
     (
         "topology/placement-8.txt",
