@@ -26,7 +26,7 @@
 use std::time::{Duration, Instant};
 
 use super::machine::MapMachine;
-use super::metrics::evaluate;
+use super::metrics::evaluate_known;
 use super::optimise::{balance_tries, refine, refine_around, Scored, SplitMix};
 use super::pattern::Pattern;
 use super::strategy;
@@ -79,6 +79,7 @@ pub(crate) fn improve(
     // before this phase already aimed at
     let at_bound = |s: &Scored| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound;
     let (off, adj) = p.undirected();
+    let bound = best.metrics.hop_bytes_bound;
     let mut failures = 0;
     let mut rounds = 0;
     while Instant::now() < deadline
@@ -131,7 +132,7 @@ pub(crate) fn improve(
         } else {
             refine(p, m, &mut map, &mut rng, deadline, 20);
         }
-        let mut metrics = evaluate(p, m, &map);
+        let mut metrics = evaluate_known(p, m, &map, bound);
         if metrics.max_link_time > best.metrics.max_link_time {
             let targets = (best.metrics.hop_bytes, best.metrics.max_link_time);
             let tries = if local {
@@ -140,7 +141,7 @@ pub(crate) fn improve(
                 (40 * n).min(60_000)
             };
             balance_tries(p, m, &mut map, targets, &mut rng, deadline, tries);
-            metrics = evaluate(p, m, &map);
+            metrics = evaluate_known(p, m, &map, bound);
         }
         if Instant::now() >= deadline {
             break;

@@ -90,6 +90,16 @@ pub struct Metrics {
 /// assert_eq!(crossed.hop_bytes, 2 * 10 * (2 + 1 + 2 + 1));
 /// ```
 pub fn evaluate(p: &Pattern, m: &MapMachine, mapping: &Perm) -> Metrics {
+    evaluate_with(p, m, mapping, None)
+}
+
+/// [`evaluate`] with the hop-bytes bound given (it depends on `p` and `m` only, and
+/// costs `O(m log m)`): for loops that score many mappings of one pattern.
+pub(crate) fn evaluate_known(p: &Pattern, m: &MapMachine, mapping: &Perm, bound: u128) -> Metrics {
+    evaluate_with(p, m, mapping, Some(bound))
+}
+
+fn evaluate_with(p: &Pattern, m: &MapMachine, mapping: &Perm, bound: Option<u128>) -> Metrics {
     assert_eq!(mapping.len(), p.tasks(), "mapping covers every task");
     let node: Vec<u32> = (0..p.tasks())
         .map(|t| {
@@ -98,7 +108,7 @@ pub fn evaluate(p: &Pattern, m: &MapMachine, mapping: &Perm) -> Metrics {
             m.node_of_slot(s) as u32
         })
         .collect();
-    let mut r = evaluate_nodes(p, m, &node);
+    let mut r = evaluate_nodes_with(p, m, &node, bound);
     if let Some(tree) = m.node_tree() {
         let rpn = m.ranks_per_node();
         // two tasks never share a PU: the nearest level two cores can share is above it
@@ -132,6 +142,10 @@ pub fn evaluate(p: &Pattern, m: &MapMachine, mapping: &Perm) -> Metrics {
 
 /// [`evaluate`] from the node of each task (no intra-node levels: cores unknown).
 pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
+    evaluate_nodes_with(p, m, node, None)
+}
+
+fn evaluate_nodes_with(p: &Pattern, m: &MapMachine, node: &[u32], bound: Option<u128>) -> Metrics {
     let mut load = vec![0u128; m.num_links()];
     let Routed {
         hop_bytes: hb,
@@ -156,7 +170,7 @@ pub fn evaluate_nodes(p: &Pattern, m: &MapMachine, node: &[u32]) -> Metrics {
         lsum += x as f64;
         tmax = tmax.max(x as f64 * inv[l]);
     }
-    let hb_bound = bound_as_given(p, m, p.grid_spec());
+    let hb_bound = bound.unwrap_or_else(|| bound_as_given(p, m, p.grid_spec()));
     let links = m.num_links().max(1) as u128;
     Metrics {
         total_bytes: total,

@@ -769,7 +769,7 @@ pub(crate) fn lower_busiest_link(
         };
         let targets = (allowance, lt * step);
         super::optimise::balance_tries(p, m, &mut map, targets, rng, deadline, tries);
-        let new = evaluate(p, m, &map);
+        let new = super::metrics::evaluate_known(p, m, &map, best.metrics.hop_bytes_bound);
         let rise = new.hop_bytes as f64 / hb.max(1) as f64 - 1.0;
         let drop = 1.0 - new.max_link_time / lt.max(f64::MIN_POSITIVE);
         if drop > 1e-9
