@@ -106,7 +106,8 @@ pub(crate) fn world_rank() -> i32 {
     SimpleCommunicator::world().rank()
 }
 
-fn key_of(members: &[i32]) -> u64 {
+/// The key of the group of these `MPI_COMM_WORLD` ranks in the meetings.
+pub(crate) fn key_of(members: &[i32]) -> u64 {
     let bytes: Vec<u8> = members.iter().flat_map(|r| r.to_le_bytes()).collect();
     copr::layout::fnv1a(&bytes)
 }
@@ -169,10 +170,9 @@ impl Presence {
     }
 
     /// The meeting of a process whose context is live: `members` are the group's
-    /// `MPI_COMM_WORLD` ranks in the order of its communicator, `me` this process's
-    /// `MPI_COMM_WORLD` rank.
-    pub(crate) fn meet(&mut self, members: &[i32], me: i32) -> Verdict {
-        let key = key_of(members);
+    /// `MPI_COMM_WORLD` ranks in the order of its communicator, `key` their
+    /// [`key_of`], `me` this process's `MPI_COMM_WORLD` rank.
+    pub(crate) fn meet(&mut self, members: &[i32], key: u64, me: i32) -> Verdict {
         let calls = self.calls.entry(key).or_insert(0);
         let k = *calls;
         *calls += 1;

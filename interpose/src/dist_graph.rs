@@ -28,7 +28,8 @@ use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
-use crate::cart::{conclude, machine_source, warn_fallback, write_log, ACTIVE};
+use crate::cart::{machine_source, ACTIVE};
+use crate::log::{conclude, warn_fallback, write_log};
 
 /// Bytes per unit of edge weight in the pattern (an unweighted edge weighs one unit).
 const WEIGHT_UNIT_BYTES: u64 = 1 << 20;

@@ -59,6 +59,8 @@
 pub mod cart;
 #[cfg(feature = "mpi")]
 pub mod dist_graph;
+#[cfg(feature = "mpi")]
+mod log;
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub mod record;
 #[cfg(feature = "mpi")]
