@@ -65,6 +65,9 @@
 //! assert_eq!(got, vec![2, 0, 1]);
 //! ```
 
+#[cfg(feature = "mpi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
+pub mod borrowed;
 mod in_process;
 #[cfg(feature = "mpi")]
 mod mpi;
