@@ -147,32 +147,26 @@ fn single_copy_cases(world: &mpi::topology::SimpleCommunicator) -> Vec<Result<()
     let plain = straight_case(p, Op::Identity, [601, 517], blocks, [ColMajor; 2], None, 1);
     let scaled = straight_case(p, Op::Identity, [601, 517], blocks, [ColMajor; 2], None, 4);
     let rows = straight_case(p, Op::Identity, [601, 517], blocks, [RowMajor; 2], None, 1);
-    let variants: [(&str, Box<dyn Fn() -> MpiTransport>); 3] = [
-        (
-            "single copy",
-            Box::new(|| MpiTransport::new(world.duplicate()).with_single_copy(SingleCopy::Always)),
-        ),
-        (
-            "single copy, nodes of 2 ranks",
-            Box::new(|| {
-                MpiTransport::with_groups(world.duplicate(), (me / 2) as u32)
-                    .with_single_copy(SingleCopy::Always)
-            }),
-        ),
-        (
-            "single copy, rank 0 refuses",
-            Box::new(|| {
-                let when = if me == 0 {
-                    SingleCopy::Never
-                } else {
-                    SingleCopy::Always
-                };
-                MpiTransport::new(world.duplicate()).with_single_copy(when)
-            }),
-        ),
+    let variants = [
+        "single copy",
+        "single copy, nodes of 2 ranks",
+        "single copy, rank 0 refuses",
     ];
-    for (variant, make) in &variants {
-        let mut t = make();
+    let make = |v: usize| match v {
+        0 => MpiTransport::new(world.duplicate()).with_single_copy(SingleCopy::Always),
+        1 => MpiTransport::with_groups(world.duplicate(), (me / 2) as u32)
+            .with_single_copy(SingleCopy::Always),
+        _ => {
+            let when = if me == 0 {
+                SingleCopy::Never
+            } else {
+                SingleCopy::Always
+            };
+            MpiTransport::new(world.duplicate()).with_single_copy(when)
+        }
+    };
+    for (v, variant) in variants.into_iter().enumerate() {
+        let mut t = make(v);
         for seed in 0..24u64 {
             let ty = (seed % 6) as usize;
             let relabel = seed % 4 < 2;
