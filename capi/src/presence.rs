@@ -28,7 +28,6 @@ use std::time::{Duration, Instant};
 
 use mpi::ffi::MPI_Comm;
 use mpi::point_to_point::{Destination, Source};
-use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, Group, SimpleCommunicator};
 
 /// The tag of copr's messages on `MPI_COMM_WORLD` (within the 32767 every MPI allows).
@@ -90,7 +89,7 @@ pub(crate) enum Verdict {
 /// `raw` is a valid intra-communicator.
 pub(crate) unsafe fn world_ranks(raw: MPI_Comm) -> Vec<i32> {
     // SAFETY: the caller's guarantee; ManuallyDrop, as the handle is not ours to free.
-    let theirs = std::mem::ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(raw) });
+    let theirs = unsafe { copr::transport::borrowed::borrow(raw) };
     let world = SimpleCommunicator::world().group();
     let ranks: Vec<i32> = (0..theirs.size()).collect();
     theirs

@@ -3,7 +3,6 @@
 //! release when MPI finalizes.
 
 use std::ffi::{c_int, c_void};
-use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard, Once};
@@ -13,7 +12,6 @@ use copr::transport::MpiTransport;
 
 use crate::presence::{self, Presence, Verdict};
 use mpi::ffi::{self, MPI_Comm};
-use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, CommunicatorRelation, Group, SimpleCommunicator};
 
 /// Plans kept per communicator (and their memory): enough for the handful of layouts
@@ -73,7 +71,7 @@ impl State {
     /// `raw` is a valid intra-communicator.
     pub(crate) unsafe fn find(&self, raw: MPI_Comm) -> Option<usize> {
         // SAFETY: the caller's guarantee; ManuallyDrop, as the handle is not ours to free.
-        let theirs = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(raw) });
+        let theirs = unsafe { copr::transport::borrowed::borrow(raw) };
         self.comms.iter().position(|c| {
             matches!(
                 c.transport.communicator().compare(&*theirs),
@@ -129,7 +127,7 @@ impl State {
     /// communicator kept since.
     pub(crate) unsafe fn comm(&mut self, found: Option<usize>, raw: MPI_Comm) -> &mut Comm {
         // SAFETY: the caller's guarantee; ManuallyDrop, as the handle is not ours to free.
-        let theirs = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(raw) });
+        let theirs = unsafe { copr::transport::borrowed::borrow(raw) };
         let k = match found {
             Some(k) => k,
             None => {

@@ -2,13 +2,11 @@
 
 use std::cell::Cell;
 use std::ffi::c_int;
-use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use copr_mapping::mpi::{grid_pattern, plan_mapping, MachineSource};
 use copr_mapping::Options;
 use mpi::ffi::{MPI_Comm, PMPI_Cart_create, PMPI_Comm_free, PMPI_Comm_split};
-use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
@@ -168,7 +166,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
     ACTIVE.with(|a| a.set(true));
     let decision = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: a valid intra-communicator (checked by grid_args); not ours to free.
-        let comm = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(comm_old) });
+        let comm = unsafe { copr::transport::borrowed::borrow(comm_old) };
         decide(&comm, &d, &p)
     }));
     ACTIVE.with(|a| a.set(false));

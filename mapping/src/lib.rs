@@ -62,6 +62,7 @@ mod report;
 pub mod simgrid;
 mod slots;
 mod strategy;
+mod tile_traffic;
 
 pub use algorithms::{Algorithm, AlgorithmSpec, Collective, MAX_MESSAGES};
 pub use copr_topology::{expand_nodelist, NodeListError};

@@ -9,9 +9,16 @@ use std::path::Path;
 use copr_testkit::modules::module_graph;
 
 /// The optimiser and its phases: one layer, the only one whose modules still use each
-/// other both ways (`optimise` calls the anytime phase, the multilevel V-cycle and the
-/// padded-grid starts, which call back its refinement and balancing).
-const OPTIMISER: &[&str] = &["padded", "multilevel", "anytime", "optimise"];
+/// other both ways (`optimise` calls the anytime phase, the multilevel V-cycle, the
+/// padded-grid starts and the algorithm tiles, which call back its refinement,
+/// balancing and tile embeddings).
+const OPTIMISER: &[&str] = &[
+    "padded",
+    "multilevel",
+    "anytime",
+    "tile_traffic",
+    "optimise",
+];
 
 /// The modules, lowest layer first.
 const LAYERS: &[&[&str]] = &[
