@@ -268,6 +268,10 @@ pub fn optimise_rounds(
             cands.push(score(map, name));
         }
     }
+    // feature `scotch`: libscotch's mappings of a general graph join the starts, so
+    // the choice below is no worse than them on both measures when it can be
+    #[cfg(feature = "scotch")]
+    let starts = &super::scotch::with_starts(p, m, starts);
     // refine the best candidates (and starts) at the task level, unless one already
     // meets the lower bound
     let mut pool: Vec<Scored> = starts.to_vec();
