@@ -125,6 +125,11 @@ pub fn optimise_rounds(
         origin,
         map,
     };
+    // feature `scotch`: libscotch's mappings of a general graph join the starts (first,
+    // so that refinement has the rest of the budget), and the choice below is no
+    // worse than them on both measures when it can be
+    #[cfg(feature = "scotch")]
+    let starts = &super::scotch::with_starts(p, m, starts, opts.budget);
     if p.grid_spec().is_none() {
         // a grid hidden in a graph: map the grid, then rename its tasks
         if let Some(h) = super::recognise::recognise_grid(p) {
@@ -268,10 +273,6 @@ pub fn optimise_rounds(
             cands.push(score(map, name));
         }
     }
-    // feature `scotch`: libscotch's mappings of a general graph join the starts, so
-    // the choice below is no worse than them on both measures when it can be
-    #[cfg(feature = "scotch")]
-    let starts = &super::scotch::with_starts(p, m, starts);
     // refine the best candidates (and starts) at the task level, unless one already
     // meets the lower bound
     let mut pool: Vec<Scored> = starts.to_vec();

@@ -12,6 +12,7 @@
 
 use std::os::raw::{c_char, c_double, c_int};
 use std::ptr;
+use std::sync::Mutex;
 
 use super::ScotchError;
 
@@ -115,6 +116,9 @@ extern "C" {
         cntgraph: *mut RawGraph,
     ) -> c_int;
 }
+
+/// Held while a context takes its copy of libscotch's global random state.
+static CONTEXT_SETUP: Mutex<()> = Mutex::new(());
 
 /// Turns a Scotch return code into a result.
 fn check(function: &'static str, code: c_int) -> Result<(), ScotchError> {
@@ -277,10 +281,17 @@ impl Arch {
             what: "terminals",
             value: terminals.len() as u128,
         })?;
+        let bound = Bound::new(graph)?;
         // SAFETY: all objects are initialised; `terminals` holds `n` values; the
         // built architecture copies what it needs (it does not refer to `graph`).
         check("SCOTCH_archBuild0", unsafe {
-            SCOTCH_archBuild0(&mut *a.raw, &*graph.raw, n, terminals.as_ptr(), &*strat.raw)
+            SCOTCH_archBuild0(
+                &mut *a.raw,
+                &*bound.graph.0,
+                n,
+                terminals.as_ptr(),
+                &*strat.raw,
+            )
         })?;
         Ok(a)
     }
@@ -401,50 +412,20 @@ impl Graph {
     /// for a part number outside the architecture.
     pub(super) fn map(&self, arch: &Arch) -> Result<Vec<usize>, ScotchError> {
         let mut parts: Vec<Num> = vec![0; self.vertices()];
-        let mut context = Box::new(RawContext { dummy: [0.0; 3] });
-        // SAFETY: writable memory of the context's size.
-        check("SCOTCH_contextInit", unsafe {
-            SCOTCH_contextInit(&mut *context)
-        })?;
-        let mut ctx = ContextGuard(context);
-        let mut bound = Box::new(RawGraph { dummy: [0.0; 12] });
-        // SAFETY: writable memory of the graph's size.
-        check("SCOTCH_graphInit", unsafe { SCOTCH_graphInit(&mut *bound) })?;
-        let mut bound = GraphGuard(bound);
         let mut strat = Strat::new()?;
-        let d = c"d";
-        // SAFETY: the context is initialised; "d" is a NUL-terminated option string
-        // (deterministic); binding makes `bound` a view of `self` that
-        // uses the context; both outlive the mapping call and are exited (the bound
-        // graph first) by the guards, declared in that order and dropped in reverse.
-        unsafe {
-            check(
-                "SCOTCH_contextRandomClone",
-                SCOTCH_contextRandomClone(&mut *ctx.0),
-            )?;
-            check(
-                "SCOTCH_contextOptionParse",
-                SCOTCH_contextOptionParse(&mut *ctx.0, d.as_ptr()),
-            )?;
-            // the context's own random state, back to the fixed seed: the same
-            // mapping whatever libscotch computed before in this process
-            SCOTCH_contextRandomReset(&mut *ctx.0);
-            check(
-                "SCOTCH_contextBindGraph",
-                SCOTCH_contextBindGraph(&mut *ctx.0, &*self.raw, &mut *bound.0),
-            )?;
-            check(
-                "SCOTCH_graphMap",
-                SCOTCH_graphMap(
-                    &mut *bound.0,
-                    &*arch.raw,
-                    &mut *strat.raw,
-                    parts.as_mut_ptr(),
-                ),
-            )?;
-        }
+        let mut bound = Bound::new(self)?;
+        // SAFETY: `bound` is a graph bound to its context, `arch` an initialised
+        // architecture, `strat` an initialised strategy; `parts` holds one value per
+        // vertex, as libscotch writes.
+        check("SCOTCH_graphMap", unsafe {
+            SCOTCH_graphMap(
+                &mut *bound.graph.0,
+                &*arch.raw,
+                &mut *strat.raw,
+                parts.as_mut_ptr(),
+            )
+        })?;
         drop(bound);
-        drop(ctx);
         let size = arch.size();
         parts
             .into_iter()
@@ -487,5 +468,55 @@ impl Drop for GraphGuard {
     fn drop(&mut self) {
         // SAFETY: initialised by `SCOTCH_graphInit`, exited once, before its context.
         unsafe { SCOTCH_graphExit(&mut *self.0) }
+    }
+}
+
+/// A view of a graph bound to its own context: deterministic, with its own random
+/// state reset to the fixed seed (`scotch_gmap -Cd`), so that a result does not depend
+/// on what libscotch computed before in the process or in another thread.
+struct Bound {
+    // dropped in this order: the bound graph before its context
+    graph: GraphGuard,
+    _context: ContextGuard,
+}
+
+impl Bound {
+    fn new(g: &Graph) -> Result<Self, ScotchError> {
+        let mut context = Box::new(RawContext { dummy: [0.0; 3] });
+        // SAFETY: writable memory of the context's size.
+        check("SCOTCH_contextInit", unsafe {
+            SCOTCH_contextInit(&mut *context)
+        })?;
+        let mut context = ContextGuard(context);
+        let mut graph = Box::new(RawGraph { dummy: [0.0; 12] });
+        // SAFETY: writable memory of the graph's size.
+        check("SCOTCH_graphInit", unsafe { SCOTCH_graphInit(&mut *graph) })?;
+        let mut graph = GraphGuard(graph);
+        // the context copies libscotch's global random state, which is set up on
+        // first use: one thread at a time (a poisoned lock still guards)
+        let _setup = CONTEXT_SETUP.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the context and graph are initialised; "d" is a NUL-terminated
+        // option string (deterministic); binding makes `graph` a view of `g` that uses
+        // the context, and the result keeps both (boxed, so they do not move) and
+        // exits them in the right order, while the caller keeps `g` alive.
+        unsafe {
+            check(
+                "SCOTCH_contextRandomClone",
+                SCOTCH_contextRandomClone(&mut *context.0),
+            )?;
+            check(
+                "SCOTCH_contextOptionParse",
+                SCOTCH_contextOptionParse(&mut *context.0, c"d".as_ptr()),
+            )?;
+            SCOTCH_contextRandomReset(&mut *context.0);
+            check(
+                "SCOTCH_contextBindGraph",
+                SCOTCH_contextBindGraph(&mut *context.0, &*g.raw, &mut *graph.0),
+            )?;
+        }
+        Ok(Self {
+            graph,
+            _context: context,
+        })
     }
 }

@@ -41,6 +41,8 @@
 
 mod ffi;
 
+use std::time::Duration;
+
 use copr::lap::Perm;
 
 use crate::machine::{MapMachine, NetKind};
@@ -465,29 +467,46 @@ fn repair(
     (node, leaving.len())
 }
 
-/// Each configuration that libscotch maps, as `(origin, mapping)`; configurations
-/// that fail are left out (the optimiser has its own candidates).
-fn candidates(p: &Pattern, m: &MapMachine) -> Vec<(String, Perm)> {
-    ScotchStrategy::ALL
-        .iter()
-        .filter_map(|&s| {
-            map_with_scotch(p, m, s)
-                .ok()
-                .map(|r| (format!("libscotch, {}", s.name()), r.map))
-        })
-        .collect()
-}
+/// Tasks per second of the optimiser's budget up to which libscotch is asked (its
+/// mappings take about 5 s of this machine for 16 384 tasks, longer than the budget
+/// for 10⁵ tasks; it cannot be stopped at a deadline).
+pub const TASKS_PER_BUDGET_SECOND: usize = 4096;
 
-/// `starts` and, for a general graph (no grid, not recognised as one) on more than
-/// one node, libscotch's mappings scored (the optimiser's hook, feature `scotch`).
-pub(crate) fn with_starts(p: &Pattern, m: &MapMachine, starts: &[Scored]) -> Vec<Scored> {
+/// `starts` and, for a general graph (no grid, not recognised as one) of at most
+/// [`TASKS_PER_BUDGET_SECOND`] tasks per second of `budget` on more than one node,
+/// libscotch's mappings (both configurations at once, one thread each), scored: the
+/// optimiser's hook (feature `scotch`).
+pub(crate) fn with_starts(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    budget: Duration,
+) -> Vec<Scored> {
     let mut out = starts.to_vec();
-    if p.shape().is_none() && m.nodes() > 1 && crate::recognise::recognise_grid(p).is_none() {
-        for (origin, map) in candidates(p, m) {
+    let most = (budget.as_secs_f64() * TASKS_PER_BUDGET_SECOND as f64) as usize;
+    if p.shape().is_some()
+        || m.nodes() < 2
+        || p.tasks() > most
+        || crate::recognise::recognise_grid(p).is_some()
+    {
+        return out;
+    }
+    let runs: Vec<Option<ScotchMapping>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ScotchStrategy::ALL
+            .iter()
+            .map(|&s| scope.spawn(move || map_with_scotch(p, m, s).ok()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    for (s, r) in ScotchStrategy::ALL.iter().zip(runs) {
+        if let Some(r) = r {
             out.push(Scored {
-                metrics: evaluate(p, m, &map),
-                origin,
-                map,
+                metrics: evaluate(p, m, &r.map),
+                origin: format!("libscotch, {}", s.name()),
+                map: r.map,
             });
         }
     }
