@@ -41,13 +41,13 @@
 
 mod ffi;
 
-use std::time::Duration;
+use std::time::Instant;
 
 use copr::lap::Perm;
 
 use crate::machine::{MapMachine, NetKind};
 use crate::metrics::evaluate;
-use crate::optimise::Scored;
+use crate::optimise::{refine, Options, Scored, SplitMix};
 use crate::pattern::Pattern;
 
 use ffi::{Arch, Graph, Num};
@@ -473,15 +473,19 @@ fn repair(
 pub const TASKS_PER_BUDGET_SECOND: usize = 4096;
 
 /// `starts` and, for a general graph (no grid, not recognised as one) of at most
-/// [`TASKS_PER_BUDGET_SECOND`] tasks per second of `budget` on more than one node,
+/// [`TASKS_PER_BUDGET_SECOND`] tasks per second of the budget on more than one node,
 /// libscotch's mappings (both configurations at once, one thread each), scored: the
-/// optimiser's hook (feature `scotch`).
+/// optimiser's hook (feature `scotch`). Each is also refined by swaps (in a share of
+/// half the time left before `deadline`) and pushed to `cands` when that changed it.
 pub(crate) fn with_starts(
     p: &Pattern,
     m: &MapMachine,
     starts: &[Scored],
-    budget: Duration,
+    opts: &Options,
+    deadline: Instant,
+    cands: &mut Vec<Scored>,
 ) -> Vec<Scored> {
+    let budget = opts.budget;
     let mut out = starts.to_vec();
     let most = (budget.as_secs_f64() * TASKS_PER_BUDGET_SECOND as f64) as usize;
     if p.shape().is_some()
@@ -501,14 +505,30 @@ pub(crate) fn with_starts(
             .map(|h| h.join().ok().flatten())
             .collect()
     });
-    for (s, r) in ScotchStrategy::ALL.iter().zip(runs) {
-        if let Some(r) = r {
-            out.push(Scored {
-                metrics: evaluate(p, m, &r.map),
-                origin: format!("libscotch, {}", s.name()),
-                map: r.map,
+    let mut rng = SplitMix(opts.seed);
+    let runs: Vec<(ScotchStrategy, ScotchMapping)> = ScotchStrategy::ALL
+        .into_iter()
+        .zip(runs)
+        .filter_map(|(s, r)| r.map(|r| (s, r)))
+        .collect();
+    let ran = runs.len() as u32;
+    for (s, r) in runs {
+        let origin = format!("libscotch, {}", s.name());
+        let mut map = r.map.clone();
+        let now = Instant::now();
+        let until = now + deadline.saturating_duration_since(now) / (2 * ran.max(1));
+        if refine(p, m, &mut map, &mut rng, until, 20) {
+            cands.push(Scored {
+                metrics: evaluate(p, m, &map),
+                origin: format!("{origin} + swaps"),
+                map,
             });
         }
+        out.push(Scored {
+            metrics: evaluate(p, m, &r.map),
+            origin,
+            map: r.map,
+        });
     }
     out
 }
