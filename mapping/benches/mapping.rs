@@ -26,7 +26,7 @@ use copr_mapping::{
     self, compare, ecmp_max_link_time, evaluate, simgrid, Algorithm, AlgorithmSpec, CartGrid,
     Collective, MapMachine, Metrics, NetKind, Options, Pattern, Strategy,
 };
-use copr_topology::{FatTreeSpec, LinkSpec, Network, Torus, TorusNode, TorusParams};
+use copr_topology::{FatTreeSpec, LinkSpec, Network};
 
 const MIB: u64 = 1 << 20;
 
@@ -54,20 +54,11 @@ fn torus(dims: &[u32], bw: Option<Vec<f64>>, rpn: usize) -> MapMachine {
 
 /// A seeded random half of the nodes of a torus (the job's scattered allocation).
 fn random_half(dims: &[u32], rpn: usize, seed: u64) -> (MapMachine, Vec<usize>) {
-    let params = TorusParams::new(dims.to_vec());
-    let full = Torus::full(params.clone()).unwrap();
-    let mut idx: Vec<usize> = (0..full.num_nodes()).collect();
+    let mut idx: Vec<usize> = (0..dims.iter().product::<u32>() as usize).collect();
     copr_mapping::SplitMix(seed).shuffle(&mut idx);
     idx.truncate(idx.len() / 2);
     idx.sort_unstable();
-    let nodes = idx
-        .iter()
-        .map(|&k| TorusNode {
-            name: format!("nid{k:05}"),
-            coords: full.coords(k).to_vec(),
-        })
-        .collect();
-    let t = Torus::new(params, nodes).unwrap();
+    let t = copr_testkit::layouts::torus_nodes(dims, &idx);
     (MapMachine::torus(t, rpn).unwrap(), idx)
 }
 

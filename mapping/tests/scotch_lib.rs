@@ -13,7 +13,6 @@ use copr::lap::Perm;
 use copr_mapping::scotch::{map_with_scotch, ScotchError, ScotchStrategy};
 use copr_mapping::{compare, evaluate, CartGrid, Edge, MapMachine, Options, Pattern, Strategy};
 use copr_testkit::{graphs, scotch};
-use copr_topology::{Torus, TorusNode, TorusParams};
 
 fn pattern(n: usize, e: &[(u32, u32, u64)]) -> Pattern {
     let edges = e
@@ -51,16 +50,7 @@ fn torus(dims: &[u32], rpn: usize) -> (MapMachine, scotch::ScotchTarget) {
 
 /// The nodes `idx` (linear, x fastest) of a `dims` torus.
 fn torus_subset(dims: &[u32], idx: &[usize], rpn: usize) -> (MapMachine, scotch::ScotchTarget) {
-    let params = TorusParams::new(dims.to_vec());
-    let full = Torus::full(params.clone()).unwrap();
-    let nodes = idx
-        .iter()
-        .map(|&k| TorusNode {
-            name: format!("nid{k:05}"),
-            coords: full.coords(k).to_vec(),
-        })
-        .collect();
-    let m = MapMachine::torus(Torus::new(params, nodes).unwrap(), rpn).unwrap();
+    let m = MapMachine::torus(copr_testkit::layouts::torus_nodes(dims, idx), rpn).unwrap();
     let t = scotch::ScotchTarget::TorusSubset {
         dims: dims.iter().map(|&d| d as usize).collect(),
         nodes: idx.to_vec(),
