@@ -472,8 +472,9 @@ fn repair(
 /// for 10⁵ tasks; it cannot be stopped at a deadline).
 pub const TASKS_PER_BUDGET_SECOND: usize = 4096;
 
-/// `starts` and, for a general graph (no grid, not recognised as one) of at most
-/// [`TASKS_PER_BUDGET_SECOND`] tasks per second of the budget on more than one node,
+/// `starts` and, for a general graph (no grid, not recognised as one) of more tasks
+/// than the optimiser enumerates exhaustively (8) and at most
+/// [`TASKS_PER_BUDGET_SECOND`] per second of the budget, on more than one node,
 /// libscotch's mappings (both configurations at once, one thread each), scored: the
 /// optimiser's hook (feature `scotch`). Each is also refined by swaps (in a share of
 /// half the time left before `deadline`) and pushed to `cands` when that changed it.
@@ -490,6 +491,7 @@ pub(crate) fn with_starts(
     let most = (budget.as_secs_f64() * TASKS_PER_BUDGET_SECOND as f64) as usize;
     if p.shape().is_some()
         || m.nodes() < 2
+        || p.tasks() <= crate::multilevel::EXHAUSTIVE_TASKS
         || p.tasks() > most
         || crate::recognise::recognise_grid(p).is_some()
     {
