@@ -46,12 +46,13 @@ shared_library() {
 
 engine_mpi=$(executable engine_mpi test)
 map_mpi=$(executable map_mpi test)
+map_mpi_partial=$(executable map_mpi_partial test)
 reshuffle=$(executable reshuffle example)
 gain_mpi=$(executable gain_mpi example)
 driver=$(executable mpi_driver bench)
 calibrate_mpi=$(executable calibrate_mpi test)
 copr_bin=$(executable copr bin)
-for f in "$engine_mpi" "$map_mpi" "$reshuffle" "$gain_mpi" "$driver" "$calibrate_mpi" "$copr_bin"; do
+for f in "$engine_mpi" "$map_mpi" "$map_mpi_partial" "$reshuffle" "$gain_mpi" "$driver" "$calibrate_mpi" "$copr_bin"; do
     [[ -x "$f" ]] || { echo "missing executable: '$f'" >&2; exit 1; }
 done
 
@@ -121,6 +122,103 @@ done
 for n in 1 3 4 8; do
     echo "== map_mpi (mappings applied with cart_create / reorder, emulated nodes) on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$map_mpi"
+done
+
+# nodes that run different numbers of ranks: a reordered communicator of exactly the
+# job's ranks, each on the node `copr map` chooses offline for the same pattern and
+# machine (compared as the partition of the tasks into nodes: nodes of equal size may
+# trade names), exchanging checked messages with its pattern neighbours
+partial_dir=$(mktemp -d)
+trap 'rm -rf "$partial_dir" "$capi_prefix" "$artifacts"' EXIT
+cat >"$partial_dir/six.txt" <<'EOF_SIX'
+tasks 6
+# a heavy triangle 0 3 5, a heavy pair 1 4, task 2 light; light messages between them
+0 3 4000
+3 0 4000
+3 5 4000
+5 3 4000
+0 5 4000
+5 0 4000
+1 4 8000
+4 1 8000
+2 0 80
+0 2 80
+1 2 80
+4 5 16
+EOF_SIX
+cat >"$partial_dir/seven.txt" <<'EOF_SEVEN'
+tasks 7
+# two heavy triangles (0 2 4) and (1 5 6), task 3 light
+0 2 4000
+2 4 4000
+4 0 4000
+1 5 6000
+5 6 6000
+6 1 6000
+3 0 64
+3 1 64
+2 5 8
+EOF_SEVEN
+# flat machine files: NAMES (a node list) with COUNTS slots each
+machine_file() {
+    printf 'nodes = "%s"\nranks_per_node = %s\n[flat]\nnodes = %s\n' "$2" "$3" "$4" >"$partial_dir/$1"
+    echo "$partial_dir/$1"
+}
+# "TASK NODE" lines (the test program's, or a rankfile's) as a canonical partition:
+# nodes renamed by first appearance in task order
+partition() {
+    sed -n 's/^rank \([0-9]*\)=\([^ ]*\) slot=.*/\1 \2/; /^[0-9]/p' "$1" | sort -n \
+        | awk '{ if (!($2 in id)) id[$2] = n++; print $1, id[$2] }'
+}
+# run_partial NAME RANKS PATTERN OFFLINE_MACHINE ENV...: the runtime mapping against
+# `copr map --machine OFFLINE_MACHINE` of the same pattern
+run_partial() {
+    local name=$1 n=$2 pattern=$3 offline=$4
+    shift 4
+    echo "== map_mpi_partial: $name"
+    "${MPIRUN[@]}" -n "$n" "$@" "$map_mpi_partial" "$pattern" "$partial_dir/$name.out"
+    "$copr_bin" map --graph "$pattern" --machine "$offline" --rankfile "$partial_dir/$name.rf" \
+        >/dev/null 2>&1
+    [[ $(grep -c '^rank ' "$partial_dir/$name.rf") == "$n" ]] \
+        || { echo "$name: the rankfile does not name $n ranks" >&2; exit 1; }
+    diff <(partition "$partial_dir/$name.out") <(partition "$partial_dir/$name.rf") \
+        || { echo "$name: the runtime's nodes differ from copr map's (left: runtime)" >&2; exit 1; }
+}
+m321=$(machine_file m321.toml 'node[0-2]' '[3, 2, 1]' 3)
+run_partial "emulated 3,2,1" 6 "$partial_dir/six.txt" "$m321" -x COPR_EMULATE_NODE_SIZE=3,2,1
+run_partial "emulated nodes of 3 on 7 ranks" 7 "$partial_dir/seven.txt" \
+    "$(machine_file m331.toml 'node[0-2]' '[3, 3, 1]' 3)" -x COPR_EMULATE_NODE_SIZE=3
+# a placement file: ranks scattered over nodes of 3, 2 and 1
+printf '0 a\n1 b\n2 a\n3 c\n4 b\n5 a\n' >"$partial_dir/scattered"
+run_partial "placement 3,2,1 scattered" 6 "$partial_dir/six.txt" \
+    "$(machine_file abc321.toml 'a,b,c' '[3, 2, 1]' 3)" -x COPR_PLACEMENT="$partial_dir/scattered"
+# a machine file of 3 nodes x 4 slots for 6 ranks: packed, they fill a and 2 of b
+big=$(machine_file big.toml 'a,b,c' 4 3)
+run_partial "machine file of 12 slots, 6 ranks" 6 "$partial_dir/six.txt" \
+    "$(machine_file ab42.toml 'a,b' '[4, 2]' 2)" -x COPR_MACHINE="$big"
+# the job launched as `copr map`'s rankfile for the 12 slots says (here as a placement
+# file of its hosts): the ranks already sit where copr would put them
+"$copr_bin" map --graph "$partial_dir/six.txt" --machine "$big" --rankfile "$partial_dir/big.rf" >/dev/null 2>&1
+sed -n 's/^rank \([0-9]*\)=\([^ ]*\) slot=.*/\1 \2/p' "$partial_dir/big.rf" >"$partial_dir/from-rankfile"
+"${MPIRUN[@]}" -n 6 -x COPR_PLACEMENT="$partial_dir/from-rankfile" "$map_mpi_partial" \
+    "$partial_dir/six.txt" "$partial_dir/launched.out"
+grep -qx '# reordered no' "$partial_dir/launched.out" \
+    || { echo "launched by copr map's rankfile: copr reordered again" >&2; cat "$partial_dir/launched.out" >&2; exit 1; }
+diff <(partition "$partial_dir/launched.out") <(partition "$partial_dir/big.rf")
+# bad inputs: one line from the program, exit status 2
+for bad in "COPR_EMULATE_NODE_SIZE=3,2|the emulated nodes hold 5 ranks but MPI_COMM_WORLD rank 5" \
+    "COPR_EMULATE_NODE_SIZE=3,0,3|expected a number of ranks per node" \
+    "COPR_MACHINE=$m321|6 slots (3 nodes of up to 3 ranks) but the communicator has 7 ranks" \
+    "COPR_PLACEMENT=$partial_dir/scattered|places 6 ranks but MPI_COMM_WORLD rank 6 is in the communicator"; do
+    status=0
+    "${MPIRUN[@]}" -n 7 -x "${bad%%|*}" "$map_mpi_partial" "$partial_dir/seven.txt" \
+        "$partial_dir/bad.out" 2>"$partial_dir/bad.err" || status=$?
+    lines=$(grep -c '^map_mpi_partial: ' "$partial_dir/bad.err" || true)
+    if [[ $status != 2 || $lines != 1 ]] || ! grep -qF -- "${bad#*|}" "$partial_dir/bad.err"; then
+        echo "${bad%%|*}: exit $status, $lines lines, expected 2 and one line with: ${bad#*|}" >&2
+        cat "$partial_dir/bad.err" >&2
+        exit 1
+    fi
 done
 
 for n in 4 7; do
@@ -304,6 +402,14 @@ echo "== the same program without the interposer, and with reorder = 0 under it 
 echo "== copr_cart_create and copr_comm_reorder (C) on the same machine"
 "${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$cart_test" capi 2x4 --order "$order_2x4"
 "${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$cart_test" reorder 2x4 --order "$order_2x4"
+echo "== MPI_Cart_create 2x4 under the interposer and copr_cart_create on 8 ranks, emulated nodes of 3, 3 and 2"
+# the order `copr map` writes for the machine of 3 nodes of 3, 3 and 2 slots
+printf 'nodes = "node[0-2]"\nranks_per_node = [3, 3, 2]\n[flat]\nnodes = 3\n' >"$cart_dir/m332.toml"
+"$copr_bin" map --grid 2x4 --machine "$cart_dir/m332.toml" --mpich-rank-order "$cart_dir/order-332" >/dev/null
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=3,3,2 -x COPR_INTERPOSE_LOG="$log" \
+    "$cart_test" mpi 2x4 --order "$cart_dir/order-332"
+expect_log "$log" "reordered: new rank of ranks 0..8:"
+"${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=3 "$cart_test" capi 2x4 --order "$cart_dir/order-332"
 echo "== the interposer on 8 and 4 ranks placed round-robin on 2 nodes (COPR_PLACEMENT)"
 for n in 8 4; do
     placement="$cart_dir/round-robin-$n"

@@ -105,6 +105,8 @@ mod guide_doctests {
     struct Planning;
     #[doc = include_str!("../docs/cost-models.md")]
     struct CostModels;
+    #[doc = include_str!("../docs/machines.md")]
+    struct Machines;
     #[doc = include_str!("../docs/calibration.md")]
     struct Calibration;
     #[doc = include_str!("../docs/engine.md")]

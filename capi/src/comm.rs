@@ -11,8 +11,8 @@
 //! - `copr_cart_create_f`, `copr_comm_reorder_f`: the same with Fortran handles
 //!   (`MPI_Fint`, every argument by reference), bound by the Fortran module.
 //!
-//! The machine: a machine file (`machine`, as `copr map --machine` reads, with as many
-//! slots as `comm` has ranks, the ranks on them in order), or, when `machine` is NULL
+//! The machine: a machine file (`machine`, as `copr map --machine` reads, with at least
+//! as many slots as `comm` has ranks, the ranks on them in order), or, when `machine` is NULL
 //! or empty, what the environment names (`COPR_MACHINE`, `COPR_PLACEMENT`,
 //! `COPR_EMULATE_NODE_SIZE`), or else the nodes found at run time. Every message of
 //! the grid weighs the same. copr computes the mapping on rank 0 (every baseline and

@@ -195,8 +195,9 @@ pub(crate) struct MapArgs {
 /// Arguments of `copr calibrate`.
 #[derive(Debug, Args)]
 pub(crate) struct CalibrateArgs {
-    /// The cost config to write (TOML, or JSON by extension); the placement goes to
-    /// FILE with extension `.placement`, the raw measurements to `.raw.json`.
+    /// The machine file to write, with the measured costs inside (TOML, or JSON by
+    /// extension); the placement goes to FILE with extension `.placement`, the raw
+    /// measurements to `.raw.json`.
     #[arg(long, value_name = "FILE", default_value = "copr-calibration.toml")]
     pub(crate) out: PathBuf,
     /// Time budget in seconds for everything, validation included: ping-pong 30 %,
@@ -1169,6 +1170,15 @@ fn topo(a: TopoArgs) -> Result<()> {
         );
     } else {
         println!("{}", summary.to_string().trim_end());
+        let transform = value
+            .get("transform")
+            .and_then(|t| serde_json::from_value::<copr_topology::TransformCosts>(t.clone()).ok());
+        if let Some(t) = transform {
+            println!(
+                "transform [s/B over a copy]: scale {:.3e}  transpose {:.3e}  conjugate {:.3e}",
+                t.scale, t.transpose, t.conjugate
+            );
+        }
         if let Some(path) = &a.svg {
             println!("heatmap: {} ({} B messages)", path.display(), a.bytes);
         }

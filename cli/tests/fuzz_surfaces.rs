@@ -291,6 +291,24 @@ const SAMPLES: &[(&str, bool, &[&str])] = &[
         &["topo", "{D}/cost/calibrated.json"],
     ),
     (
+        "topology/calibrated-4.toml",
+        true,
+        &[
+            "map",
+            "--grid",
+            "2x2",
+            "--machine",
+            "{D}/topology/calibrated-4.toml",
+            "--budget",
+            "0.2",
+        ],
+    ),
+    (
+        "topology/calibrated-4.placement",
+        true,
+        &["topo", "{D}/topology/calibrated-4.toml"],
+    ),
+    (
         "topology/placement-8.txt",
         true,
         &["topo", "{D}/topology/placed.toml"],

@@ -107,3 +107,78 @@ fn more_tasks_than_slots_is_refused_in_one_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// `copr map` on nodes of 4, 4, 2 and 2 slots (a machine file in `SLURM_TASKS_PER_NODE`
+/// form): every export, read back with the library's parsers, launches exactly the
+/// job's ranks on the same nodes, none on a slot its node lacks; a job that fills the
+/// slots also gets an `MPICH_RANK_ORDER` that agrees with its rankfile.
+#[test]
+fn every_export_on_nodes_of_different_sizes_launches_exactly_the_jobs_ranks() {
+    use copr_mapping::{export, MapMachine};
+    let machine = tmp("uneven.toml");
+    std::fs::write(
+        &machine,
+        "nodes = \"nid[01-04]\"\nranks_per_node = \"4(x2),2(x2)\"\n[torus]\ndims = [2, 2]\n",
+    )
+    .unwrap();
+    let m = MapMachine::from_file(&machine).unwrap();
+    assert_eq!((m.slots(), m.used_slots()), (16, 12));
+    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
+    for (grid, ranks) in [("3x3", 9usize), ("3x4", 12)] {
+        let (rf, sh, smpi, js, order) = (
+            tmp(&format!("u{ranks}.rankfile")),
+            tmp(&format!("u{ranks}.slurm")),
+            tmp(&format!("u{ranks}.smpi")),
+            tmp(&format!("u{ranks}.json")),
+            tmp(&format!("u{ranks}.order")),
+        );
+        let mut args = vec![
+            "map".to_string(),
+            "--grid".into(),
+            grid.into(),
+            "--machine".into(),
+            s(&machine),
+            "--budget".into(),
+            "1".into(),
+            "--rankfile".into(),
+            s(&rf),
+            "--slurm-hostfile".into(),
+            s(&sh),
+            "--smpi-hostfile".into(),
+            s(&smpi),
+            "--mapping-json".into(),
+            s(&js),
+        ];
+        if ranks == m.used_slots() {
+            args.extend(["--mpich-rank-order".into(), s(&order)]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = copr(&args);
+        assert!(
+            out.status.success(),
+            "{grid}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let slots = export::parse_rankfile_ranks(&read(&rf), &m).unwrap();
+        assert_eq!(slots.len(), ranks, "{grid}");
+        assert!(slots.iter().all(|&x| m.has_slot(x)), "{grid}: {slots:?}");
+        let nodes: Vec<usize> = slots.iter().map(|&x| m.node_of_slot(x)).collect();
+        let j: export::MappingJson = serde_json::from_str(&read(&js)).unwrap();
+        assert_eq!(export::from_json_ranks(&j).unwrap(), slots, "{grid}");
+        let names = export::node_names(&m);
+        assert_eq!(export::parse_hostfile(&read(&sh), &names).unwrap(), nodes);
+        let smpi_names = copr_mapping::simgrid::smpi_host_names(&m);
+        assert_eq!(
+            export::parse_hostfile(&read(&smpi), &smpi_names).unwrap(),
+            nodes
+        );
+        if ranks == m.used_slots() {
+            let by_slot = export::parse_mpich_rank_order(&read(&order), ranks).unwrap();
+            let present: Vec<usize> = (0..m.slots()).filter(|&x| m.has_slot(x)).collect();
+            for (i, &x) in present.iter().enumerate() {
+                assert_eq!(slots[by_slot.inverse()[i]], x, "{grid}: slot {x}");
+            }
+        }
+    }
+}

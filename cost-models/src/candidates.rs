@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use copr_topology::{InterNode, LinkCost, Machine};
 
-use crate::models::CostModel;
 #[cfg(doc)]
-use crate::models::SolverHints;
+use crate::model::SolverHints;
+use crate::model::{CostModel, ProcessGroups};
 use crate::package::Package;
 
 /// `C(x, y) = Σ_i w(i, y, S[i][x])`: what the packages `incoming = [(i, S[i][x])]` of a
@@ -54,73 +54,6 @@ pub(crate) fn pair_free_candidates(
         out.push((y, c));
     }
     Some(remote_total)
-}
-
-/// A partition of the processes into groups (for a machine: its nodes), for
-/// [`SolverHints::add_group_bounds`]: lower bounds per group rather than one per row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessGroups {
-    start: Vec<usize>,
-    ranks: Vec<u32>,
-    group: Vec<u32>,
-}
-
-impl ProcessGroups {
-    /// The groups of `group_of[y]` (process `y` in group `group_of[y]`), `groups` of them.
-    ///
-    /// # Panics
-    /// If a group index is `>= groups`.
-    pub fn new(group_of: Vec<u32>, groups: usize) -> Self {
-        let mut start = vec![0usize; groups + 1];
-        for &g in &group_of {
-            start[g as usize + 1] += 1;
-        }
-        for g in 0..groups {
-            start[g + 1] += start[g];
-        }
-        let mut fill = start.clone();
-        let mut ranks = vec![0u32; group_of.len()];
-        for (y, &g) in group_of.iter().enumerate() {
-            ranks[fill[g as usize]] = y as u32;
-            fill[g as usize] += 1;
-        }
-        Self {
-            start,
-            ranks,
-            group: group_of,
-        }
-    }
-
-    /// The ranks of a machine by placement node: O(p) counting sort.
-    pub(crate) fn of_machine(m: &Machine) -> Self {
-        let group = (0..m.ranks()).map(|r| m.node_of(r) as u32).collect();
-        Self::new(group, m.placement().num_nodes())
-    }
-
-    /// How many groups.
-    pub fn len(&self) -> usize {
-        self.start.len() - 1
-    }
-
-    /// Whether there are no groups.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// How many processes.
-    pub fn processes(&self) -> usize {
-        self.group.len()
-    }
-
-    /// The processes of group `g`, increasing.
-    pub fn of(&self, g: usize) -> &[u32] {
-        &self.ranks[self.start[g]..self.start[g + 1]]
-    }
-
-    /// The group of process `y`.
-    pub fn group_of(&self, y: usize) -> usize {
-        self.group[y] as usize
-    }
 }
 
 /// The ranks of each node of a machine, by placement node index.

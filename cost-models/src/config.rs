@@ -8,8 +8,9 @@ use copr_topology::{Machine, Origin, TopologyConfig, TopologyError};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CostError, Result};
+use crate::model::CostModel;
 use crate::models::{
-    CostModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, Sum, TransformCost,
+    LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, Sum, TransformCost,
 };
 
 /// The cost configuration file: a weighted mix of models and the topology
@@ -193,6 +194,32 @@ impl Term {
         }
     }
 
+    /// The terms a machine file without `[[terms]]` is priced by: latency +
+    /// bandwidth, plus the machine's `[transform]` costs when it has them (what
+    /// `copr calibrate` measures).
+    ///
+    /// ```
+    /// use copr_cost_models::Term;
+    /// use copr_topology::{TopologyConfig, TransformCosts};
+    /// let mut machine = TopologyConfig::default();
+    /// assert_eq!(Term::of_machine(&machine).len(), 1);
+    /// machine.transform = Some(TransformCosts { transpose: 1e-10, ..Default::default() });
+    /// assert!(matches!(Term::of_machine(&machine)[1], Term::Transform { transpose, .. } if transpose == 1e-10));
+    /// ```
+    pub fn of_machine(machine: &TopologyConfig) -> Vec<Term> {
+        let mut terms = vec![Term::LatencyBandwidth { weight: 1.0 }];
+        if let Some(t) = machine.transform {
+            terms.push(Term::Transform {
+                weight: 1.0,
+                scale: t.scale,
+                transpose: t.transpose,
+                conjugate: t.conjugate,
+                remote_only: false,
+            });
+        }
+        terms
+    }
+
     /// Whether the term needs a topology.
     pub fn needs_topology(&self) -> bool {
         matches!(self, Term::LatencyBandwidth { .. })
@@ -285,6 +312,12 @@ impl CostConfig {
         if let Some(topo) = &self.topology {
             topo.validate(&root.key("topology"))
                 .map_err(|e| CostError::Input(doc.invalid(e)))?;
+            if topo.transform.is_some() {
+                return Err(config(
+                    root.key("topology").key("transform"),
+                    "a cost config prices by its [[terms]]: give the transform costs as a `model = \"transform\"` term (or drop [[terms]] to price the machine by its own costs)".into(),
+                ));
+            }
         }
         if self.topology.is_some() && self.topology_file.is_some() {
             return Err(config(
@@ -324,28 +357,33 @@ impl CostConfig {
             (None, None) => None,
         };
         let machine = topo.map(Arc::new);
-        let mut models: Vec<Box<dyn CostModel>> = Vec::with_capacity(self.terms.len());
-        for (k, t) in self.terms.iter().enumerate() {
-            let m = t.model(machine.as_ref()).ok_or_else(|| CostError::Config {
-                origin: Origin::none(),
-                field: format!("terms[{k}].model"),
-                message: "this model needs a topology".into(),
-            })?;
-            models.push(if t.weight() == 1.0 {
-                m
-            } else {
-                Box::new(Scaled::new(t.weight(), m)?)
-            });
-        }
-        let model: Box<dyn CostModel> = if models.len() == 1 {
-            models
-                .pop()
-                .unwrap_or_else(|| Box::new(Sum::<Box<dyn CostModel>>::default()))
-        } else {
-            Box::new(Sum::new(models))
-        };
+        let model = sum_of(&self.terms, machine.as_ref())?;
         Ok(CostSetup { model, machine })
     }
+}
+
+/// The weighted sum of `terms` (one term alone is not wrapped).
+fn sum_of(terms: &[Term], machine: Option<&Arc<Machine>>) -> Result<Box<dyn CostModel>> {
+    let mut models: Vec<Box<dyn CostModel>> = Vec::with_capacity(terms.len());
+    for (k, t) in terms.iter().enumerate() {
+        let m = t.model(machine).ok_or_else(|| CostError::Config {
+            origin: Origin::none(),
+            field: format!("terms[{k}].model"),
+            message: "this model needs a topology".into(),
+        })?;
+        models.push(if t.weight() == 1.0 {
+            m
+        } else {
+            Box::new(Scaled::new(t.weight(), m)?)
+        });
+    }
+    Ok(if models.len() == 1 {
+        models
+            .pop()
+            .unwrap_or_else(|| Box::new(Sum::<Box<dyn CostModel>>::default()))
+    } else {
+        Box::new(Sum::new(models))
+    })
 }
 
 /// Reads a cost configuration file and builds its model.
@@ -375,15 +413,9 @@ pub fn load_setup(path: &Path, ranks: Option<usize>) -> Result<CostSetup> {
     let format = Format::from_path(path);
     let keys = copr_topology::document_keys(&text, format);
     if !keys.is_empty() && !keys.iter().any(|k| k == "terms") {
-        let machine = copr_topology::MachineFile::read(path)?.build(ranks)?;
-        let machine = Arc::new(machine);
-        let model = Term::LatencyBandwidth { weight: 1.0 }
-            .model(Some(&machine))
-            .ok_or_else(|| CostError::Config {
-                origin: Origin::file(path),
-                field: "terms".into(),
-                message: "latency-bandwidth needs a topology".into(),
-            })?;
+        let file = copr_topology::MachineFile::read(path)?;
+        let machine = Arc::new(file.build(ranks)?);
+        let model = sum_of(&Term::of_machine(&file.config), Some(&machine))?;
         return Ok(CostSetup {
             model,
             machine: Some(machine),

@@ -33,14 +33,16 @@
 mod candidates;
 mod config;
 mod error;
+mod model;
 mod models;
 mod package;
 
-pub use candidates::{delivered_cost, ProcessGroups};
+pub use candidates::delivered_cost;
 pub use config::{load, load_setup, CostConfig, CostSetup, Term};
 pub use error::{CostError, Result};
+pub use model::{CostModel, ProcessGroups, SolverHints};
 pub use models::{
-    CostModel, FnModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, SolverHints,
-    Sum, TransformCost, DEFAULT_CONJUGATE_COST, DEFAULT_SCALE_COST, DEFAULT_TRANSPOSE_COST,
+    FnModel, LatencyBandwidth, LocalityPenalty, LocallyFreeVolume, Scaled, Sum, TransformCost,
+    DEFAULT_CONJUGATE_COST, DEFAULT_SCALE_COST, DEFAULT_TRANSPOSE_COST,
 };
 pub use package::{BlockFacts, Locality, Package, TransformBytes};

@@ -9,10 +9,12 @@
 //!
 //! The machine comes from the environment (copr's `MachineSource::from_env`): a
 //! machine file named by `COPR_MACHINE` (as `copr map --machine` reads; the ranks on
-//! its slots in order), a placement file named by `COPR_PLACEMENT` (`rank node` lines
-//! for the ranks of `MPI_COMM_WORLD`), `COPR_EMULATE_NODE_SIZE=k` (`k` consecutive
-//! ranks of `MPI_COMM_WORLD` per node, to try it on one host), or else the nodes the
-//! ranks run on (`MPI_Comm_split_type`, shared memory). Inside found or emulated nodes,
+//! its slots in order, and a file with more slots than ranks keeps the last ones
+//! empty), a placement file named by `COPR_PLACEMENT` (`rank node` lines for the ranks
+//! of `MPI_COMM_WORLD`), `COPR_EMULATE_NODE_SIZE=k` (`k` consecutive ranks of
+//! `MPI_COMM_WORLD` per node, to try it on one host; or counts per node, `3,2,1`), or
+//! else the nodes the ranks run on (`MPI_Comm_split_type`, shared memory). Nodes may
+//! run different numbers of ranks. Inside found or emulated nodes,
 //! when built with the feature `hwloc` and every rank is bound to its own PU
 //! (`mpirun --bind-to core`), the ranks take their node's slots in PU order and the
 //! machine gets hwloc's tree of those PUs, so that the mapping keeps neighbours in a

@@ -182,8 +182,9 @@ pub enum MachineError {
         /// Its slots.
         slots: usize,
     },
-    /// A placement whose nodes run different numbers of ranks.
-    #[error("placement: node `{first}` runs {first_ranks} ranks but node `{node}` runs {ranks}; mapping needs the same number of ranks on every node")]
+    /// A placement with PUs whose nodes run different numbers of ranks (a node tree
+    /// needs the same number of ranks on every node; without PUs nodes may differ).
+    #[error("placement: node `{first}` runs {first_ranks} ranks but node `{node}` runs {ranks}; a tree inside the nodes needs the same number of ranks on every node")]
     UnevenNodes {
         /// The first node's name.
         first: String,
@@ -384,6 +385,18 @@ pub enum ExportError {
         /// Its node (`?` if none is given).
         node: String,
     },
+    /// Two ranks on one slot.
+    #[error("{format}: ranks {first} and {second} are both on slot {slot}")]
+    SharedSlot {
+        /// The format.
+        format: Format,
+        /// The lower rank.
+        first: usize,
+        /// The other rank.
+        second: usize,
+        /// The slot.
+        slot: usize,
+    },
     /// A rank in a slot beyond the machine's.
     #[error("{format}: rank {rank} is in slot {slot}, the machine has {slots} slots")]
     SlotOutOfRange {
@@ -503,13 +516,37 @@ pub enum MpiError {
         /// Ranks placed.
         placed: usize,
     },
-    /// `COPR_EMULATE_NODE_SIZE` that is not a count >= 1.
-    #[error("{variable}={value}: expected a number of ranks per node >= 1")]
+    /// `COPR_EMULATE_NODE_SIZE` that is neither a count >= 1 nor a list of them.
+    #[error("{variable}={value}: expected a number of ranks per node >= 1, or a count per node (`3,2,1`, `4(x2),1`) each >= 1")]
     EmulatedNodeSize {
         /// The environment variable.
         variable: &'static str,
         /// Its value.
         value: String,
+    },
+    /// Emulated node sizes that place fewer ranks than `MPI_COMM_WORLD` has.
+    #[error("{variable}={value}: the emulated nodes hold {placed} ranks but MPI_COMM_WORLD rank {world_rank} is in the communicator")]
+    EmulatedRanks {
+        /// The environment variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// Ranks the nodes hold.
+        placed: usize,
+        /// The world rank beyond them.
+        world_rank: usize,
+    },
+    /// A mapping that puts a task of the job on a slot no rank runs on.
+    #[error(
+        "the mapping puts task {task} of the job's {ranks} on slot {slot}, where no rank runs"
+    )]
+    TaskOnEmptySlot {
+        /// The task.
+        task: usize,
+        /// The job's ranks.
+        ranks: usize,
+        /// The slot.
+        slot: usize,
     },
     /// Another rank failed a step of a collective call.
     #[error("rank {rank} {what}")]
@@ -525,8 +562,8 @@ pub enum MpiError {
         /// The first rank that differs.
         rank: usize,
     },
-    /// A machine file whose slots are not the communicator's ranks.
-    #[error("{}: {slots} slots ({nodes} nodes x {ranks_per_node} ranks) but the communicator has {ranks} ranks", .file.display())]
+    /// A machine file with fewer slots than the communicator has ranks.
+    #[error("{}: {slots} slots ({nodes} nodes of up to {ranks_per_node} ranks) but the communicator has {ranks} ranks", .file.display())]
     FileSlots {
         /// The machine file.
         file: PathBuf,

@@ -45,11 +45,46 @@ pub fn rankfile_ranks(m: &MapMachine, map: &Perm, ranks: usize) -> String {
 ///
 /// # Errors
 /// [`ExportError`] with the line for malformed lines, unknown hosts, cores beyond
-/// the node's slots, repeated or missing ranks.
+/// the node's slots, repeated or missing ranks (every slot of `m` must hold a rank;
+/// [`parse_rankfile_ranks`] reads a job that leaves slots empty).
 pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
+    let slots = parse_rankfile_ranks(text, m)?;
+    if slots.len() < m.slots() {
+        return Err(ExportError::MissingRank {
+            format: Format::Rankfile,
+            rank: slots.len(),
+        }
+        .into());
+    }
+    Perm::from_forward(slots)
+}
+
+/// Reads an Open MPI rankfile of a job of any size back: the slot of every rank
+/// (`node·ranks_per_node + core`), for ranks `0..n`, `n` the number of lines; as
+/// [`rankfile_ranks`] writes it for a job that leaves slots empty.
+///
+/// ```
+/// use copr_mapping::{export, MapMachine, Perm};
+/// let mut m = MapMachine::flat(2, 2).unwrap().with_slot_counts(vec![2, 1]).unwrap();
+/// m.set_node_names(vec!["a".into(), "b".into()]).unwrap();
+/// // 2 ranks on a machine of 3 slots: slot 1 stays empty
+/// let text = export::rankfile_ranks(&m, &Perm::from_forward(vec![2, 0, 1, 3]).unwrap(), 2);
+/// assert_eq!(text, "rank 0=b slot=0\nrank 1=a slot=0\n");
+/// assert_eq!(export::parse_rankfile_ranks(&text, &m).unwrap(), [2, 0]);
+/// // core 1 of node b does not exist
+/// assert!(export::parse_rankfile_ranks("rank 0=b slot=1\n", &m).is_err());
+/// ```
+///
+/// # Errors
+/// [`ExportError`] with the line for malformed lines, unknown hosts, cores beyond
+/// the node's slots, ranks beyond the machine's slots or repeated; for a rank below
+/// the highest that is missing, and for two ranks on one slot.
+pub fn parse_rankfile_ranks(text: &str, m: &MapMachine) -> Result<Vec<usize>> {
     let rpn = m.ranks_per_node();
     let names = name_index(m);
     let mut fwd = vec![usize::MAX; m.slots()];
+    let mut holder = vec![usize::MAX; m.slots()];
+    let mut ranks = 0;
     for (i, line) in text.lines().enumerate() {
         let l = line.split('#').next().unwrap_or("").trim();
         if l.is_empty() {
@@ -77,8 +112,21 @@ pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
         if r >= fwd.len() || core >= m.slot_count(node) || fwd[r] != usize::MAX {
             return Err(bad("rank out of range or repeated, or slot beyond the node").into());
         }
-        fwd[r] = node * rpn + core;
+        let s = node * rpn + core;
+        if holder[s] != usize::MAX {
+            return Err(ExportError::SharedSlot {
+                format: Format::Rankfile,
+                first: holder[s].min(r),
+                second: holder[s].max(r),
+                slot: s,
+            }
+            .into());
+        }
+        holder[s] = r;
+        fwd[r] = s;
+        ranks = ranks.max(r + 1);
     }
+    fwd.truncate(ranks);
     if let Some(r) = fwd.iter().position(|&s| s == usize::MAX) {
         return Err(ExportError::MissingRank {
             format: Format::Rankfile,
@@ -86,7 +134,7 @@ pub fn parse_rankfile(text: &str, m: &MapMachine) -> Result<Perm> {
         }
         .into());
     }
-    Perm::from_forward(fwd)
+    Ok(fwd)
 }
 
 /// `MPICH_RANK_ORDER`: the rank on each slot, in slot order, comma-separated with runs
@@ -273,7 +321,8 @@ pub fn to_json(strategy: &str, m: &MapMachine, map: &Perm) -> MappingJson {
 }
 
 /// [`to_json`] of the first `ranks` ranks only (see [`rankfile_ranks`]); such a
-/// mapping names fewer slots than the machine has, and [`from_json`] refuses it.
+/// mapping names fewer slots than the machine has: [`from_json`] refuses it,
+/// [`from_json_ranks`] reads it.
 ///
 /// # Panics
 /// If `ranks > map.len()`.
@@ -288,26 +337,60 @@ pub fn to_json_ranks(strategy: &str, m: &MapMachine, map: &Perm, ranks: usize) -
 ///
 /// # Errors
 /// [`ExportError`] if the slots are not a permutation or disagree with the node
-/// names.
+/// names ([`from_json_ranks`] reads a job that leaves slots empty).
 pub fn from_json(j: &MappingJson) -> Result<Perm> {
-    let p = Perm::from_forward(j.slot_of_rank.clone())?;
+    Perm::from_forward(from_json_ranks(j)?)
+}
+
+/// Reads the JSON form of a job of any size back ([`to_json_ranks`]): the slot of
+/// every rank.
+///
+/// # Errors
+/// [`ExportError`] if the lists differ in length, a slot is beyond the nodes', two
+/// ranks share a slot, or a slot's node disagrees with the rank's node name.
+pub fn from_json_ranks(j: &MappingJson) -> Result<Vec<usize>> {
+    let rpn = j.ranks_per_node.max(1);
+    let slots = j.nodes.len().saturating_mul(rpn);
+    if j.node_of_rank.len() != j.slot_of_rank.len() {
+        return Err(ExportError::Entries {
+            format: Format::MappingJson,
+            entries: j.node_of_rank.len(),
+            ranks: j.slot_of_rank.len(),
+        }
+        .into());
+    }
+    let mut holder = std::collections::HashMap::with_capacity(j.slot_of_rank.len());
     for (r, &s) in j.slot_of_rank.iter().enumerate() {
-        let node = s / j.ranks_per_node.max(1);
-        if j.nodes.get(node) != j.node_of_rank.get(r) {
+        if s >= slots {
+            return Err(ExportError::SlotOutOfRange {
+                format: Format::MappingJson,
+                rank: r,
+                slot: s,
+                slots,
+            }
+            .into());
+        }
+        if let Some(&q) = holder.get(&s) {
+            return Err(ExportError::SharedSlot {
+                format: Format::MappingJson,
+                first: q,
+                second: r,
+                slot: s,
+            }
+            .into());
+        }
+        holder.insert(s, r);
+        if j.nodes.get(s / rpn) != j.node_of_rank.get(r) {
             return Err(ExportError::SlotNode {
                 format: Format::MappingJson,
                 rank: r,
                 slot: s,
-                node: j
-                    .node_of_rank
-                    .get(r)
-                    .map_or("?", String::as_str)
-                    .to_string(),
+                node: j.node_of_rank[r].clone(),
             }
             .into());
         }
     }
-    Ok(p)
+    Ok(j.slot_of_rank.clone())
 }
 
 fn name_index(m: &MapMachine) -> std::collections::HashMap<String, usize> {

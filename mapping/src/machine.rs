@@ -328,76 +328,38 @@ impl MapMachine {
         Ok(m)
     }
 
+    /// The short form: every node of the machine with its slots, built as every
+    /// command builds them ([`TopologyConfig::short_form_nodes`]) and viewed as
+    /// [`MapMachine::view`] views a long-form machine's nodes.
     fn short_form(cfg: &TopologyConfig, base: &Path) -> Result<Self> {
         let intra = cfg.build_intra(base)?;
         let pus = intra.as_ref().and_then(IntraNode::num_pus);
-        let names = cfg.node_names()?;
-        let counts = |n: usize| -> Result<Vec<usize>> { Ok(cfg.slot_counts(n, pus)?) };
-        let mut m = if let Some(tc) = &cfg.torus {
-            let params = tc.params();
-            let torus = match &tc.coords {
-                Some(c) => Torus::from_coords_file(params, &files::resolve(base, c))?,
-                None => {
-                    let n = params.dims.iter().fold(1u128, |a, &d| a * u128::from(d));
-                    let first = match &cfg.ranks_per_node {
-                        Some(SlotCounts::Each(k)) => *k,
-                        _ => pus.unwrap_or(1),
-                    };
-                    check_slots(n, first)?;
-                    Torus::full(params)?
-                }
+        // refuse a machine too large to hold before building its nodes
+        if let Some(tc) = cfg.torus.as_ref().filter(|t| t.coords.is_none()) {
+            let n = tc.dims.iter().fold(1u128, |a, &d| a * u128::from(d));
+            let first = match &cfg.ranks_per_node {
+                Some(SlotCounts::Each(k)) => *k,
+                _ => pus.unwrap_or(1),
             };
-            let c = counts(torus.num_nodes())?;
-            Self::torus(torus, c[0])?.with_slot_counts(c)?
-        } else if let Some(nd) = &cfg.network {
-            let path = files::resolve(base, &nd.file);
-            let net = Network::from_file(&path)?;
-            let hosts = match &nd.hosts {
-                None => None,
-                Some(h) => {
-                    let list = h.expand().map_err(|e| {
-                        Error::Topology(Box::new(TopologyError::Parse {
-                            origin: copr_topology::Origin::none(),
-                            field: "network.hosts".into(),
-                            message: e.to_string(),
-                        }))
-                    })?;
-                    let index: std::collections::HashMap<&str, usize> = (0..net.num_hosts())
-                        .map(|k| (net.host_name(k), k))
-                        .collect();
-                    let mut idx = Vec::with_capacity(list.len());
-                    for name in &list {
-                        idx.push(*index.get(name.as_str()).ok_or_else(|| {
-                            Error::from(MachineError::NotAHost {
-                                field: "network.hosts",
-                                name: name.clone(),
-                            })
-                        })?);
-                    }
-                    Some(idx)
-                }
-            };
-            let n = hosts.as_ref().map_or(net.num_hosts(), Vec::len);
-            let c = counts(n)?;
-            Self::network(net, hosts, nd.bandwidth_model, c[0])
-                .map_err(|e| e.in_file(&path))?
-                .with_slot_counts(c)?
-        } else {
-            let f = cfg.flat.as_ref().map_or(1, |f| f.nodes);
-            if f > super::MAX_TASKS {
-                return Err(MachineError::TooManyNodes {
-                    field: "flat.nodes",
-                    nodes: f,
-                    max: super::MAX_TASKS,
-                }
-                .into());
-            }
-            let c = counts(f)?;
-            Self::flat(f, c[0])?.with_slot_counts(c)?
-        };
-        if let Some(n) = names {
-            m.set_node_names(n)?;
+            check_slots(n, first)?;
         }
+        if let Some(f) = cfg.flat.as_ref().filter(|f| f.nodes > super::MAX_TASKS) {
+            return Err(MachineError::TooManyNodes {
+                field: "flat.nodes",
+                nodes: f.nodes,
+                max: super::MAX_TASKS,
+            }
+            .into());
+        }
+        let (inter, names) = cfg.short_form_nodes(base)?;
+        let counts = cfg.slot_counts(names.len(), pus)?;
+        let mut m = Self::over(Some(&inter), names, counts).map_err(|e| {
+            match &cfg.network {
+                // a network's own errors (no path between two hosts) name its file
+                Some(n) => e.in_file(&files::resolve(base, &n.file)),
+                None => e,
+            }
+        })?;
         if let Some(intra) = intra {
             match intra {
                 IntraNode::Tree(t) => m = m.with_node_tree(t)?,
@@ -451,10 +413,26 @@ impl MapMachine {
     /// anything else flat.
     fn view(m: &copr_topology::Machine, counts: Vec<usize>) -> Result<Self> {
         let names = m.placement().node_names().to_vec();
+        let sub;
+        let inter = match m.inter() {
+            Some(InterNode::Torus(t)) => {
+                sub = InterNode::Torus(sub_torus(t, &names)?);
+                Some(&sub)
+            }
+            other => other,
+        };
+        Self::over(inter, names, counts)
+    }
+
+    /// Nodes `names` (in machine order) with `counts[k]` slots on node `k`, joined by
+    /// `inter`: a torus whose node `k` is node `k` here, routed by dimension order; a
+    /// network graph, routed by its cheapest paths between the hosts named; anything
+    /// else flat.
+    fn over(inter: Option<&InterNode>, names: Vec<String>, counts: Vec<usize>) -> Result<Self> {
         let most = counts.iter().copied().max().unwrap_or(1).max(1);
         check_slots(names.len() as u128, most)?;
-        let mm = match m.inter() {
-            Some(InterNode::Torus(t)) => Self::torus(sub_torus(t, &names)?, most)?,
+        let mm = match inter {
+            Some(InterNode::Torus(t)) => Self::torus(t.clone(), most)?,
             Some(InterNode::Network(nc)) => {
                 let hosts = names
                     .iter()
@@ -870,18 +848,6 @@ fn dim_name(d: usize) -> String {
         1 => "y".into(),
         2 => "z".into(),
         _ => format!("d{d}"),
-    }
-}
-
-/// A TOML error as the other inputs report it: `line N: message`, on one line.
-pub(crate) fn toml_detail(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
-    match e.span() {
-        Some(span) => format!(
-            "line {}: {message}",
-            copr_topology::files::line_of_offset(text, span.start)
-        ),
-        None => message,
     }
 }
 

@@ -293,7 +293,7 @@ pub fn hop_bytes_bound(p: &Pattern, m: &MapMachine) -> u128 {
 /// `Σ c_i = a`, and a node of `c` cells sends at least `f(c)` bytes out
 /// ([`grid_node_bound`]), so `HB ≥ Σ f(c_i) ≥ a · min_{1 ≤ c ≤ k} f(c)/c`. 0 otherwise.
 fn active_grid_bound(p: &Pattern, m: &MapMachine) -> u128 {
-    let Some((ids, h)) = super::padded::active_grid(p) else {
+    let Some((ids, h)) = super::recognise::active_grid(p) else {
         return 0;
     };
     if m.nodes() <= 1 {

@@ -230,12 +230,17 @@ pub fn discover_nodes<C: Communicator>(comm: &C) -> Result<Vec<String>> {
 ///
 /// Returns `(machine, slot_of_rank)`:
 /// - `machine` is [`MapMachine::flat`]`(nodes, k)` with the placement's node names, nodes
-///   numbered in order of first appearance in rank order (so node 0 holds rank 0), and
-///   `k` ranks on every node;
+///   numbered in order of first appearance in rank order (so node 0 holds rank 0), `k`
+///   the most ranks any node runs, and each node with as many slots as it runs ranks
+///   ([`MapMachine::with_slot_counts`]: nodes that run fewer than `k` miss their last
+///   slots);
 /// - `slot_of_rank.apply(r)` is the slot of rank `r`: `node·k + i` where `i` counts the
-///   ranks of lower number on the same node (PUs in the placement are not used). It is
-///   the identity exactly when the ranks were placed packed (ranks `0..k` on the first
-///   node, and so on).
+///   ranks of lower number on the same node (PUs in the placement are not used). Its
+///   entries after the ranks are the missing slots, in slot order, as
+///   [`MapMachine::slots_of`] gives them, so that it is a permutation of
+///   `machine.slots()` (a pattern padded to that many tasks maps onto it; see
+///   [`map_to_job_ranks`]). It is the identity exactly when the ranks were placed
+///   packed (ranks `0..k` on the first node, and so on) on nodes of equal size.
 ///
 /// ```
 /// use copr_mapping::mpi::machine_from_placement;
@@ -245,34 +250,27 @@ pub fn discover_nodes<C: Communicator>(comm: &C) -> Result<Vec<String>> {
 /// let (m, slot) = machine_from_placement(&pl).unwrap();
 /// assert_eq!((m.nodes(), m.ranks_per_node(), m.node_name(1)), (2, 2, "b"));
 /// assert_eq!(slot.forward(), [0, 2, 1, 3]);
+/// // nodes of 2 and 1 ranks: slot 3 (core 1 of node b) is missing
+/// let pl = Placement::parse("0 a\n1 b\n2 a\n", None).unwrap();
+/// let (m, slot) = machine_from_placement(&pl).unwrap();
+/// assert_eq!((m.slots(), m.used_slots(), m.slot_count(1)), (4, 3, 1));
+/// assert_eq!(slot.forward(), [0, 2, 1, 3]);
 /// ```
 ///
 /// # Errors
-/// [`MachineError`] if the nodes hold different numbers of ranks (naming two of
-/// them), or a node name is not usable in launcher files (whitespace).
+/// [`MachineError`] if a node name is not usable in launcher files (whitespace), or
+/// the placement places no rank.
 pub fn machine_from_placement(placement: &Placement) -> Result<(MapMachine, Perm)> {
     let counts = placement.ranks_per_node();
-    let k = counts.first().copied().unwrap_or(0);
-    if let Some((n, &c)) = counts.iter().enumerate().find(|(_, &c)| c != k) {
-        return Err(MachineError::UnevenNodes {
-            first: placement.node_name(0).to_string(),
-            first_ranks: k,
-            node: placement.node_name(n).to_string(),
-            ranks: c,
-        }
-        .into());
-    }
-    let mut machine = MapMachine::flat(placement.num_nodes(), k)?;
+    let most = counts.iter().copied().max().unwrap_or(0);
+    let mut machine = MapMachine::flat(placement.num_nodes(), most)?;
     machine.set_node_names(placement.node_names().to_vec())?;
-    let mut next = vec![0usize; placement.num_nodes()];
-    let fwd = (0..placement.ranks())
-        .map(|r| {
-            let n = placement.node_of(r);
-            next[n] += 1;
-            n * k + next[n] - 1
-        })
+    let machine = machine.with_slot_counts(counts)?;
+    let names: Vec<&str> = (0..placement.ranks())
+        .map(|r| placement.node_name(placement.node_of(r)))
         .collect();
-    Ok((machine, Perm::from_forward(fwd)?))
+    let slot = machine.slots_of(&names)?;
+    Ok((machine, slot))
 }
 
 /// The machine a placement with PUs describes, inside every node the tree `tree` of
@@ -299,8 +297,9 @@ pub fn machine_from_placement(placement: &Placement) -> Result<(MapMachine, Perm
 /// ```
 ///
 /// # Errors
-/// As [`machine_from_placement`], and [`MachineError`] if a rank has no PU, two
-/// ranks of a node share one, or a node's PUs differ in shape from node 0's;
+/// As [`machine_from_placement`], and [`MachineError`] if the nodes run different
+/// numbers of ranks, a rank has no PU, two ranks of a node share one, or a node's PUs
+/// differ in shape from node 0's;
 /// [`Error::Topology`] if a PU is not one of `tree`'s.
 pub fn machine_from_bound_placement(
     placement: &Placement,
@@ -308,6 +307,16 @@ pub fn machine_from_bound_placement(
 ) -> Result<(MapMachine, Perm)> {
     let (machine, by_rank) = machine_from_placement(placement)?;
     let (n, k) = (machine.nodes(), machine.ranks_per_node());
+    let c0 = machine.slot_count(0);
+    if let Some(node) = (0..n).find(|&node| machine.slot_count(node) != c0) {
+        return Err(MachineError::UnevenNodes {
+            first: placement.node_name(0).to_string(),
+            first_ranks: c0,
+            node: placement.node_name(node).to_string(),
+            ranks: machine.slot_count(node),
+        }
+        .into());
+    }
     // the ranks of every node, by their slot in rank order
     let mut ranks_of = vec![0usize; n * k];
     for r in 0..placement.ranks() {
@@ -416,13 +425,59 @@ pub fn map_to_ranks(map: &Perm, slot_of_rank: &Perm) -> Result<Perm> {
     Ok(slot_of_rank.inverted().compose(map))
 }
 
+/// The mapping `map` (task → slot, over all of a machine's slots, the job's tasks
+/// first as in a pattern padded with empty tasks) as task → rank of a communicator of
+/// `ranks` ranks that sit on the slots `slot_of_rank` (rank → slot, the entries after
+/// the ranks being the slots no rank runs on, as [`machine_from_placement`] and
+/// [`machine_of`] return it): task `t < ranks` goes to the rank on slot `map.apply(t)`.
+/// The result has `ranks` entries; pass it to [`reorder`] or [`cart_create`]. When
+/// `ranks == map.len()` it is [`map_to_ranks`]. Not collective.
+///
+/// ```
+/// use copr_mapping::mpi::map_to_job_ranks;
+/// use copr_mapping::Perm;
+/// // 3 ranks on slots 0, 2, 1; slot 3 holds no rank
+/// let slot = Perm::from_forward(vec![0, 2, 1, 3]).unwrap();
+/// let map = Perm::from_forward(vec![2, 0, 1, 3]).unwrap();
+/// assert_eq!(map_to_job_ranks(&map, &slot, 3).unwrap().forward(), [1, 0, 2]);
+/// // task 2 on slot 3, where no rank runs
+/// let bad = Perm::from_forward(vec![2, 0, 3, 1]).unwrap();
+/// assert!(map_to_job_ranks(&bad, &slot, 3).is_err());
+/// ```
+///
+/// # Errors
+/// [`MpiError`] if the lengths differ, `ranks` exceeds them, or a task of the job is
+/// on a slot no rank runs on.
+pub fn map_to_job_ranks(map: &Perm, slot_of_rank: &Perm, ranks: usize) -> Result<Perm> {
+    let all = map_to_ranks(map, slot_of_rank)?;
+    if ranks > all.len() {
+        return Err(MpiError::MappingForPlaced {
+            tasks: all.len(),
+            placed: ranks,
+        }
+        .into());
+    }
+    if let Some(t) = (0..ranks).find(|&t| all.apply(t) >= ranks) {
+        return Err(MpiError::TaskOnEmptySlot {
+            task: t,
+            ranks,
+            slot: map.apply(t),
+        }
+        .into());
+    }
+    Perm::from_forward(all.forward()[..ranks].to_vec())
+}
+
 /// Where [`machine_of`] finds the machine a communicator runs on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MachineSource {
-    /// A machine file ([`MapMachine::from_file`]) with exactly as many slots as the
-    /// communicator has ranks; rank `r` of the communicator sits on slot `r` (the
-    /// launcher's packed order).
+    /// A machine file ([`MapMachine::from_file`]) with at least as many slots as the
+    /// communicator has ranks (nodes may have different slot counts). The ranks fill
+    /// the slots in the launcher's packed order: rank `r` sits on the `r`-th slot the
+    /// nodes have, in node order. With more slots than ranks the last nodes keep
+    /// empty slots, and the mapper sees every node with the slots its ranks fill (the
+    /// ranks of a running job cannot move to an empty slot).
     File(PathBuf),
     /// A placement file (`rank node [pu]` per line, as [`Placement::from_file`] reads)
     /// that places the ranks of `MPI_COMM_WORLD`; the communicator's ranks are looked
@@ -432,6 +487,11 @@ pub enum MachineSource {
     /// mappings on one host), each like this host inside (as for
     /// [`MachineSource::Discover`]).
     EmulatedNodes(usize),
+    /// Emulated nodes of the given sizes: node `k` holds the next `counts[k]`
+    /// consecutive ranks of `MPI_COMM_WORLD` (as `SLURM_TASKS_PER_NODE` says, e.g.
+    /// 3, 2 and 1 ranks), each like this host inside; the counts may hold more ranks
+    /// than the job has (the last nodes then run fewer, or none).
+    EmulatedCounts(Vec<usize>),
     /// The nodes the ranks run on, found with `MPI_Comm_split_type` (shared memory).
     ///
     /// Inside the nodes, with the feature `hwloc`: when every rank is bound to a PU
@@ -450,7 +510,9 @@ impl MachineSource {
     /// Environment variable naming a placement file ([`MachineSource::Placement`]).
     pub const ENV_PLACEMENT: &'static str = "COPR_PLACEMENT";
     /// Environment variable giving the ranks per emulated node
-    /// ([`MachineSource::EmulatedNodes`]).
+    /// ([`MachineSource::EmulatedNodes`]), or the ranks of each emulated node in
+    /// `SLURM_TASKS_PER_NODE` syntax (`3,2,1`, `4(x2),1`:
+    /// [`MachineSource::EmulatedCounts`]).
     pub const ENV_EMULATE: &'static str = "COPR_EMULATE_NODE_SIZE";
 
     /// The source the environment names, the first set of `COPR_MACHINE`,
@@ -458,7 +520,8 @@ impl MachineSource {
     /// [`MachineSource::Discover`] when none is.
     ///
     /// # Errors
-    /// [`MpiError`] if `COPR_EMULATE_NODE_SIZE` is not an integer >= 1.
+    /// [`MpiError`] if `COPR_EMULATE_NODE_SIZE` is neither an integer >= 1 nor a list
+    /// of counts >= 1.
     pub fn from_env() -> Result<Self> {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         if let Some(f) = var(Self::ENV_MACHINE) {
@@ -469,13 +532,23 @@ impl MachineSource {
         }
         if let Some(k) = var(Self::ENV_EMULATE) {
             let text = k.to_string_lossy();
-            return match text.trim().parse::<usize>() {
-                Ok(k) if k >= 1 => Ok(Self::EmulatedNodes(k)),
-                _ => Err(MpiError::EmulatedNodeSize {
+            let bad = || {
+                Error::from(MpiError::EmulatedNodeSize {
                     variable: Self::ENV_EMULATE,
-                    value: text.into_owned(),
-                }
-                .into()),
+                    value: text.to_string(),
+                })
+            };
+            let t = text.trim();
+            if let Ok(k) = t.parse::<usize>() {
+                return if k >= 1 {
+                    Ok(Self::EmulatedNodes(k))
+                } else {
+                    Err(bad())
+                };
+            }
+            return match copr_topology::expand_tasks_per_node(t) {
+                Ok(c) if !c.is_empty() && c.iter().all(|&k| k >= 1) => Ok(Self::EmulatedCounts(c)),
+                _ => Err(bad()),
             };
         }
         Ok(Self::Discover)
@@ -487,6 +560,10 @@ impl MachineSource {
             Self::File(f) => format!("machine file {}", f.display()),
             Self::Placement(f) => format!("placement file {}", f.display()),
             Self::EmulatedNodes(k) => format!("emulated nodes of {k} ranks"),
+            Self::EmulatedCounts(c) => format!(
+                "emulated nodes of {} ranks",
+                c.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+            ),
             Self::Discover => "nodes found at run time".into(),
         }
     }
@@ -675,18 +752,18 @@ fn machine_and_inside<C: Communicator>(
     }
     let local = match source {
         MachineSource::File(f) => MapMachine::from_file_for(f, Some(p)).and_then(|m| {
-            if m.slots() == p {
-                Ok((m, Perm::identity(p), None))
-            } else {
-                Err(MpiError::FileSlots {
+            if m.used_slots() < p {
+                return Err(MpiError::FileSlots {
                     file: f.clone(),
-                    slots: m.slots(),
+                    slots: m.used_slots(),
                     nodes: m.nodes(),
                     ranks_per_node: m.ranks_per_node(),
                     ranks: p,
                 }
-                .into())
+                .into());
             }
+            let (m, slot) = packed_fill(m, p)?;
+            Ok((m, slot, None))
         }),
         MachineSource::Placement(f) => {
             let world = world_ranks(comm);
@@ -710,6 +787,39 @@ fn machine_and_inside<C: Communicator>(
             let keys: Vec<u64> = world.iter().map(|&w| (w / k) as u64).collect();
             machine_of_keys(&keys, discover_inside(comm)).map(|(m, s, l)| (m, s, Some(l)))
         }
+        MachineSource::EmulatedCounts(counts) => {
+            let world = world_ranks(comm);
+            // the node of world rank w: the first whose cumulative count exceeds w
+            let ends: Vec<usize> = counts
+                .iter()
+                .scan(0usize, |acc, &c| {
+                    *acc = acc.saturating_add(c);
+                    Some(*acc)
+                })
+                .collect();
+            let placed = ends.last().copied().unwrap_or(0);
+            let inside = discover_inside(comm);
+            match world.iter().find(|&&w| w >= placed) {
+                Some(&w) => Err(MpiError::EmulatedRanks {
+                    variable: MachineSource::ENV_EMULATE,
+                    value: counts
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    placed,
+                    world_rank: w,
+                }
+                .into()),
+                None => {
+                    let keys: Vec<u64> = world
+                        .iter()
+                        .map(|&w| ends.partition_point(|&e| e <= w) as u64)
+                        .collect();
+                    machine_of_keys(&keys, inside).map(|(m, s, l)| (m, s, Some(l)))
+                }
+            }
+        }
         MachineSource::Discover => {
             // the lowest rank of comm on each node names the node
             let node = comm.split_shared(comm.rank());
@@ -722,6 +832,31 @@ fn machine_and_inside<C: Communicator>(
         }
     };
     agreed(comm, local, "could not build the machine")
+}
+
+/// The machine `m` with its first `ranks` slots filled in the launcher's packed order
+/// (node by node, each up to its slot count), and the slot of every rank: each node
+/// keeps the slots its ranks fill ([`MapMachine::with_slot_counts`]), and the
+/// permutation lists the ranks' slots, then the slots no rank runs on (as
+/// [`machine_from_placement`] returns it).
+fn packed_fill(m: MapMachine, ranks: usize) -> Result<(MapMachine, Perm)> {
+    let mut left = ranks;
+    let counts: Vec<usize> = (0..m.nodes())
+        .map(|k| {
+            let c = m.slot_count(k).min(left);
+            left -= c;
+            c
+        })
+        .collect();
+    let m = if (0..m.nodes()).all(|k| counts[k] == m.slot_count(k)) {
+        m
+    } else {
+        m.with_slot_counts(counts)?
+    };
+    let slots = (0..m.slots()).filter(|&s| m.has_slot(s));
+    let missing = (0..m.slots()).filter(|&s| !m.has_slot(s));
+    let fwd: Vec<usize> = slots.chain(missing).collect();
+    Ok((m, Perm::from_forward(fwd)?))
 }
 
 /// What [`plan_mapping`] decided, as seen on rank 0 of the communicator.
@@ -756,8 +891,13 @@ pub struct Planned {
 /// of `source`, for the ranks of `comm`.
 ///
 /// The machine is built with [`machine_of`]; rank 0 runs every baseline and the
-/// optimiser ([`super::compare`] with `opts`, as `copr map` does) and broadcasts the
-/// optimiser's mapping, converted to ranks ([`map_to_ranks`]). It is kept only when
+/// optimiser ([`super::compare`] with `opts` and every strategy, as `copr map` does)
+/// and broadcasts the optimiser's mapping, converted to ranks ([`map_to_job_ranks`]).
+/// On nodes that run different numbers of ranks (emulated, placed, found at run time,
+/// or a machine file with more slots than ranks) the pattern is padded to the
+/// machine's slots and the job's tasks are kept on slots ranks run on
+/// ([`super::fit_comparison`]), as `copr map` does for the same machine; the result
+/// is a permutation of exactly the communicator's ranks. It is kept only when
 /// it beats the present order (task `t` on rank `t`) on hop-bytes, or ties on
 /// hop-bytes and beats it on the busiest link's time, or ties on both and beats it
 /// inside the nodes (`Σ bytes·inv_bandwidth` by the level of the node tree two ranks
@@ -814,16 +954,21 @@ pub fn plan_mapping_at_root<C: Communicator>(
                 Some(pt) => Ok(pt),
             }
             .and_then(|pattern| {
-                super::compare(
-                    pattern,
-                    &machine,
-                    &[super::Strategy::Optimised],
-                    opts,
-                    |_| {},
-                )
-                .map(|c| (pattern, c))
+                // nodes with fewer ranks than others: the job's tasks first, then empty
+                // ones on the slots no rank runs on, as `copr map` pads a job smaller
+                // than its machine
+                let pattern = if machine.slots() > p {
+                    std::borrow::Cow::Owned(pattern.padded(machine.slots())?)
+                } else {
+                    std::borrow::Cow::Borrowed(pattern)
+                };
+                let mut c =
+                    super::compare(&pattern, &machine, &super::Strategy::ALL, opts, |_| {})?;
+                super::fit_comparison(&mut c, &pattern, &machine, p)?;
+                Ok((pattern, c))
             })
             .and_then(|(pattern, c)| {
+                let pattern = pattern.as_ref();
                 let row = c
                     .row(super::Strategy::Optimised.name())
                     .ok_or(MapError::Internal {
@@ -837,7 +982,7 @@ pub fn plan_mapping_at_root<C: Communicator>(
                                 && intra_time(&machine, &row.metrics)
                                     < intra_time(&machine, &before))));
                 let ranks = if better {
-                    map_to_ranks(&row.map, &slot)?
+                    map_to_job_ranks(&row.map, &slot, p)?
                 } else {
                     Perm::identity(p)
                 };
@@ -1029,12 +1174,63 @@ mod tests {
         let (m, slot) = machine_from_placement(&pl).unwrap();
         assert_eq!((m.nodes(), m.ranks_per_node()), (2, 2));
         assert!(slot.is_identity());
+        // nodes of 1, 3 and 2 ranks, out of order: slots x0 (x1 x2 missing) y0 y1 y2
+        // z0 z1 (z2 missing); the missing slots follow the ranks
+        let pl = Placement::parse("0 x\n1 y\n2 z\n3 y\n4 z\n5 y\n", None).unwrap();
+        let (m, slot) = machine_from_placement(&pl).unwrap();
+        assert_eq!((m.nodes(), m.ranks_per_node(), m.used_slots()), (3, 3, 6));
+        assert_eq!(
+            (0..3).map(|k| m.slot_count(k)).collect::<Vec<_>>(),
+            [1, 3, 2]
+        );
+        assert_eq!(slot.forward(), [0, 3, 6, 4, 7, 5, 1, 2, 8]);
+        assert!((0..6).all(|r| m.has_slot(slot.apply(r))));
+        assert!((6..9).all(|r| !m.has_slot(slot.apply(r))));
+    }
+
+    #[test]
+    fn a_packed_fill_of_a_larger_machine() {
+        // nodes of 3, 1 and 3 slots; 5 ranks fill node 0, node 1 and one slot of node 2
+        let m = MapMachine::flat(3, 3)
+            .unwrap()
+            .with_slot_counts(vec![3, 1, 3])
+            .unwrap();
+        let (f, slot) = packed_fill(m.clone(), 5).unwrap();
+        assert_eq!(
+            (0..3).map(|k| f.slot_count(k)).collect::<Vec<_>>(),
+            [3, 1, 1]
+        );
+        assert_eq!(slot.forward(), [0, 1, 2, 3, 6, 4, 5, 7, 8]);
+        // exactly full: the machine as it is
+        let (f, slot) = packed_fill(m, 7).unwrap();
+        assert_eq!(f.used_slots(), 7);
+        assert_eq!(slot.forward(), [0, 1, 2, 3, 6, 7, 8, 4, 5]);
+        // a machine of equal nodes, full: the identity
+        let (_, slot) = packed_fill(MapMachine::flat(2, 2).unwrap(), 4).unwrap();
+        assert!(slot.is_identity());
+    }
+
+    #[test]
+    fn job_ranks_of_a_padded_mapping() {
         let pl = Placement::parse("0 x\n1 y\n2 y\n", None).unwrap();
-        let e = machine_from_placement(&pl).unwrap_err().to_string();
+        let (m, slot) = machine_from_placement(&pl).unwrap();
+        // slots x0 x1(missing) y0 y1; ranks 0 1 2 on slots 0 2 3
+        assert_eq!(slot.forward(), [0, 2, 3, 1]);
+        let map = Perm::from_forward(vec![3, 0, 2, 1]).unwrap();
+        let ranks = map_to_job_ranks(&map, &slot, 3).unwrap();
+        assert_eq!(ranks.forward(), [2, 0, 1]);
+        for t in 0..3 {
+            assert_eq!(slot.apply(ranks.apply(t)), map.apply(t));
+            assert!(m.has_slot(map.apply(t)));
+        }
+        let e = map_to_job_ranks(&Perm::identity(4), &slot, 3)
+            .unwrap_err()
+            .to_string();
         assert!(
-            e.contains("node `x` runs 1 ranks but node `y` runs 2"),
+            e.contains("task 1 of the job's 3 on slot 1, where no rank runs"),
             "{e}"
         );
+        assert!(map_to_job_ranks(&map, &slot, 5).is_err());
     }
 
     #[test]

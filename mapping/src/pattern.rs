@@ -428,8 +428,7 @@ impl Pattern {
                 let doc: GraphDoc = if ext == "json" {
                     serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
                 } else {
-                    toml::from_str(text)
-                        .map_err(|e| parse_err(crate::machine::toml_detail(text, &e)))?
+                    toml::from_str(text).map_err(|e| parse_err(toml_detail(text, &e)))?
                 };
                 let raw = doc
                     .edges
@@ -650,6 +649,18 @@ pub fn pair_bytes(p: &Pattern) -> BTreeMap<(u32, u32), u64> {
         *m.entry(k).or_insert(0u64) += e.bytes;
     }
     m
+}
+
+/// A TOML error as the other inputs report it: `line N: message`, on one line.
+pub(crate) fn toml_detail(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    match e.span() {
+        Some(span) => format!(
+            "line {}: {message}",
+            copr_topology::files::line_of_offset(text, span.start)
+        ),
+        None => message,
+    }
 }
 
 #[cfg(test)]

@@ -319,6 +319,36 @@ fn merge_pair(h: &Found, a: usize, b: usize) -> Option<Found> {
     Some(Found { shape: spec, task })
 }
 
+/// The tasks of `p` that send or receive (in order) and the grid they form up to
+/// relabeling, when some tasks send and receive nothing and the others form a grid.
+pub(crate) fn active_grid(p: &Pattern) -> Option<(Vec<usize>, HiddenGrid)> {
+    let n = p.tasks();
+    let mut active = vec![false; n];
+    for e in p.edges() {
+        active[e.src as usize] = true;
+        active[e.dst as usize] = true;
+    }
+    let ids: Vec<usize> = (0..n).filter(|&t| active[t]).collect();
+    if ids.len() == n || ids.len() < 2 {
+        return None;
+    }
+    let mut index = vec![u32::MAX; n];
+    for (i, &t) in ids.iter().enumerate() {
+        index[t] = i as u32;
+    }
+    let edges = p
+        .edges()
+        .iter()
+        .map(|e| Edge {
+            src: index[e.src as usize],
+            dst: index[e.dst as usize],
+            bytes: e.bytes,
+        })
+        .collect();
+    let h = recognise_grid(&Pattern::from_edges(ids.len(), edges, String::new()).ok()?)?;
+    Some((ids, h))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -144,3 +144,125 @@ fn the_view_of_a_topology_machine_routes_as_the_mapper_does() {
     // nid00000 and nid00001 share a router, nid00002 is one Z hop away
     assert_eq!((view.hops(0, 1), view.hops(0, 2)), (0, 1));
 }
+
+/// Every export of a job on nodes of different slot counts, read back with its parser:
+/// exactly the job's ranks, each once, on the slots (or nodes) the mapping chose, none
+/// on a slot its node lacks, no node given more ranks than it has slots.
+#[test]
+fn every_export_of_a_partly_filled_mapping_launches_exactly_the_jobs_ranks() {
+    use copr_mapping::{compare, export, fit_comparison, simgrid, Options, Strategy};
+    let torus = MapMachine::torus(Torus::full(TorusParams::new(vec![2, 2])).unwrap(), 4)
+        .unwrap()
+        .with_slot_counts(vec![4, 2, 3, 1])
+        .unwrap();
+    let mut flat = MapMachine::flat(3, 3)
+        .unwrap()
+        .with_slot_counts(vec![3, 1, 2])
+        .unwrap();
+    flat.set_node_names(vec!["nid01".into(), "nid02".into(), "nid03".into()])
+        .unwrap();
+    // (machine, job sizes: fewer than its slots, and exactly its slots)
+    for (m, jobs) in [(torus, [7usize, 10]), (flat, [4, 6])] {
+        for ranks in jobs {
+            // a ring with a heavy chord, ranks 0..ranks; padded to the machine's slots
+            let mut edges: Vec<Edge> = (0..ranks as u32)
+                .map(|t| edge(t, (t + 1) % ranks as u32, 100 + u64::from(t)))
+                .collect();
+            edges.push(edge(0, ranks as u32 / 2, 5000));
+            let p = Pattern::from_edges(ranks, edges, String::new())
+                .unwrap()
+                .padded(m.slots())
+                .unwrap();
+            let opts = Options {
+                seed: 3,
+                budget: std::time::Duration::from_millis(200),
+            };
+            let mut c = compare(&p, &m, &Strategy::ALL, &opts, |_| {}).unwrap();
+            fit_comparison(&mut c, &p, &m, ranks).unwrap();
+            let what = format!("{} with {ranks} ranks", m.description());
+            for row in &c.rows {
+                let map = &row.map;
+                let want: Vec<usize> = map.forward()[..ranks].to_vec();
+                let label = format!("{what}, {}", row.strategy);
+                assert!(want.iter().all(|&s| m.has_slot(s)), "{label}: {want:?}");
+                // the rankfile: slots, each rank once
+                let text = export::rankfile_ranks(&m, map, ranks);
+                assert_eq!(text.lines().count(), ranks, "{label}");
+                assert_eq!(
+                    export::parse_rankfile_ranks(&text, &m).unwrap(),
+                    want,
+                    "{label}"
+                );
+                // the JSON, through its text
+                let j = export::to_json_ranks(&row.strategy, &m, map, ranks);
+                let back: export::MappingJson =
+                    serde_json::from_str(&serde_json::to_string(&j).unwrap()).unwrap();
+                assert_eq!(export::from_json_ranks(&back).unwrap(), want, "{label}");
+                // the SLURM and SMPI hostfiles: nodes, none over its slot count
+                for names in [export::node_names(&m), simgrid::smpi_host_names(&m)] {
+                    let text = export::hostfile_ranks(&names, &m, map, ranks);
+                    let nodes = export::parse_hostfile(&text, &names).unwrap();
+                    let want_nodes: Vec<usize> = want.iter().map(|&s| m.node_of_slot(s)).collect();
+                    assert_eq!(nodes, want_nodes, "{label}");
+                    for k in 0..m.nodes() {
+                        let on = nodes.iter().filter(|&&n| n == k).count();
+                        assert!(on <= m.slot_count(k), "{label}: node {k} runs {on}");
+                    }
+                }
+                // MPICH_RANK_ORDER: the rank on every slot the nodes have, only when
+                // the job fills them
+                let order = export::mpich_rank_order_ranks(&m, map, ranks);
+                if ranks == m.used_slots() {
+                    let present: Vec<usize> = (0..m.slots()).filter(|&s| m.has_slot(s)).collect();
+                    let by_slot = export::parse_mpich_rank_order(&order.unwrap(), ranks).unwrap();
+                    for (i, &s) in present.iter().enumerate() {
+                        // slot position i holds rank by_slot.inverse()[i]
+                        assert_eq!(want[by_slot.inverse()[i]], s, "{label}: slot {s}");
+                    }
+                } else {
+                    assert!(order.is_err(), "{label}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn partly_filled_exports_that_do_not_launch_the_job_are_refused() {
+    use copr_mapping::export;
+    let mut m = MapMachine::flat(2, 2)
+        .unwrap()
+        .with_slot_counts(vec![2, 1])
+        .unwrap();
+    m.set_node_names(vec!["a".into(), "b".into()]).unwrap();
+    for (text, needle) in [
+        ("rank 0=a slot=0\nrank 2=b slot=0\n", "rank 1 is missing"),
+        (
+            "rank 0=a slot=0\nrank 1=a slot=0\n",
+            "ranks 0 and 1 are both on slot 0",
+        ),
+        ("rank 0=b slot=1\n", "slot beyond the node"),
+        ("rank 0=c slot=0\n", "unknown host"),
+        ("rank 9=a slot=0\n", "rank out of range"),
+    ] {
+        let e = export::parse_rankfile_ranks(text, &m)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(needle), "{text:?}: {e}");
+    }
+    let good = export::to_json_ranks("x", &m, &Perm::from_forward(vec![2, 0, 1, 3]).unwrap(), 2);
+    assert_eq!(export::from_json_ranks(&good).unwrap(), [2, 0]);
+    let mut shared = good.clone();
+    shared.slot_of_rank[1] = 2;
+    shared.node_of_rank[1] = "b".into();
+    let e = export::from_json_ranks(&shared).unwrap_err().to_string();
+    assert!(e.contains("ranks 0 and 1 are both on slot 2"), "{e}");
+    let mut beyond = good.clone();
+    beyond.slot_of_rank[0] = 4;
+    let e = export::from_json_ranks(&beyond).unwrap_err().to_string();
+    assert!(e.contains("slot 4, the machine has 4 slots"), "{e}");
+    let mut wrong = good;
+    wrong.node_of_rank[0] = "a".into();
+    let e = export::from_json_ranks(&wrong).unwrap_err().to_string();
+    assert!(e.contains("rank 0 has slot 2 but node `a`"), "{e}");
+}

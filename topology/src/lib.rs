@@ -52,11 +52,12 @@ mod network;
 mod nodelist;
 mod placement;
 mod torus;
+mod transform;
 mod tree;
 
 pub use config::{
-    load_machine, InterConfig, IntraConfig, PlacementConfig, RuleConfig, TopologyConfig,
-    TorusConfig,
+    FlatSection, InterConfig, IntraConfig, NetworkSection, NodeNames, PlacementConfig, RuleConfig,
+    SlotCounts, TopologyConfig, TorusConfig, FLAT_LINK,
 };
 pub use error::{Origin, Result, TopologyError};
 pub use link::{BandwidthModel, LinkCost, LinkSpec};
@@ -64,10 +65,7 @@ pub use machine::{
     InterNode, IntraNode, LevelSummary, Machine, MachineBuilder, MinMaxMean, PairLevel,
     PlacementRule, RankOrder, TopologySummary, DEFAULT_INTRA,
 };
-pub use machine_file::{
-    document_keys, FlatSection, MachineFile, MachineFileKind, NetworkSection, NodeNames,
-    SlotCounts, FLAT_LINK,
-};
+pub use machine_file::{document_keys, load_machine, MachineFile, MachineFileKind};
 pub use matrix::{MatrixFile, PairTable};
 pub use network::{
     DragonflySpec, FatTreeSpec, LinkDefaults, LinkEntry, Network, NetworkCosts, NetworkDescription,
@@ -79,6 +77,7 @@ pub use torus::{
     Torus, TorusLink, TorusNode, TorusParams, DEFAULT_BASE_LATENCY, DEFAULT_HOP_LATENCY,
     DEFAULT_LINK_BANDWIDTH, MAX_TORUS_COORDS,
 };
+pub use transform::TransformCosts;
 pub use tree::{Level, LevelCosts, NodeTree, PuAncestry, MAX_NODE_PUS};
 
 /// Whether this build has hwloc support (the `hwloc` cargo feature).

@@ -523,8 +523,9 @@ pub mod offline {
     }
 
     /// Writes into `dir` the files `copr calibrate` writes for `ranks` ranks on
-    /// `nodes` emulated nodes (a uniform node inside, a node × node matrix between
-    /// nodes up to 64 nodes, else one inter-node link; the placement file), with
+    /// `nodes` emulated nodes (a machine file: a uniform node inside, a node × node
+    /// matrix between nodes up to 64 nodes, else one inter-node link, and transform
+    /// costs; the placement file), with
     /// links of 1 µs and 8 GB/s inside a node and 2 µs and 1–2 GB/s between nodes,
     /// and loads them as `copr plan --cost` would.
     ///
@@ -580,12 +581,11 @@ pub mod offline {
             "kind = \"uniform\"\nlatency = 2e-6\nbandwidth = 1e9\n".to_string()
         };
         let config = format!(
-            "description = \"emulated machine for the planning tests\"\n\n\
-             [[terms]]\nmodel = \"latency-bandwidth\"\n\n\
-             [[terms]]\nmodel = \"transform\"\nscale = 1e-11\ntranspose = 1e-10\nconjugate = 0.0\nremote_only = false\n\n\
-             [topology.intra]\nkind = \"uniform\"\nlatency = 1e-6\nbandwidth = 8e9\n\n\
-             [topology.inter]\n{inter}\n\
-             [topology.placement]\nrule = \"file\"\nfile = \"machine.placement\"\n"
+            "# emulated machine for the planning tests\n\n\
+             [intra]\nkind = \"uniform\"\nlatency = 1e-6\nbandwidth = 8e9\n\n\
+             [inter]\n{inter}\n\
+             [placement]\nrule = \"file\"\nfile = \"machine.placement\"\n\n\
+             [transform]\nscale = 1e-11\ntranspose = 1e-10\nconjugate = 0.0\n"
         );
         write("machine.toml", &config)?;
         Ok(copr_cost_models::load_setup(

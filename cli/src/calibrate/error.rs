@@ -44,8 +44,8 @@ pub enum CalibrateError {
     /// Fewer than two ranks.
     #[error("copr calibrate measures between ranks: run it under mpirun with at least 2 ranks (mpirun -n 4 copr calibrate …)")]
     TooFewRanks,
-    /// Rank 0 could not write the config (its own error was printed).
-    #[error("{}: could not write the cost config", .0.display())]
+    /// Rank 0 could not write the machine file (its own error was printed).
+    #[error("{}: could not write the machine file", .0.display())]
     ConfigNotWritten(PathBuf),
     /// Another rank failed (rank 0 prints the errors, so this one says only that).
     #[error("calibration failed on another rank")]

@@ -1,5 +1,6 @@
-//! `copr calibrate`: measures the machine under `mpirun`, writes a cost config in
-//! copr's format (what `copr plan --cost` and `copr_cost_models::load_setup` read)
+//! `copr calibrate`: measures the machine under `mpirun`, writes a machine file with
+//! the measured costs inside (what `copr plan --cost`, `copr map --machine`, `copr topo`
+//! and `copr_cost_models::load_setup` read)
 //! with the raw measurements beside it, and with `--validate` times real reshuffles
 //! against the model's predictions.
 
@@ -108,10 +109,10 @@ mod with_mpi {
     use std::time::Instant;
 
     use copr::transport::MpiTransport;
-    use copr_cost_models::{CostConfig, Term};
     use copr_topology::files::Format;
     use copr_topology::{
         InterConfig, IntraConfig, LevelCosts, LinkSpec, PlacementConfig, TopologyConfig,
+        TransformCosts,
     };
     use mpi::collective::SystemOperation;
     use mpi::topology::{Communicator, SimpleCommunicator};
@@ -444,7 +445,7 @@ mod with_mpi {
             println!("skipped: {s}");
         }
         println!(
-            "wrote {} (cost config: copr plan FILE --cost {}), {}, {}{} in {:.1} s (budget {} s)",
+            "wrote {} (machine file: copr plan FILE --cost {}), {}, {}{} in {:.1} s (budget {} s)",
             a.out.display(),
             a.out.display(),
             placement_path(&a.out).display(),
@@ -757,35 +758,31 @@ mod with_mpi {
             .file_name()
             .map(std::path::PathBuf::from)
             .ok_or_else(|| CalibrateError::NotAFile(a.out.clone()))?;
-        let cfg = CostConfig {
-            description: format!(
-                "calibrated by copr calibrate: {} ranks on {} node{}{}",
-                map.node.len(),
-                map.nodes(),
-                if map.nodes() == 1 { "" } else { "s" },
-                if map.emulated { " (emulated)" } else { "" }
-            ),
-            topology_file: None,
-            terms: vec![
-                Term::LatencyBandwidth { weight: 1.0 },
-                Term::Transform {
-                    weight: 1.0,
-                    scale: c.transform_scale,
-                    transpose: c.transform_transpose,
-                    conjugate: c.transform_conjugate,
-                    remote_only: false,
-                },
-            ],
-            topology: Some(TopologyConfig {
-                intra,
-                inter,
-                placement: Some(PlacementConfig::File { file: place_name }),
-                ..Default::default()
+        // one machine file: the machine with its measured costs inside (priced by
+        // latency + bandwidth + transform, `copr_cost_models::Term::of_machine`); what
+        // was calibrated is said in the header, so that `copr map` names the machine
+        // by its nodes
+        let what = format!(
+            "calibrated by copr calibrate: {} ranks on {} node{}{}",
+            map.node.len(),
+            map.nodes(),
+            if map.nodes() == 1 { "" } else { "s" },
+            if map.emulated { " (emulated)" } else { "" }
+        );
+        let cfg = TopologyConfig {
+            intra,
+            inter,
+            placement: Some(PlacementConfig::File { file: place_name }),
+            transform: Some(TransformCosts {
+                scale: c.transform_scale,
+                transpose: c.transform_transpose,
+                conjugate: c.transform_conjugate,
             }),
+            ..Default::default()
         };
         let text = cfg.to_string(Format::from_path(&a.out))?;
         let header = format!(
-            "# Written by `copr calibrate` (see {}).\n# {}\n",
+            "# {what}; a machine file (docs/machines.md): `copr plan --cost`, `copr map\n# --machine`, `copr topo` read it.\n# Written by `copr calibrate` (see {}).\n# {}\n",
             raw_path(&a.out)
                 .file_name()
                 .map_or(String::new(), |f| f.to_string_lossy().into_owned()),

@@ -8,14 +8,17 @@ use crate::error::{Result, TopologyError};
 use crate::files::{self, check_bandwidth, check_nonneg, Doc, FieldPath, Format, Invalid};
 use crate::link::{inconsistent, BandwidthModel};
 use crate::machine::{InterNode, IntraNode, Machine, PlacementRule, RankOrder};
-use crate::machine_file::{FlatSection, MachineFile, NetworkSection, NodeNames, SlotCounts};
 use crate::matrix::PairTable;
 use crate::network::Network;
 use crate::placement::Placement;
 use crate::torus::{
     Torus, TorusParams, DEFAULT_BASE_LATENCY, DEFAULT_HOP_LATENCY, DEFAULT_LINK_BANDWIDTH,
 };
+use crate::transform::TransformCosts;
 use crate::tree::{LevelCosts, NodeTree};
+
+mod short_form;
+pub use short_form::{FlatSection, NetworkSection, NodeNames, SlotCounts, FLAT_LINK};
 
 /// The topology configuration file: which sources describe the machine and
 /// how ranks are placed. TOML or JSON; relative paths resolve against the
@@ -39,6 +42,9 @@ use crate::tree::{LevelCosts, NodeTree};
 /// rule = "packed"               # or round-robin | file
 /// ranks = 256
 /// ranks_per_node = 32
+///
+/// [transform]                   # optional: s/byte of local transforms (calibrated)
+/// transpose = 3.5e-10
 /// ```
 ///
 /// ```
@@ -98,6 +104,10 @@ pub struct TopologyConfig {
     /// every pair; excludes `intra` and `inter`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank_matrix: Option<PathBuf>,
+    /// What a core spends on local transforms (measured by `copr calibrate`); a
+    /// machine file with it is priced by latency + bandwidth + transform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<TransformCosts>,
 }
 
 /// `[intra]`: the intra-node source, selected by `kind`.
@@ -315,6 +325,9 @@ impl TopologyConfig {
     /// [`Invalid`] naming the field, e.g. `inter.link_bandwidth[1]`.
     pub fn validate(&self, at: &FieldPath) -> Result<(), Invalid> {
         self.validate_short(at)?;
+        if let Some(t) = &self.transform {
+            t.validate(&at.key("transform"))?;
+        }
         if let Some(intra) = &self.intra {
             let a = at.key("intra");
             match intra {
@@ -520,18 +533,6 @@ impl TopologyConfig {
         })
         .build()
     }
-}
-
-/// Reads a machine file ([`MachineFile::read`]: a topology configuration, or
-/// the machine of a cost config, network description or rank matrix file) and
-/// builds its [`Machine`]; relative paths resolve against the file's
-/// directory. `ranks` as in [`TopologyConfig::build`].
-///
-/// # Errors
-/// Those of [`TopologyConfig::from_file`] and [`TopologyConfig::build`];
-/// errors without a file of their own name the configuration file.
-pub fn load_machine(path: &Path, ranks: Option<usize>) -> Result<Machine> {
-    MachineFile::read(path)?.build(ranks)
 }
 
 impl From<Invalid> for TopologyError {
