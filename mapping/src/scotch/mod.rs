@@ -183,7 +183,7 @@ pub fn map_with_scotch(
     let hops = |a: usize, b: usize| u64::from(m.hops(a, b));
     if k == 1 {
         let node = vec![0; p.tasks()];
-        return Ok(finish(node.clone(), node, 0, (k, rpn), 1));
+        return finish(node.clone(), node, 0, (k, rpn), 1);
     }
     let target = Target::of(m)?;
     match s {
@@ -191,7 +191,7 @@ pub fn map_with_scotch(
             let (g, divisor) = graph(&off, &adj, target.diameter)?;
             let node = g.map(&target.arch)?;
             let (fixed, moved) = repair(&node, &off, &adj, k, rpn, hops);
-            Ok(finish(node, fixed, moved, (k, rpn), divisor))
+            finish(node, fixed, moved, (k, rpn), divisor)
         }
         ScotchStrategy::TwoStage => {
             // node-sized parts: a complete graph of K vertices as a one-level tree,
@@ -231,7 +231,7 @@ pub fn map_with_scotch(
             let place = qg.map(&target.arch)?;
             let (place, _) = repair(&place, &qoff, &qadj, k, 1, hops);
             let node: Vec<usize> = part.iter().map(|&g| place[g]).collect();
-            Ok(finish(node.clone(), node, moved, (k, rpn), divisor))
+            finish(node.clone(), node, moved, (k, rpn), divisor)
         }
     }
 }
@@ -243,22 +243,29 @@ fn finish(
     moved: usize,
     (k, rpn): (usize, usize),
     weight_divisor: u64,
-) -> ScotchMapping {
+) -> Result<ScotchMapping, ScotchError> {
     let mut next = vec![0usize; k];
-    let fwd: Vec<usize> = node
-        .iter()
-        .map(|&v| {
-            let c = next[v];
-            next[v] += 1;
-            v * rpn + c
-        })
-        .collect();
-    ScotchMapping {
+    let mut fwd = Vec::with_capacity(node.len());
+    for (t, &v) in node.iter().enumerate() {
+        // the repair leaves at most `rpn` tasks on every node when the tasks fill the
+        // machine (checked by the caller)
+        if v >= k || next[v] >= rpn {
+            return Err(ScotchError::Unsupported {
+                reason: format!("task {t} left without a core (node {v})"),
+            });
+        }
+        fwd.push(v * rpn + next[v]);
+        next[v] += 1;
+    }
+    let map = Perm::from_forward(fwd).map_err(|e| ScotchError::Unsupported {
+        reason: e.to_string(),
+    })?;
+    Ok(ScotchMapping {
         scotch_node,
-        map: Perm::from_forward(fwd).expect("balanced nodes give distinct slots"),
+        map,
         moved,
         weight_divisor,
-    }
+    })
 }
 
 /// The machine as a libscotch architecture, with the diameter used to scale weights.
