@@ -407,46 +407,12 @@ fn run_scotch_more(c: &Case, dir: &Path) -> Vec<(String, Perm, f64)> {
     }
     let n = c.pattern.tasks();
     let e = edges(&c.pattern);
-    let k = c.target.node_count();
     let rpn = c.target.ranks_per_node();
-    let complete = scotch::ScotchTarget::Tleaf {
-        arity: vec![k],
-        ranks_per_node: rpn,
-    };
-    let g = scotch::run_gmap(n, &e, &complete, dir).unwrap();
-    let group: Vec<usize> = g.slot_of_task.iter().map(|s| s / rpn).collect();
-    let qe: Vec<(u32, u32, u64)> = e
-        .iter()
-        .map(|&(a, b, w)| (group[a as usize] as u32, group[b as usize] as u32, w))
-        .filter(|&(a, b, _)| a != b)
-        .collect();
-    let one = match &c.target {
-        scotch::ScotchTarget::Torus { dims, .. } => scotch::ScotchTarget::torus(dims),
-        scotch::ScotchTarget::TorusSubset { dims, nodes, .. } => {
-            scotch::ScotchTarget::TorusSubset {
-                dims: dims.clone(),
-                nodes: nodes.clone(),
-                ranks_per_node: 1,
-            }
-        }
-        scotch::ScotchTarget::Distance { nodes, hops, .. } => scotch::ScotchTarget::Distance {
-            nodes: *nodes,
-            hops: hops.clone(),
-            ranks_per_node: 1,
-        },
-        scotch::ScotchTarget::Tleaf { arity, .. } => scotch::ScotchTarget::Tleaf {
-            arity: arity.clone(),
-            ranks_per_node: 1,
-        },
-    };
-    let q = scotch::run_gmap(k, &qe, &one, dir).unwrap();
-    let fwd = (0..n)
-        .map(|t| q.slot_of_task[group[t]] * rpn + g.slot_of_task[t] % rpn)
-        .collect();
+    let (fwd, secs) = scotch::run_two_stage(n, &e, &c.target, dir).unwrap();
     out.push((
         "scotch two-stage".to_string(),
         Perm::from_forward(fwd).unwrap(),
-        g.scotch_seconds + q.scotch_seconds,
+        secs,
     ));
     let tleaf = if c.name.contains("fat tree k=4") {
         Some(vec![4, 2, 2])
