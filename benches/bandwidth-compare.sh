@@ -2,7 +2,8 @@
 # copr against the memory-bandwidth limit and its peers, in the same rounds: in every
 # round the MPI bench driver runs memcpy (each rank copying its own N²/4 doubles, all
 # ranks at once: the physical reference), copr's copy and transpose with a kept plan
-# (shared window; messages only; stores through the cache) and ScaLAPACK's pdgemr2d and
+# (shared window; messages only; stores through the cache; single-copy reads forced on,
+# `SingleCopy::Always`: process_vm_readv from the sender's B) and ScaLAPACK's pdgemr2d and
 # pdtran, taking turns repetition by repetition inside one mpirun; COSTA's miniapps
 # (pxgemr2d, pxtran; planning included, as in every COSTA call) run right before or
 # right after it, alternating. A round's ratios are quotients of that round's
@@ -27,10 +28,10 @@ mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4)
 export OMP_NUM_THREADS=1
 cases=memcpy,copy,transpose,copy-msg,transpose-msg,copy-nostream,transpose-nostream,\
 copy-msg-nostream,transpose-msg-nostream,copy-replan,transpose-replan,copy-replan-msg,\
-transpose-replan-msg,gemr2d,tran
+transpose-replan-msg,gemr2d,tran,copy-single,transpose-single
 names=("local memcpy" "copr copy (pdgemr2d" "copr transpose (pdtran" "copr copy, messages only (no"
   "copr transpose, messages only (no" "copr copy, stores through" "copr transpose, stores through"
-  "ScaLAPACK pdgemr2d" "ScaLAPACK pdtran")
+  "ScaLAPACK pdgemr2d" "ScaLAPACK pdtran" "copr copy, single copy" "copr transpose, single copy")
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
@@ -53,8 +54,8 @@ run_driver() {
 run_costa() { cc=$(costa pxgemr2d_miniapp); ct=$(costa pxtran_miniapp); }
 
 echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(uname -r); N = $n, $reps repetitions per case and round"
-echo "| round | load | memcpy | copy | transpose | copy msg | transpose msg | copy cached stores | transpose cached stores | pdgemr2d | pdtran | COSTA copy | COSTA transpose | copy / memcpy | transpose / memcpy | copy msg / memcpy | transpose msg / memcpy | COSTA / copy | COSTA / transpose | COSTA / copy msg | COSTA / transpose msg | pdgemr2d / copy | pdtran / transpose |"
-echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| round | load | memcpy | copy | transpose | copy msg | transpose msg | copy cached stores | transpose cached stores | pdgemr2d | pdtran | COSTA copy | COSTA transpose | copy / memcpy | transpose / memcpy | copy msg / memcpy | transpose msg / memcpy | COSTA / copy | COSTA / transpose | COSTA / copy msg | COSTA / transpose msg | pdgemr2d / copy | pdtran / transpose | copy single | transpose single | copy single / memcpy | transpose single / memcpy |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 rows=()
 for ((r = 1; r <= rounds; r++)); do
   load=$(cut -d' ' -f1 /proc/loadavg)
@@ -62,16 +63,17 @@ for ((r = 1; r <= rounds; r++)); do
   q=("$(ratio "${t[1]}" "${t[0]}")" "$(ratio "${t[2]}" "${t[0]}")" "$(ratio "${t[3]}" "${t[0]}")"
     "$(ratio "${t[4]}" "${t[0]}")" "$(ratio "$cc" "${t[1]}")" "$(ratio "$ct" "${t[2]}")"
     "$(ratio "$cc" "${t[3]}")" "$(ratio "$ct" "${t[4]}")" "$(ratio "${t[7]}" "${t[1]}")"
-    "$(ratio "${t[8]}" "${t[2]}")")
+    "$(ratio "${t[8]}" "${t[2]}")" "$(ratio "${t[9]}" "${t[0]}")" "$(ratio "${t[10]}" "${t[0]}")")
   rows+=("${q[*]}")
-  printf '| %s ' "$r" "$load" "${t[@]}" "$cc" "$ct" "${q[@]}"
+  printf '| %s ' "$r" "$load" "${t[@]:0:9}" "$cc" "$ct" "${q[@]:0:10}" "${t[9]}" "${t[10]}" "${q[@]:10}"
   echo '|'
 done
 echo
 echo "Medians over the rounds of the per-round ratios:"
 labels=("copy / memcpy" "transpose / memcpy" "copy messages only / memcpy" "transpose messages only / memcpy"
   "COSTA / copr copy" "COSTA / copr transpose" "COSTA / copr copy, messages only"
-  "COSTA / copr transpose, messages only" "pdgemr2d / copr copy" "pdtran / copr transpose")
+  "COSTA / copr transpose, messages only" "pdgemr2d / copr copy" "pdtran / copr transpose"
+  "copy single copy (process_vm_readv) / memcpy" "transpose single copy / memcpy")
 for k in "${!labels[@]}"; do
   m=$(for row in "${rows[@]}"; do read -ra x <<<"$row"; echo "${x[$k]}"; done | median)
   echo "- ${labels[$k]}: $m"

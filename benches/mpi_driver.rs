@@ -31,7 +31,7 @@ use copr::engine::{
     ExecStats, Job, PlanCache, PlanStats, Relabeling, ReshufflePlan, Streaming, Transform,
 };
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Layout, Op};
-use copr::transport::MpiTransport;
+use copr::transport::{MpiTransport, SingleCopy};
 use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Equivalence};
@@ -94,8 +94,8 @@ fn args() -> Args {
                 "unknown argument {other}; use --sizes N,N --reps R [--blocks MBxNB,MBxNB] \
                  [--cases memcpy,copy,transpose,transpose-relabel,copy-msg,transpose-msg,\
                  copy-msg-packed,transpose-msg-packed,copy-nostream,transpose-nostream,\
-                 copy-msg-nostream,transpose-msg-nostream,\
-                 batch,single,copy-replan,transpose-replan,copy-cached,transpose-cached,\
+                 copy-msg-nostream,transpose-msg-nostream,copy-single,transpose-single,\
+                 copy-window,transpose-window,batch,single,copy-replan,transpose-replan,copy-cached,transpose-cached,\
                  copy-replan-msg,transpose-replan-msg,gemr2d,tran]"
             ),
         }
@@ -270,6 +270,16 @@ enum Case {
     CopyMsgNoStream,
     /// copr transpose, messages only, writing through the cache.
     TransposeMsgNoStream,
+    /// copr copy with every node-local package that qualifies read by single copy
+    /// (`SingleCopy::Always`: `process_vm_readv` from the sender's B).
+    CopySingle,
+    /// copr transpose, single copy wherever a package qualifies.
+    TransposeSingle,
+    /// copr copy with every node-local package through the shared window
+    /// (`SingleCopy::Never`).
+    CopyWindow,
+    /// copr transpose through the shared window.
+    TransposeWindow,
     /// copr, three copies in one batch (one round, one message per peer).
     Batch3,
     /// copr, the same three copies as three calls.
@@ -311,6 +321,10 @@ impl Case {
             Case::TransposeNoStream => "transpose-nostream",
             Case::CopyMsgNoStream => "copy-msg-nostream",
             Case::TransposeMsgNoStream => "transpose-msg-nostream",
+            Case::CopySingle => "copy-single",
+            Case::TransposeSingle => "transpose-single",
+            Case::CopyWindow => "copy-window",
+            Case::TransposeWindow => "transpose-window",
             Case::Batch3 => "batch",
             Case::Single3 => "single",
             Case::CopyReplan => "copy-replan",
@@ -340,6 +354,10 @@ impl Case {
             Case::TransposeNoStream => "copr transpose, stores through the cache",
             Case::CopyMsgNoStream => "copr copy, messages only, stores through the cache",
             Case::TransposeMsgNoStream => "copr transpose, messages only, stores through the cache",
+            Case::CopySingle => "copr copy, single copy (process_vm_readv)",
+            Case::TransposeSingle => "copr transpose, single copy (process_vm_readv)",
+            Case::CopyWindow => "copr copy, shared window only",
+            Case::TransposeWindow => "copr transpose, shared window only",
             Case::Batch3 => "copr copy, 3 matrices in one batch",
             Case::Single3 => "copr copy, 3 single calls",
             Case::CopyReplan => "copr copy, planned in the call",
@@ -375,6 +393,21 @@ const PAIRS: &[(Case, Case, &str)] = &[
         Case::TransposeMsg,
         Case::Memcpy,
         "transpose messages only time / memcpy time",
+    ),
+    (
+        Case::CopySingle,
+        Case::Memcpy,
+        "copy single copy time / memcpy time",
+    ),
+    (
+        Case::CopyWindow,
+        Case::CopySingle,
+        "copy: single copy vs shared window",
+    ),
+    (
+        Case::TransposeWindow,
+        Case::TransposeSingle,
+        "transpose: single copy vs shared window",
     ),
     (
         Case::CopyNoStream,
@@ -483,6 +516,8 @@ fn main() {
     let mut tp = MpiTransport::new(world.duplicate())
         .messages_only()
         .always_pack();
+    let mut ts = MpiTransport::new(world.duplicate()).with_single_copy(SingleCopy::Always);
+    let mut tw = MpiTransport::new(world.duplicate()).with_single_copy(SingleCopy::Never);
     #[cfg(feature = "scalapack")]
     let grid = scalapack::Grid::new(pr, pc);
     let threads = rayon::current_num_threads();
@@ -505,6 +540,10 @@ fn main() {
         Case::TransposeNoStream,
         Case::CopyMsgNoStream,
         Case::TransposeMsgNoStream,
+        Case::CopySingle,
+        Case::TransposeSingle,
+        Case::CopyWindow,
+        Case::TransposeWindow,
         Case::Batch3,
         Case::Single3,
         Case::CopyReplan,
@@ -535,6 +574,12 @@ fn main() {
     let mut plan_rows: Vec<String> = Vec::new();
     let mut paired: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
+    let reads = sum_over_ranks(&world, f64::from(u8::from(t.reads_single_copy())));
+    notes.push(format!(
+        "single-copy reads (process_vm_readv): available on {} of {p} ranks; chosen by \
+         SingleCopy::Auto on {reads} of {p} (the kernel's copy measured against memcpy)",
+        sum_over_ranks(&world, f64::from(u8::from(ts.single_copy_available())))
+    ));
 
     for &n in &a.sizes {
         let [(smb, snb), (dmb, dnb)] = a.blocks;
@@ -593,6 +638,14 @@ fn main() {
             plan.set_streaming(Streaming::Never);
             plan
         };
+        let mut copy_single =
+            ReshufflePlan::new(&mut ts, vec![single(Op::Identity)]).expect("plan");
+        let mut tran_single =
+            ReshufflePlan::new(&mut ts, vec![single(Op::Transpose)]).expect("plan");
+        let mut copy_window =
+            ReshufflePlan::new(&mut tw, vec![single(Op::Identity)]).expect("plan");
+        let mut tran_window =
+            ReshufflePlan::new(&mut tw, vec![single(Op::Transpose)]).expect("plan");
         let mut copy_cached_stores = cached_stores(&mut t, Op::Identity);
         let mut tran_cached_stores = cached_stores(&mut t, Op::Transpose);
         let mut copy_msg_cached_stores = cached_stores(&mut tm, Op::Identity);
@@ -637,8 +690,16 @@ fn main() {
                     | Case::CopyNoStream
                     | Case::TransposeNoStream
                     | Case::CopyMsgNoStream
-                    | Case::TransposeMsgNoStream => {
+                    | Case::TransposeMsgNoStream
+                    | Case::CopySingle
+                    | Case::TransposeSingle
+                    | Case::CopyWindow
+                    | Case::TransposeWindow => {
                         let (plan, tr) = match case {
+                            Case::CopySingle => (&mut copy_single, &mut ts),
+                            Case::TransposeSingle => (&mut tran_single, &mut ts),
+                            Case::CopyWindow => (&mut copy_window, &mut tw),
+                            Case::TransposeWindow => (&mut tran_window, &mut tw),
                             Case::CopyNoStream => (&mut copy_cached_stores, &mut t),
                             Case::CopyMsgNoStream => (&mut copy_msg_cached_stores, &mut tm),
                             Case::TransposeMsgNoStream => (&mut tran_msg_cached_stores, &mut tm),
@@ -732,6 +793,8 @@ fn main() {
                         | Case::TransposeMsgPacked
                         | Case::TransposeNoStream
                         | Case::TransposeMsgNoStream
+                        | Case::TransposeSingle
+                        | Case::TransposeWindow
                         | Case::TransposeReplan
                         | Case::TransposeReplanMsg
                         | Case::TransposeCached => wrong(&dst, me, n, &outs[0], true),
@@ -809,6 +872,16 @@ fn main() {
             &world,
             format!("transpose, N = {n}"),
             tran.last_stats(),
+        ));
+        phases.push(breakdown(
+            &world,
+            format!("copy, single copy, N = {n}"),
+            copy_single.last_stats(),
+        ));
+        phases.push(breakdown(
+            &world,
+            format!("transpose, single copy, N = {n}"),
+            tran_single.last_stats(),
         ));
         phases.push(breakdown(
             &world,

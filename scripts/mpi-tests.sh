@@ -196,6 +196,14 @@ run_partial "placement 3,2,1 scattered" 6 "$partial_dir/six.txt" \
 big=$(machine_file big.toml 'a,b,c' 4 3)
 run_partial "machine file of 12 slots, 6 ranks" 6 "$partial_dir/six.txt" \
     "$(machine_file ab42.toml 'a,b' '[4, 2]' 2)" -x COPR_MACHINE="$big"
+# a machine file that names this host second: the 3 ranks sit on the node they run on
+# (found by name), not packed on the first
+printf 'tasks 3\n0 1 100\n1 2 100\n2 0 100\n' >"$partial_dir/three.txt"
+host=$(hostname)
+"${MPIRUN[@]}" -n 3 -x COPR_MACHINE="$(machine_file named.toml "spare,$host" 4 2)" \
+    "$map_mpi_partial" "$partial_dir/three.txt" "$partial_dir/named.out"
+[[ $(grep -c " $host\$" "$partial_dir/named.out") == 3 ]] \
+    || { echo "a machine file naming this host: the ranks are not on it" >&2; cat "$partial_dir/named.out" >&2; exit 1; }
 # the job launched as `copr map`'s rankfile for the 12 slots says (here as a placement
 # file of its hosts): the ranks already sit where copr would put them
 "$copr_bin" map --graph "$partial_dir/six.txt" --machine "$big" --rankfile "$partial_dir/big.rf" >/dev/null 2>&1

@@ -1,10 +1,15 @@
 //! The core library's modules form layers: each module uses only modules below it
-//! (ARCHITECTURE.md). This test reads `src/` and finds every `crate::MODULE` a
-//! module's code names (comments and doc comments aside), so a new upward or cyclic
-//! arrow fails here rather than in review.
+//! (ARCHITECTURE.md). The module graph comes from `copr_testkit::modules`, which reads
+//! `src/` and finds every module a module's code names (`crate::…` paths, groups
+//! `crate::{a, b}`, `super::` chains, the root's re-exports; comments and
+//! `#[cfg(test)]` modules aside), so a new upward or cyclic arrow fails here rather
+//! than in review. The crates are checked the same way, from `cargo metadata`.
+//! `cargo test -p copr --test architecture -- --nocapture` prints both graphs.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use copr_testkit::modules::{module_graph, uses};
 
 /// The top-level modules, lowest first. A module may use those before it.
 const LAYERS: [&str; 13] = [
@@ -23,87 +28,34 @@ const LAYERS: [&str; 13] = [
     "sweep",
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// The top-level module a file of `src/` belongs to (`None` for `lib.rs`).
-fn module_of(src: &Path, file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src).unwrap();
-    let first = rel.components().next()?.as_os_str().to_str()?.to_owned();
-    let name = first.strip_suffix(".rs").unwrap_or(&first).to_owned();
-    (name != "lib").then_some(name)
-}
-
-/// Every `crate::NAME` in the code of `text` (comment lines skipped).
-fn uses(text: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    for line in text.lines() {
-        let code = line.trim_start();
-        if code.starts_with("//") {
-            continue;
-        }
-        let code = code.split(" //").next().unwrap_or(code);
-        let mut rest = code;
-        while let Some(k) = rest.find("crate::") {
-            let after = &rest[k + "crate::".len()..];
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                found.insert(name);
-            }
-            rest = after;
-        }
-    }
-    found
-}
+/// The workspace's crates, lowest first: a crate's normal and build dependencies are
+/// crates before it (dev-dependencies, for tests and benches, may point anywhere).
+const CRATE_LAYERS: [&[&str]; 6] = [
+    &["copr-topology"],
+    &["copr-cost-models"],
+    &["copr"],
+    &["copr-mapping", "copr-testkit"],
+    &["copr-capi", "copr-interpose", "copr-cli"],
+    &["copr-scalapack"],
+];
 
 #[test]
 fn every_module_uses_only_the_layers_below_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let level = |m: &str| LAYERS.iter().position(|&l| l == m);
-    let mut arrows: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in &files {
-        let Some(module) = module_of(&src, file) else {
-            continue;
-        };
-        assert!(
-            level(&module).is_some(),
-            "{}: module {module} has no layer in tests/architecture.rs",
-            file.display()
-        );
-        let text = std::fs::read_to_string(file).unwrap();
-        for used in uses(&text) {
-            // re-exports at the crate root (Error, Result) are the error module's
-            let used = match used.as_str() {
-                "Error" | "Result" => "error".to_owned(),
-                _ => used,
-            };
-            if used != module && level(&used).is_some() {
-                arrows.entry(module.clone()).or_default().insert(used);
-            }
-        }
+    let graph = module_graph(&src).unwrap();
+    println!("copr (src/): {} modules", graph.modules.len());
+    for line in graph.lines() {
+        println!("  {line}");
     }
-    let upward: Vec<String> = arrows
-        .iter()
-        .flat_map(|(from, to)| {
-            to.iter()
-                .filter(|t| level(t) > level(from))
-                .map(move |t| format!("{from} -> {t}"))
-        })
-        .collect();
+    let layers: Vec<&[&str]> = LAYERS.iter().map(std::slice::from_ref).collect();
+    let (upward, unlisted) = graph.against_layers(&layers);
+    assert!(
+        unlisted.is_empty(),
+        "modules without a layer in tests/architecture.rs: {unlisted:?}"
+    );
     assert!(upward.is_empty(), "arrows up the layers: {upward:?}");
+    assert!(graph.cycles().is_empty(), "cycles: {:?}", graph.cycles());
+    let arrows = &graph.arrows;
     // the check above sees something: the engine uses the layers it builds on
     let engine = &arrows["engine"];
     for below in ["layout", "plan", "transport"] {
@@ -117,6 +69,99 @@ fn every_module_uses_only_the_layers_below_it() {
 #[test]
 fn the_scanner_sees_code_and_skips_comments() {
     let text = "use crate::lap::Perm;\n/// [`crate::engine::Plan`]\n// crate::plan\nlet x = crate::gain::f(); // crate::sweep\n";
-    let found: Vec<String> = uses(text).into_iter().collect();
+    let found: Vec<String> = uses(text, &["volume"]).into_iter().collect();
     assert_eq!(found, ["gain", "lap"]);
+}
+
+/// The workspace's crates from `cargo metadata`: name -> its normal and build
+/// dependencies among the workspace's crates.
+fn crate_graph() -> BTreeMap<String, Vec<String>> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages = meta["packages"].as_array().unwrap();
+    let names: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    packages
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["kind"].as_str() != Some("dev"))
+                .filter_map(|d| d["name"].as_str())
+                .filter(|d| names.contains(d))
+                .map(str::to_owned)
+                .collect();
+            (p["name"].as_str().unwrap().to_owned(), deps)
+        })
+        .collect()
+}
+
+#[test]
+fn every_crate_depends_only_on_the_crates_below_it() {
+    let crates = crate_graph();
+    let level = |c: &str| CRATE_LAYERS.iter().position(|l| l.contains(&c));
+    let mut upward = Vec::new();
+    println!("crates (normal and build dependencies):");
+    for (name, deps) in &crates {
+        println!("  {name} -> {}", deps.join(", "));
+        let Some(here) = level(name) else {
+            panic!("crate {name} has no layer in tests/architecture.rs");
+        };
+        for d in deps {
+            if level(d).is_none_or(|l| l >= here) {
+                upward.push(format!("{name} -> {d}"));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "crate arrows not pointing down: {upward:?}"
+    );
+    // the check sees something: the command line stands on the mapper and the core
+    assert!(crates["copr-cli"].iter().any(|d| d == "copr-mapping"));
+    assert!(crates["copr-mapping"].iter().any(|d| d == "copr"));
+}
+
+/// The modules of the other crates form no cycle (the mapper's layers are checked in
+/// `mapping/tests/architecture.rs`).
+#[test]
+fn the_other_crates_modules_form_no_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in [
+        "topology/src",
+        "cost-models/src",
+        "cli/src",
+        "capi/src",
+        "interpose/src",
+        "scalapack/src",
+        "testkit/src",
+    ] {
+        let graph = module_graph(&root.join(dir)).unwrap();
+        println!("{dir}: {} modules", graph.modules.len());
+        for line in graph.lines() {
+            println!("  {line}");
+        }
+        assert!(
+            graph.cycles().is_empty(),
+            "{dir}: cycles {:?}",
+            graph.cycles()
+        );
+        assert!(!graph.modules.is_empty(), "{dir}: no module found");
+    }
 }

@@ -13,7 +13,7 @@ mod engine_cases;
 
 use copr::engine::{Relabeling, Streaming, Transform};
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Op, Order};
-use copr::transport::{MpiTransport, Transport};
+use copr::transport::{MpiTransport, SingleCopy, Transport};
 use engine_cases::{
     cache_cases, error_cases, joint_cases, joint_keep_cases, large_case, large_grid,
     long_runs_case, one_call_error_cases, run_batch, run_batch_stats, run_batch_with, run_random,
@@ -124,6 +124,145 @@ fn in_place_cases(world: &mpi::topology::SimpleCommunicator) -> Result<(), Strin
         }
     }
     failure.map_or(Ok(()), Err)
+}
+
+/// Single-copy reads between ranks of a node (`SingleCopy::Always`): every op, α and
+/// β (the repetitions of a plan vary α, so plain copies read straight into A and
+/// scaled ones through the receive buffer), relabeling on and off, batches; on one
+/// node, on emulated nodes of two ranks (single copy within a pair, messages between
+/// pairs, in the same rounds), and with rank 0 refusing single-copy reads
+/// (`SingleCopy::Never` there, as a rank whose probe failed: its packages come
+/// through the window, the others' still by single copy). Results are checked element
+/// by element; where the kernel allows the reads, the paths taken are checked too.
+fn single_copy_cases(world: &mpi::topology::SimpleCommunicator) -> Vec<Result<(), String>> {
+    let (me, p) = (world.rank() as usize, world.size() as usize);
+    let mut out = Vec::new();
+    let mut batch = large_case(p, 200, 120, Op::Identity, false);
+    batch.extend(large_case(p, 120, 200, Op::Transpose, true));
+    batch.extend(large_case(p, 150, 150, Op::ConjTranspose, false));
+    use copr::layout::Order::{ColMajor, RowMajor};
+    let blocks = [[32, 32], [48, 40]];
+    // A plain copy whose node-local packages all exceed the window's 16 KiB minimum on
+    // up to 8 ranks, with α = 1 (read into A) and α ≠ 1 (read into the buffer).
+    let plain = straight_case(p, Op::Identity, [601, 517], blocks, [ColMajor; 2], None, 1);
+    let scaled = straight_case(p, Op::Identity, [601, 517], blocks, [ColMajor; 2], None, 4);
+    let rows = straight_case(p, Op::Identity, [601, 517], blocks, [RowMajor; 2], None, 1);
+    let variants = [
+        "single copy",
+        "single copy, nodes of 2 ranks",
+        "single copy, rank 0 refuses",
+    ];
+    let make = |v: usize| match v {
+        0 => MpiTransport::new(world.duplicate()).with_single_copy(SingleCopy::Always),
+        1 => MpiTransport::with_groups(world.duplicate(), (me / 2) as u32)
+            .with_single_copy(SingleCopy::Always),
+        _ => {
+            let when = if me == 0 {
+                SingleCopy::Never
+            } else {
+                SingleCopy::Always
+            };
+            MpiTransport::new(world.duplicate()).with_single_copy(when)
+        }
+    };
+    for (v, variant) in variants.into_iter().enumerate() {
+        let mut t = make(v);
+        for seed in 0..24u64 {
+            let ty = (seed % 6) as usize;
+            let relabel = seed % 4 < 2;
+            let n_pairs = 1 + (seed / 6 % 3) as usize;
+            out.push(
+                run_random(
+                    &mut t,
+                    ty,
+                    0x51c0_0000 + seed * 31 + p as u64,
+                    n_pairs,
+                    relabel,
+                    2,
+                )
+                .map_err(|e| format!("{variant}: {e}")),
+            );
+        }
+        out.extend(transport_variant::<f64>(
+            &mut t,
+            &[Op::Identity, Op::Transpose, Op::ConjTranspose],
+            &batch,
+            variant,
+        ));
+        out.extend(transport_variant::<Complex32>(
+            &mut t,
+            &[Op::Identity, Op::ConjTranspose],
+            &batch,
+            variant,
+        ));
+        for (c, what) in [(&plain, "plain"), (&scaled, "scaled"), (&rows, "row-major")] {
+            let tag = format!("{variant}: {what} copy");
+            out.push(run_batch::<f64>(&mut t, c, 3, &tag));
+            out.push(run_batch::<Complex64>(&mut t, c, 1, &tag));
+            let always = Streaming::Always;
+            out.push(run_batch_with::<f64>(&mut t, c, 1, &tag, always).map(|_| ()));
+        }
+        // The paths: with the reads allowed, a plain copy lands in A by single copy
+        // (rank 0, refusing, gets its packages through the window and sends its own
+        // there); within one node every rank then sends some bytes by single copy.
+        let before = t.single_copy_bytes();
+        let r = run_batch_stats::<f64>(&mut t, &plain, 1, variant);
+        // Collective on every rank, whatever this rank found.
+        let available = t.single_copy_available();
+        let mut flags = vec![0u64; p];
+        t.all_gather(&[u64::from(available)], &mut flags)
+            .expect("gathering the probe results");
+        let Ok((_, received, st)) = r else {
+            out.push(r.map(|_| ()));
+            continue;
+        };
+        let everywhere = flags.iter().all(|&f| f == 1);
+        let refuses = variant.contains("refuses") && me == 0;
+        let grouped = variant.contains("nodes of 2");
+        let peers_on_node = if grouped {
+            usize::from(me ^ 1 < p)
+        } else {
+            p - 1
+        };
+        let sent = t.single_copy_bytes() - before;
+        let read = st.received_in_place;
+        let ok = if !everywhere || peers_on_node == 0 {
+            true
+        } else if refuses {
+            sent == 0 && read == 0
+        } else if variant.contains("refuses") && p == 2 {
+            // The only peer refuses: everything goes through the window.
+            sent == 0 && read == 0
+        } else {
+            sent > 0 && read > 0 && read <= received
+        };
+        if !ok {
+            out.push(Err(format!(
+                "{variant}: rank {me} of {p}: {sent} bytes read from it by single copy, {read} of {received} packages read into A (probe: {flags:?})"
+            )));
+        }
+        if t.reads_single_copy() == refuses && available {
+            out.push(Err(format!(
+                "{variant}: rank {me}: reads_single_copy() is {} under its setting",
+                t.reads_single_copy()
+            )));
+        }
+    }
+    // Auto and Never: whatever Auto chose on this machine, the same results; Never
+    // sends nothing by single copy.
+    for when in [SingleCopy::Auto, SingleCopy::Never] {
+        let mut t = MpiTransport::new(world.duplicate()).with_single_copy(when);
+        let tag = format!("{when:?}");
+        out.push(run_batch::<f64>(&mut t, &plain, 2, &tag));
+        out.push(run_batch::<f64>(&mut t, &batch, 1, &tag));
+        if when == SingleCopy::Never && (t.single_copy_bytes() != 0 || t.reads_single_copy()) {
+            out.push(Err(format!(
+                "Never: rank {me}: {} bytes by single copy",
+                t.single_copy_bytes()
+            )));
+        }
+    }
+    out
 }
 
 fn main() {
@@ -273,6 +412,9 @@ fn main() {
     }
     drop(m);
     record(in_place_cases(&world));
+    for r in single_copy_cases(&world) {
+        record(r);
+    }
     // Emulated nodes of two ranks each: within a pair packages go through the window,
     // between pairs as messages, in the same rounds.
     let mut g = MpiTransport::with_groups(world.duplicate(), (me / 2) as u32);

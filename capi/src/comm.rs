@@ -25,15 +25,14 @@
 //! across the C boundary.
 
 use std::ffi::{c_char, c_int, CStr};
-use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use copr_mapping::mpi::{cart_create, grid_pattern, plan_mapping, reorder, MachineSource};
 use copr_mapping::Options;
 use mpi::ffi::MPI_Comm;
-use mpi::raw::{AsRaw, FromRaw};
-use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::raw::AsRaw;
+use mpi::topology::Communicator;
 use mpi::traits::CommunicatorCollectives;
 
 /// A Fortran MPI handle (`MPI_Fint` of `mpi.h`: an `int` in Open MPI and MPICH).
@@ -93,7 +92,7 @@ unsafe fn make(
     machine: *const c_char,
 ) -> Result<MPI_Comm, Failure> {
     // SAFETY: the caller's guarantee; ManuallyDrop, as the handle is not ours to free.
-    let comm = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(comm) });
+    let comm = unsafe { copr::transport::borrowed::borrow(comm) };
     let n = usize::try_from(ndims).unwrap_or(0);
     let (dims, periods): (Vec<i32>, Vec<bool>) = if n == 0 || dims.is_null() || periods.is_null() {
         (Vec::new(), Vec::new())

@@ -28,7 +28,6 @@ use std::time::{Duration, Instant};
 
 use mpi::ffi::MPI_Comm;
 use mpi::point_to_point::{Destination, Source};
-use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, Group, SimpleCommunicator};
 
 /// The tag of copr's messages on `MPI_COMM_WORLD` (within the 32767 every MPI allows).
@@ -90,7 +89,7 @@ pub(crate) enum Verdict {
 /// `raw` is a valid intra-communicator.
 pub(crate) unsafe fn world_ranks(raw: MPI_Comm) -> Vec<i32> {
     // SAFETY: the caller's guarantee; ManuallyDrop, as the handle is not ours to free.
-    let theirs = std::mem::ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(raw) });
+    let theirs = unsafe { copr::transport::borrowed::borrow(raw) };
     let world = SimpleCommunicator::world().group();
     let ranks: Vec<i32> = (0..theirs.size()).collect();
     theirs
@@ -106,7 +105,8 @@ pub(crate) fn world_rank() -> i32 {
     SimpleCommunicator::world().rank()
 }
 
-fn key_of(members: &[i32]) -> u64 {
+/// The key of the group of these `MPI_COMM_WORLD` ranks in the meetings.
+pub(crate) fn key_of(members: &[i32]) -> u64 {
     let bytes: Vec<u8> = members.iter().flat_map(|r| r.to_le_bytes()).collect();
     copr::layout::fnv1a(&bytes)
 }
@@ -169,10 +169,9 @@ impl Presence {
     }
 
     /// The meeting of a process whose context is live: `members` are the group's
-    /// `MPI_COMM_WORLD` ranks in the order of its communicator, `me` this process's
-    /// `MPI_COMM_WORLD` rank.
-    pub(crate) fn meet(&mut self, members: &[i32], me: i32) -> Verdict {
-        let key = key_of(members);
+    /// `MPI_COMM_WORLD` ranks in the order of its communicator, `key` their
+    /// [`key_of`], `me` this process's `MPI_COMM_WORLD` rank.
+    pub(crate) fn meet(&mut self, members: &[i32], key: u64, me: i32) -> Verdict {
         let calls = self.calls.entry(key).or_insert(0);
         let k = *calls;
         *calls += 1;

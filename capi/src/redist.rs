@@ -11,7 +11,7 @@ use copr::transport::Transport;
 
 use crate::blacs::{self, GridInfo};
 use crate::descriptor::{self, Reader};
-use crate::presence::{self, Verdict};
+use crate::presence::Verdict;
 use crate::state::{self, Comm, State};
 
 /// A bad argument, by ScaLAPACK's parameter number (1-based position in the call).
@@ -365,13 +365,12 @@ fn context_comm<'s>(
     let (raw, me) = unsafe { (blacs::communicator(ctxt), blacs::pnum(ctxt, row, col)) };
     // the processes of the context meet before any collective (see crate::presence)
     // SAFETY: BLACS's communicator of that context.
-    let members = unsafe { presence::world_ranks(raw) };
-    let world_rank = presence::world_rank();
-    if let Verdict::Fail(_) = state.presence.meet(&members, world_rank) {
+    let (verdict, found) = unsafe { state.meet(raw) };
+    if let Verdict::Fail(_) = verdict {
         return Err((me, Failed::Elsewhere));
     }
-    // SAFETY: BLACS's communicator of that context.
-    let comm = unsafe { state.comm(raw) };
+    // SAFETY: BLACS's communicator of that context, `found` answered just now.
+    let comm = unsafe { state.comm(found, raw) };
     let rank = comm.transport.rank();
     if me as usize != rank {
         return Err((

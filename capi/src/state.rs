@@ -3,7 +3,6 @@
 //! release when MPI finalizes.
 
 use std::ffi::{c_int, c_void};
-use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard, Once};
@@ -11,9 +10,8 @@ use std::sync::{Mutex, MutexGuard, Once};
 use copr::engine::PlanCache;
 use copr::transport::MpiTransport;
 
-use crate::presence::Presence;
+use crate::presence::{self, Presence, Verdict};
 use mpi::ffi::{self, MPI_Comm};
-use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, CommunicatorRelation, Group, SimpleCommunicator};
 
 /// Plans kept per communicator (and their memory): enough for the handful of layouts
@@ -30,6 +28,8 @@ pub(crate) struct Comm {
     /// the same on every member, and different for any two groups copr keeps, so it
     /// orders the release at `MPI_Finalize` the same way on every process.
     world_ranks: Vec<i32>,
+    /// The group's key in the meetings before each call ([`crate::presence`]).
+    key: u64,
 }
 
 /// Everything kept, behind one lock.
@@ -65,8 +65,49 @@ pub(crate) fn lock() -> MutexGuard<'static, State> {
 }
 
 impl State {
-    /// copr's transport and plans for the group of `raw` (collective over `raw` the
-    /// first time a group is seen: it is duplicated).
+    /// Which kept communicator serves the group of `raw`, if any (a local operation).
+    ///
+    /// # Safety
+    /// `raw` is a valid intra-communicator.
+    pub(crate) unsafe fn find(&self, raw: MPI_Comm) -> Option<usize> {
+        // SAFETY: the caller's guarantee; ManuallyDrop, as the handle is not ours to free.
+        let theirs = unsafe { copr::transport::borrowed::borrow(raw) };
+        self.comms.iter().position(|c| {
+            matches!(
+                c.transport.communicator().compare(&*theirs),
+                CommunicatorRelation::Identical | CommunicatorRelation::Congruent
+            )
+        })
+    }
+
+    /// The meeting before a call on the group of `raw` ([`crate::presence`]), and the
+    /// kept communicator of that group if there is one: a group seen before meets with
+    /// the world ranks and key kept with its communicator, so a call computes them
+    /// only the first time.
+    ///
+    /// # Safety
+    /// `raw` is a valid intra-communicator of which this process is a member.
+    pub(crate) unsafe fn meet(&mut self, raw: MPI_Comm) -> (Verdict, Option<usize>) {
+        // SAFETY: the caller's guarantee.
+        let found = unsafe { self.find(raw) };
+        let me = presence::world_rank();
+        let verdict = match found {
+            Some(k) => {
+                let c = &self.comms[k];
+                self.presence.meet(&c.world_ranks, c.key, me)
+            }
+            None => {
+                // SAFETY: the caller's guarantee.
+                let members = unsafe { presence::world_ranks(raw) };
+                let key = presence::key_of(&members);
+                self.presence.meet(&members, key, me)
+            }
+        };
+        (verdict, found)
+    }
+
+    /// copr's transport and plans for the group of `raw`, kept at `found` if copr has
+    /// it (collective over `raw` the first time a group is seen: it is duplicated).
     ///
     /// Groups are matched by `MPI_Comm_compare` (same processes in the same order),
     /// so a grid made again after `Cblacs_gridexit` reuses the first duplicate made for
@@ -81,16 +122,12 @@ impl State {
     /// the order of the application's calls, as ScaLAPACK's own do.
     ///
     /// # Safety
-    /// `raw` is a valid intra-communicator of which this process is a member.
-    pub(crate) unsafe fn comm(&mut self, raw: MPI_Comm) -> &mut Comm {
+    /// `raw` is a valid intra-communicator of which this process is a member; `found`
+    /// is what [`State::find`] (or [`State::meet`]) returned for it, with no
+    /// communicator kept since.
+    pub(crate) unsafe fn comm(&mut self, found: Option<usize>, raw: MPI_Comm) -> &mut Comm {
         // SAFETY: the caller's guarantee; ManuallyDrop, as the handle is not ours to free.
-        let theirs = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(raw) });
-        let found = self.comms.iter().position(|c| {
-            matches!(
-                c.transport.communicator().compare(&*theirs),
-                CommunicatorRelation::Identical | CommunicatorRelation::Congruent
-            )
-        });
+        let theirs = unsafe { copr::transport::borrowed::borrow(raw) };
         let k = match found {
             Some(k) => k,
             None => {
@@ -108,15 +145,17 @@ impl State {
                 let world = world.group();
                 let group = ours.group();
                 let ranks: Vec<i32> = (0..ours.size()).collect();
-                let world_ranks = group
+                let world_ranks: Vec<i32> = group
                     .translate_ranks(&ranks, &world)
                     .into_iter()
                     .map(|r| r.unwrap_or(-1))
                     .collect();
+                let key = presence::key_of(&world_ranks);
                 self.comms.push(Comm {
                     transport: MpiTransport::new(ours),
                     cache: PlanCache::new(MAX_PLANS, MAX_PLAN_BYTES),
                     world_ranks,
+                    key,
                 });
                 self.comms.len() - 1
             }

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use copr::layout::Order;
 use copr::plan::{parse_config, ConfigFormat, Plan, PlanSpec, Solver};
@@ -60,10 +60,11 @@ pub(crate) enum Command {
     /// rankfile, MPICH_RANK_ORDER, SLURM_HOSTFILE, SMPI hostfile, JSON and SVG.
     Map(Box<MapArgs>),
     /// Measure this machine under mpirun (latency and bandwidth per class of rank pairs,
-    /// injection, the shared window, local kernels) and write a cost config for
-    /// `copr plan --cost`, with the raw measurements beside it; `--validate` times real
-    /// reshuffles against the config's predictions. Needs the `mpi` feature.
-    Calibrate(CalibrateArgs),
+    /// injection, the shared window, local kernels) and write a machine file with the
+    /// measured costs for `copr plan --cost` and `copr map --machine`, with the raw
+    /// measurements beside it; `--validate` times real reshuffles against its
+    /// predictions. Needs the `mpi` feature.
+    Calibrate(crate::calibrate::CalibrateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(crate::generate::CompletionsArgs),
     /// Print a manual page in roff: copr(1), or copr-COMMAND(1) for one command.
@@ -192,36 +193,12 @@ pub(crate) struct MapArgs {
     pub(crate) json: bool,
 }
 
-/// Arguments of `copr calibrate`.
-#[derive(Debug, Args)]
-pub(crate) struct CalibrateArgs {
-    /// The machine file to write, with the measured costs inside (TOML, or JSON by
-    /// extension); the placement goes to FILE with extension `.placement`, the raw
-    /// measurements to `.raw.json`.
-    #[arg(long, value_name = "FILE", default_value = "copr-calibration.toml")]
-    pub(crate) out: PathBuf,
-    /// Time budget in seconds for everything, validation included: ping-pong 30 %,
-    /// node paths 10 %, local kernels 10 %, validation 45 %, writing 5 % (unused time
-    /// passes on). Each phase measures a fixed minimum (one pair per class, f64)
-    /// whatever the budget, and prints what it skipped.
-    #[arg(long, default_value_t = 40.0, allow_negative_numbers = true)]
-    pub(crate) budget: f64,
-    /// Treat groups of consecutive ranks as this many nodes (shared window inside a
-    /// group, messages between groups), to calibrate emulated nodes on one machine.
-    #[arg(long, value_name = "NODES")]
-    pub(crate) emulate_nodes: Option<usize>,
-    /// Also run real reshuffles and compare their times with the written model's
-    /// predictions (error per case, rank correlation).
-    #[arg(long)]
-    pub(crate) validate: bool,
-}
-
 /// Arguments of `copr topo`.
 #[derive(Debug, Args)]
 pub(crate) struct TopoArgs {
-    /// A topology config (`[intra]`/`[inter]`/`[placement]`) or a cost config
-    /// (`[[terms]]` with a topology); `-` reads standard input (relative file names in
-    /// it resolve against the current directory).
+    /// A machine file (docs/machines.md: short or long form, what `copr calibrate`
+    /// writes) or a cost config (`[[terms]]` with a topology); `-` reads standard input
+    /// (relative file names in it resolve against the current directory).
     pub(crate) file: PathBuf,
     /// The file's format (default: `.json` is JSON, anything else and `-` TOML).
     #[arg(long, value_enum)]
@@ -492,8 +469,8 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Topo(a) => topo(a),
         Command::Map(a) => map(*a),
         Command::Calibrate(a) => crate::calibrate::run(a),
-        Command::Completions(a) => crate::generate::completions(a),
-        Command::Man(a) => crate::generate::man(a),
+        Command::Completions(a) => crate::generate::completions(a, Cli::command()),
+        Command::Man(a) => crate::generate::man(a, Cli::command()),
     }
 }
 

@@ -2,12 +2,10 @@
 //! manual pages generated from the clap definitions in `cli`, so that they list every
 //! command and option the parser knows.
 
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::{Args, ValueEnum};
 use clap_complete::Shell;
 
 use copr::{Error, Result};
-
-use crate::cli::Cli;
 
 /// Arguments of `copr completions`.
 #[derive(Debug, Args)]
@@ -38,13 +36,13 @@ fn shell_names() -> Vec<String> {
 ///
 /// # Errors
 /// [`Error::Argument`] when SHELL is missing or not a shell clap_complete supports.
-pub(crate) fn completions(a: CompletionsArgs) -> Result<()> {
-    let script = completion_script(a.shell.as_deref())?;
+pub(crate) fn completions(a: CompletionsArgs, cli: clap::Command) -> Result<()> {
+    let script = completion_script(a.shell.as_deref(), cli)?;
     print!("{script}");
     Ok(())
 }
 
-fn completion_script(shell: Option<&str>) -> Result<String> {
+fn completion_script(shell: Option<&str>, mut cli: clap::Command) -> Result<String> {
     let known = shell_names().join(", ");
     let name = shell
         .ok_or_else(|| Error::Argument(format!("completions: name a shell, one of {known}")))?;
@@ -54,7 +52,7 @@ fn completion_script(shell: Option<&str>) -> Result<String> {
         ))
     })?;
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "copr", &mut out);
+    clap_complete::generate(shell, &mut cli, "copr", &mut out);
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -62,14 +60,14 @@ fn completion_script(shell: Option<&str>) -> Result<String> {
 ///
 /// # Errors
 /// [`Error::Argument`] when COMMAND is not one of copr's commands.
-pub(crate) fn man(a: ManArgs) -> Result<()> {
-    let page = man_page(a.command.as_deref())?;
+pub(crate) fn man(a: ManArgs, cli: clap::Command) -> Result<()> {
+    let page = man_page(a.command.as_deref(), cli)?;
     print!("{page}");
     Ok(())
 }
 
-fn man_page(command: Option<&str>) -> Result<String> {
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+fn man_page(command: Option<&str>, cli: clap::Command) -> Result<String> {
+    let mut cmd = cli.disable_help_subcommand(true);
     // Building sets the subcommands' page names (copr-plan) and usage lines (copr plan).
     cmd.build();
     let page_of = match command {
@@ -110,6 +108,8 @@ fn visible_commands(cmd: &clap::Command) -> impl Iterator<Item = &clap::Command>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::Cli;
+    use clap::CommandFactory;
 
     /// Every visible command with the long options it takes (`--help` aside).
     fn commands_and_options() -> Vec<(String, Vec<String>)> {
@@ -142,7 +142,7 @@ mod tests {
     fn completion_scripts_name_every_option() {
         let list = commands_and_options();
         for shell in shell_names() {
-            let script = completion_script(Some(&shell)).unwrap();
+            let script = completion_script(Some(&shell), Cli::command()).unwrap();
             // the commands themselves: tests/packaging.rs, per shell
             for (name, longs) in &list {
                 for l in longs {
@@ -160,14 +160,14 @@ mod tests {
     #[test]
     fn man_pages_name_every_command_and_option() {
         let list = commands_and_options();
-        let top = man_page(None).unwrap();
+        let top = man_page(None, Cli::command()).unwrap();
         assert!(top.starts_with(".ie"), "{}", &top[..top.len().min(200)]);
         for (name, longs) in &list {
             assert!(
                 top.contains(&format!("copr\\-{name}(1)")),
                 "copr(1): no {name}"
             );
-            let page = man_page(Some(name)).unwrap();
+            let page = man_page(Some(name), Cli::command()).unwrap();
             assert!(page.contains(&format!("copr\\-{name}")), "{name}");
             for l in longs {
                 // roff escapes the hyphens: \-\-json
@@ -180,9 +180,12 @@ mod tests {
     #[test]
     fn unknown_names_are_one_line_errors() {
         for (e, choice) in [
-            (completion_script(Some("tcsh")).unwrap_err(), "zsh"),
-            (completion_script(None).unwrap_err(), "fish"),
-            (man_page(Some("plot")).unwrap_err(), "plan"),
+            (
+                completion_script(Some("tcsh"), Cli::command()).unwrap_err(),
+                "zsh",
+            ),
+            (completion_script(None, Cli::command()).unwrap_err(), "fish"),
+            (man_page(Some("plot"), Cli::command()).unwrap_err(), "plan"),
         ] {
             let text = e.to_string();
             assert_eq!(text.lines().count(), 1, "{text}");

@@ -24,6 +24,8 @@
 //! In every run the implausible-measurement warnings on stderr are exactly those the
 //! written measurements call for, each printed once (not once per rank).
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,9 +63,7 @@ fn bad_input(args: &[&str], dir: &Path, errs: &mut Vec<String>) {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-calibrate-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).expect("temporary directory");
-    d
+    common::scratch(&format!("copr-calibrate-{tag}"))
 }
 
 fn bad_inputs(errs: &mut Vec<String>) {

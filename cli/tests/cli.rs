@@ -5,23 +5,17 @@ use std::process::Command;
 
 use copr::plan::{Plan, PlanSpec};
 
-fn copr(args: &[&str]) -> std::process::Output {
-    copr_in(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")), args)
-}
+mod common;
+
+use common::{copr, copr_in};
 
 /// Asserts that a command succeeded, showing its standard error otherwise.
 fn assert_ok(out: &std::process::Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::ok(out);
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+    common::tmp("copr-cli", name)
 }
 
 #[test]
@@ -744,14 +738,6 @@ fn map_bad_input_is_one_line_exit_2() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
-}
-
-fn copr_in(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_copr"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("copr runs")
 }
 
 /// A fresh empty directory for one test.

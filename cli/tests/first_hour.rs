@@ -3,22 +3,12 @@
 
 mod common;
 
-use common::copr;
+use common::{copr, ok};
 
 use std::path::PathBuf;
-use std::process::Output;
 
 fn tmp(name: &str) -> PathBuf {
     common::tmp("copr-first-hour", name)
-}
-
-fn ok(out: &Output) -> (String, String) {
-    let (o, e) = (
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    );
-    assert!(out.status.success(), "{e}");
-    (o, e)
 }
 
 #[test]

@@ -70,7 +70,7 @@ fn judge(out: &Output, echoed: bool) -> Result<i32, String> {
 }
 
 fn data() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("data")
+    common::root().join("data")
 }
 
 /// Every sample file in `data/` and a command that reads it: `{F}` is the mutant, `{D}`

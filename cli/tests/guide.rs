@@ -15,8 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    common::root().to_path_buf()
 }
 
 /// The pages whose commands are tested.

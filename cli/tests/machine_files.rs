@@ -5,25 +5,18 @@
 //! describe a machine for a command end in one line naming the file and what to do.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+mod common;
+
+/// `copr ARGS` in `dir`.
 fn copr(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_copr"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
+    common::copr_in(dir, args)
 }
 
 /// `copr ARGS` in `dir`, which must succeed: its standard output.
 fn answered(args: &[&str], dir: &Path) -> Vec<u8> {
-    let out = copr(args, dir);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    common::ok(&copr(args, dir)).0.into_bytes()
 }
 
 /// The ranks of an `MPICH_RANK_ORDER` list, in order (`a-b` ranges expanded).
@@ -38,13 +31,11 @@ fn mpich_entries(text: &str) -> Vec<usize> {
 }
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    common::root().to_path_buf()
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("copr-machine-files-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch(&format!("copr-machine-files-{tag}"))
 }
 
 /// A 4-rank plan: a 2x2 block-cyclic matrix to other blocks.

@@ -14,7 +14,6 @@
 
 use std::cell::Cell;
 use std::ffi::c_int;
-use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use copr_mapping::mpi::{gather_out_edges, plan_mapping_at_root};
@@ -24,11 +23,11 @@ use mpi::ffi::{
     MPI_Comm, MPI_Info, PMPI_Comm_free, PMPI_Comm_split, PMPI_Dist_graph_create_adjacent,
 };
 use mpi::point_to_point::{Destination, Source};
-use mpi::raw::FromRaw;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
-use crate::cart::{conclude, machine_source, warn_fallback, write_log, ACTIVE};
+use crate::cart::{machine_source, ACTIVE};
+use crate::log::{conclude, warn_fallback, write_log};
 
 /// Bytes per unit of edge weight in the pattern (an unweighted edge weighs one unit).
 const WEIGHT_UNIT_BYTES: u64 = 1 << 20;
@@ -331,7 +330,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
     ACTIVE.with(|a| a.set(true));
     let decision = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: a valid intra-communicator (checked above); not ours to free.
-        let comm = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(comm_old) });
+        let comm = unsafe { copr::transport::borrowed::borrow(comm_old) };
         decide(&comm, &adj).map(|ranks| (comm.rank() as usize, ranks))
     }));
     let result = match decision {
@@ -347,7 +346,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
             }
             let held = catch_unwind(AssertUnwindSafe(|| {
                 // SAFETY: the split just made; freed below, not by the wrapper.
-                let comm = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(split) });
+                let comm = unsafe { copr::transport::borrowed::borrow(split) };
                 Adjacency::decode(&exchange(&comm, &ranks, old_rank, &adj))
             }));
             let rc = match held {

@@ -9,8 +9,8 @@
 //!
 //! The machine comes from the environment (copr's `MachineSource::from_env`): a
 //! machine file named by `COPR_MACHINE` (as `copr map --machine` reads; the ranks on
-//! its slots in order, and a file with more slots than ranks keeps the last ones
-//! empty), a placement file named by `COPR_PLACEMENT` (`rank node` lines for the ranks
+//! the nodes they run on when it names their hosts, else on its slots in order, a file
+//! with more slots than ranks keeping the last ones empty), a placement file named by `COPR_PLACEMENT` (`rank node` lines for the ranks
 //! of `MPI_COMM_WORLD`), `COPR_EMULATE_NODE_SIZE=k` (`k` consecutive ranks of
 //! `MPI_COMM_WORLD` per node, to try it on one host; or counts per node, `3,2,1`), or
 //! else the nodes the ranks run on (`MPI_Comm_split_type`, shared memory). Nodes may
@@ -59,6 +59,8 @@
 pub mod cart;
 #[cfg(feature = "mpi")]
 pub mod dist_graph;
+#[cfg(feature = "mpi")]
+mod log;
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub mod record;
 #[cfg(feature = "mpi")]

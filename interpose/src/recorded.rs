@@ -19,7 +19,7 @@ use mpi::ffi::{PMPI_Comm_rank, RSMPI_COMM_WORLD};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
-use crate::cart::{conclude, write_log};
+use crate::log::{conclude, write_log};
 
 /// The environment variable naming the recorded traffic.
 pub(crate) const ENV_GRAPH: &str = "COPR_GRAPH";

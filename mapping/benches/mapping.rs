@@ -11,6 +11,7 @@
 //! cargo bench --bench mapping -- --quick --cases j  # graphs of 2048-16 384 tasks
 //! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
+//! cargo bench --bench mapping -- --cases i --only 'fox 32x32 on 4x4x4'  # cases by name
 //! ```
 //! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
 //! installed; their rows are left out with a notice otherwise.
@@ -992,6 +993,16 @@ fn main() {
     // the 2048-16 384-task graphs and the 102 400-task graph only when asked for
     if which.iter().any(|w| w == "j") {
         large_graph_cases(&mut cs);
+    }
+    // --only A,B: the cases whose name contains A or B (to rerun a few, e.g. SimGrid's)
+    if let Some(only) = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+    {
+        let keep = |n: &str| only.split(',').any(|o| n.contains(o));
+        cs.retain(|c| keep(&c.name));
+        specs.retain(|(n, _)| keep(n));
     }
     let sims = mapping_tables(&cs, &dir, &opts);
     if !quick {

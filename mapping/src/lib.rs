@@ -65,6 +65,7 @@ pub mod scotch;
 pub mod simgrid;
 mod slots;
 mod strategy;
+mod tile_traffic;
 
 pub use algorithms::{Algorithm, AlgorithmSpec, Collective, MAX_MESSAGES};
 pub use copr_topology::{expand_nodelist, NodeListError};

@@ -473,11 +473,13 @@ pub fn map_to_job_ranks(map: &Perm, slot_of_rank: &Perm, ranks: usize) -> Result
 #[non_exhaustive]
 pub enum MachineSource {
     /// A machine file ([`MapMachine::from_file`]) with at least as many slots as the
-    /// communicator has ranks (nodes may have different slot counts). The ranks fill
-    /// the slots in the launcher's packed order: rank `r` sits on the `r`-th slot the
-    /// nodes have, in node order. With more slots than ranks the last nodes keep
-    /// empty slots, and the mapper sees every node with the slots its ranks fill (the
-    /// ranks of a running job cannot move to an empty slot).
+    /// communicator has ranks (nodes may have different slot counts). When the file's
+    /// node names include the host of every rank (`MPI_Get_processor_name`), each
+    /// rank sits on the node it runs on (the ranks of a node on its first slots, in
+    /// rank order); otherwise the ranks fill the slots in the launcher's packed order:
+    /// rank `r` sits on the `r`-th slot the nodes have, in node order. With more slots
+    /// than ranks, the mapper sees every node with the slots its ranks fill (the ranks
+    /// of a running job cannot move to an empty slot).
     File(PathBuf),
     /// A placement file (`rank node [pu]` per line, as [`Placement::from_file`] reads)
     /// that places the ranks of `MPI_COMM_WORLD`; the communicator's ranks are looked
@@ -751,20 +753,27 @@ fn machine_and_inside<C: Communicator>(
         return Err(MpiError::MachineDiffers { rank: r }.into());
     }
     let local = match source {
-        MachineSource::File(f) => MapMachine::from_file_for(f, Some(p)).and_then(|m| {
-            if m.used_slots() < p {
-                return Err(MpiError::FileSlots {
-                    file: f.clone(),
-                    slots: m.used_slots(),
-                    nodes: m.nodes(),
-                    ranks_per_node: m.ranks_per_node(),
-                    ranks: p,
+        MachineSource::File(f) => {
+            // where the ranks run, when the file names those hosts
+            let hosts = discover_nodes(comm).unwrap_or_default();
+            MapMachine::from_file_for(f, Some(p)).and_then(|m| {
+                if m.used_slots() < p {
+                    return Err(MpiError::FileSlots {
+                        file: f.clone(),
+                        slots: m.used_slots(),
+                        nodes: m.nodes(),
+                        ranks_per_node: m.ranks_per_node(),
+                        ranks: p,
+                    }
+                    .into());
                 }
-                .into());
-            }
-            let (m, slot) = packed_fill(m, p)?;
-            Ok((m, slot, None))
-        }),
+                let (m, slot) = match hosts_on_nodes(&m, &hosts) {
+                    Some(counts) => fill_as_run(m, counts, &hosts)?,
+                    None => packed_fill(m, p)?,
+                };
+                Ok((m, slot, None))
+            })
+        }
         MachineSource::Placement(f) => {
             let world = world_ranks(comm);
             Placement::from_file(f).map_err(Error::from).and_then(|pl| {
@@ -857,6 +866,48 @@ fn packed_fill(m: MapMachine, ranks: usize) -> Result<(MapMachine, Perm)> {
     let missing = (0..m.slots()).filter(|&s| !m.has_slot(s));
     let fwd: Vec<usize> = slots.chain(missing).collect();
     Ok((m, Perm::from_forward(fwd)?))
+}
+
+/// The ranks each node of `m` runs, when every rank's host (`hosts`, by rank) is a
+/// node of `m`; `None` when some host is not.
+fn hosts_on_nodes(m: &MapMachine, hosts: &[String]) -> Option<Vec<usize>> {
+    let index: std::collections::HashMap<&str, usize> =
+        (0..m.nodes()).map(|k| (m.node_name(k), k)).collect();
+    let mut counts = vec![0usize; m.nodes()];
+    for h in hosts {
+        counts[*index.get(h.as_str())?] += 1;
+    }
+    (!hosts.is_empty()).then_some(counts)
+}
+
+/// The machine `m` with each node keeping the slots of the `counts[k]` ranks that run
+/// there, and the slot of every rank (`hosts`, by rank, in `m`'s node names; the
+/// ranks of a node take its slots in rank order), as [`machine_from_placement`]
+/// returns it.
+///
+/// # Errors
+/// [`MachineError`] if a node runs more ranks than it has slots.
+fn fill_as_run(m: MapMachine, counts: Vec<usize>, hosts: &[String]) -> Result<(MapMachine, Perm)> {
+    if let Some(k) = (0..m.nodes()).find(|&k| counts[k] > m.slot_count(k)) {
+        return Err(MachineError::NodeFull {
+            node: m.node_name(k).to_string(),
+            slots: m.slot_count(k),
+            rank: hosts
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| h.as_str() == m.node_name(k))
+                .nth(m.slot_count(k))
+                .map_or(0, |(r, _)| r),
+        }
+        .into());
+    }
+    let m = if (0..m.nodes()).all(|k| counts[k] == m.slot_count(k)) {
+        m
+    } else {
+        m.with_slot_counts(counts)?
+    };
+    let slot = m.slots_of(hosts)?;
+    Ok((m, slot))
 }
 
 /// What [`plan_mapping`] decided, as seen on rank 0 of the communicator.
@@ -1208,6 +1259,32 @@ mod tests {
         // a machine of equal nodes, full: the identity
         let (_, slot) = packed_fill(MapMachine::flat(2, 2).unwrap(), 4).unwrap();
         assert!(slot.is_identity());
+    }
+
+    #[test]
+    fn a_machine_file_naming_the_ranks_hosts() {
+        let mut m = MapMachine::flat(3, 2).unwrap();
+        m.set_node_names(vec!["a".into(), "b".into(), "c".into()])
+            .unwrap();
+        let hosts: Vec<String> = ["c", "a", "c"].iter().map(|h| h.to_string()).collect();
+        let counts = hosts_on_nodes(&m, &hosts).unwrap();
+        assert_eq!(counts, [1, 0, 2]);
+        let (f, slot) = fill_as_run(m.clone(), counts, &hosts).unwrap();
+        assert_eq!(
+            (0..3).map(|k| f.slot_count(k)).collect::<Vec<_>>(),
+            [1, 0, 2]
+        );
+        // rank 0 on c0, rank 1 on a0, rank 2 on c1; then the missing slots a1 b0 b1
+        assert_eq!(slot.forward(), [4, 0, 5, 1, 2, 3]);
+        // a host the file does not name: no match (the ranks then fill packed)
+        let other: Vec<String> = ["a", "x"].iter().map(|h| h.to_string()).collect();
+        assert!(hosts_on_nodes(&m, &other).is_none());
+        // three ranks on a node of two slots
+        let over: Vec<String> = ["b", "b", "b"].iter().map(|h| h.to_string()).collect();
+        let e = fill_as_run(m.clone(), hosts_on_nodes(&m, &over).unwrap(), &over)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`b`") && e.contains("rank 2"), "{e}");
     }
 
     #[test]

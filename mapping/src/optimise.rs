@@ -11,7 +11,9 @@
 //!   factors allow it;
 //! * the Hilbert, CP2K and bisection strategies applied to the tile grid;
 //!
-//! each followed by swap refinement of the tiles; for any other pattern the groups are
+//! each followed by swap refinement of the tiles (for an algorithm's traffic, such as
+//! Fox or Snyder, the tiles are also chosen, placed, refined and relieved of their
+//! busiest link on that traffic: `tile_traffic.rs`); for any other pattern the groups are
 //! the nodes of the best start. Finally tasks are swapped between nodes. Every swap
 //! must lower the bandwidth-weighted hop-bytes (a hop in direction `d` costs
 //! `max bandwidth / bandwidth_d`).
@@ -211,6 +213,14 @@ pub fn optimise_rounds(
         for i in chosen {
             let (_, _, name, t, place) = &placed[i];
             cands.push(score(expand_tiles(g, t, place, k), name.clone()));
+        }
+        if p.grid_spec().is_none() {
+            // an algorithm's traffic: tiles chosen, placed and refined on it
+            for (origin, map) in super::tile_traffic::algorithm_tile_candidates(
+                p, m, g, &shapes, &mut rng, deadline,
+            )? {
+                cands.push(score(map, origin));
+            }
         }
         if shapes.is_empty() {
             let t = best_tile(g, k);
@@ -545,7 +555,7 @@ pub(crate) fn tile_grid(g: &CartGrid, t: &[usize]) -> Result<CartGrid> {
 }
 
 /// Task mapping from a placement of tiles (tile-grid task → node).
-fn expand_tiles(g: &CartGrid, t: &[usize], place: &Perm, k: usize) -> Perm {
+pub(super) fn expand_tiles(g: &CartGrid, t: &[usize], place: &Perm, k: usize) -> Perm {
     let q: Vec<usize> = g.dims.iter().zip(t).map(|(d, t)| d / t).collect();
     let mut used = vec![0usize; place.len()];
     let mut fwd = vec![0; g.tasks()];
@@ -639,7 +649,7 @@ fn dim_options(d: usize, e: usize) -> Vec<Vec<Factor>> {
 /// hop-bytes and the `keep / 2` best by largest link time, as `(description,
 /// placement)`; empty when the machine is not a whole torus with one node per
 /// coordinate.
-fn embeddings(
+pub(super) fn embeddings(
     q: &CartGrid,
     qp: &Pattern,
     m1: &MapMachine,

@@ -65,6 +65,11 @@
 //! assert_eq!(got, vec![2, 0, 1]);
 //! ```
 
+#[cfg(feature = "mpi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
+pub mod borrowed;
+#[cfg(feature = "mpi")]
+mod cma;
 mod in_process;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -75,7 +80,7 @@ use std::ops::Range;
 pub use in_process::{run_in_process, InProcess};
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
-pub use mpi::MpiTransport;
+pub use mpi::{MpiTransport, SingleCopy, SINGLE_COPY_MIN_BLOCK};
 pub use standin::StandIn;
 
 use crate::error::Result;

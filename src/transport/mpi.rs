@@ -11,6 +11,7 @@ use mpi::request::multiple_scope;
 use mpi::topology::{Color, Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
+use super::cma;
 use super::{check_round, span_bytes, Package, Round, RoundHandler, Span, Transport};
 use crate::error::{Error, Result};
 
@@ -26,9 +27,52 @@ const DESCRIPTOR: usize = 24;
 /// Packages from this size on go through the shared window (smaller ones are cheaper
 /// as one eager message than as descriptor + acknowledgement).
 const SHARED_MIN: usize = 16 << 10;
+/// First word of a single-copy descriptor message.
+const MAGIC_CMA: u64 = 0x636f_7072_436d_6120;
+/// Bytes of a single-copy descriptor's header: [`MAGIC_CMA`], the sender's pid, the
+/// number of spans and a zero; then four words per span (address, block bytes, blocks,
+/// stride).
+const CMA_HEADER: usize = 32;
+/// Bytes per span in a single-copy descriptor.
+const CMA_SPAN: usize = 32;
+/// [`SingleCopy::Auto`] sends a package for single-copy reading only when its blocks in
+/// the sender's memory average at least this many bytes: the kernel pins the pages of
+/// every block it reads (about a microsecond per block here), which costs more than
+/// the window's extra pass for short blocks.
+pub const SINGLE_COPY_MIN_BLOCK: usize = 64 << 10;
 /// Alignment of packages in the shared window (a page, so that no two packages share
 /// one and every package is aligned for every element type).
 const SHARED_ALIGN: usize = 4096;
+
+/// Whether packages between ranks of one node are read by their receiver straight from
+/// the sender's memory (Linux cross-memory attach, `process_vm_readv`) instead of
+/// going through the node-shared window ([`MpiTransport::with_single_copy`]).
+///
+/// A package read this way is copied once, from the sender's B into the receiver's A
+/// for a plain copy (α = 1, β = 0, no conjugation) whose package lands as whole runs of
+/// A, or into the receive buffer, to be transformed from there, otherwise. Only
+/// packages the sender can name where they lie in B
+/// ([`RoundHandler::send_spans`]: untransposed pieces) qualify; the others go through
+/// the window as before. A rank whose reads the kernel refuses (a ptrace restriction,
+/// another user's process, no such system call: probed once, when the transport is
+/// created) or whose setting is [`SingleCopy::Never`] is sent its packages through the
+/// window; every rank tells the others with the round's check words, so the choice is
+/// always made by both sides alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SingleCopy {
+    /// Read by single copy when the kernel copies fast enough on this machine (a
+    /// receiver measures it once per process: one kernel copy of 4 MiB must take at
+    /// most 1.5 times a `memcpy`) and the package's blocks in the sender's memory
+    /// average at least [`SINGLE_COPY_MIN_BLOCK`] bytes (shorter blocks cost the kernel
+    /// more than the window's extra pass).
+    #[default]
+    Auto,
+    /// Never: every node-local package goes through the window (and this rank is
+    /// never read from by single copy either, nor reads).
+    Never,
+    /// Whenever the package qualifies (for tests and measurements).
+    Always,
+}
 
 /// A [`Transport`] over an MPI communicator.
 ///
@@ -53,7 +97,10 @@ const SHARED_ALIGN: usize = 4096;
 /// fall back to messages, not even in the first round, and the engine's send and
 /// receive buffers are never written for them (zeroed allocations that are never
 /// written take no memory).
-/// [`MpiTransport::messages_only`] turns the window off.
+/// [`MpiTransport::messages_only`] turns the window off. Packages that lie as whole
+/// runs in the sender's B can instead be read by their receiver straight from there
+/// ([`SingleCopy`], [`MpiTransport::with_single_copy`]); the sender then waits for the
+/// receiver's acknowledgement before it returns, so B is not changed while it is read.
 ///
 /// Incoming packages are handed to the handler in completion order (`MPI_Testany`
 /// polled with a `sched_yield` between polls, so that with more ranks than cores a
@@ -86,6 +133,13 @@ pub struct MpiTransport {
     window: Option<Window>,
     /// Bytes sent as MPI messages to ranks that share the window group.
     node_message_bytes: u64,
+    /// When node-local packages are read by single copy.
+    single_copy: SingleCopy,
+    /// Whether this rank could read every other rank of its window group by single
+    /// copy (probed when the transport was made).
+    can_read: bool,
+    /// Bytes of the packages peers have read from this rank by single copy.
+    single_copy_bytes: u64,
 }
 
 /// A node-shared window: this rank's segment and the addresses of every node rank's.
@@ -365,6 +419,7 @@ impl MpiTransport {
         for (nr, &w) in world_of.iter().enumerate() {
             node_rank[w as usize] = Some(nr as i32);
         }
+        let can_read = probe_single_copy(&node);
         Self {
             comm,
             node,
@@ -375,7 +430,46 @@ impl MpiTransport {
             message_limit: i32::MAX as usize,
             window: None,
             node_message_bytes: 0,
+            single_copy: SingleCopy::Auto,
+            can_read,
+            single_copy_bytes: 0,
         }
+    }
+
+    /// Sets when node-local packages are read by single copy ([`SingleCopy`]; default
+    /// [`SingleCopy::Auto`]). Ranks may differ: a sender asks for single copy only as
+    /// its own setting allows, and a receiver set to [`SingleCopy::Never`] is always
+    /// sent its packages through the window.
+    pub fn with_single_copy(mut self, when: SingleCopy) -> Self {
+        self.single_copy = when;
+        self
+    }
+
+    /// Whether the kernel let this rank read every other rank of its node (or group)
+    /// when the transport was made (`process_vm_readv` of a probe word); without it,
+    /// no package is read by single copy and the window carries them all.
+    pub fn single_copy_available(&self) -> bool {
+        self.can_read
+    }
+
+    /// Bytes of this rank's packages that peers of its node (or group) have read
+    /// straight from its memory by single copy, since the transport was made.
+    pub fn single_copy_bytes(&self) -> u64 {
+        self.single_copy_bytes
+    }
+
+    /// Whether peers may send this rank packages to read by single copy: it can
+    /// ([`MpiTransport::single_copy_available`]), and its setting wants it
+    /// ([`SingleCopy::Auto`]: where the kernel's copy is cheaper than the window's two,
+    /// measured once per process).
+    pub fn reads_single_copy(&self) -> bool {
+        self.shared
+            && self.can_read
+            && match self.single_copy {
+                SingleCopy::Never => false,
+                SingleCopy::Always => true,
+                SingleCopy::Auto => cma::pays(),
+            }
     }
 
     /// Sets the largest MPI message, in bytes (default and maximum `i32::MAX`; at
@@ -479,6 +573,90 @@ impl MpiTransport {
     }
 }
 
+/// Whether this rank can read every other rank of `node` by single copy: every rank
+/// publishes its pid and the address of a word holding a value derived from both, and
+/// reads every other rank's word. Collective over `node`.
+fn probe_single_copy(node: &SimpleCommunicator) -> bool {
+    let mut token = Box::new(0u64);
+    let pid = cma::pid();
+    let addr = &*token as *const u64 as usize;
+    let value = |pid: u64, addr: u64| pid.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ addr;
+    *token = value(pid as u64, addr as u64);
+    let mine = [pid as u64, addr as u64];
+    let mut all = vec![0u64; 2 * node.size() as usize];
+    node.all_gather_into(&mine[..], &mut all[..]);
+    let me = node.rank() as usize;
+    let ok = all
+        .chunks_exact(2)
+        .enumerate()
+        .all(|(r, w)| r == me || cma::probe(w[0] as i32, w[1] as usize, value(w[0], w[1])));
+    // Nobody frees its word while a peer may still read it.
+    node.barrier();
+    drop(token);
+    ok
+}
+
+/// The single-copy descriptor of a package at `spans` in process `pid`, if it fits
+/// the rules: shorter than the package (so that the receiver tells it from the package
+/// itself) and than one message, and, under [`SingleCopy::Auto`], blocks of at least
+/// [`SINGLE_COPY_MIN_BLOCK`] bytes on average.
+fn cma_descriptor(
+    spans: &[Span],
+    len: usize,
+    limit: usize,
+    when: SingleCopy,
+    pid: i32,
+) -> Option<Vec<u8>> {
+    let bytes = CMA_HEADER + CMA_SPAN * spans.len();
+    if bytes >= len || bytes > limit || span_bytes(spans) != Some(len) {
+        return None;
+    }
+    let blocks: usize = cma::merged(spans).iter().map(|s| s.count).sum();
+    if when == SingleCopy::Auto && len < SINGLE_COPY_MIN_BLOCK * blocks.max(1) {
+        return None;
+    }
+    let words = [MAGIC_CMA, pid as u64, spans.len() as u64, 0]
+        .into_iter()
+        .chain(
+            spans
+                .iter()
+                .flat_map(|s| [s.addr, s.len, s.count, s.stride].map(|x| x as u64)),
+        );
+    Some(words.flat_map(u64::to_le_bytes).collect())
+}
+
+/// The sender's pid and spans of a single-copy descriptor (`None` if `data` is not
+/// one: wrong magic or length).
+fn parse_cma_descriptor(data: &[u8]) -> Option<(i32, Vec<Span>)> {
+    let word = |i: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            data.get(8 * i..8 * i + 8)?.try_into().ok()?,
+        ))
+    };
+    if word(0)? != MAGIC_CMA {
+        return None;
+    }
+    let n = usize::try_from(word(2)?).ok()?;
+    if data.len() != CMA_HEADER.checked_add(CMA_SPAN.checked_mul(n)?)? {
+        return None;
+    }
+    let pid = i32::try_from(word(1)?).ok()?;
+    let spans = (0..n)
+        .map(|i| {
+            let w = |j: usize| word(4 + 4 * i + j).and_then(|x| usize::try_from(x).ok());
+            // Addresses in the sender's memory: only the kernel reads there, after its
+            // own checks (`cma::read`), so no `Span::new` contract applies.
+            Some(Span {
+                addr: w(0)?,
+                len: w(1)?,
+                count: w(2)?,
+                stride: w(3)?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((pid, spans))
+}
+
 /// Checks that every rank's gathered words (`words` per rank: `checks` check words,
 /// then the short-segment flag, the message limit and the window setting) agree with
 /// rank 0's on the message limit and on the use of the shared window: both sides of a
@@ -575,12 +753,17 @@ impl Transport for MpiTransport {
         // 1. Gather the check words (plus this rank's "my segment is too small" flag,
         //    message limit and window setting) while packing; nothing leaves before
         //    the verdict.
-        let words = check.len() + 3;
+        let words = check.len() + 4;
         let limit = self.message_limit;
         let mine: Vec<u64> = check
             .iter()
             .copied()
-            .chain([u64::from(short), limit as u64, u64::from(self.shared)])
+            .chain([
+                u64::from(short),
+                limit as u64,
+                u64::from(self.shared),
+                u64::from(self.reads_single_copy()),
+            ])
             .collect();
         let mut all = vec![0u64; words * size];
         let mut parts = package_slices(send_buf, sends);
@@ -589,13 +772,25 @@ impl Transport for MpiTransport {
         let spans_ok = self.spans;
         let in_place = |p: &Package| spans_ok && !p.range.is_empty() && p.range.len() <= limit;
         let mut direct: Vec<Option<Vec<Span>>> = vec![None; sends.len()];
+        // Single-copy descriptors of node-local packages, if the receiver reads them
+        // (known once the check words are in; otherwise packed into the window then).
+        let mut cma_desc: Vec<Option<Vec<u8>>> = vec![None; sends.len()];
+        let single_copy =
+            (self.shared && self.single_copy != SingleCopy::Never).then_some(self.single_copy);
         {
             let (comm, window) = (&self.comm, self.window.as_ref());
+            let pid = cma::pid();
             mpi::request::scope(|scope| {
                 let mut gather =
                     Some(comm.immediate_all_gather_into(scope, &mine[..], &mut all[..]));
                 for (k, p) in sends.iter().enumerate() {
+                    if let (Some(_), Some(when)) = (offsets[k], single_copy) {
+                        cma_desc[k] = handler
+                            .send_spans(k)
+                            .and_then(|sp| cma_descriptor(&sp, p.range.len(), limit, when, pid));
+                    }
                     match (offsets[k], window) {
+                        (Some(_), _) if cma_desc[k].is_some() => {}
                         (Some(off), Some(w)) if !short => {
                             // SAFETY: `off + len <= need <= cap` (window_plan), and no
                             // peer reads it before our descriptor arrives.
@@ -634,9 +829,24 @@ impl Transport for MpiTransport {
         if grow {
             self.grow_window(need, cap, short)?;
         }
-        if short {
-            let w = self.window.as_ref().expect("the window was just grown");
+        // A receiver that does not read by single copy gets the package through the
+        // window after all.
+        let mut fell_back = vec![false; sends.len()];
+        for (k, p) in sends.iter().enumerate() {
+            if cma_desc[k].is_some() && all[p.peer * words + check.len() + 3] == 0 {
+                cma_desc[k] = None;
+                fell_back[k] = true;
+            }
+        }
+        if short || fell_back.contains(&true) {
+            let w = self
+                .window
+                .as_ref()
+                .expect("a window holds the node's packages");
             for (k, p) in sends.iter().enumerate() {
+                if cma_desc[k].is_some() || !(short || fell_back[k]) {
+                    continue;
+                }
                 if let Some(off) = offsets[k] {
                     // SAFETY: `off + len <= need`, and the grown segment holds `need`
                     // bytes; no peer reads it before our descriptor arrives.
@@ -644,6 +854,12 @@ impl Transport for MpiTransport {
                 }
             }
         }
+        self.single_copy_bytes += sends
+            .iter()
+            .zip(&cma_desc)
+            .filter(|(_, d)| d.is_some())
+            .map(|(p, _)| p.range.len() as u64)
+            .sum::<u64>();
         self.node_message_bytes += sends
             .iter()
             .zip(&offsets)
@@ -745,7 +961,9 @@ impl Transport for MpiTransport {
                     // No datatype for these spans: pack after all.
                     handler.pack(k, &mut *part);
                 }
-                let msg: &[u8] = if offsets[k].is_some() {
+                let msg: &[u8] = if let Some(d) = &cma_desc[k] {
+                    d
+                } else if offsets[k].is_some() {
                     &descriptors[DESCRIPTOR * k..][..DESCRIPTOR]
                 } else {
                     part
@@ -815,6 +1033,56 @@ impl Transport for MpiTransport {
                     Req::Send | Req::Ack => continue,
                 };
                 let p = &recvs[k];
+                if got < data.len() && self.reads_single_copy() {
+                    if let Some((pid, remote)) = parse_cma_descriptor(&data[..got]) {
+                        let len = p.range.len();
+                        let r = if self.node_rank[p.peer].is_none()
+                            || span_bytes(&remote) != Some(len)
+                        {
+                            Err(format!("its {len}-byte package does not match the spans"))
+                        } else if let Some(local) = handler
+                            .recv_spans(k)
+                            .filter(|sp| span_bytes(sp) == Some(len))
+                        {
+                            // Straight into A.
+                            // SAFETY: the handler vouched for the spans until the round
+                            // returns; the sender keeps its B unchanged until our
+                            // acknowledgement.
+                            unsafe { cma::read(pid, &local, &remote, len) }
+                                .map(|()| handler.received(k))
+                                .map_err(|e| format!("process_vm_readv failed (errno {})", e.0))
+                        } else {
+                            // Into the package's part of the receive buffer, which the
+                            // descriptor no longer needs, and transformed from there.
+                            // SAFETY: `starts[k]` is that part, `len` bytes of the
+                            // round's receive buffer that nothing else uses.
+                            let part = unsafe { Span::new(starts[k], len, 1, len) };
+                            unsafe { cma::read(pid, &[part], &remote, len) }
+                                .map(|()| {
+                                    // SAFETY: all `len` bytes were just written.
+                                    let whole =
+                                        unsafe { std::slice::from_raw_parts(starts[k], len) };
+                                    handler.unpack(k, whole);
+                                })
+                                .map_err(|e| format!("process_vm_readv failed (errno {})", e.0))
+                        };
+                        if let Err(why) = r {
+                            failure.get_or_insert(format!(
+                                "rank {rank} could not read a package of rank {} by single copy: {why}",
+                                p.peer
+                            ));
+                        }
+                        // The sender waits for this acknowledgement in any case.
+                        let req = comm.process_at_rank(p.peer as i32).immediate_send_with_tag(
+                            scope,
+                            &[][..],
+                            TAG_ACK,
+                        );
+                        coll.add(req);
+                        kinds.push(Req::Send);
+                        continue;
+                    }
+                }
                 if got == data.len() {
                     if later[k].is_empty() {
                         handler.unpack(k, data);

@@ -1,17 +1,18 @@
 //! Deterministic benchmark graphs for the mapping benchmark: random geometric graphs
 //! and relabelings (std only).
 
-/// The graphs' seeded generator: the state of a [`copr::rng::SplitMix`], with a
-/// uniform real.
-pub struct Rng(pub u64);
+/// The graphs' seeded generator: a [`copr::rng::SplitMix`], with a uniform real.
+pub struct Rng(pub copr::rng::SplitMix);
 
 impl Rng {
+    /// The generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self(copr::rng::SplitMix(seed))
+    }
+
     /// The next 64 pseudo-random bits ([`copr::rng::SplitMix::next_u64`]).
     pub fn next_u64(&mut self) -> u64 {
-        let mut g = copr::rng::SplitMix(self.0);
-        let x = g.next_u64();
-        self.0 = g.0;
-        x
+        self.0.next_u64()
     }
 
     /// Uniform in `[0, 1)`.
@@ -26,7 +27,7 @@ impl Rng {
 /// both ways. Task numbers are a random permutation of the points (`shuffle`) or in
 /// generation order.
 pub fn rgg(n: usize, dim: usize, degree: f64, seed: u64, shuffle: bool) -> Vec<(u32, u32, u64)> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let pts: Vec<[f64; 3]> = (0..n)
         .map(|_| {
             let mut p = [0.0; 3];
@@ -57,10 +58,7 @@ pub fn rgg(n: usize, dim: usize, degree: f64, seed: u64, shuffle: bool) -> Vec<(
     }
     let mut label: Vec<u32> = (0..n as u32).collect();
     if shuffle {
-        for i in (1..n).rev() {
-            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-            label.swap(i, j);
-        }
+        rng.0.shuffle(&mut label);
     }
     let mut edges = Vec::new();
     for (i, p) in pts.iter().enumerate() {
@@ -97,12 +95,7 @@ pub fn rgg(n: usize, dim: usize, degree: f64, seed: u64, shuffle: bool) -> Vec<(
 
 /// The messages of `edges` with task `t` renamed to a seeded random `π(t)`.
 pub fn scramble(n: usize, edges: &[(u32, u32, u64)], seed: u64) -> Vec<(u32, u32, u64)> {
-    let mut rng = Rng(seed);
-    let mut label: Vec<u32> = (0..n as u32).collect();
-    for i in (1..n).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        label.swap(i, j);
-    }
+    let label = labels(n, &mut Rng::new(seed));
     edges
         .iter()
         .map(|&(a, b, w)| (label[a as usize], label[b as usize], w))
@@ -112,10 +105,7 @@ pub fn scramble(n: usize, edges: &[(u32, u32, u64)], seed: u64) -> Vec<(u32, u32
 /// A seeded random permutation of `0..n`.
 fn labels(n: usize, rng: &mut Rng) -> Vec<u32> {
     let mut label: Vec<u32> = (0..n as u32).collect();
-    for i in (1..n).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        label.swap(i, j);
-    }
+    rng.0.shuffle(&mut label);
     label
 }
 
@@ -144,7 +134,7 @@ fn pairs_to_edges(
 /// pair of lattice neighbours across their interface (halo cells), both ways. Ranks in
 /// random order.
 pub fn mesh(n: usize, dim: usize, seed: u64) -> Vec<(u32, u32, u64)> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let pts: Vec<[f64; 3]> = (0..n)
         .map(|_| {
             let mut p = [0.0; 3];
@@ -255,7 +245,7 @@ pub fn mesh(n: usize, dim: usize, seed: u64) -> Vec<(u32, u32, u64)> {
 /// the 8-byte entries of `x` its rows use (each distinct column once). Ranks in the
 /// row order (the partitioner's).
 pub fn spmv(n: usize, seed: u64) -> Vec<(u32, u32, u64)> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let rows_per = 64usize;
     let nr = rows_per * n;
     let w = ((nr as f64).sqrt() as usize).max(1);
@@ -300,7 +290,7 @@ pub fn spmv(n: usize, seed: u64) -> Vec<(u32, u32, u64)> {
 /// `m` distinct earlier ones chosen in proportion to their degree; each link carries
 /// `2^(12 + 6u)` bytes (4 KiB – 256 KiB, log-uniform) both ways. Ranks in random order.
 pub fn power_law(n: usize, m: usize, seed: u64) -> Vec<(u32, u32, u64)> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut ends: Vec<u32> = Vec::new();
     let mut pairs = std::collections::HashMap::new();
     let m0 = m + 1;

@@ -549,7 +549,7 @@ pub fn line_of_offset(text: &str, offset: usize) -> usize {
 pub fn locate_line(text: &str, format: Format, path: &FieldPath) -> Option<usize> {
     let offset = match format {
         Format::Toml => toml_locate(text, &path.0)?,
-        Format::Json => json_locate(text.as_bytes(), &path.0)?,
+        Format::Json => json_locate(text, &path.0)?,
     };
     Some(line_of_offset(text, offset))
 }
@@ -590,115 +590,29 @@ fn toml_locate(text: &str, path: &[PathSeg]) -> Option<usize> {
     Some(best)
 }
 
-fn json_skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i
-}
-
-/// End (exclusive) of the JSON string starting at `i` (which is `"`).
-fn json_skip_string(b: &[u8], mut i: usize) -> usize {
-    i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    i
-}
-
-/// End (exclusive) of the JSON value starting at `i`.
-fn json_skip_value(b: &[u8], i: usize) -> usize {
-    match b.get(i) {
-        Some(b'"') => json_skip_string(b, i),
-        Some(b'{' | b'[') => {
-            let mut depth = 0usize;
-            let mut j = i;
-            while j < b.len() {
-                match b[j] {
-                    b'"' => {
-                        j = json_skip_string(b, j);
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return j + 1;
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            j
-        }
-        _ => {
-            let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']') && !b[j].is_ascii_whitespace()
-            {
-                j += 1;
-            }
-            j
-        }
-    }
-}
-
-fn json_locate(b: &[u8], path: &[PathSeg]) -> Option<usize> {
-    let mut pos = json_skip_ws(b, 0);
+/// The byte offset in `text` of the JSON value at `path`, or of its deepest existing
+/// ancestor. serde_json's borrowed raw values are slices of `text`, so each step parses
+/// one object or array and takes where the value it names starts (a duplicated key:
+/// the last, as serde_json reads it).
+fn json_locate(text: &str, path: &[PathSeg]) -> Option<usize> {
+    use serde_json::value::RawValue;
+    use std::collections::BTreeMap;
+    let mut value: &RawValue = serde_json::from_str(skip_bom(text)).ok()?;
     for seg in path {
-        let best = pos;
-        let found = match (seg, b.get(pos)) {
-            (PathSeg::Key(k), Some(b'{')) => {
-                let mut i = json_skip_ws(b, pos + 1);
-                let mut hit = None;
-                while b.get(i) == Some(&b'"') {
-                    let kend = json_skip_string(b, i);
-                    let raw = std::str::from_utf8(&b[i..kend]).ok()?;
-                    let key: String = serde_json::from_str(raw).ok()?;
-                    let colon = json_skip_ws(b, kend);
-                    let vstart = json_skip_ws(b, colon + 1);
-                    if key == *k {
-                        hit = Some((i, vstart));
-                        break;
-                    }
-                    let vend = json_skip_value(b, vstart);
-                    i = json_skip_ws(b, vend);
-                    if b.get(i) == Some(&b',') {
-                        i = json_skip_ws(b, i + 1);
-                    }
-                }
-                hit
-            }
-            (PathSeg::Index(n), Some(b'[')) => {
-                let mut i = json_skip_ws(b, pos + 1);
-                let mut hit = None;
-                let mut k = 0usize;
-                while i < b.len() && b[i] != b']' {
-                    if k == *n {
-                        hit = Some((i, i));
-                        break;
-                    }
-                    let vend = json_skip_value(b, i);
-                    i = json_skip_ws(b, vend);
-                    if b.get(i) == Some(&b',') {
-                        i = json_skip_ws(b, i + 1);
-                    }
-                    k += 1;
-                }
-                hit
-            }
-            _ => None,
+        let next = match seg {
+            PathSeg::Key(k) => serde_json::from_str::<BTreeMap<String, &RawValue>>(value.get())
+                .ok()
+                .and_then(|m| m.get(k).copied()),
+            PathSeg::Index(i) => serde_json::from_str::<Vec<&RawValue>>(value.get())
+                .ok()
+                .and_then(|v| v.get(*i).copied()),
         };
-        match found {
-            Some((_key_at, value_at)) => pos = value_at,
-            None => return Some(best),
+        match next {
+            Some(v) => value = v,
+            None => break,
         }
     }
-    Some(pos)
+    (value.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)
 }
 
 /// One data line of a line-oriented text file: its 1-based number and its
@@ -789,5 +703,28 @@ impl<'a> Doc<'a> {
     /// The error for a rejected value in this document.
     pub fn invalid(&self, e: Invalid) -> TopologyError {
         e.into_error(self.file, self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines_of_keys_indices_and_missing_paths() {
+        let text = "\u{feff}{\n \"a\\\"b\": \"}{][\",\n \"inter\": {\n  \"dims\": [[1, 2],\n   [3,\n    4]],\n  \"x\": 1\n }\n}";
+        let at = |p: FieldPath| locate_line(text, Format::Json, &p);
+        let root = FieldPath::root();
+        assert_eq!(at(root.clone()), Some(1));
+        assert_eq!(at(root.key("a\"b")), Some(2));
+        assert_eq!(at(root.key("inter").key("dims")), Some(4));
+        assert_eq!(at(root.key("inter").key("dims").index(1).index(1)), Some(6));
+        assert_eq!(at(root.key("inter").key("x")), Some(7));
+        // a path that is not there: its deepest ancestor
+        assert_eq!(at(root.key("inter").key("dims").index(7)), Some(4));
+        assert_eq!(at(root.key("inter").key("nope").key("deeper")), Some(3));
+        assert_eq!(at(root.key("a\"b").index(0)), Some(2));
+        // not JSON at all
+        assert_eq!(locate_line("{\"a\": ", Format::Json, &root.key("a")), None);
     }
 }

@@ -113,6 +113,17 @@ static void fail(const char *what, int k, int i, int j, double got, double want)
                 j, got, want);
 }
 
+/* every element of x holds value(i, j, salt); else `what` fails, case k */
+static void holds(const char *what, int k, const matrix *x, int salt) {
+    int li, lj, i, j;
+    for (lj = 0; lj < x->locc; lj++)
+        for (li = 0; li < x->locr; li++) {
+            global(x, li, lj, &i, &j);
+            if (x->x[li + (size_t)lj * x->desc[8]] != value(i, j, salt))
+                fail(what, k, i, j, x->x[li + (size_t)lj * x->desc[8]], value(i, j, salt));
+        }
+}
+
 /* B(ib.., jb..) <- A(ia.., ja..) for an m x n submatrix; every other element of B keeps
  * value(salt_b); A is unchanged */
 static void gemr2d_case(int k, grid ga, grid gb, int call, int ictxt, int m, int n, int mba, int nba,
@@ -134,13 +145,7 @@ static void gemr2d_case(int k, grid ga, grid gb, int call, int ictxt, int m, int
             double got = b.x[li + (size_t)lj * b.desc[8]];
             if (got != want) fail("pdgemr2d_", k, i, j, got, want);
         }
-    for (lj = 0; lj < a.locc; lj++)
-        for (li = 0; li < a.locr; li++) {
-            global(&a, li, lj, &i, &j);
-            if (a.x[li + (size_t)lj * a.desc[8]] != value(i, j, 1))
-                fail("pdgemr2d_ (A changed)", k, i, j, a.x[li + (size_t)lj * a.desc[8]],
-                     value(i, j, 1));
-        }
+    holds("pdgemr2d_ (A changed)", k, &a, 1);
     free(a.x);
     free(b.x);
 }
@@ -254,15 +259,38 @@ static void stress(int calls) {
     for (k = 0; k < nkept; k++) release(kept[k]);
 }
 
+/* copr's error counter (copr_capi_errors); exits with 2 when copr is not loaded */
+typedef uint64_t (*error_counter)(void);
+static error_counter copr_errors(const char *mode) {
+    error_counter errors = (error_counter)dlsym(RTLD_DEFAULT, "copr_capi_errors");
+    if (!errors) {
+        if (me == 0) fprintf(stderr, "%s: copr is not loaded (copr_capi_errors)\n", mode);
+        exit(2);
+    }
+    return errors;
+}
+
+/* after case k of `mode` with a bad context: copr counted one error for pdgemr2d_ and
+ * one for pdtran_ (gemr, tran), and B and C kept their values (salts 2 and 4) */
+static void bad_case_checked(const char *mode, int k, uint64_t gemr, uint64_t tran,
+                             const matrix *b, const matrix *c) {
+    char what[64];
+    if (gemr != 1 || tran != 1) {
+        failures++;
+        fprintf(stderr, "process %d, %s case %d: copr counted %llu and %llu errors, not 1\n", me,
+                mode, k, (unsigned long long)gemr, (unsigned long long)tran);
+    }
+    snprintf(what, sizeof what, "%s pdgemr2d_ (B changed)", mode);
+    holds(what, k, b, 2);
+    snprintf(what, sizeof what, "%s pdtran_ (C changed)", mode);
+    holds(what, k, c, 4);
+}
+
 /* a context invalid on exactly one process: every process returns, nothing changes,
  * and copr counts one error per call on every process */
 static void badctxt(grid all) {
-    uint64_t (*errors)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "copr_capi_errors");
-    int k, li, lj, i, j;
-    if (!errors) {
-        if (me == 0) fprintf(stderr, "badctxt: copr is not loaded (copr_capi_errors)\n");
-        exit(2);
-    }
+    error_counter errors = copr_errors("badctxt");
+    int k;
     for (k = 0; k < 2 * np; k++) {
         int who = k % np, pa, qa, pb, qb, one = 1;
         shape(&pa, &qa);
@@ -288,26 +316,7 @@ static void badctxt(grid all) {
             tran = errors() - before;
             a.desc[1] = saved;
         }
-        if (gemr != 1 || tran != 1) {
-            failures++;
-            fprintf(stderr,
-                    "process %d, badctxt case %d: copr counted %llu and %llu errors, not 1\n",
-                    me, k, (unsigned long long)gemr, (unsigned long long)tran);
-        }
-        for (lj = 0; lj < b.locc; lj++)
-            for (li = 0; li < b.locr; li++) {
-                global(&b, li, lj, &i, &j);
-                if (b.x[li + (size_t)lj * b.desc[8]] != value(i, j, 2))
-                    fail("badctxt pdgemr2d_ (B changed)", k, i, j, b.x[li + (size_t)lj * b.desc[8]],
-                         value(i, j, 2));
-            }
-        for (lj = 0; lj < c.locc; lj++)
-            for (li = 0; li < c.locr; li++) {
-                global(&c, li, lj, &i, &j);
-                if (c.x[li + (size_t)lj * c.desc[8]] != value(i, j, 4))
-                    fail("badctxt pdtran_ (C changed)", k, i, j, c.x[li + (size_t)lj * c.desc[8]],
-                         value(i, j, 4));
-            }
+        bad_case_checked("badctxt", k, gemr, tran, &b, &c);
         free(a.x);
         free(b.x);
         free(c.x);
@@ -322,12 +331,8 @@ static void badctxt(grid all) {
  * one error per call there (with all_bad each waits COPR_CONTEXT_WAIT seconds for a
  * group that expects it, and none does) */
 static void badsub(int all_bad) {
-    uint64_t (*errors)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "copr_capi_errors");
-    int k, li, lj, i, j, map[64];
-    if (!errors) {
-        if (me == 0) fprintf(stderr, "badsub: copr is not loaded (copr_capi_errors)\n");
-        exit(2);
-    }
+    error_counter errors = copr_errors("badsub");
+    int k, map[64];
     if (np < 3) {
         if (me == 0) fprintf(stderr, "badsub: needs 3 processes or more\n");
         exit(2);
@@ -359,25 +364,7 @@ static void badsub(int all_bad) {
             a.desc[1] = sa;
             c.desc[1] = sc;
         }
-        if (gemr != 1 || tran != 1) {
-            failures++;
-            fprintf(stderr, "process %d, badsub case %d: copr counted %llu and %llu errors, not 1\n",
-                    me, k, (unsigned long long)gemr, (unsigned long long)tran);
-        }
-        for (lj = 0; lj < b.locc; lj++)
-            for (li = 0; li < b.locr; li++) {
-                global(&b, li, lj, &i, &j);
-                if (b.x[li + (size_t)lj * b.desc[8]] != value(i, j, 2))
-                    fail("badsub pdgemr2d_ (B changed)", k, i, j, b.x[li + (size_t)lj * b.desc[8]],
-                         value(i, j, 2));
-            }
-        for (lj = 0; lj < c.locc; lj++)
-            for (li = 0; li < c.locr; li++) {
-                global(&c, li, lj, &i, &j);
-                if (c.x[li + (size_t)lj * c.desc[8]] != value(i, j, 4))
-                    fail("badsub pdtran_ (C changed)", k, i, j, c.x[li + (size_t)lj * c.desc[8]],
-                         value(i, j, 4));
-            }
+        bad_case_checked("badsub", k, gemr, tran, &b, &c);
         free(a.x);
         free(b.x);
         free(c.x);
@@ -405,13 +392,7 @@ static void descriptors(grid all) {
         matrix b = make(gb, m, n, mbb, nbb, 0, 0, 2, 0);
         if (me != 0) a.desc[0] = b.desc[0] = 12345 + k; /* never read by pdgemr2d_ */
         pdgemr2d_(&m, &n, a.x, &one, &one, a.desc, b.x, &one, &one, b.desc, &all.ctxt);
-        for (lj = 0; lj < b.locc; lj++)
-            for (li = 0; li < b.locr; li++) {
-                global(&b, li, lj, &i, &j);
-                if (b.x[li + (size_t)lj * b.desc[8]] != value(i, j, 1))
-                    fail("pdgemr2d_ (DTYPE unset)", k, i, j, b.x[li + (size_t)lj * b.desc[8]],
-                         value(i, j, 1));
-            }
+        holds("pdgemr2d_ (DTYPE unset)", k, &b, 1);
         if (ga.row >= 0) {
             /* C (n x m) <- 2 A^T + 0.5 C with 11-entry descriptors */
             double alpha = 2.0, beta = 0.5;

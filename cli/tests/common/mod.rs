@@ -29,11 +29,27 @@ pub(crate) fn capped(args: &[&str], dir: &Path, memory_kb: u64, seconds: Option<
 
 /// `copr args` in the repository's root (where `data/` is), as a user there types it.
 pub(crate) fn copr(args: &[&str]) -> Output {
+    copr_in(root(), args)
+}
+
+/// `copr args` in `dir`.
+pub(crate) fn copr_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .output()
         .expect("copr runs")
+}
+
+/// Asserts that a command succeeded (showing its standard error otherwise); its
+/// standard output and standard error.
+pub(crate) fn ok(out: &Output) -> (String, String) {
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(out.status.success(), "{e}");
+    (o, e)
 }
 
 /// A file name `name` in this test process's scratch directory `<tmp>/<tag>-<pid>`.
