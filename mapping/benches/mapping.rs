@@ -27,7 +27,7 @@ use copr_mapping::{
     self, compare, ecmp_max_link_time, evaluate, simgrid, Algorithm, AlgorithmSpec, CartGrid,
     Collective, MapMachine, Metrics, NetKind, Options, Pattern, Strategy,
 };
-use copr_topology::{FatTreeSpec, LinkSpec, Network, Torus, TorusNode, TorusParams};
+use copr_topology::{FatTreeSpec, LinkSpec, Network};
 
 const MIB: u64 = 1 << 20;
 
@@ -55,20 +55,11 @@ fn torus(dims: &[u32], bw: Option<Vec<f64>>, rpn: usize) -> MapMachine {
 
 /// A seeded random half of the nodes of a torus (the job's scattered allocation).
 fn random_half(dims: &[u32], rpn: usize, seed: u64) -> (MapMachine, Vec<usize>) {
-    let params = TorusParams::new(dims.to_vec());
-    let full = Torus::full(params.clone()).unwrap();
-    let mut idx: Vec<usize> = (0..full.num_nodes()).collect();
+    let mut idx: Vec<usize> = (0..dims.iter().product::<u32>() as usize).collect();
     copr_mapping::SplitMix(seed).shuffle(&mut idx);
     idx.truncate(idx.len() / 2);
     idx.sort_unstable();
-    let nodes = idx
-        .iter()
-        .map(|&k| TorusNode {
-            name: format!("nid{k:05}"),
-            coords: full.coords(k).to_vec(),
-        })
-        .collect();
-    let t = Torus::new(params, nodes).unwrap();
+    let t = copr_testkit::layouts::torus_nodes(dims, &idx);
     (MapMachine::torus(t, rpn).unwrap(), idx)
 }
 
@@ -417,46 +408,12 @@ fn run_scotch_more(c: &Case, dir: &Path) -> Vec<(String, Perm, f64)> {
     }
     let n = c.pattern.tasks();
     let e = edges(&c.pattern);
-    let k = c.target.node_count();
     let rpn = c.target.ranks_per_node();
-    let complete = scotch::ScotchTarget::Tleaf {
-        arity: vec![k],
-        ranks_per_node: rpn,
-    };
-    let g = scotch::run_gmap(n, &e, &complete, dir).unwrap();
-    let group: Vec<usize> = g.slot_of_task.iter().map(|s| s / rpn).collect();
-    let qe: Vec<(u32, u32, u64)> = e
-        .iter()
-        .map(|&(a, b, w)| (group[a as usize] as u32, group[b as usize] as u32, w))
-        .filter(|&(a, b, _)| a != b)
-        .collect();
-    let one = match &c.target {
-        scotch::ScotchTarget::Torus { dims, .. } => scotch::ScotchTarget::torus(dims),
-        scotch::ScotchTarget::TorusSubset { dims, nodes, .. } => {
-            scotch::ScotchTarget::TorusSubset {
-                dims: dims.clone(),
-                nodes: nodes.clone(),
-                ranks_per_node: 1,
-            }
-        }
-        scotch::ScotchTarget::Distance { nodes, hops, .. } => scotch::ScotchTarget::Distance {
-            nodes: *nodes,
-            hops: hops.clone(),
-            ranks_per_node: 1,
-        },
-        scotch::ScotchTarget::Tleaf { arity, .. } => scotch::ScotchTarget::Tleaf {
-            arity: arity.clone(),
-            ranks_per_node: 1,
-        },
-    };
-    let q = scotch::run_gmap(k, &qe, &one, dir).unwrap();
-    let fwd = (0..n)
-        .map(|t| q.slot_of_task[group[t]] * rpn + g.slot_of_task[t] % rpn)
-        .collect();
+    let (fwd, secs) = scotch::run_two_stage(n, &e, &c.target, dir).unwrap();
     out.push((
         "scotch two-stage".to_string(),
         Perm::from_forward(fwd).unwrap(),
-        g.scotch_seconds + q.scotch_seconds,
+        secs,
     ));
     let tleaf = if c.name.contains("fat tree k=4") {
         Some(vec![4, 2, 2])

@@ -59,6 +59,9 @@ mod pattern;
 mod recognise;
 mod recording;
 mod report;
+#[cfg(feature = "scotch")]
+#[cfg_attr(docsrs, doc(cfg(feature = "scotch")))]
+pub mod scotch;
 pub mod simgrid;
 mod slots;
 mod strategy;

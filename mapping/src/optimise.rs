@@ -127,6 +127,11 @@ pub fn optimise_rounds(
         origin,
         map,
     };
+    // feature `scotch`: libscotch's mappings of a general graph join the starts (first,
+    // so that refinement has the rest of the budget) and, refined, the candidates;
+    // the choice below is no worse than them on both measures when it can be
+    #[cfg(feature = "scotch")]
+    let starts = &super::scotch::with_starts(p, m, starts, opts, deadline, &mut cands);
     if p.grid_spec().is_none() {
         // a grid hidden in a graph: map the grid, then rename its tasks
         if let Some(h) = super::recognise::recognise_grid(p) {

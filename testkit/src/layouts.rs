@@ -1,10 +1,10 @@
-//! Random layouts for tests (seeded).
+//! Random layouts and small machines for tests (seeded).
 
 use copr::layout::{BlockCyclic, BlockCyclicSpec, Grid, Layout, Order, RankStorage, Submatrix};
 use rand::{Rng, RngExt};
 use std::sync::Arc;
 
-use copr_topology::{Machine, PairTable};
+use copr_topology::{Machine, PairTable, Torus, TorusNode, TorusParams};
 
 /// Random increasing splits of `0..len` into at most `max_parts` parts.
 pub fn random_splits(rng: &mut impl Rng, len: usize, max_parts: usize) -> Vec<usize> {
@@ -99,6 +99,21 @@ pub fn two_islands(p: usize) -> Arc<Machine> {
     }
     let names = (0..p).map(|r| format!("r{r}")).collect();
     Arc::new(Machine::from_rank_matrix(PairTable::new(names, lat, inv).unwrap(), None).unwrap())
+}
+
+/// The nodes `idx` (linear indices, `x` fastest) of a `dims` torus, named `nid00000`
+/// after their index: a job's scattered allocation.
+pub fn torus_nodes(dims: &[u32], idx: &[usize]) -> Torus {
+    let params = TorusParams::new(dims.to_vec());
+    let full = Torus::full(params.clone()).unwrap();
+    let nodes = idx
+        .iter()
+        .map(|&k| TorusNode {
+            name: format!("nid{k:05}"),
+            coords: full.coords(k).to_vec(),
+        })
+        .collect();
+    Torus::new(params, nodes).unwrap()
 }
 
 /// Every permutation of `0..p`, as forward tables.

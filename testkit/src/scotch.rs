@@ -565,6 +565,44 @@ pub fn run_gmap_with(
     })
 }
 
+/// Scotch's two-stage mapping with `scotch_gmap -Cd`: the tasks are cut into
+/// node-sized parts on a one-level tree of the target's nodes (`tleaf 1 K 1`, a
+/// complete graph), then the quotient graph (bytes between parts) is mapped onto
+/// `target` with one part per node; a task keeps its core of the first stage. Returns
+/// the slot of each task and the seconds of the two `scotch_gmap` runs.
+pub fn run_two_stage(
+    n: usize,
+    edges: &[(u32, u32, u64)],
+    target: &ScotchTarget,
+    workdir: &Path,
+) -> Result<(Vec<usize>, f64), String> {
+    let k = target.node_count();
+    let rpn = target.ranks_per_node();
+    let tree = ScotchTarget::Tleaf {
+        arity: vec![k],
+        ranks_per_node: rpn,
+    };
+    let g = run_gmap(n, edges, &tree, workdir)?;
+    let group: Vec<usize> = g.slot_of_task.iter().map(|s| s / rpn).collect();
+    let qe: Vec<(u32, u32, u64)> = edges
+        .iter()
+        .map(|&(a, b, w)| (group[a as usize] as u32, group[b as usize] as u32, w))
+        .filter(|&(a, b, _)| a != b)
+        .collect();
+    let mut one = target.clone();
+    match &mut one {
+        ScotchTarget::Torus { ranks_per_node, .. }
+        | ScotchTarget::TorusSubset { ranks_per_node, .. }
+        | ScotchTarget::Distance { ranks_per_node, .. }
+        | ScotchTarget::Tleaf { ranks_per_node, .. } => *ranks_per_node = 1,
+    }
+    let q = run_gmap(k, &qe, &one, workdir)?;
+    let slots = (0..n)
+        .map(|t| q.slot_of_task[group[t]] * rpn + g.slot_of_task[t] % rpn)
+        .collect();
+    Ok((slots, g.scotch_seconds + q.scotch_seconds))
+}
+
 /// Parses a Scotch mapping file (count, then `task target` pairs in any order).
 pub fn parse_map(text: &str, n: usize, targets: usize) -> Result<Vec<usize>, String> {
     let mut it = text.split_ascii_whitespace().map(|t| t.parse::<usize>());
