@@ -16,27 +16,39 @@ mod layout_arg;
 mod sweep_cost;
 mod units;
 
-/// `copr --version`: the version, then the cargo features this binary was built with
-/// (`copr -V` prints the version alone).
-const LONG_VERSION: &str = match (cfg!(feature = "mpi"), cfg!(feature = "hwloc")) {
-    (false, false) => concat!(
-        env!("CARGO_PKG_VERSION"),
-        "\nfeatures: none (calibrate needs mpi; hwloc-* topology sources need hwloc)"
-    ),
-    (true, false) => concat!(
-        env!("CARGO_PKG_VERSION"),
-        "\nfeatures: mpi (hwloc-* topology sources need hwloc)"
-    ),
-    (false, true) => concat!(
-        env!("CARGO_PKG_VERSION"),
-        "\nfeatures: hwloc (calibrate needs mpi)"
-    ),
-    (true, true) => concat!(env!("CARGO_PKG_VERSION"), "\nfeatures: mpi, hwloc"),
-};
+/// `copr --version`: the version, then the cargo features this binary was built with and
+/// what the missing ones would add (`copr -V` prints the version alone).
+static LONG_VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let features = [
+        ("mpi", cfg!(feature = "mpi"), "calibrate needs mpi"),
+        (
+            "hwloc",
+            cfg!(feature = "hwloc"),
+            "hwloc-* topology sources need hwloc",
+        ),
+        (
+            "scotch",
+            cfg!(feature = "scotch"),
+            "libscotch's mappings in map need scotch",
+        ),
+    ];
+    let on: Vec<&str> = features.iter().filter(|f| f.1).map(|f| f.0).collect();
+    let off: Vec<&str> = features.iter().filter(|f| !f.1).map(|f| f.2).collect();
+    let listed = if on.is_empty() {
+        "none".to_string()
+    } else {
+        on.join(", ")
+    };
+    let mut line = format!("{}\nfeatures: {listed}", env!("CARGO_PKG_VERSION"));
+    if !off.is_empty() {
+        line.push_str(&format!(" ({})", off.join("; ")));
+    }
+    line
+});
 
 /// copr: communication-optimal process relabeling for MPI data layouts.
 #[derive(Debug, Parser)]
-#[command(name = "copr", version, long_version = LONG_VERSION, about)]
+#[command(name = "copr", version, long_version = LONG_VERSION.as_str(), about)]
 pub(crate) struct Cli {
     /// The command.
     #[command(subcommand)]

@@ -72,6 +72,7 @@ fn version_is_the_crate_version_and_names_the_features() {
     let want: Vec<&str> = [
         ("mpi", cfg!(feature = "mpi")),
         ("hwloc", cfg!(feature = "hwloc")),
+        ("scotch", cfg!(feature = "scotch")),
     ]
     .iter()
     .filter(|(_, on)| *on)
