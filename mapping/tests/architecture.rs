@@ -10,13 +10,14 @@ use copr_testkit::modules::module_graph;
 
 /// The optimiser and its phases: one layer, the only one whose modules still use each
 /// other both ways (`optimise` calls the anytime phase, the multilevel V-cycle, the
-/// padded-grid starts and the algorithm tiles, which call back its refinement,
-/// balancing and tile embeddings).
+/// padded-grid starts, the algorithm tiles and libscotch's starts, which call back its
+/// refinement, balancing and tile embeddings).
 const OPTIMISER: &[&str] = &[
     "padded",
     "multilevel",
     "anytime",
     "tile_traffic",
+    "scotch",
     "optimise",
 ];
 
