@@ -83,16 +83,40 @@ fn emulated_nodes(counts: &[usize], p: usize) -> Vec<usize> {
     out
 }
 
+/// Without arguments: a ring of `p` tasks (1 KiB each way) written to a file of this
+/// process's own, and where the placement goes.
+fn ring_files(p: usize) -> copr::Result<(String, String)> {
+    let dir = std::env::temp_dir().join(format!("map_mpi_partial-{}", std::process::id()));
+    let io = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| copr::Error::Io { path, source }
+    };
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let mut text = format!("tasks {p}\n");
+    for t in 0..p {
+        let u = (t + 1) % p;
+        if u != t {
+            text += &format!("{t} {u} 1024\n{u} {t} 1024\n");
+        }
+    }
+    let pattern = dir.join("ring.txt");
+    std::fs::write(&pattern, text).map_err(io(&pattern))?;
+    let out = dir.join("placement.out");
+    Ok((pattern.display().to_string(), out.display().to_string()))
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI initialises once");
     let world = universe.world();
     let (me, p) = (world.rank() as usize, world.size() as usize);
     let args: Vec<String> = std::env::args().collect();
-    let usage = copr::Error::Argument("usage: map_mpi_partial PATTERN OUT".into());
+    let usage = copr::Error::Argument("usage: map_mpi_partial [PATTERN OUT]".into());
     let (pattern_file, out_file) = or_exit(
         &world,
         match args.as_slice() {
             [_, a, b] => Ok((a.clone(), b.clone())),
+            // `cargo test` runs it without arguments: a ring of the job's ranks
+            [_] => ring_files(p),
             _ => Err(usage),
         },
     );
