@@ -578,6 +578,48 @@ fn smpicc(dir: &Path) -> Option<PathBuf> {
     ok.then_some(exe)
 }
 
+/// `exe ARGS` under `smpirun` in `work`, on the platform file `plat` of `case`'s machine
+/// with `map`'s hostfile: the number after `key` on the program's output (simulated s).
+fn smpirun_time(
+    exe: &Path,
+    work: &Path,
+    plat: &Path,
+    (case, map): (&Case, &Perm),
+    args: &[String],
+    key: &str,
+    what: &str,
+) -> f64 {
+    let hosts = work.join("hosts");
+    std::fs::write(
+        &hosts,
+        simgrid::hostfile(&case.machine, map.forward()).unwrap(),
+    )
+    .unwrap();
+    let out = Command::new("smpirun")
+        .arg("-np")
+        .arg(case.pattern.tasks().to_string())
+        .arg("-platform")
+        .arg(plat)
+        .arg("-hostfile")
+        .arg(&hosts)
+        .args(simgrid::SMPIRUN_FLAGS)
+        .arg(exe)
+        .args(args)
+        .current_dir(work)
+        .output()
+        .expect("smpirun runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "smpirun {what}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no time in {text}"))
+}
+
 /// Simulated time per Cannon iteration (four neighbours, 3 iterations) in seconds.
 fn cannon(exe: &Path, dir: &Path, case: &Case, map: &Perm, tag: &str) -> f64 {
     let g = case.pattern.grid_spec().unwrap();
@@ -585,44 +627,16 @@ fn cannon(exe: &Path, dir: &Path, case: &Case, map: &Perm, tag: &str) -> f64 {
     std::fs::create_dir_all(&work).unwrap();
     let plat = work.join("platform.xml");
     std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
-    let hosts = work.join("hosts");
-    std::fs::write(
-        &hosts,
-        simgrid::hostfile(&case.machine, map.forward()).unwrap(),
-    )
-    .unwrap();
     let iters = 3;
-    let out = Command::new("smpirun")
-        .arg("-np")
-        .arg(case.pattern.tasks().to_string())
-        .arg("-platform")
-        .arg(&plat)
-        .arg("-hostfile")
-        .arg(&hosts)
-        .args(simgrid::SMPIRUN_FLAGS)
-        .arg(exe)
-        .args([
-            g.dims[0].to_string(),
-            g.dims[1].to_string(),
-            g.bytes[1].to_string(),
-            g.bytes[0].to_string(),
-            iters.to_string(),
-            "four".into(),
-        ])
-        .current_dir(&work)
-        .output()
-        .expect("smpirun runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "smpirun {tag}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let t: f64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("cannon_time_s "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no time in {text}"));
+    let args = [
+        g.dims[0].to_string(),
+        g.dims[1].to_string(),
+        g.bytes[1].to_string(),
+        g.bytes[0].to_string(),
+        iters.to_string(),
+        "four".into(),
+    ];
+    let t = smpirun_time(exe, &work, &plat, (case, map), &args, "cannon_time_s ", tag);
     t / f64::from(iters)
 }
 
@@ -686,42 +700,24 @@ fn gridalg(exe: &Path, dir: &Path, case: &Case, s: &AlgorithmSpec, map: &Perm, t
     std::fs::create_dir_all(&work).unwrap();
     let plat = work.join("platform.xml");
     std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
-    let hosts = work.join("hosts");
-    std::fs::write(
-        &hosts,
-        simgrid::hostfile(&case.machine, map.forward()).unwrap(),
-    )
-    .unwrap();
-    let out = Command::new("smpirun")
-        .arg("-np")
-        .arg(case.pattern.tasks().to_string())
-        .arg("-platform")
-        .arg(&plat)
-        .arg("-hostfile")
-        .arg(&hosts)
-        .args(simgrid::SMPIRUN_FLAGS)
-        .arg(exe)
-        .args([
-            s.algorithm.name().to_string(),
-            s.rows.to_string(),
-            s.cols.to_string(),
-            s.block_bytes.to_string(),
-            s.collective.name().to_string(),
-        ])
-        .current_dir(&work)
-        .output()
-        .expect("smpirun runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "smpirun {tag}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let args = [
+        s.algorithm.name().to_string(),
+        s.rows.to_string(),
+        s.cols.to_string(),
+        s.block_bytes.to_string(),
+        s.collective.name().to_string(),
+    ];
+    let t = smpirun_time(
+        exe,
+        &work,
+        &plat,
+        (case, map),
+        &args,
+        "gridalg_time_s ",
+        tag,
     );
     let _ = std::fs::remove_dir_all(&work);
-    text.lines()
-        .find_map(|l| l.strip_prefix("gridalg_time_s "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no time in {text}"))
+    t
 }
 
 /// The SimGrid judge of the grid algorithms (cases i): each algorithm's program under
@@ -845,37 +841,17 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
             if s != "optimised" && !s.starts_with("scotch") {
                 continue;
             }
-            let hosts = work.join("hosts");
-            std::fs::write(
-                &hosts,
-                simgrid::hostfile(&case.machine, map.forward()).unwrap(),
-            )
-            .unwrap();
-            let out = Command::new("smpirun")
-                .arg("-np")
-                .arg(case.pattern.tasks().to_string())
-                .arg("-platform")
-                .arg(&plat)
-                .arg("-hostfile")
-                .arg(&hosts)
-                .args(simgrid::SMPIRUN_FLAGS)
-                .arg(&exe)
-                .arg(&graph)
-                .arg("1")
-                .current_dir(&work)
-                .output()
-                .expect("smpirun runs");
-            let text = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success(),
-                "smpirun replay {name} {s}: {text}{}",
-                String::from_utf8_lossy(&out.stderr)
+            let args = [graph.display().to_string(), "1".into()];
+            let what = format!("replay {name} {s}");
+            let t = smpirun_time(
+                &exe,
+                &work,
+                &plat,
+                (case, map),
+                &args,
+                "replay_time_s ",
+                &what,
             );
-            let t: f64 = text
-                .lines()
-                .find_map(|l| l.strip_prefix("replay_time_s "))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or_else(|| panic!("no time in {text}"));
             let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
             println!("| {s} | {:.3} | {:.1} |", t * 1e3, lt * 1e6);
             times.push((s.clone(), t));
