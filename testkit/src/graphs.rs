@@ -21,6 +21,20 @@ impl Rng {
     }
 }
 
+/// `n` points in the unit square (`dim = 2`) or cube (`dim = 3`; unused coordinates 0),
+/// each coordinate `warp` of a uniform draw.
+fn points(rng: &mut Rng, n: usize, dim: usize, warp: impl Fn(f64) -> f64) -> Vec<[f64; 3]> {
+    (0..n)
+        .map(|_| {
+            let mut p = [0.0; 3];
+            for x in p.iter_mut().take(dim) {
+                *x = warp(rng.unit());
+            }
+            p
+        })
+        .collect()
+}
+
 /// A random geometric graph: `n` points uniform in the unit square (`dim = 2`) or cube
 /// (`dim = 3`), an edge between points closer than the radius that gives a mean degree
 /// of `degree`; each edge carries `2^(16 + 6u)` bytes (64 KiB – 4 MiB, log-uniform)
@@ -28,15 +42,7 @@ impl Rng {
 /// generation order.
 pub fn rgg(n: usize, dim: usize, degree: f64, seed: u64, shuffle: bool) -> Vec<(u32, u32, u64)> {
     let mut rng = Rng::new(seed);
-    let pts: Vec<[f64; 3]> = (0..n)
-        .map(|_| {
-            let mut p = [0.0; 3];
-            for x in p.iter_mut().take(dim) {
-                *x = rng.unit();
-            }
-            p
-        })
-        .collect();
+    let pts = points(&mut rng, n, dim, |u| u);
     let r = if dim == 2 {
         (degree / (std::f64::consts::PI * n as f64)).sqrt()
     } else {
@@ -135,15 +141,7 @@ fn pairs_to_edges(
 /// random order.
 pub fn mesh(n: usize, dim: usize, seed: u64) -> Vec<(u32, u32, u64)> {
     let mut rng = Rng::new(seed);
-    let pts: Vec<[f64; 3]> = (0..n)
-        .map(|_| {
-            let mut p = [0.0; 3];
-            for x in p.iter_mut().take(dim) {
-                *x = rng.unit().powf(1.5);
-            }
-            p
-        })
-        .collect();
+    let pts = points(&mut rng, n, dim, |u| u.powf(1.5));
     // buckets of about one centre each
     let b = ((n as f64).powf(1.0 / dim as f64).ceil() as usize).max(1);
     let bz = if dim == 3 { b } else { 1 };
