@@ -73,6 +73,8 @@ mod cma;
 mod in_process;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod shared;
 mod standin;
 
 use std::ops::Range;
@@ -81,6 +83,9 @@ pub use in_process::{run_in_process, InProcess};
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub use mpi::{MpiTransport, SingleCopy, SINGLE_COPY_MIN_BLOCK};
+#[cfg(feature = "mpi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
+pub use shared::SharedBuffer;
 pub use standin::StandIn;
 
 use crate::error::Result;
@@ -224,6 +229,30 @@ pub trait RoundHandler {
     }
     /// Incoming package `k` has been received into its spans.
     fn received(&mut self, _k: usize) {}
+    /// The buffers outgoing package `k` is made from, one entry per buffer the
+    /// handler numbers (for the engine: B of every transform of the batch; `None` for
+    /// those the package takes nothing from), if a receiver on the same node may read
+    /// the package from them itself ([`RoundHandler::read_sources`]) when they lie in
+    /// node-shared memory. Nothing writes them until the round returns. Called at most
+    /// once per package, while packing (as for `pack`, `None` if this rank has found
+    /// a problem). The default, `None`, never lets a receiver read the sources.
+    fn send_sources(&mut self, _k: usize) -> Option<Vec<Option<Span>>> {
+        None
+    }
+    /// Whether this handler can take incoming packages as their sender's source
+    /// buffers ([`RoundHandler::read_sources`]). The default is `false`.
+    fn reads_sources(&self) -> bool {
+        false
+    }
+    /// Consumes incoming package `k` by reading it from its sender's source buffers,
+    /// mapped into this process (`sources`: the sender's
+    /// [`RoundHandler::send_sources`] entries, in the same numbering), instead of
+    /// [`RoundHandler::unpack`]; called only if [`RoundHandler::reads_sources`], once
+    /// per such package, after a positive verdict. Returns `false` if it could not
+    /// (a buffer missing or too short): the round then fails.
+    fn read_sources(&mut self, _k: usize, _sources: &[Option<Span>]) -> bool {
+        false
+    }
 }
 
 /// Moves byte packages between the ranks of a communicator.

@@ -12,6 +12,7 @@ use mpi::topology::{Color, Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
 use super::cma;
+use super::shared::{self, Registry, SharedBuffer};
 use super::{check_round, span_bytes, Package, Round, RoundHandler, Span, Transport};
 use crate::error::{Error, Result};
 
@@ -40,6 +41,15 @@ const CMA_SPAN: usize = 32;
 /// every block it reads (about a microsecond per block here), which costs more than
 /// the window's extra pass for short blocks.
 pub const SINGLE_COPY_MIN_BLOCK: usize = 64 << 10;
+/// First word of a shared-source descriptor message (the receiver reads the package
+/// from the sender's node-shared B itself).
+const MAGIC_SRC: u64 = 0x636f_7072_5372_6342;
+/// Bytes of a shared-source descriptor's header: [`MAGIC_SRC`], the number of entries
+/// and two zeros; then three words per entry (allocation id, 0 for none; offset in the
+/// sender's part; bytes).
+const SRC_HEADER: usize = 32;
+/// Bytes per entry of a shared-source descriptor.
+const SRC_ENTRY: usize = 24;
 /// Alignment of packages in the shared window (a page, so that no two packages share
 /// one and every package is aligned for every element type).
 const SHARED_ALIGN: usize = 4096;
@@ -140,6 +150,16 @@ pub struct MpiTransport {
     can_read: bool,
     /// Bytes of the packages peers have read from this rank by single copy.
     single_copy_bytes: u64,
+    /// This transport's node-shared buffers ([`MpiTransport::alloc_shared`]).
+    registry: Registry,
+    /// The largest id of a shared buffer this rank has allocated.
+    next_shared_id: u64,
+    /// Let receivers read packages from node-shared sources.
+    shared_sources: bool,
+    /// Bytes of packages peers have read from this rank's node-shared sources.
+    shared_source_bytes: u64,
+    /// Node-local packages from this size on go through the window.
+    window_min: usize,
 }
 
 /// A node-shared window: this rank's segment and the addresses of every node rank's.
@@ -433,7 +453,43 @@ impl MpiTransport {
             single_copy: SingleCopy::Auto,
             can_read,
             single_copy_bytes: 0,
+            registry: Registry::default(),
+            next_shared_id: 0,
+            shared_sources: true,
+            shared_source_bytes: 0,
+            window_min: SHARED_MIN,
         }
+    }
+
+    /// Allocates `len` zeroed elements of `T` that every rank of this transport's
+    /// node (or group) can read ([`SharedBuffer`]); ranks may ask for different
+    /// lengths. Put B there and the node's receivers read its packages straight into
+    /// their A, without a packing pass (see [`SharedBuffer`]).
+    ///
+    /// Collective over the ranks of this rank's node (or group, see
+    /// [`MpiTransport::with_groups`]); the buffer must be dropped, likewise
+    /// collectively, before MPI is finalised.
+    ///
+    /// # Errors
+    /// [`Error::Transport`] if some rank of the node asks for more bytes than MPI can
+    /// allocate (on every rank of the node) or MPI fails.
+    pub fn alloc_shared<T: bytemuck::Pod>(&mut self, len: usize) -> Result<SharedBuffer<T>> {
+        SharedBuffer::allocate(&self.node, &self.registry, &mut self.next_shared_id, len)
+    }
+
+    /// Whether receivers on this rank's node read its packages straight from B when B
+    /// lies in a [`SharedBuffer`] of this transport (default `true`; with `false`,
+    /// such packages go through the shared window like any other). Ranks may differ:
+    /// each side decides for its own packages.
+    pub fn with_shared_sources(mut self, on: bool) -> Self {
+        self.shared_sources = on;
+        self
+    }
+
+    /// Bytes of this rank's packages that peers of its node (or group) have read
+    /// straight from its node-shared B, since the transport was made.
+    pub fn shared_source_bytes(&self) -> u64 {
+        self.shared_source_bytes
     }
 
     /// Sets when node-local packages are read by single copy ([`SingleCopy`]; default
@@ -478,6 +534,18 @@ impl MpiTransport {
     /// a round checks that they did and fails on every rank otherwise.
     pub fn with_message_limit(mut self, bytes: usize) -> Self {
         self.message_limit = bytes.clamp(4096, i32::MAX as usize);
+        self
+    }
+
+    /// Sets the size from which node-local packages go through the shared window (or
+    /// are read from their sender's node-shared B) instead of as MPI messages
+    /// (default 16 KiB: a smaller package is cheaper as one eager message than as a
+    /// descriptor and an acknowledgement). Mainly for testing those paths with small
+    /// packages; at least 64 bytes (a package must be longer than its descriptor).
+    /// Every rank must set the same size; a round checks that they did and fails on
+    /// every rank otherwise.
+    pub fn with_window_min(mut self, bytes: usize) -> Self {
+        self.window_min = bytes.max(64);
         self
     }
 
@@ -533,7 +601,7 @@ impl MpiTransport {
 
     /// Whether a package goes through the shared window.
     fn via_window(&self, p: &Package) -> bool {
-        self.shared && p.range.len() >= SHARED_MIN && self.node_rank[p.peer].is_some()
+        self.shared && p.range.len() >= self.window_min && self.node_rank[p.peer].is_some()
     }
 
     /// Window offsets of the packages that go through it, in `sends` order (`None`:
@@ -657,6 +725,102 @@ fn parse_cma_descriptor(data: &[u8]) -> Option<(i32, Vec<Span>)> {
     Some((pid, spans))
 }
 
+/// The shared-source descriptor of a package whose sources are `sources` (one entry
+/// per buffer of the handler), if every source lies in one of `reg`'s allocations and
+/// the descriptor is shorter than the package (so that the receiver tells it from the
+/// package itself) and than one message.
+fn src_descriptor(
+    reg: &[shared::Segment],
+    sources: &[Option<Span>],
+    len: usize,
+    limit: usize,
+) -> Option<Vec<u8>> {
+    let bytes = SRC_HEADER + SRC_ENTRY * sources.len();
+    if bytes >= len || bytes > limit || sources.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut words = vec![MAGIC_SRC, sources.len() as u64, 0, 0];
+    for s in sources {
+        let (id, off, n) = match s {
+            None => (0, 0, 0),
+            Some(sp) => {
+                let n = sp.bytes();
+                let (id, off) = shared::locate(reg, sp.addr(), n)?;
+                (id, off as u64, n as u64)
+            }
+        };
+        words.extend([id, off, n]);
+    }
+    Some(words.into_iter().flat_map(u64::to_le_bytes).collect())
+}
+
+/// The entries of a shared-source descriptor: (allocation id, offset, bytes), id 0 for
+/// none (`None` if `data` is not one: wrong magic or length).
+fn parse_src_descriptor(data: &[u8]) -> Option<Vec<(u64, usize, usize)>> {
+    let word = |i: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            data.get(8 * i..8 * i + 8)?.try_into().ok()?,
+        ))
+    };
+    if word(0)? != MAGIC_SRC {
+        return None;
+    }
+    let n = usize::try_from(word(1)?).ok()?;
+    if data.len() != SRC_HEADER.checked_add(SRC_ENTRY.checked_mul(n)?)? {
+        return None;
+    }
+    (0..n)
+        .map(|i| {
+            let w = |j: usize| word(4 + 3 * i + j);
+            Some((
+                w(0)?,
+                usize::try_from(w(1)?).ok()?,
+                usize::try_from(w(2)?).ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The sources a shared-source descriptor names, as spans of this process (the
+/// sender's parts of the allocations, as mapped here), after ordering this process's
+/// view of them; an error if an allocation is unknown or an entry leaves the sender's
+/// part.
+fn map_sources(
+    reg: &[shared::Segment],
+    entries: &[(u64, usize, usize)],
+    sender: usize,
+) -> std::result::Result<Vec<Option<Span>>, String> {
+    entries
+        .iter()
+        .map(|&(id, off, n)| {
+            if id == 0 {
+                return Ok(None);
+            }
+            let seg = reg
+                .iter()
+                .find(|s| s.id == id)
+                .ok_or_else(|| format!("it names shared buffer {id}, unknown here"))?;
+            let &(base, bytes) = seg
+                .parts
+                .get(sender)
+                .ok_or_else(|| format!("shared buffer {id} has no part of rank {sender}"))?;
+            if off.checked_add(n).is_none_or(|e| e > bytes) {
+                return Err(format!(
+                    "bytes {off}..{} leave its {bytes}-byte part of shared buffer {id}",
+                    off.saturating_add(n)
+                ));
+            }
+            seg.sync();
+            // SAFETY: inside the sender's part of a live allocation mapped into this
+            // process (checked above); the sender keeps it unchanged until our
+            // acknowledgement.
+            Ok(Some(unsafe {
+                Span::new((base + off) as *const u8, n, 1, n)
+            }))
+        })
+        .collect()
+}
+
 /// Checks that every rank's gathered words (`words` per rank: `checks` check words,
 /// then the short-segment flag, the message limit and the window setting) agree with
 /// rank 0's on the message limit and on the use of the shared window: both sides of a
@@ -671,7 +835,14 @@ fn agree_on_settings(all: &[u64], words: usize, checks: usize) -> Result<()> {
             w[limit], all[limit]
         )));
     }
-    if let Some((r, _)) = rows().find(|(_, w)| w[window] != all[window]) {
+    if let Some((r, w)) = rows().find(|(_, w)| w[window] != all[window]) {
+        if w[window] != 0 && all[window] != 0 {
+            return Err(Error::Transport(format!(
+                "rank {r} sends node-local packages from {} bytes on through the shared window, rank 0 from {}; every rank must use the same size (nothing was sent)",
+                w[window] - 1,
+                all[window] - 1
+            )));
+        }
         let (uses, first) = if all[window] == 0 {
             ("uses", "does not")
         } else {
@@ -753,7 +924,7 @@ impl Transport for MpiTransport {
         // 1. Gather the check words (plus this rank's "my segment is too small" flag,
         //    message limit and window setting) while packing; nothing leaves before
         //    the verdict.
-        let words = check.len() + 4;
+        let words = check.len() + 5;
         let limit = self.message_limit;
         let mine: Vec<u64> = check
             .iter()
@@ -761,8 +932,13 @@ impl Transport for MpiTransport {
             .chain([
                 u64::from(short),
                 limit as u64,
-                u64::from(self.shared),
+                if self.shared {
+                    1 + self.window_min as u64
+                } else {
+                    0
+                },
                 u64::from(self.reads_single_copy()),
+                u64::from(self.shared && handler.reads_sources()),
             ])
             .collect();
         let mut all = vec![0u64; words * size];
@@ -777,6 +953,13 @@ impl Transport for MpiTransport {
         let mut cma_desc: Vec<Option<Vec<u8>>> = vec![None; sends.len()];
         let single_copy =
             (self.shared && self.single_copy != SingleCopy::Never).then_some(self.single_copy);
+        // Shared-source descriptors of node-local packages whose B lies in node-shared
+        // memory, if the receiver reads them (known once the check words are in;
+        // otherwise packed into the window then).
+        let mut src_desc: Vec<Option<Vec<u8>>> = vec![None; sends.len()];
+        let registry_rc = std::rc::Rc::clone(&self.registry);
+        let registry = registry_rc.borrow();
+        let sources_ok = self.shared && self.shared_sources && !registry.is_empty();
         {
             let (comm, window) = (&self.comm, self.window.as_ref());
             let pid = cma::pid();
@@ -784,13 +967,18 @@ impl Transport for MpiTransport {
                 let mut gather =
                     Some(comm.immediate_all_gather_into(scope, &mine[..], &mut all[..]));
                 for (k, p) in sends.iter().enumerate() {
-                    if let (Some(_), Some(when)) = (offsets[k], single_copy) {
+                    if offsets[k].is_some() && sources_ok {
+                        src_desc[k] = handler
+                            .send_sources(k)
+                            .and_then(|s| src_descriptor(&registry, &s, p.range.len(), limit));
+                    }
+                    if let (Some(_), Some(when), None) = (offsets[k], single_copy, &src_desc[k]) {
                         cma_desc[k] = handler
                             .send_spans(k)
                             .and_then(|sp| cma_descriptor(&sp, p.range.len(), limit, when, pid));
                     }
                     match (offsets[k], window) {
-                        (Some(_), _) if cma_desc[k].is_some() => {}
+                        (Some(_), _) if cma_desc[k].is_some() || src_desc[k].is_some() => {}
                         (Some(off), Some(w)) if !short => {
                             // SAFETY: `off + len <= need <= cap` (window_plan), and no
                             // peer reads it before our descriptor arrives.
@@ -837,6 +1025,10 @@ impl Transport for MpiTransport {
                 cma_desc[k] = None;
                 fell_back[k] = true;
             }
+            if src_desc[k].is_some() && all[p.peer * words + check.len() + 4] == 0 {
+                src_desc[k] = None;
+                fell_back[k] = true;
+            }
         }
         if short || fell_back.contains(&true) {
             let w = self
@@ -844,7 +1036,7 @@ impl Transport for MpiTransport {
                 .as_ref()
                 .expect("a window holds the node's packages");
             for (k, p) in sends.iter().enumerate() {
-                if cma_desc[k].is_some() || !(short || fell_back[k]) {
+                if cma_desc[k].is_some() || src_desc[k].is_some() || !(short || fell_back[k]) {
                     continue;
                 }
                 if let Some(off) = offsets[k] {
@@ -854,6 +1046,12 @@ impl Transport for MpiTransport {
                 }
             }
         }
+        self.shared_source_bytes += sends
+            .iter()
+            .zip(&src_desc)
+            .filter(|(_, d)| d.is_some())
+            .map(|(p, _)| p.range.len() as u64)
+            .sum::<u64>();
         self.single_copy_bytes += sends
             .iter()
             .zip(&cma_desc)
@@ -961,7 +1159,9 @@ impl Transport for MpiTransport {
                     // No datatype for these spans: pack after all.
                     handler.pack(k, &mut *part);
                 }
-                let msg: &[u8] = if let Some(d) = &cma_desc[k] {
+                let msg: &[u8] = if let Some(d) = &src_desc[k] {
+                    d
+                } else if let Some(d) = &cma_desc[k] {
                     d
                 } else if offsets[k].is_some() {
                     &descriptors[DESCRIPTOR * k..][..DESCRIPTOR]
@@ -1033,6 +1233,38 @@ impl Transport for MpiTransport {
                     Req::Send | Req::Ack => continue,
                 };
                 let p = &recvs[k];
+                let from_sources = got < data.len()
+                    && self.shared
+                    && handler.reads_sources()
+                    && data.get(..8) == Some(&MAGIC_SRC.to_le_bytes()[..]);
+                if from_sources {
+                    let r = match (self.node_rank[p.peer], parse_src_descriptor(&data[..got])) {
+                        (Some(nr), Some(entries)) => map_sources(&registry, &entries, nr as usize)
+                            .and_then(|sources| {
+                                if handler.read_sources(k, &sources) {
+                                    Ok(())
+                                } else {
+                                    Err("its sources do not hold the package".to_string())
+                                }
+                            }),
+                        _ => Err("a malformed shared-source descriptor".to_string()),
+                    };
+                    if let Err(why) = r {
+                        failure.get_or_insert(format!(
+                            "rank {rank} could not read a package of rank {} from its shared buffers: {why}",
+                            p.peer
+                        ));
+                    }
+                    // The sender waits for this acknowledgement in any case.
+                    let req = comm.process_at_rank(p.peer as i32).immediate_send_with_tag(
+                        scope,
+                        &[][..],
+                        TAG_ACK,
+                    );
+                    coll.add(req);
+                    kinds.push(Req::Send);
+                    continue;
+                }
                 if got < data.len() && self.reads_single_copy() {
                     if let Some((pid, remote)) = parse_cma_descriptor(&data[..got]) {
                         let len = p.range.len();
