@@ -45,6 +45,7 @@ shared_library() {
 }
 
 engine_mpi=$(executable engine_mpi test)
+engine_shared_mpi=$(executable engine_shared_mpi test)
 map_mpi=$(executable map_mpi test)
 map_mpi_partial=$(executable map_mpi_partial test)
 reshuffle=$(executable reshuffle example)
@@ -52,7 +53,7 @@ gain_mpi=$(executable gain_mpi example)
 driver=$(executable mpi_driver bench)
 calibrate_mpi=$(executable calibrate_mpi test)
 copr_bin=$(executable copr bin)
-for f in "$engine_mpi" "$map_mpi" "$map_mpi_partial" "$reshuffle" "$gain_mpi" "$driver" "$calibrate_mpi" "$copr_bin"; do
+for f in "$engine_mpi" "$engine_shared_mpi" "$map_mpi" "$map_mpi_partial" "$reshuffle" "$gain_mpi" "$driver" "$calibrate_mpi" "$copr_bin"; do
     [[ -x "$f" ]] || { echo "missing executable: '$f'" >&2; exit 1; }
 done
 
@@ -118,6 +119,15 @@ for n in 1 2 3 4 7; do
     echo "== engine_mpi on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$engine_mpi"
 done
+
+# B in node-shared memory (receivers read their packages straight from the sender's B):
+# one node of 3 and of 4 ranks, and emulated nodes of 2 ranks
+for n in 3 4; do
+    echo "== engine_shared_mpi on $n ranks"
+    "${MPIRUN[@]}" -n "$n" "$engine_shared_mpi"
+done
+echo "== engine_shared_mpi on 4 ranks, emulated nodes of 2"
+"${MPIRUN[@]}" -n 4 -x COPR_EMULATE_NODE_SIZE=2 "$engine_shared_mpi"
 
 for n in 1 3 4 8; do
     echo "== map_mpi (mappings applied with cart_create / reorder, emulated nodes) on $n ranks"

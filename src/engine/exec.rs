@@ -8,7 +8,8 @@ use super::kernel::{
     apply, pack, stream_fence, with_combine, Bytes, Combine, Move, PackRun, Slice, Src, Update,
 };
 use super::plan::{
-    batch_fingerprint, Extent, PlanStats, Relabeling, Schedule, TargetContents, Transform, Work,
+    batch_fingerprint, Extent, PeerWork, PlanStats, Relabeling, Schedule, TargetContents,
+    Transform, Work,
 };
 use crate::error::{Error, Mismatched, Result};
 use crate::lap::Perm;
@@ -63,6 +64,10 @@ pub struct ExecStats {
     pub sent_in_place: usize,
     /// Incoming packages the transport received straight into A (no unpacking).
     pub received_in_place: usize,
+    /// Incoming packages read straight from the sender's B in node-shared memory
+    /// into A (no packing, no window; see
+    /// [`SharedBuffer`](crate::transport::SharedBuffer)).
+    pub read_from_source: usize,
 }
 
 /// Words every rank contributes to the check before an execution.
@@ -174,6 +179,9 @@ pub struct ReshufflePlan {
     /// check words: this rank's storage words ([`storage_words`]) and 1 if planning
     /// failed here; zeros for a plan made by [`ReshufflePlan::new`].
     unchecked: [u64; 6],
+    /// Per incoming package, once a round has read it from its sender's B: the moves
+    /// that do so (`None` inside: they could not be made).
+    peer_work: Vec<Option<Option<PeerWork>>>,
 }
 
 /// Package descriptors and storage for one element size.
@@ -351,6 +359,7 @@ impl ReshufflePlan {
             stats: ExecStats::default(),
             streaming: Streaming::Auto,
             unchecked: [0; 6],
+            peer_work: Vec::new(),
         })
     }
 
@@ -390,6 +399,7 @@ impl ReshufflePlan {
             stats: ExecStats::default(),
             streaming: Streaming::Auto,
             unchecked,
+            peer_work: Vec::new(),
         };
         let r = if clean {
             plan.execute(transport, jobs)
@@ -548,6 +558,13 @@ impl ReshufflePlan {
             + s.recvs.iter().map(|r| work(&r.work)).sum::<usize>()
             + size_of_val(s.recvs.as_slice())
             + work(&s.local)
+            + self
+                .peer_work
+                .iter()
+                .flatten()
+                .flatten()
+                .map(|p| work(&p.work) + size_of_val(p.need.as_slice()))
+                .sum::<usize>()
             + s.pairs
                 .iter()
                 .map(|p| size_of_val(p.regions.as_slice()) + size_of_val(p.sigma.forward()))
@@ -616,6 +633,7 @@ impl ReshufflePlan {
         let s = &self.schedule;
         self.buffers.prepare(s, T::BYTES);
         let mine = self.check_words(jobs);
+        self.peer_work.resize(s.recvs.len(), None);
         let b = &mut self.buffers;
         b.check.resize(CHECK_WORDS * s.size, 0);
         let mut send_buf = take_buffer(b.send_words);
@@ -641,6 +659,8 @@ impl ReshufflePlan {
             max_message: transport.max_message_bytes(),
             packed: 0,
             stats: ExecStats::default(),
+            rank: transport.rank(),
+            peer_work: &mut self.peer_work,
         };
         let before_round = t0.elapsed().as_secs_f64();
         handler.stats.check = before_round;
@@ -880,6 +900,10 @@ struct Handler<'s, 'j, 'a, T> {
     /// Outgoing packages handed to `pack` (the others were sent from where they lie).
     packed: usize,
     stats: ExecStats,
+    /// This rank.
+    rank: usize,
+    /// The plan's moves that read incoming packages from their senders' B.
+    peer_work: &'s mut Vec<Option<Option<PeerWork>>>,
 }
 
 impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
@@ -905,7 +929,7 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
     fn overlap(&mut self) {
         let t = Instant::now();
         let s = self.schedule;
-        run_work(&s.local, self.jobs, &s.pairs, None, self.mode);
+        run_work(&s.local, self.jobs, &s.pairs, Origin::B, self.mode);
         self.stats.local += t.elapsed().as_secs_f64();
     }
 
@@ -913,8 +937,61 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
         let t = Instant::now();
         let s = self.schedule;
         let work = &s.recvs[k].work;
-        run_work(work, self.jobs, &s.pairs, Some(data), self.mode);
+        run_work(work, self.jobs, &s.pairs, Origin::Package(data), self.mode);
         self.stats.unpack += t.elapsed().as_secs_f64();
+    }
+
+    fn send_sources(&mut self, k: usize) -> Option<Vec<Option<Span>>> {
+        if !self.pack {
+            return None;
+        }
+        let mut sources: Vec<Option<Span>> = vec![None; self.jobs.len()];
+        for &(pair, _) in &self.schedule.sends.get(k)?.runs {
+            let j = self.jobs.get(pair as usize)?;
+            let bytes = std::mem::size_of_val(j.source);
+            // SAFETY (of the span, see `Span::new`): the job's whole B, which the
+            // caller lends for the whole round and nothing writes meanwhile.
+            sources[pair as usize] =
+                Some(unsafe { Span::new(j.source.as_ptr().cast::<u8>(), bytes, 1, bytes) });
+        }
+        Some(sources)
+    }
+
+    fn reads_sources(&self) -> bool {
+        true
+    }
+
+    fn read_sources(&mut self, k: usize, sources: &[Option<Span>]) -> bool {
+        let t = Instant::now();
+        let s = self.schedule;
+        let Some(slot) = self.peer_work.get_mut(k) else {
+            return false;
+        };
+        let Some(pw) = slot.get_or_insert_with(|| s.peer_work(k, self.rank)) else {
+            return false;
+        };
+        // Every transform with pieces in the package needs its B, long enough.
+        let enough = pw.need.iter().enumerate().all(|(p, &need)| {
+            pw.work.pair_groups[p].is_empty()
+                || sources
+                    .get(p)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|sp| sp.bytes() >= need * T::BYTES)
+        });
+        if !enough || sources.len() != self.jobs.len() {
+            return false;
+        }
+        run_work(
+            &pw.work,
+            self.jobs,
+            &s.pairs,
+            Origin::Peers(sources),
+            self.mode,
+        );
+        self.stats.read_from_source += 1;
+        self.stats.unpack += t.elapsed().as_secs_f64();
+        true
     }
 
     fn send_spans(&mut self, k: usize) -> Option<Vec<Span>> {
@@ -1028,13 +1105,25 @@ fn pack_par<T: Element>(out: &mut [u8], runs: &[(u32, PackRun)], jobs: &[Job<'_,
     );
 }
 
+/// Where the moves of [`run_work`] read.
+#[derive(Clone, Copy)]
+enum Origin<'d> {
+    /// This rank's B (local pieces).
+    B,
+    /// A received package.
+    Package(&'d [u8]),
+    /// The sender's B of every transform, mapped into this process (a package read
+    /// from node-shared memory).
+    Peers(&'d [Option<Span>]),
+}
+
 /// Runs a set of moves: for each transform with work, its groups run in parallel on
-/// disjoint regions of A; `data` is the received package (`None`: copy from B).
+/// disjoint regions of A, reading from `data`.
 fn run_work<T: Element>(
     work: &Work,
     jobs: &mut [Job<'_, T>],
     pairs: &[super::plan::PairPlan],
-    data: Option<&[u8]>,
+    data: Origin<'_>,
     mode: Mode,
 ) {
     for (k, job) in jobs.iter_mut().enumerate() {
@@ -1051,11 +1140,24 @@ fn run_work<T: Element>(
         let regions = &pairs[k].regions;
         let start = regions[groups[0].1 as usize].start;
         let a = &mut job.target[start..];
+        let peer: &[u8];
         match data {
-            Some(d) => with_combine!(update, c => {
+            Origin::Package(d) => with_combine!(update, c => {
                 run_groups(a, start, groups, regions, &work.moves, &Bytes(d), c, mode)
             }),
-            None => {
+            Origin::Peers(sources) => {
+                let Some(sp) = sources.get(k).copied().flatten() else {
+                    continue;
+                };
+                // SAFETY: the transport mapped the sender's B here and keeps it
+                // unchanged until this round's acknowledgement; the caller checked
+                // that every move stays inside it.
+                peer = unsafe { std::slice::from_raw_parts(sp.addr() as *const u8, sp.bytes()) };
+                with_combine!(update, c => {
+                    run_groups(a, start, groups, regions, &work.moves, &Bytes(peer), c, mode)
+                })
+            }
+            Origin::B => {
                 let src = Slice(job.source);
                 with_combine!(update, c => {
                     run_groups(a, start, groups, regions, &work.moves, &src, c, mode)

@@ -912,6 +912,128 @@ impl Schedule {
     }
 }
 
+/// The moves of an incoming package that read it straight from its sender's B (in
+/// the sender's local storage, per transform) instead of from the package, and the
+/// elements of each transform's B they reach (its length must be at least that).
+#[derive(Debug, Clone)]
+pub(crate) struct PeerWork {
+    pub(crate) work: Work,
+    pub(crate) need: Vec<usize>,
+}
+
+/// Where a move of `rows × cols` elements that reads a package densely (`s_rs`, `s_cs`
+/// in package elements, from package element `off` of a piece packed as lines of
+/// `inner` elements) reads the sender's B, for a piece whose element `i` of line `o`
+/// is B element `src + o·ld + i·step`: `(start, s_rs, s_cs)` in B, or `None` if the
+/// move does not stay inside one piece of `inner × outer` elements.
+#[allow(clippy::too_many_arguments)]
+fn move_in_source(
+    (src, ld, step, inner, outer): (usize, usize, usize, usize, usize),
+    off: usize,
+    rows: usize,
+    cols: usize,
+    s_rs: usize,
+    s_cs: usize,
+) -> Option<(usize, usize, usize)> {
+    let (o0, i0) = (off / inner, off % inner);
+    let (mut ext_i, mut ext_o) = (0, 0);
+    // A direction of one element: its stride does not matter.
+    let mut map = |stride: usize, count: usize| -> Option<usize> {
+        if count <= 1 {
+            Some(1)
+        } else if stride == 1 && inner > 1 && ext_i == 0 {
+            ext_i = count - 1;
+            Some(step)
+        } else if stride == inner && ext_o == 0 {
+            ext_o = count - 1;
+            Some(ld)
+        } else {
+            None
+        }
+    };
+    let (b_rs, b_cs) = (map(s_rs, rows)?, map(s_cs, cols)?);
+    (i0 + ext_i < inner && o0 + ext_o < outer).then_some((src + o0 * ld + i0 * step, b_rs, b_cs))
+}
+
+impl Schedule {
+    /// [`PeerWork`] of incoming package `k` of `rank`: the sender's pieces for `rank`
+    /// are found as the sender finds them (the same enumeration of its blocks, in the
+    /// same package order), and every move of the package is mapped from package
+    /// offsets to the sender's B. `None` if a move does not map (never for a package
+    /// planned by this schedule).
+    ///
+    /// # Complexity
+    /// The sender's share of planning: O(its source blocks + pieces) per transform.
+    pub(crate) fn peer_work(&self, k: usize, rank: usize) -> Option<PeerWork> {
+        let r = self.recvs.get(k)?;
+        let mut pieces = Vec::new();
+        for (pk, p) in self.pairs.iter().enumerate() {
+            let (source, target) = (coarse(&p.source), coarse(&p.target));
+            let t_rows = intervals(&target.row_axis());
+            let t_cols = intervals(&target.col_axis());
+            let axes = (&t_rows[..], &t_cols[..]);
+            let pair = (&*source, &*target);
+            enumerate_sends(
+                pk as u32,
+                p,
+                pair,
+                r.peer,
+                axes,
+                None,
+                Some(rank),
+                &mut pieces,
+            );
+        }
+        pieces.retain(|p| p.inner * p.outer > 0);
+        pieces.sort_by_key(|p| p.key);
+        let mut starts = Vec::with_capacity(pieces.len());
+        let mut at = 0;
+        for p in &pieces {
+            starts.push(at);
+            at += p.inner * p.outer;
+        }
+        if at != r.elems {
+            return None;
+        }
+        let mut need = vec![0usize; self.pairs.len()];
+        let mut moves = Vec::with_capacity(r.work.moves.len());
+        for g in &r.work.groups {
+            for m in &r.work.moves[g.2.clone()] {
+                if m.rows * m.cols == 0 {
+                    moves.push(*m);
+                    continue;
+                }
+                let i = starts.partition_point(|&s| s <= m.src).checked_sub(1)?;
+                let p = &pieces[i];
+                if p.key.0 != g.0 {
+                    return None;
+                }
+                let shape = (p.src, p.ld, p.step, p.inner, p.outer);
+                let (src, s_rs, s_cs) =
+                    move_in_source(shape, m.src - starts[i], m.rows, m.cols, m.s_rs, m.s_cs)?;
+                let last = src + (m.rows - 1) * s_rs + (m.cols - 1) * s_cs;
+                let n = &mut need[g.0 as usize];
+                *n = (*n).max(last + 1);
+                moves.push(Move {
+                    src,
+                    s_rs,
+                    s_cs,
+                    ..*m
+                });
+            }
+        }
+        Some(PeerWork {
+            work: Work {
+                moves,
+                groups: r.work.groups.clone(),
+                pair_groups: r.work.pair_groups.clone(),
+                elems: r.work.elems,
+            },
+            need,
+        })
+    }
+}
+
 /// Checks that a transform fits the communicator and its shapes agree.
 fn check_transform(k: usize, t: &Transform, size: usize) -> Result<()> {
     for (what, l) in [("source", &t.source), ("target", &t.target)] {
@@ -1155,79 +1277,17 @@ fn enumerate_pair(
     for (b, blk) in tblocks.iter().enumerate() {
         tblock_at.insert((blk.rows.start, blk.cols.start), b);
     }
-    // Sending side: my source blocks cut by the target's intervals (in op(B)
-    // coordinates), visited so that straight packages come out in their canonical order.
-    let sblocks = blocks_of(source, rank);
-    let view_of = |b: &LocalBlock| {
-        if tr {
-            (b.cols.clone(), b.rows.clone())
-        } else {
-            (b.rows.clone(), b.cols.clone())
-        }
-    };
-    let mut emit = |bi: usize,
-                    &(r0, r1, rc): &(usize, usize, usize),
-                    &(c0, c1, ccl): &(usize, usize, usize)| {
-        let blk = &sblocks[bi];
-        let (rr, cc) = view_of(blk);
-        let (b_rs, b_cs) = strides(blk.order, blk.ld);
-        let (i0, i1) = (r0.max(rr.start), r1.min(rr.end));
-        let (j0, j1) = (c0.max(cc.start), c1.min(cc.end));
-        let owner = target.owner_by_class(rc, ccl);
-        // The piece in B coordinates.
-        let (bi, bj, b_rows, b_cols) = if tr {
-            (j0, i0, j1 - j0, i1 - i0)
-        } else {
-            (i0, j0, i1 - i0, j1 - j0)
-        };
-        let src = blk.index(bi - blk.rows.start, bj - blk.cols.start);
-        if owner == rank {
-            let block = tblock_at[&(r0, c0)];
-            let (s_rs, s_cs) = if tr { (b_cs, b_rs) } else { (b_rs, b_cs) };
-            local.push(DstPiece {
-                pair: k,
-                block,
-                r0: i0,
-                c0: j0,
-                rows: i1 - i0,
-                cols: j1 - j0,
-                src,
-                s_rs,
-                s_cs,
-            });
-        } else {
-            // Straight pieces travel in B's storage order (packing copies whole
-            // runs); transposed ones already in the receiver's A order, so that
-            // the receiver copies whole runs and the transposition happens
-            // while packing, into the small dense package piece.
-            let (ld, step, inner, outer) = if !tr {
-                match blk.order {
-                    Order::ColMajor => (blk.ld, 1, b_rows, b_cols),
-                    Order::RowMajor => (blk.ld, 1, b_cols, b_rows),
-                }
-            } else {
-                // Target element (i, j) of the piece is B(j, i).
-                let (rows, cols) = (i1 - i0, j1 - j0);
-                match storage_order(target, owner) {
-                    Order::ColMajor => (b_rs, b_cs, rows, cols),
-                    Order::RowMajor => (b_cs, b_rs, cols, rows),
-                }
-            };
-            sends.push(SrcPiece {
-                key: piece_key(k, tr, i0, j0, r0, c0),
-                peer: owner,
-                src,
-                ld,
-                step,
-                inner,
-                outer,
-            });
-        }
-    };
-    match product_axes(&sblocks, &view_of) {
-        Some(axes) if tr => visit_by_target_squares(&axes, &t_rows, &t_cols, &mut emit),
-        _ => visit_by_columns(&sblocks, view_of, &t_rows, &t_cols, &mut emit),
-    }
+    let axes = (&t_rows[..], &t_cols[..]);
+    enumerate_sends(
+        k,
+        p,
+        (source, target),
+        rank,
+        axes,
+        Some((&tblock_at, local)),
+        None,
+        sends,
+    );
     // Receiving side: my target blocks cut by op(source)'s intervals, visited in the
     // packages' canonical order: straight ones column interval by column interval
     // across a block column, transposed ones block by block in `piece_key`'s order.
@@ -1290,6 +1350,108 @@ fn enumerate_pair(
     } else {
         let dims = |b: &LocalBlock| (b.rows.clone(), b.cols.clone());
         visit_by_columns(tblocks, dims, &v_rows, &v_cols, visit);
+    }
+}
+
+/// An interval of an axis: start, end, class.
+type Interval = (usize, usize, usize);
+
+/// Where [`enumerate_sends`] puts the pieces a rank keeps: its target blocks by first
+/// element, and the list.
+type LocalPieces<'a> = (&'a HashMap<(usize, usize), usize>, &'a mut Vec<DstPiece>);
+
+/// The pieces `rank` sends for pair `k` (to `only`, or to every other rank), in the
+/// order of its (coarsened) source blocks cut by the target's intervals `t_axes`, and,
+/// with `local` (this rank's target blocks by first element, and where to put them),
+/// the pieces it keeps. A receiver calls it for a peer to learn where the peer's
+/// package lies in the peer's B.
+#[allow(clippy::too_many_arguments)]
+fn enumerate_sends(
+    k: u32,
+    p: &PairPlan,
+    (source, target): (&Layout, &Layout),
+    rank: usize,
+    (t_rows, t_cols): (&[Interval], &[Interval]),
+    mut local: Option<LocalPieces<'_>>,
+    only: Option<usize>,
+    sends: &mut Vec<SrcPiece>,
+) {
+    let tr = p.op.transposes();
+    // Sending side: my source blocks cut by the target's intervals (in op(B)
+    // coordinates), visited so that straight packages come out in their canonical order.
+    let sblocks = blocks_of(source, rank);
+    let view_of = |b: &LocalBlock| {
+        if tr {
+            (b.cols.clone(), b.rows.clone())
+        } else {
+            (b.rows.clone(), b.cols.clone())
+        }
+    };
+    let mut emit = |bi: usize,
+                    &(r0, r1, rc): &(usize, usize, usize),
+                    &(c0, c1, ccl): &(usize, usize, usize)| {
+        let blk = &sblocks[bi];
+        let (rr, cc) = view_of(blk);
+        let (b_rs, b_cs) = strides(blk.order, blk.ld);
+        let (i0, i1) = (r0.max(rr.start), r1.min(rr.end));
+        let (j0, j1) = (c0.max(cc.start), c1.min(cc.end));
+        let owner = target.owner_by_class(rc, ccl);
+        // The piece in B coordinates.
+        let (bi, bj, b_rows, b_cols) = if tr {
+            (j0, i0, j1 - j0, i1 - i0)
+        } else {
+            (i0, j0, i1 - i0, j1 - j0)
+        };
+        let src = blk.index(bi - blk.rows.start, bj - blk.cols.start);
+        if owner == rank {
+            let Some((tblock_at, local)) = local.as_mut() else {
+                return;
+            };
+            let block = tblock_at[&(r0, c0)];
+            let (s_rs, s_cs) = if tr { (b_cs, b_rs) } else { (b_rs, b_cs) };
+            local.push(DstPiece {
+                pair: k,
+                block,
+                r0: i0,
+                c0: j0,
+                rows: i1 - i0,
+                cols: j1 - j0,
+                src,
+                s_rs,
+                s_cs,
+            });
+        } else if only.is_none_or(|m| m == owner) {
+            // Straight pieces travel in B's storage order (packing copies whole
+            // runs); transposed ones already in the receiver's A order, so that
+            // the receiver copies whole runs and the transposition happens
+            // while packing, into the small dense package piece.
+            let (ld, step, inner, outer) = if !tr {
+                match blk.order {
+                    Order::ColMajor => (blk.ld, 1, b_rows, b_cols),
+                    Order::RowMajor => (blk.ld, 1, b_cols, b_rows),
+                }
+            } else {
+                // Target element (i, j) of the piece is B(j, i).
+                let (rows, cols) = (i1 - i0, j1 - j0);
+                match storage_order(target, owner) {
+                    Order::ColMajor => (b_rs, b_cs, rows, cols),
+                    Order::RowMajor => (b_cs, b_rs, cols, rows),
+                }
+            };
+            sends.push(SrcPiece {
+                key: piece_key(k, tr, i0, j0, r0, c0),
+                peer: owner,
+                src,
+                ld,
+                step,
+                inner,
+                outer,
+            });
+        }
+    };
+    match product_axes(&sblocks, &view_of) {
+        Some(axes) if tr => visit_by_target_squares(&axes, t_rows, t_cols, &mut emit),
+        _ => visit_by_columns(&sblocks, view_of, t_rows, t_cols, &mut emit),
     }
 }
 

@@ -124,7 +124,7 @@ impl TestElem for i64 {
 }
 
 /// α or β by choice: 0 → 0, 1 → 1, otherwise a hashed value.
-fn scalar<T: TestElem>(choice: u8, salt: u64) -> T {
+pub(crate) fn scalar<T: TestElem>(choice: u8, salt: u64) -> T {
     match choice {
         0 => T::zero(),
         1 => T::one(),
@@ -264,7 +264,7 @@ pub(crate) struct Expect<T> {
 }
 
 /// Checks this rank's A against the reference; sentinels must be untouched.
-fn verify<T: TestElem>(
+pub(crate) fn verify<T: TestElem>(
     what: &str,
     l: &Layout,
     rank: usize,
