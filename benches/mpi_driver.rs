@@ -280,6 +280,11 @@ enum Case {
     CopyWindow,
     /// copr transpose through the shared window.
     TransposeWindow,
+    /// copr copy with B in node-shared memory (`MpiTransport::alloc_shared`): receivers
+    /// read their packages straight from the sender's B into A.
+    CopyShared,
+    /// copr transpose with B in node-shared memory.
+    TransposeShared,
     /// copr, three copies in one batch (one round, one message per peer).
     Batch3,
     /// copr, the same three copies as three calls.
@@ -325,6 +330,8 @@ impl Case {
             Case::TransposeSingle => "transpose-single",
             Case::CopyWindow => "copy-window",
             Case::TransposeWindow => "transpose-window",
+            Case::CopyShared => "copy-shared",
+            Case::TransposeShared => "transpose-shared",
             Case::Batch3 => "batch",
             Case::Single3 => "single",
             Case::CopyReplan => "copy-replan",
@@ -358,6 +365,8 @@ impl Case {
             Case::TransposeSingle => "copr transpose, single copy (process_vm_readv)",
             Case::CopyWindow => "copr copy, shared window only",
             Case::TransposeWindow => "copr transpose, shared window only",
+            Case::CopyShared => "copr copy, B node-shared (read from B)",
+            Case::TransposeShared => "copr transpose, B node-shared (read from B)",
             Case::Batch3 => "copr copy, 3 matrices in one batch",
             Case::Single3 => "copr copy, 3 single calls",
             Case::CopyReplan => "copr copy, planned in the call",
@@ -379,6 +388,26 @@ const PAIRS: &[(Case, Case, &str)] = &[
     // Time over memcpy's time (the median of these per-round quotients is the distance
     // to the memory-bandwidth limit; "faster in" counts nothing useful here).
     (Case::Copy, Case::Memcpy, "copy time / memcpy time"),
+    (
+        Case::CopyShared,
+        Case::Memcpy,
+        "copy, B node-shared, time / memcpy time",
+    ),
+    (
+        Case::TransposeShared,
+        Case::Memcpy,
+        "transpose, B node-shared, time / memcpy time",
+    ),
+    (
+        Case::Copy,
+        Case::CopyShared,
+        "copy: B node-shared vs ordinary B",
+    ),
+    (
+        Case::Transpose,
+        Case::TransposeShared,
+        "transpose: B node-shared vs ordinary B",
+    ),
     (
         Case::Transpose,
         Case::Memcpy,
@@ -544,6 +573,8 @@ fn main() {
         Case::TransposeSingle,
         Case::CopyWindow,
         Case::TransposeWindow,
+        Case::CopyShared,
+        Case::TransposeShared,
         Case::Batch3,
         Case::Single3,
         Case::CopyReplan,
@@ -592,6 +623,9 @@ fn main() {
         let mut b = vec![0.0f64; src.local_len(me)];
         fill(&src, me, n, &mut b);
         let b = b;
+        // The same B in node-shared memory (collective over the node).
+        let mut b_shared = t.alloc_shared::<f64>(b.len()).expect("shared B");
+        b_shared.copy_from_slice(&b);
         // Three distinct matrices (equal values) for the batch and the single calls.
         let (b2, b3) = (b.clone(), b.clone());
         let mut outs = [
@@ -646,6 +680,9 @@ fn main() {
             ReshufflePlan::new(&mut tw, vec![single(Op::Identity)]).expect("plan");
         let mut tran_window =
             ReshufflePlan::new(&mut tw, vec![single(Op::Transpose)]).expect("plan");
+        let mut copy_shared = ReshufflePlan::new(&mut t, vec![single(Op::Identity)]).expect("plan");
+        let mut tran_shared =
+            ReshufflePlan::new(&mut t, vec![single(Op::Transpose)]).expect("plan");
         let mut copy_cached_stores = cached_stores(&mut t, Op::Identity);
         let mut tran_cached_stores = cached_stores(&mut t, Op::Transpose);
         let mut copy_msg_cached_stores = cached_stores(&mut tm, Op::Identity);
@@ -713,6 +750,15 @@ fn main() {
                             _ => (&mut tran_msg, &mut tm),
                         };
                         plan.execute(tr, &mut [Job::copy(&b, &mut outs[0])])
+                            .expect("execute")
+                    }
+                    Case::CopyShared | Case::TransposeShared => {
+                        let plan = if case == Case::CopyShared {
+                            &mut copy_shared
+                        } else {
+                            &mut tran_shared
+                        };
+                        plan.execute(&mut t, &mut [Job::copy(&b_shared, &mut outs[0])])
                             .expect("execute")
                     }
                     Case::Batch3 => {
@@ -795,6 +841,7 @@ fn main() {
                         | Case::TransposeMsgNoStream
                         | Case::TransposeSingle
                         | Case::TransposeWindow
+                        | Case::TransposeShared
                         | Case::TransposeReplan
                         | Case::TransposeReplanMsg
                         | Case::TransposeCached => wrong(&dst, me, n, &outs[0], true),
@@ -882,6 +929,22 @@ fn main() {
             &world,
             format!("transpose, single copy, N = {n}"),
             tran_single.last_stats(),
+        ));
+        notes.push(format!(
+            "N = {n}: B node-shared: packages read from the sender's B, all ranks, last \
+             execution: copy {}, transpose {}",
+            sum_over_ranks(&world, copy_shared.last_stats().read_from_source as f64),
+            sum_over_ranks(&world, tran_shared.last_stats().read_from_source as f64)
+        ));
+        phases.push(breakdown(
+            &world,
+            format!("copy, B node-shared, N = {n}"),
+            copy_shared.last_stats(),
+        ));
+        phases.push(breakdown(
+            &world,
+            format!("transpose, B node-shared, N = {n}"),
+            tran_shared.last_stats(),
         ));
         phases.push(breakdown(
             &world,
