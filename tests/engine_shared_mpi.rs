@@ -19,8 +19,8 @@ use copr::engine::{ExecStats, Job, ReshufflePlan, Streaming, Transform};
 use copr::layout::{Op, Order};
 use copr::transport::{MpiTransport, SharedBuffer, Transport};
 use engine_cases::{
-    large_case, local_source, local_target, mix, random_batch, scalar, straight_case, verify,
-    Expect, PairCase, TestElem,
+    large_case, local_source, local_target, mix, random_batch, rep_scalars, straight_case,
+    verify_targets, PairCase, TestElem,
 };
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
@@ -55,18 +55,7 @@ fn run_shared<T: TestElem + bytemuck::Pod>(
     let mut failure: Option<String> = None;
     for rep in 0..reps {
         let salt = |k: usize, w: u64| mix((rep as u64) << 40 ^ (k as u64) << 8 ^ w ^ 0x5ba2);
-        let scal: Vec<(T, T)> = cases
-            .iter()
-            .enumerate()
-            .map(|(k, c)| {
-                let a = if rep == 0 {
-                    c.alpha
-                } else {
-                    (c.alpha + rep as u8) % 5
-                };
-                (scalar::<T>(a, salt(k, 1)), scalar::<T>(c.beta, salt(k, 2)))
-            })
-            .collect();
+        let scal: Vec<(T, T)> = rep_scalars(cases, rep, salt);
         let mut plain: Vec<Vec<T>> = Vec::with_capacity(cases.len());
         for (k, buf) in bufs.iter_mut().enumerate() {
             let b = local_source::<T>(plan.source(k), me, salt(k, 3));
@@ -95,18 +84,8 @@ fn run_shared<T: TestElem + bytemuck::Pod>(
         plan.execute(t, &mut jobs)
             .map_err(|e| format!("{tag}: rep {rep}: execute: {e}"))?;
         drop(jobs);
-        for k in 0..cases.len() {
-            let x = Expect {
-                op: plan.op(k),
-                alpha: scal[k].0,
-                beta: scal[k].1,
-                bsalt: salt(k, 3),
-                asalt: salt(k, 4),
-            };
-            let what = format!("{tag}: rep {rep}: transform {k}");
-            if let Err(e) = verify(&what, plan.target(k), me, &as_[k], x) {
-                failure.get_or_insert(e);
-            }
+        if let Err(e) = verify_targets(&plan, me, &as_, &scal, salt, &format!("{tag}: rep {rep}")) {
+            failure.get_or_insert(e);
         }
     }
     drop(bufs);

@@ -1,8 +1,6 @@
 //! The MPI transport (rsmpi): non-blocking sends and receives, wait-any, and packages
 //! read in place from a node-shared window between ranks of one node.
 
-use std::ffi::CString;
-
 use mpi::datatype::Equivalence;
 use mpi::ffi;
 use mpi::point_to_point::{Destination, Source};
@@ -176,58 +174,11 @@ impl Window {
     /// Allocates `bytes` for this rank (collective over `node`) and opens a passive
     /// epoch on all segments, so that `MPI_Win_sync` can order the accesses.
     fn allocate(node: &SimpleCommunicator, bytes: usize) -> Result<Self> {
-        let mut base: *mut u8 = std::ptr::null_mut();
-        let mut win: ffi::MPI_Win = unsafe { ffi::RSMPI_WIN_NULL };
-        // SAFETY: plain MPI calls on valid handles; `base` receives the segment address.
-        unsafe {
-            let mut info: ffi::MPI_Info = ffi::RSMPI_INFO_NULL;
-            check(ffi::MPI_Info_create(&mut info), "MPI_Info_create")?;
-            let key = CString::new("alloc_shared_noncontig").expect("no NUL");
-            let val = CString::new("true").expect("no NUL");
-            check(
-                ffi::MPI_Info_set(info, key.as_ptr(), val.as_ptr()),
-                "MPI_Info_set",
-            )?;
-            let r = ffi::MPI_Win_allocate_shared(
-                bytes as ffi::MPI_Aint,
-                1,
-                info,
-                node.as_raw(),
-                (&mut base as *mut *mut u8).cast(),
-                &mut win,
-            );
-            ffi::MPI_Info_free(&mut info);
-            check(r, "MPI_Win_allocate_shared")?;
-            // Touch every page now (on this rank, so they are local to it): the first
-            // round that uses the window should not pay the page faults.
-            if bytes > 0 {
-                std::ptr::write_bytes(base, 0, bytes);
-            }
-            check(
-                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
-                "MPI_Win_lock_all",
-            )?;
-        }
-        let mut segments = Vec::with_capacity(node.size() as usize);
-        for r in 0..node.size() {
-            let mut size: ffi::MPI_Aint = 0;
-            let mut unit: i32 = 0;
-            let mut ptr: *mut u8 = std::ptr::null_mut();
-            // SAFETY: `win` is a valid shared window of `node`, `r` one of its ranks.
-            check(
-                unsafe {
-                    ffi::MPI_Win_shared_query(
-                        win,
-                        r,
-                        &mut size,
-                        &mut unit,
-                        (&mut ptr as *mut *mut u8).cast(),
-                    )
-                },
-                "MPI_Win_shared_query",
-            )?;
-            segments.push((ptr.cast_const(), size as usize));
-        }
+        let (win, base, parts) = shared::allocate_window(node, bytes, 1)?;
+        let segments = parts
+            .into_iter()
+            .map(|(a, n)| (a as *const u8, n))
+            .collect();
         Ok(Self {
             win,
             base,
@@ -367,17 +318,6 @@ unsafe fn post_in_place<'a, S: mpi::request::Scope<'a>>(
         }
         ffi::MPI_Type_free(&mut dt);
         Some(mpi::request::Request::from_raw(raw, &[][..], scope))
-    }
-}
-
-/// Turns an MPI return code into an error.
-fn check(code: i32, what: &str) -> Result<()> {
-    if code == 0 {
-        Ok(())
-    } else {
-        Err(Error::Transport(format!(
-            "{what} failed with MPI error {code}"
-        )))
     }
 }
 
@@ -1185,6 +1125,19 @@ impl Transport for MpiTransport {
                 }
             }
             handler.overlap();
+            // Tells `peer` that its package has been read from its memory: the sender
+            // waits for this acknowledgement in any case.
+            macro_rules! acknowledge {
+                ($peer:expr) => {{
+                    let req = comm.process_at_rank($peer as i32).immediate_send_with_tag(
+                        scope,
+                        &[][..],
+                        TAG_ACK,
+                    );
+                    coll.add(req);
+                    kinds.push(Req::Send);
+                }};
+            }
             while coll.incomplete() > 0 {
                 // Poll, and give the core away between polls: with more ranks than
                 // cores, the peer whose package we wait for may need it.
@@ -1255,14 +1208,7 @@ impl Transport for MpiTransport {
                             p.peer
                         ));
                     }
-                    // The sender waits for this acknowledgement in any case.
-                    let req = comm.process_at_rank(p.peer as i32).immediate_send_with_tag(
-                        scope,
-                        &[][..],
-                        TAG_ACK,
-                    );
-                    coll.add(req);
-                    kinds.push(Req::Send);
+                    acknowledge!(p.peer);
                     continue;
                 }
                 if got < data.len() && self.reads_single_copy() {
@@ -1304,14 +1250,7 @@ impl Transport for MpiTransport {
                                 p.peer
                             ));
                         }
-                        // The sender waits for this acknowledgement in any case.
-                        let req = comm.process_at_rank(p.peer as i32).immediate_send_with_tag(
-                            scope,
-                            &[][..],
-                            TAG_ACK,
-                        );
-                        coll.add(req);
-                        kinds.push(Req::Send);
+                        acknowledge!(p.peer);
                         continue;
                     }
                 }
@@ -1359,14 +1298,7 @@ impl Transport for MpiTransport {
                     let bytes = unsafe { std::slice::from_raw_parts(seg.add(off), len) };
                     handler.unpack(k, bytes);
                 }
-                // The sender waits for this acknowledgement in any case.
-                let req = comm.process_at_rank(p.peer as i32).immediate_send_with_tag(
-                    scope,
-                    &[][..],
-                    TAG_ACK,
-                );
-                coll.add(req);
-                kinds.push(Req::Send);
+                acknowledge!(p.peer);
             }
         });
         match failure {

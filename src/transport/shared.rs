@@ -25,7 +25,7 @@ pub(super) struct Segment {
     pub(super) win: ffi::MPI_Win,
     /// Every group rank's part, mapped into this process (address, bytes), by rank in
     /// the group.
-    pub(super) parts: Vec<(usize, usize)>,
+    pub(super) parts: Parts,
 }
 
 /// The live node-shared allocations of one transport.
@@ -96,6 +96,72 @@ fn check(code: i32, what: &str) -> Result<()> {
     }
 }
 
+/// Every node rank's part of a window, as mapped into this process (address, bytes).
+pub(super) type Parts = Vec<(usize, usize)>;
+
+/// Allocates `bytes` for this rank in a node-shared window over `node` (collective;
+/// displacement unit `unit`), zero-filled by this rank (so that its pages are local to
+/// it, and the first use pays no page faults), in a passive epoch on all parts so that
+/// `MPI_Win_sync` can order the accesses; returns the window, this rank's part and
+/// every node rank's part as mapped here (address, bytes).
+pub(super) fn allocate_window(
+    node: &SimpleCommunicator,
+    bytes: usize,
+    unit: usize,
+) -> Result<(ffi::MPI_Win, *mut u8, Parts)> {
+    let mut base: *mut u8 = std::ptr::null_mut();
+    // SAFETY: plain MPI calls on valid handles; `base` receives the segment address.
+    let win = unsafe {
+        let mut win: ffi::MPI_Win = ffi::RSMPI_WIN_NULL;
+        let mut info: ffi::MPI_Info = ffi::RSMPI_INFO_NULL;
+        check(ffi::MPI_Info_create(&mut info), "MPI_Info_create")?;
+        let key = CString::new("alloc_shared_noncontig").expect("no NUL");
+        let val = CString::new("true").expect("no NUL");
+        check(
+            ffi::MPI_Info_set(info, key.as_ptr(), val.as_ptr()),
+            "MPI_Info_set",
+        )?;
+        let r = ffi::MPI_Win_allocate_shared(
+            bytes as ffi::MPI_Aint,
+            unit as i32,
+            info,
+            node.as_raw(),
+            (&mut base as *mut *mut u8).cast(),
+            &mut win,
+        );
+        ffi::MPI_Info_free(&mut info);
+        check(r, "MPI_Win_allocate_shared")?;
+        if bytes > 0 {
+            std::ptr::write_bytes(base, 0, bytes);
+        }
+        check(
+            ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
+            "MPI_Win_lock_all",
+        )?;
+        win
+    };
+    let mut parts = Vec::with_capacity(node.size() as usize);
+    for r in 0..node.size() {
+        let (mut size, mut disp): (ffi::MPI_Aint, i32) = (0, 0);
+        let mut ptr: *mut u8 = std::ptr::null_mut();
+        // SAFETY: `win` is a valid shared window of `node`, `r` one of its ranks.
+        check(
+            unsafe {
+                ffi::MPI_Win_shared_query(
+                    win,
+                    r,
+                    &mut size,
+                    &mut disp,
+                    (&mut ptr as *mut *mut u8).cast(),
+                )
+            },
+            "MPI_Win_shared_query",
+        )?;
+        parts.push((ptr as usize, size as usize));
+    }
+    Ok((win, base, parts))
+}
+
 impl<T: bytemuck::Pod> SharedBuffer<T> {
     /// Allocates `len` zeroed elements on this rank, collectively over `node`, and
     /// registers the allocation in `registry` under an id all ranks agree on.
@@ -126,53 +192,8 @@ impl<T: bytemuck::Pod> SharedBuffer<T> {
         node.all_gather_into(&*next_id, &mut ids[..]);
         let id = ids.iter().copied().max().unwrap_or(0) + 1;
         *next_id = id;
-        let mut base: *mut T = std::ptr::null_mut();
-        // SAFETY: plain MPI calls on valid handles; `base` receives the segment address.
-        let win = unsafe {
-            let mut win: ffi::MPI_Win = ffi::RSMPI_WIN_NULL;
-            let mut info: ffi::MPI_Info = ffi::RSMPI_INFO_NULL;
-            check(ffi::MPI_Info_create(&mut info), "MPI_Info_create")?;
-            let key = CString::new("alloc_shared_noncontig").expect("no NUL");
-            let val = CString::new("true").expect("no NUL");
-            ffi::MPI_Info_set(info, key.as_ptr(), val.as_ptr());
-            let r = ffi::MPI_Win_allocate_shared(
-                bytes as ffi::MPI_Aint,
-                elem as i32,
-                info,
-                node.as_raw(),
-                (&mut base as *mut *mut T).cast(),
-                &mut win,
-            );
-            ffi::MPI_Info_free(&mut info);
-            check(r, "MPI_Win_allocate_shared")?;
-            if bytes > 0 {
-                std::ptr::write_bytes(base.cast::<u8>(), 0, bytes);
-            }
-            check(
-                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
-                "MPI_Win_lock_all",
-            )?;
-            win
-        };
-        let mut parts = Vec::with_capacity(node.size() as usize);
-        for r in 0..node.size() {
-            let (mut size, mut unit): (ffi::MPI_Aint, i32) = (0, 0);
-            let mut ptr: *mut u8 = std::ptr::null_mut();
-            // SAFETY: `win` is a valid shared window of `node`, `r` one of its ranks.
-            check(
-                unsafe {
-                    ffi::MPI_Win_shared_query(
-                        win,
-                        r,
-                        &mut size,
-                        &mut unit,
-                        (&mut ptr as *mut *mut u8).cast(),
-                    )
-                },
-                "MPI_Win_shared_query",
-            )?;
-            parts.push((ptr as usize, size as usize));
-        }
+        let (win, base, parts) = allocate_window(node, bytes, elem)?;
+        let mut base = base.cast::<T>();
         if base.is_null() || len == 0 {
             // An empty part: a dangling, aligned pointer for the empty slice.
             base = std::ptr::NonNull::<T>::dangling().as_ptr();

@@ -124,7 +124,7 @@ impl TestElem for i64 {
 }
 
 /// α or β by choice: 0 → 0, 1 → 1, otherwise a hashed value.
-pub(crate) fn scalar<T: TestElem>(choice: u8, salt: u64) -> T {
+fn scalar<T: TestElem>(choice: u8, salt: u64) -> T {
     match choice {
         0 => T::zero(),
         1 => T::one(),
@@ -264,7 +264,7 @@ pub(crate) struct Expect<T> {
 }
 
 /// Checks this rank's A against the reference; sentinels must be untouched.
-pub(crate) fn verify<T: TestElem>(
+fn verify<T: TestElem>(
     what: &str,
     l: &Layout,
     rank: usize,
@@ -351,19 +351,7 @@ pub(crate) fn run_batch_with<T: TestElem>(
     let mut bytes_after_first = None;
     for rep in 0..reps {
         let salt = |k: usize, w: u64| mix((rep as u64) << 40 ^ (k as u64) << 8 ^ w);
-        let scal: Vec<(T, T)> = cases
-            .iter()
-            .enumerate()
-            .map(|(k, c)| {
-                // Vary the scalars between repetitions (plan reuse with new α, β).
-                let a = if rep == 0 {
-                    c.alpha
-                } else {
-                    (c.alpha + rep as u8) % 5
-                };
-                (scalar::<T>(a, salt(k, 1)), scalar::<T>(c.beta, salt(k, 2)))
-            })
-            .collect();
+        let scal: Vec<(T, T)> = rep_scalars(cases, rep, salt);
         let bs: Vec<Vec<T>> = (0..cases.len())
             .map(|k| local_source::<T>(plan.source(k), me, salt(k, 3)))
             .collect();
@@ -384,23 +372,8 @@ pub(crate) fn run_batch_with<T: TestElem>(
         plan.execute(t, &mut jobs)
             .map_err(|e| format!("{tag}: rep {rep}: execute: {e}"))?;
         drop(jobs);
-        for k in 0..cases.len() {
-            let x = Expect {
-                op: plan.op(k),
-                alpha: scal[k].0,
-                beta: scal[k].1,
-                bsalt: salt(k, 3),
-                asalt: salt(k, 4),
-            };
-            if let Err(e) = verify(
-                &format!("{tag}: rep {rep}: transform {k}"),
-                plan.target(k),
-                me,
-                &as_[k],
-                x,
-            ) {
-                failure.get_or_insert(e);
-            }
+        if let Err(e) = verify_targets(&plan, me, &as_, &scal, salt, &format!("{tag}: rep {rep}")) {
+            failure.get_or_insert(e);
         }
         match bytes_after_first {
             None => bytes_after_first = Some(plan.buffer_bytes()),
@@ -415,6 +388,57 @@ pub(crate) fn run_batch_with<T: TestElem>(
     }
     let counts = (plan.messages_sent(), plan.messages_received());
     failure.map_or(Ok((counts.0, counts.1, plan.last_stats())), Err)
+}
+
+/// The scalars of every transform in repetition `rep`: the case's choices, α varied
+/// between repetitions (plan reuse with new α, β), values from `salt(k, 1)` and
+/// `salt(k, 2)`.
+pub(crate) fn rep_scalars<T: TestElem>(
+    cases: &[PairCase],
+    rep: usize,
+    salt: impl Fn(usize, u64) -> u64,
+) -> Vec<(T, T)> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let a = if rep == 0 {
+                c.alpha
+            } else {
+                (c.alpha + rep as u8) % 5
+            };
+            (scalar::<T>(a, salt(k, 1)), scalar::<T>(c.beta, salt(k, 2)))
+        })
+        .collect()
+}
+
+/// Checks this rank's A of every transform of `plan` against the reference (B from
+/// `salt(k, 3)`, A0 from `salt(k, 4)`, the scalars `scal`); the first mismatch.
+pub(crate) fn verify_targets<T: TestElem>(
+    plan: &ReshufflePlan,
+    me: usize,
+    as_: &[Vec<T>],
+    scal: &[(T, T)],
+    salt: impl Fn(usize, u64) -> u64,
+    tag: &str,
+) -> Result<(), String> {
+    for k in 0..as_.len() {
+        let x = Expect {
+            op: plan.op(k),
+            alpha: scal[k].0,
+            beta: scal[k].1,
+            bsalt: salt(k, 3),
+            asalt: salt(k, 4),
+        };
+        verify(
+            &format!("{tag}: transform {k}"),
+            plan.target(k),
+            me,
+            &as_[k],
+            x,
+        )?;
+    }
+    Ok(())
 }
 
 /// Runs a random batch of element type `ty` (0..6).
