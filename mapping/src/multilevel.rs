@@ -80,6 +80,12 @@ const EXTERNAL_ONCE: Effort = Effort {
     ..EXTERNAL
 };
 
+/// [`EXTERNAL`] with one try per bisection: dense graphs above 8192 tasks.
+const EXTERNAL_DENSE: Effort = Effort {
+    tries: 1,
+    ..EXTERNAL
+};
+
 /// A weighted undirected graph in CSR form.
 #[derive(Debug, Clone)]
 struct Graph {
@@ -574,7 +580,7 @@ pub(crate) fn dual_bisection(
     effort: Effort,
 ) -> Option<Perm> {
     let rpn = m.ranks_per_node();
-    let (off, adj) = p.undirected();
+    let (off, adj) = p.undirected_ref();
     let mut local = vec![u32::MAX; p.tasks()];
     let mut fwd = vec![0usize; p.tasks()];
     // every task's part, and every part's middle node
@@ -605,7 +611,7 @@ pub(crate) fn dual_bisection(
         let want = half * rpn;
         let (na, nb) = nodes.split_at(half);
         let (ma, mb) = (middle(m, na), middle(m, nb));
-        let mut g = Graph::induced(&off, &adj, &tasks, &mut local);
+        let mut g = Graph::induced(off, adj, &tasks, &mut local);
         let dab = i64::from(m.hops(ma, mb).max(1));
         if effort.external {
             for e in &mut g.adj {
@@ -686,15 +692,24 @@ pub(crate) fn candidates(
     let m1 = m.clone().with_ranks_per_node(1)?;
     let mut out = Vec::new();
     // up to 2048 tasks each part on its own, above with external gains; very large
-    // patterns: one mapping, one try per bisection (for time)
+    // patterns, and dense graphs above 8192 tasks (more than 32 partners per task on
+    // average, as SpMV, where the coarsening is most of the time): one mapping, one
+    // try per bisection (for time)
+    let dense = p.tasks() > 8192 && p.edges().len() > 16 * p.tasks();
     let effort = if p.tasks() > 16_384 {
         EXTERNAL_ONCE
+    } else if dense {
+        EXTERNAL_DENSE
     } else if p.tasks() > 2048 {
         EXTERNAL
     } else {
         CLASSIC
     };
-    let seeds = if p.tasks() > 16_384 { 1 } else { seeds.max(1) };
+    let seeds = if p.tasks() > 16_384 || dense {
+        1
+    } else {
+        seeds.max(1)
+    };
     for s in 0..seeds {
         let Some(map) = dual_bisection(p, m, rng, deadline, effort) else {
             break;

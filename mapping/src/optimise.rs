@@ -231,9 +231,10 @@ pub fn optimise_rounds(
             ));
         }
     }
-    if p.grid_spec().is_none() && m.ranks_per_node() > 1 && m.nodes() > 1 && p.tasks() <= 16_384 {
+    if p.grid_spec().is_none() && m.ranks_per_node() > 1 && m.nodes() > 1 && p.tasks() <= 2048 {
         // any other graph: grow node-sized groups, then place the group graph (above
-        // 16 384 tasks the multilevel mapper alone, for time)
+        // 2048 tasks the multilevel mapper alone, for time: its external-gain
+        // bisection gives the better mapping there)
         let k = m.ranks_per_node();
         let groups = graph_groups(p, k);
         let mut group_of = vec![0u32; p.tasks()];
@@ -1085,6 +1086,13 @@ pub(crate) fn refine_around(
     sw.finish(map)
 }
 
+/// On one rank per node and at least [`BOUNDED_NODES`] nodes, a task with more than
+/// [`BOUNDED_ABOVE`] target nodes tries only [`BOUNDED_TARGETS`] of them (its heaviest
+/// partners' nodes): dense quotient graphs, such as a power-law graph's groups.
+const BOUNDED_NODES: usize = 512;
+const BOUNDED_ABOVE: usize = 32;
+const BOUNDED_TARGETS: usize = 32;
+
 /// The state of swap refinement: where every task is, and its cost there.
 struct Swaps<'a> {
     m: &'a MapMachine,
@@ -1100,6 +1108,8 @@ struct Swaps<'a> {
     /// Bytes between the task being moved and each other task (dense, reset after use).
     wu: Vec<f64>,
     targets: Vec<usize>,
+    /// Whether each node is in `targets` (all false between calls).
+    listed: Vec<bool>,
     /// Whether only the nodes where the moved task costs less are tried.
     only_gaining: bool,
     /// The weighted hop-bytes at the start.
@@ -1133,6 +1143,7 @@ impl<'a> Swaps<'a> {
             stale: vec![true; n],
             wu: vec![0.0; n],
             targets: Vec::new(),
+            listed: vec![false; m.nodes()],
             only_gaining: m.ranks_per_node() > 1 && n > 2048,
             total: 0.0,
             changed: false,
@@ -1163,20 +1174,38 @@ impl<'a> Swaps<'a> {
         targets.clear();
         for &(v, _) in &self.adj[self.off[u]..self.off[u + 1]] {
             let b = self.slot[v as usize] / rpn;
-            if b != a && !targets.contains(&b) {
+            if b != a && !std::mem::replace(&mut self.listed[b], true) {
                 targets.push(b);
             }
         }
         let small_graph = !matches!(m.kind(), NetKind::Torus(_)) && m.nodes() <= 64;
         if rpn == 1 && small_graph {
             // few nodes off a torus: every node is a candidate
+            for &b in &targets {
+                self.listed[b] = false;
+            }
             targets.clear();
             targets.extend((0..m.nodes()).filter(|&x| x != a));
+        } else if rpn == 1 && m.nodes() >= BOUNDED_NODES && targets.len() > BOUNDED_ABOVE {
+            // a dense quotient on many nodes: only the nodes u exchanges the most
+            // bytes with (a bounded candidate list; the whole list costs O(deg²))
+            for &b in &targets {
+                self.listed[b] = false;
+            }
+            targets.clear();
+            let mut heavy: Vec<(u64, usize)> = self.adj[self.off[u]..self.off[u + 1]]
+                .iter()
+                .map(|&(v, w)| (w, self.slot[v as usize] / rpn))
+                .filter(|&(_, b)| b != a)
+                .collect();
+            heavy.select_nth_unstable_by(BOUNDED_TARGETS - 1, |x, y| y.cmp(x));
+            targets.extend(heavy[..BOUNDED_TARGETS].iter().map(|&(_, b)| b));
         } else if rpn == 1 {
             let base = targets.len();
             for j in 0..base {
+                let listed = &mut self.listed;
                 self.dist.neighbours(targets[j], |x| {
-                    if x != a && !targets.contains(&x) {
+                    if x != a && !std::mem::replace(&mut listed[x], true) {
                         targets.push(x);
                     }
                 });
@@ -1213,6 +1242,9 @@ impl<'a> Swaps<'a> {
         }
         for &(v, _) in &self.adj[self.off[u]..self.off[u + 1]] {
             self.wu[v as usize] = 0.0;
+        }
+        for &b in &targets {
+            self.listed[b] = false;
         }
         self.targets = targets;
         if best.1 == usize::MAX {
