@@ -56,7 +56,7 @@ pub(crate) fn ecmp_bundles(net: &Network, hosts: &[usize]) -> Option<Bundles> {
             paths.split(net.host_vertex(b).index(), 1.0, |e, hop, share| {
                 used.push((hop, e, share))
             });
-            used.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+            used.sort_unstable_by_key(|x| (x.0, x.1));
             let mut route = Vec::new();
             for hop in used.chunk_by(|x, y| x.0 == y.0) {
                 let share = hop[0].2;
