@@ -27,7 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["pattern"],
     &["machine"],
     &["recognise", "algorithms"],
-    &["metrics", "ecmp"],
+    &["metrics", "ecmp", "bundles"],
     &["strategy"],
     OPTIMISER,
     &["report", "recording", "export", "simgrid"],
