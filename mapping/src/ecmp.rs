@@ -196,9 +196,17 @@ impl<'a> EqualCostPaths<'a> {
 }
 
 /// Bytes on every link (indexed as [`MapMachine::link_info`]) when each message of `p`
-/// under `map` is split evenly over the equal-cost paths between its nodes (least
-/// latency, then fewest hops; see the [module docs](self)); `None` for machines that
-/// are not network graphs (tori route in dimension order).
+/// under `map` is split evenly over the equal-cost paths between its nodes; `None` for
+/// machines that are not network graphs (tori route in dimension order).
+///
+/// Equal-cost paths are the paths of least latency (copr's routing metric, the one the
+/// single path of [`crate::evaluate`] minimises first) and, among those, of fewest
+/// hops; two latencies within a relative `1e-9` count as equal; paths pass through
+/// switches only. A link `u → v` on such an `s`–`t` path carries the message's bytes
+/// times `σ(s, u)·σ(v, t) / σ(s, t)`, `σ` counting equal-cost paths. On a fat tree
+/// every equal-cost path has the same number of hops (the hop-count ECMP of the
+/// literature); on copr's dragonflies (a global link slower than two local ones) the
+/// least-latency path is unique, local–global–local, so this equals the single path.
 ///
 /// # Complexity
 /// `O(m log m + S·(V + E) log V + P·(V + E))` for `m` messages, `S` sending nodes,
