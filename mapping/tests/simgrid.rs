@@ -746,3 +746,39 @@ fn fat_tree_platforms_simulate_their_models_times() {
         );
     }
 }
+
+/// copr's dragonfly: the equal-cost paths are unique, so the default platform is the
+/// ECMP form with one link per bundle, and its routes are copr's single paths.
+#[test]
+fn dragonfly_ecmp_platform_is_the_single_path_platform() {
+    let (m, _) = network_machine("dragonfly-g5a4p2.net.toml");
+    let auto = platform_xml(&m).unwrap();
+    assert!(auto.contains("(ECMP bundles)"));
+    assert!(!auto.contains("copr_links"), "a bundle of several links");
+    let single = platform_xml_with(
+        &m,
+        &SimgridOptions {
+            graph_form: GraphForm::SinglePath,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (a, s) = (parse_platform(&auto), parse_platform(&single));
+    assert_eq!(a.routes.len(), 40 * 40);
+    assert_eq!(a.routes, s.routes);
+    // and the ECMP loads of random traffic are the single-path loads
+    let n = m.slots();
+    let mut scrambled: Vec<usize> = (0..n).collect();
+    SplitMix(5).shuffle(&mut scrambled);
+    let map = Perm::from_forward(scrambled).unwrap();
+    let node: Vec<u32> = (0..n)
+        .map(|t| m.node_of_slot(map.apply(t)) as u32)
+        .collect();
+    for (what, p) in traffic(n, 3) {
+        let one: Vec<f64> = copr_mapping::link_loads(&p, &m, &node)
+            .iter()
+            .map(|&x| x as f64)
+            .collect();
+        assert_loads_equal(&ecmp_link_loads(&p, &m, &map).unwrap(), &one, &what);
+    }
+}
