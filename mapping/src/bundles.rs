@@ -26,36 +26,142 @@ use super::ecmp::EqualCostPaths;
 pub(crate) struct Bundles {
     /// The links (copr link ids, ascending) of each bundle.
     pub(crate) links: Vec<Vec<usize>>,
-    /// For the pair `(a, b)` of machine nodes, at `a·n + b`: its bundles in order.
-    pub(crate) routes: Vec<Vec<u32>>,
+    /// Per machine node: its end of the paths (index into `ends`), and, for a leaf
+    /// host, the bundles of its link up and its link down.
+    node: Vec<(usize, Option<(u32, u32)>)>,
+    /// Number of distinct path ends.
+    ends: usize,
+    /// The bundles between two path ends, at `from·ends + to`.
+    inner: Vec<Vec<u32>>,
+}
+
+impl Bundles {
+    /// The bundles of the route from machine node `a` to machine node `b`, in order
+    /// (none for `a == b`).
+    pub(crate) fn route(&self, a: usize, b: usize) -> Vec<u32> {
+        if a == b {
+            return Vec::new();
+        }
+        let ((x, la), (y, lb)) = (self.node[a], self.node[b]);
+        let mut r = Vec::with_capacity(self.inner[x * self.ends + y].len() + 2);
+        r.extend(la.map(|l| l.0));
+        r.extend_from_slice(&self.inner[x * self.ends + y]);
+        r.extend(lb.map(|l| l.1));
+        r
+    }
 }
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
 }
 
+/// For every vertex of `net`: its one link out and its one link in, `None` where it
+/// has another number of links.
+fn single_links(net: &Network) -> Vec<(Option<usize>, Option<usize>)> {
+    let g = net.graph();
+    let mut out = vec![(0u32, 0usize, 0u32, 0usize); g.node_count()];
+    for (e, x) in g.raw_edges().iter().enumerate() {
+        let o = &mut out[x.source().index()];
+        o.0 += 1;
+        o.1 = e;
+        let i = &mut out[x.target().index()];
+        i.2 += 1;
+        i.3 = e;
+    }
+    out.into_iter()
+        .map(|(no, o, ni, i)| ((no == 1).then_some(o), (ni == 1).then_some(i)))
+        .collect()
+}
+
+/// A host hanging off one switch (one link out, one link back, same switch): its
+/// switch, the link up and the link down.
+fn leaf(
+    net: &Network,
+    single: &[(Option<usize>, Option<usize>)],
+    h: usize,
+) -> Option<(usize, usize, usize)> {
+    let g = net.graph();
+    let v = net.host_vertex(h).index();
+    let (up, down) = (single[v].0?, single[v].1?);
+    let (x, y) = (&g.raw_edges()[up], &g.raw_edges()[down]);
+    let s = x.target().index();
+    (y.source().index() == s
+        && s != v
+        && g.raw_nodes()[s].weight.kind == copr_topology::VertexKind::Switch)
+        .then_some((s, up, down))
+}
+
+/// Bundle assignment, checking that link sets are equal or disjoint.
+struct Assign {
+    bundle_of: Vec<Option<u32>>,
+    links: Vec<Vec<usize>>,
+}
+
+impl Assign {
+    /// The bundle of the links `set` (ascending), new if none of them has one;
+    /// `None` if they overlap a different bundle.
+    fn of(&mut self, set: &[usize]) -> Option<u32> {
+        match self.bundle_of[set[0]] {
+            Some(id) => (self.links[id as usize] == set).then_some(id),
+            None if set.iter().all(|&e| self.bundle_of[e].is_none()) => {
+                let id = self.links.len() as u32;
+                for &e in set {
+                    self.bundle_of[e] = Some(id);
+                }
+                self.links.push(set.to_vec());
+                Some(id)
+            }
+            None => None,
+        }
+    }
+}
+
 /// The bundles of `net` for the machine nodes on `hosts` (network host indices), or
 /// `None` when its ECMP split is not bundle-equivalent (see the [module docs](self)),
 /// or a bundle's links differ in latency or bandwidth.
 ///
+/// A leaf host (one link to a switch and one back) starts and ends its paths at its
+/// switch, so the paths are searched between the distinct switches of leaves (and the
+/// other hosts): the edge switches of a fat tree.
+///
 /// # Complexity
-/// `O(n·(V + E) log V + n²·(V + E))` for `n` nodes on a graph of `V` vertices and `E`
-/// links (a k = 8 fat tree: milliseconds).
+/// `O(c·(V + E) log V + c²·(V + E))` for `c` distinct path ends (at most the `n`
+/// nodes) on a graph of `V` vertices and `E` links (a k = 16 fat tree: 128 edge
+/// switches, well under a second).
 pub(crate) fn ecmp_bundles(net: &Network, hosts: &[usize]) -> Option<Bundles> {
-    let n = hosts.len();
     let g = net.graph();
-    let mut bundle_of: Vec<Option<u32>> = vec![None; g.edge_count()];
-    let mut links: Vec<Vec<usize>> = Vec::new();
-    let mut routes: Vec<Vec<u32>> = Vec::with_capacity(n * n);
+    let mut assign = Assign {
+        bundle_of: vec![None; g.edge_count()],
+        links: Vec::new(),
+    };
+    // each node's path end (a vertex) and leaf links
+    let mut end_vertex: Vec<usize> = Vec::new();
+    let mut node = Vec::with_capacity(hosts.len());
+    let single = single_links(net);
+    for &h in hosts {
+        let (v, l) = match leaf(net, &single, h) {
+            Some((s, up, down)) => (s, Some((assign.of(&[up])?, assign.of(&[down])?))),
+            None => (net.host_vertex(h).index(), None),
+        };
+        let x = match end_vertex.iter().position(|&w| w == v) {
+            Some(x) => x,
+            None => {
+                end_vertex.push(v);
+                end_vertex.len() - 1
+            }
+        };
+        node.push((x, l));
+    }
+    let ends = end_vertex.len();
+    let mut inner: Vec<Vec<u32>> = Vec::with_capacity(ends * ends);
     let mut paths = EqualCostPaths::new(net);
     let mut used: Vec<(u32, usize, f64)> = Vec::new();
-    for &a in hosts {
-        paths.from(net.host_vertex(a).index());
-        for &b in hosts {
+    let mut set: Vec<usize> = Vec::new();
+    for &a in &end_vertex {
+        paths.from(a);
+        for &b in &end_vertex {
             used.clear();
-            paths.split(net.host_vertex(b).index(), 1.0, |e, hop, share| {
-                used.push((hop, e, share))
-            });
+            paths.split(b, 1.0, |e, hop, share| used.push((hop, e, share)));
             used.sort_unstable_by_key(|x| (x.0, x.1));
             let mut route = Vec::new();
             for hop in used.chunk_by(|x, y| x.0 == y.0) {
@@ -63,23 +169,11 @@ pub(crate) fn ecmp_bundles(net: &Network, hosts: &[usize]) -> Option<Bundles> {
                 if hop.iter().any(|x| !close(x.2, share)) {
                     return None;
                 }
-                let set: Vec<usize> = hop.iter().map(|x| x.1).collect();
-                let id = match bundle_of[set[0]] {
-                    Some(id) if links[id as usize] == set => id,
-                    Some(_) => return None,
-                    None if set.iter().all(|&e| bundle_of[e].is_none()) => {
-                        let id = links.len() as u32;
-                        for &e in &set {
-                            bundle_of[e] = Some(id);
-                        }
-                        links.push(set);
-                        id
-                    }
-                    None => return None,
-                };
-                route.push(id);
+                set.clear();
+                set.extend(hop.iter().map(|x| x.1));
+                route.push(assign.of(&set)?);
             }
-            routes.push(route);
+            inner.push(route);
         }
     }
     let edges = g.raw_edges();
@@ -90,7 +184,13 @@ pub(crate) fn ecmp_bundles(net: &Network, hosts: &[usize]) -> Option<Bundles> {
             close(d.latency, c.latency) && close(d.inv_bandwidth, c.inv_bandwidth)
         })
     };
-    links.iter().all(same).then_some(Bundles { links, routes })
+    let links = assign.links;
+    links.iter().all(same).then_some(Bundles {
+        links,
+        node,
+        ends,
+        inner,
+    })
 }
 
 #[cfg(test)]
@@ -140,7 +240,7 @@ mod tests {
             assert_eq!(sizes, want, "k = {k}");
             // h0 to the first host of the last pod: six bundles
             let last = (k - 1) * h * h;
-            let r = &b.routes[last];
+            let r = &b.route(0, last);
             let names: Vec<Vec<String>> = r
                 .iter()
                 .map(|&i| b.links[i as usize].iter().map(|&e| name(&net, e)).collect())
@@ -160,9 +260,9 @@ mod tests {
             assert_eq!(names[5], [format!("e{}.0>h{last}", k - 1)]);
             // a pair under one edge switch: two host links
             if h > 1 {
-                assert_eq!(b.routes[1].len(), 2);
+                assert_eq!(b.route(0, 1).len(), 2);
             }
-            assert!(b.routes[0].is_empty());
+            assert!(b.route(0, 0).is_empty());
         }
     }
 
@@ -190,7 +290,10 @@ mod tests {
         assert!(ecmp_bundles(&net, &[0, 1, 2]).is_none());
         // without b, the two paths a -> t form bundles of two
         let b = ecmp_bundles(&net, &[0, 2]).unwrap();
-        assert_eq!(b.routes[1].len(), 2);
-        assert!(b.routes[1].iter().all(|&i| b.links[i as usize].len() == 2));
+        assert_eq!(b.route(0, 1).len(), 2);
+        assert!(b
+            .route(0, 1)
+            .iter()
+            .all(|&i| b.links[i as usize].len() == 2));
     }
 }

@@ -164,8 +164,10 @@ pub fn platform_xml(m: &MapMachine) -> Result<String> {
 /// non-positive / non-finite options.
 ///
 /// # Complexity
-/// The ECMP test of a network graph of `n` machine nodes, `V` vertices and `E`
-/// links: `O(n·(V + E) log V + n²·(V + E))`; the output has `n²` routes.
+/// The ECMP test of a network graph of `V` vertices and `E` links:
+/// `O(c·(V + E) log V + c²·(V + E))` for `c` distinct path ends (the switches of
+/// hosts that hang off one switch, and the other hosts: a k = 16 fat tree's 1024
+/// hosts have 128); the output has `n²` routes for `n` machine nodes.
 pub fn platform_xml_with(m: &MapMachine, opts: &SimgridOptions) -> Result<String> {
     let ok = |v: f64, zero_ok: bool| v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0));
     if !ok(opts.loopback_bandwidth, false)
@@ -565,7 +567,7 @@ fn graph_bundled(
             if a == c {
                 let _ = write!(out, "<link_ctn id=\"lo{a}\"/>");
             } else {
-                for &i in &b.routes[a * nn + c] {
+                for i in b.route(a, c) {
                     let _ = write!(out, "<link_ctn id=\"{}\"/>", ids[i as usize]);
                 }
             }
