@@ -162,6 +162,10 @@ pub(crate) fn ecmp_bundles(net: &Network, hosts: &[usize]) -> Option<Bundles> {
         for &b in &end_vertex {
             used.clear();
             paths.split(b, 1.0, |e, hop, share| used.push((hop, e, share)));
+            if used.is_empty() && a != b {
+                // no path through switches only (copr's single path crosses a host)
+                return None;
+            }
             used.sort_unstable_by_key(|x| (x.0, x.1));
             let mut route = Vec::new();
             for hop in used.chunk_by(|x, y| x.0 == y.0) {
@@ -264,6 +268,21 @@ mod tests {
             }
             assert!(b.route(0, 0).is_empty());
         }
+    }
+
+    #[test]
+    fn paths_through_hosts_are_refused() {
+        // a - b - c, hosts only: ECMP forwards through switches only
+        let mut net = Network::new("hosts");
+        for h in ["a", "b", "c"] {
+            net.add_host(h).unwrap();
+        }
+        let c = copr_topology::LinkCost::from_bandwidth(1e-6, 1e9).unwrap();
+        net.add_link("a", "b", c).unwrap();
+        net.add_link("b", "c", c).unwrap();
+        assert!(ecmp_bundles(&net, &[0, 1, 2]).is_none());
+        let b = ecmp_bundles(&net, &[0, 1]).unwrap();
+        assert_eq!(b.route(0, 1).len(), 1);
     }
 
     #[test]
