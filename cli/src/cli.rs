@@ -194,6 +194,11 @@ pub(crate) struct MapArgs {
     /// Write the SimGrid platform of the machine.
     #[arg(long, value_name = "FILE")]
     pub(crate) smpi_platform: Option<PathBuf>,
+    /// How the SimGrid platform of a network graph routes: `auto` (ECMP where the
+    /// network's equal-cost links form bundles, as on fat trees; else one path),
+    /// `ecmp` (refused on other networks) or `single-path` (copr's one shortest path).
+    #[arg(long, value_enum, default_value = "auto", value_name = "FORM")]
+    pub(crate) smpi_routing: SmpiRoutingArg,
     /// Write the exported mapping as JSON.
     #[arg(long, value_name = "FILE")]
     pub(crate) mapping_json: Option<PathBuf>,
@@ -281,6 +286,17 @@ fn strategy_parser() -> impl clap::builder::TypedValueParser<Value = copr_mappin
     PossibleValuesParser::new(values).map(|name| {
         copr_mapping::Strategy::from_name(&name).expect("clap admits only the strategies' names")
     })
+}
+
+/// `--smpi-routing`: [`copr_mapping::simgrid::GraphForm`].
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum SmpiRoutingArg {
+    /// ECMP where the network is bundle-equivalent, else one path.
+    Auto,
+    /// Equal-cost links bundled: SimGrid's loads are ECMP's.
+    Ecmp,
+    /// copr's single shortest path per pair.
+    SinglePath,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -757,7 +773,17 @@ fn map(a: MapArgs) -> Result<()> {
         written.push(format!("SMPI hostfile {}", p.display()));
     }
     if let Some(p) = &a.smpi_platform {
-        write(p, mapping::simgrid::platform_xml(&machine)?)?;
+        use mapping::simgrid::{platform_xml_with, GraphForm, SimgridOptions};
+        let graph_form = match a.smpi_routing {
+            SmpiRoutingArg::Auto => GraphForm::Auto,
+            SmpiRoutingArg::Ecmp => GraphForm::Ecmp,
+            SmpiRoutingArg::SinglePath => GraphForm::SinglePath,
+        };
+        let o = SimgridOptions {
+            graph_form,
+            ..Default::default()
+        };
+        write(p, platform_xml_with(&machine, &o)?)?;
         written.push(format!("SimGrid platform {}", p.display()));
     }
     if let Some(p) = &a.mapping_json {

@@ -43,6 +43,7 @@ pub use copr::lap::Perm;
 
 mod algorithms;
 mod anytime;
+mod bundles;
 mod curve;
 mod ecmp;
 mod errors;

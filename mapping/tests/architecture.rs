@@ -27,7 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["pattern"],
     &["machine"],
     &["recognise", "algorithms"],
-    &["metrics", "ecmp", "fluid"],
+    &["metrics", "ecmp", "bundles", "fluid"],
     &["strategy"],
     OPTIMISER,
     &["report", "recording", "export", "simgrid"],
