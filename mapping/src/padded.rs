@@ -11,14 +11,18 @@
 
 use std::time::Instant;
 
+use super::candidates::{baseline_starts, Options};
 use super::machine::MapMachine;
 use super::multilevel;
-use super::optimise::{baseline_starts, optimise, refine, tile_grid, Options, SplitMix};
+use super::optimise::optimise;
 use super::pattern::Pattern;
 use super::recognise::active_grid;
 use super::strategy::{self, baseline, tile_boundary, tile_shapes, Strategy};
+use super::swaps::refine;
+use super::tiles::tile_grid;
 use copr::error::Result;
 use copr::lap::Perm;
+use copr::rng::SplitMix;
 
 /// Tile shapes tried (the least boundaries first).
 const SHAPES: usize = 3;

@@ -17,11 +17,13 @@ use std::time::Instant;
 
 use super::machine::MapMachine;
 use super::metrics::evaluate;
-use super::optimise::{embeddings, expand_tiles, refine, tile_grid, SplitMix};
 use super::pattern::{CartGrid, Edge, Pattern};
 use super::strategy::{self, baseline_until, Strategy};
+use super::swaps::refine;
+use super::tiles::{embeddings, expand_tiles, tile_grid};
 use copr::error::Result;
 use copr::lap::Perm;
+use copr::rng::SplitMix;
 
 /// Tile shapes kept (the fewest bytes leaving the tiles first).
 const SHAPES: usize = 3;

@@ -13,6 +13,9 @@ use copr_testkit::modules::module_graph;
 /// padded-grid starts, the algorithm tiles and libscotch's starts, which call back its
 /// refinement, balancing and tile embeddings).
 const OPTIMISER: &[&str] = &[
+    "candidates",
+    "swaps",
+    "tiles",
     "padded",
     "multilevel",
     "anytime",
