@@ -109,8 +109,15 @@ pub fn optimise_rounds(
                 cands.push(score(map, origin));
             }
         } else {
+            // the tile grid is placed by the optimiser itself, within half the time
+            // left once its starts are scored
+            let place_tiles = |qg: &Pattern, m1: &MapMachine, deadline: Instant| -> Result<_> {
+                let left = || deadline.saturating_duration_since(Instant::now()) / 2;
+                let (_, o) = from_baselines(qg, m1, opts.seed, left)?;
+                Ok((o.best.origin, o.best.map))
+            };
             for (origin, map) in
-                super::padded::padded_grid_candidates(p, m, opts.seed, &mut rng, deadline)?
+                super::padded::padded_grid_candidates(p, m, &place_tiles, &mut rng, deadline)?
             {
                 cands.push(score(map, origin));
             }
@@ -343,6 +350,27 @@ pub fn optimise_rounds(
     })
 }
 
+/// The optimiser run from the baselines ([`baseline_starts`]) with `seed` and the
+/// budget `budget()` gives once they are scored: the starts and the result.
+fn from_baselines(
+    p: &Pattern,
+    m: &MapMachine,
+    seed: u64,
+    budget: impl FnOnce() -> Duration,
+) -> Result<(Vec<Scored>, Optimised)> {
+    let starts = baseline_starts(p, m)?;
+    let o = optimise(
+        p,
+        m,
+        &starts,
+        &Options {
+            seed,
+            budget: budget(),
+        },
+    )?;
+    Ok((starts, o))
+}
+
 /// The optimiser's mappings of a recognised grid (its best and its starts), renamed
 /// to the pattern's tasks: pattern task `h.task[i]` goes where grid task `i` goes.
 fn hidden_grid_candidates(
@@ -352,8 +380,7 @@ fn hidden_grid_candidates(
     budget: Duration,
 ) -> Result<Vec<(String, Perm)>> {
     let gp = Pattern::grid(&h.spec)?;
-    let starts = baseline_starts(&gp, m)?;
-    let o = optimise(&gp, m, &starts, &Options { seed, budget })?;
+    let (starts, o) = from_baselines(&gp, m, seed, || budget)?;
     let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
     let rename = |map: &Perm| {
         let mut fwd = vec![0usize; h.task.len()];
