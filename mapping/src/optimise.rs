@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use super::candidates::{baseline_starts, Options, Scored};
 use super::machine::MapMachine;
 use super::metrics::evaluate;
-use super::pattern::Pattern;
+use super::pattern::{CartGrid, Pattern};
 use super::strategy::{
     self, along, baseline_until, best_tile, tile_boundary, tile_shapes, Strategy,
 };
@@ -91,22 +91,64 @@ pub fn optimise_rounds(
     max_rounds: Option<usize>,
 ) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
-    let t0 = Instant::now();
-    let deadline = t0 + opts.budget;
-    let mut rng = SplitMix(opts.seed);
+    let mut run = Run {
+        p,
+        m,
+        opts,
+        deadline: Instant::now() + opts.budget,
+        rng: SplitMix(opts.seed),
+    };
     let mut cands: Vec<Scored> = Vec::new();
-    let score = |map: Perm, origin: String| Scored::new(p, m, map, origin);
     // feature `scotch`: libscotch's mappings of a general graph join the starts (first,
     // so that refinement has the rest of the budget) and, refined, the candidates;
     // the choice below is no worse than them on both measures when it can be
     #[cfg(feature = "scotch")]
-    let starts = &super::scotch::with_starts(p, m, starts, opts, deadline, &mut cands);
+    let starts = &super::scotch::with_starts(p, m, starts, opts, run.deadline, &mut cands);
     if p.grid_spec().is_none() {
-        // a grid hidden in a graph: map the grid, then rename its tasks
+        run.grid_in_graph(&mut cands)?;
+    }
+    if let Some(g) = p.shape() {
+        run.tiles(g, &mut cands)?;
+    }
+    if p.grid_spec().is_none() && m.ranks_per_node() > 1 && m.nodes() > 1 && p.tasks() <= 16_384 {
+        run.grown_groups(&mut cands)?;
+    }
+    run.exhaustive_and_multilevel(starts, &mut cands)?;
+    let pool = run.refine_best(starts, cands);
+    let tried = pool.len();
+    let (best, dominates_starts) = run.settle(starts, pool);
+    let best = run.polish(best, dominates_starts, starts, max_rounds);
+    Ok(Optimised {
+        best,
+        dominates_starts,
+        tried,
+    })
+}
+
+/// One run of [`optimise_rounds`]: its inputs, its deadline and its random numbers,
+/// used by its steps in this order.
+struct Run<'a> {
+    p: &'a Pattern,
+    m: &'a MapMachine,
+    opts: &'a Options,
+    deadline: Instant,
+    rng: SplitMix,
+}
+
+impl Run<'_> {
+    /// `map` with its metrics on the run's pattern and machine.
+    fn score(&self, map: Perm, origin: String) -> Scored {
+        Scored::new(self.p, self.m, map, origin)
+    }
+
+    /// A graph pattern: the mappings of a grid hidden in it (the grid mapped, then its
+    /// tasks renamed), or else of a grid padded with empty tasks.
+    fn grid_in_graph(&mut self, cands: &mut Vec<Scored>) -> Result<()> {
+        let (p, m, opts) = (self.p, self.m, self.opts);
         if let Some(h) = super::recognise::recognise_grid(p) {
             let budget = opts.budget / 2;
             for (origin, map) in hidden_grid_candidates(&h, m, opts.seed, budget)? {
-                cands.push(score(map, origin));
+                cands.push(self.score(map, origin));
             }
         } else {
             // the tile grid is placed by the optimiser itself, within half the time
@@ -116,29 +158,71 @@ pub fn optimise_rounds(
                 let (_, o) = from_baselines(qg, m1, opts.seed, left)?;
                 Ok((o.best.origin, o.best.map))
             };
-            for (origin, map) in
-                super::padded::padded_grid_candidates(p, m, &place_tiles, &mut rng, deadline)?
-            {
-                cands.push(score(map, origin));
+            let found = super::padded::padded_grid_candidates(
+                p,
+                m,
+                &place_tiles,
+                &mut self.rng,
+                self.deadline,
+            )?;
+            for (origin, map) in found {
+                cands.push(self.score(map, origin));
             }
         }
+        Ok(())
     }
-    // a grid, or the process grid of an algorithm's traffic: node-sized tiles placed on
-    // the machine, chosen and ranked by the grid's neighbour traffic, scored on `p`
-    if let Some(g) = p.shape() {
+
+    /// A grid, or the process grid `g` of an algorithm's traffic: node-sized tiles
+    /// placed on the machine, chosen and ranked by the grid's neighbour traffic,
+    /// scored on the pattern.
+    fn tiles(&mut self, g: &CartGrid, cands: &mut Vec<Scored>) -> Result<()> {
+        let (p, m) = (self.p, self.m);
         let k = m.ranks_per_node();
         let shapes = tile_shapes(g, k);
+        let placed = self.placed_tile_grids(g, &shapes)?;
+        for i in most_promising(&placed) {
+            let pl = &placed[i];
+            cands.push(self.score(expand_tiles(g, &pl.tile, &pl.place, k), pl.name.clone()));
+        }
+        if p.grid_spec().is_none() {
+            // an algorithm's traffic: tiles chosen, placed and refined on it
+            for (origin, map) in super::tile_traffic::algorithm_tile_candidates(
+                p,
+                m,
+                g,
+                &shapes,
+                &mut self.rng,
+                self.deadline,
+            )? {
+                cands.push(self.score(map, origin));
+            }
+        }
+        if shapes.is_empty() {
+            let t = best_tile(g, k);
+            let order = strategy::tile_order(g, &t);
+            cands.push(self.score(
+                along(&order, &strategy::node_hilbert(m), k),
+                format!("partial tiles {t:?}, hilbert"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every placement of the grids of the (at most three) tile shapes within 50 % of
+    /// the least boundary, ranked on the tile grid itself (its inter-tile traffic is
+    /// the inter-node traffic of the expanded mapping); the two best of each shape
+    /// refined.
+    fn placed_tile_grids(&mut self, g: &CartGrid, shapes: &[Vec<usize>]) -> Result<Vec<Placed>> {
+        let deadline = self.deadline;
         let least = shapes.iter().map(|t| tile_boundary(g, t)).min();
-        let m1 = m.clone().with_ranks_per_node(1)?;
+        let m1 = self.m.clone().with_ranks_per_node(1)?;
         let mut near: Vec<&Vec<usize>> = shapes
             .iter()
             .filter(|t| least.is_some_and(|l| tile_boundary(g, t) * 2 <= l * 3))
             .collect();
         near.sort_by_key(|t| tile_boundary(g, t));
         near.truncate(3);
-        // every placement of every tile grid, ranked on the tile grid itself (its
-        // inter-tile traffic is the inter-node traffic of the expanded mapping)
-        let mut placed: Vec<(f64, f64, String, Vec<usize>, Perm)> = Vec::new();
+        let mut placed: Vec<Placed> = Vec::new();
         for t in near {
             let q = tile_grid(g, t)?;
             let qp = Pattern::grid(&q)?;
@@ -163,53 +247,29 @@ pub fn optimise_rounds(
                 let mut w = w;
                 if i < 2
                     && Instant::now() < deadline
-                    && refine(&qp, &m1, &mut place, &mut rng, deadline, 20)
+                    && refine(&qp, &m1, &mut place, &mut self.rng, deadline, 20)
                 {
                     name.push_str(", refined");
                     w = strategy::weighted_hop_bytes(&qp, &m1, &place);
                 }
-                let lt = evaluate(&qp, &m1, &place).max_link_time;
-                placed.push((w, lt, name, t.clone(), place));
+                let link_time = evaluate(&qp, &m1, &place).max_link_time;
+                placed.push(Placed {
+                    whb: w,
+                    link_time,
+                    name,
+                    tile: t.clone(),
+                    place,
+                });
             }
         }
-        // expand the best four by weighted hop-bytes and the best two by link time
-        let mut keep: Vec<usize> = (0..placed.len()).collect();
-        keep.sort_by(|&a, &b| placed[a].0.partial_cmp(&placed[b].0).expect("finite"));
-        let mut chosen: Vec<usize> = keep.iter().copied().take(4).collect();
-        keep.sort_by(|&a, &b| {
-            (placed[a].1, placed[a].0)
-                .partial_cmp(&(placed[b].1, placed[b].0))
-                .expect("finite")
-        });
-        for &i in keep.iter().take(2) {
-            if !chosen.contains(&i) {
-                chosen.push(i);
-            }
-        }
-        for i in chosen {
-            let (_, _, name, t, place) = &placed[i];
-            cands.push(score(expand_tiles(g, t, place, k), name.clone()));
-        }
-        if p.grid_spec().is_none() {
-            // an algorithm's traffic: tiles chosen, placed and refined on it
-            for (origin, map) in super::tile_traffic::algorithm_tile_candidates(
-                p, m, g, &shapes, &mut rng, deadline,
-            )? {
-                cands.push(score(map, origin));
-            }
-        }
-        if shapes.is_empty() {
-            let t = best_tile(g, k);
-            let order = strategy::tile_order(g, &t);
-            cands.push(score(
-                along(&order, &strategy::node_hilbert(m), k),
-                format!("partial tiles {t:?}, hilbert"),
-            ));
-        }
+        Ok(placed)
     }
-    if p.grid_spec().is_none() && m.ranks_per_node() > 1 && m.nodes() > 1 && p.tasks() <= 16_384 {
-        // any other graph: grow node-sized groups, then place the group graph (above
-        // 16 384 tasks the multilevel mapper alone, for time)
+
+    /// Any other graph on nodes of several slots: node-sized groups grown greedily,
+    /// the group graph placed by the packed and bisection strategies and refined
+    /// (above 16 384 tasks the multilevel mapper alone, for time).
+    fn grown_groups(&mut self, cands: &mut Vec<Scored>) -> Result<()> {
+        let (p, m, deadline) = (self.p, self.m, self.deadline);
         let k = m.ranks_per_node();
         let groups = graph_groups(p, k);
         let mut group_of = vec![0u32; p.tasks()];
@@ -231,7 +291,7 @@ pub fn optimise_rounds(
         let m1 = m.clone().with_ranks_per_node(1)?;
         for s in [Strategy::Packed, Strategy::Bisection] {
             if let Some(mut place) = baseline_until(s, &qp, &m1, Some(deadline))? {
-                refine(&qp, &m1, &mut place, &mut rng, deadline, 20);
+                refine(&qp, &m1, &mut place, &mut self.rng, deadline, 20);
                 let mut fwd = vec![0usize; p.tasks()];
                 for (g, members) in groups.iter().enumerate() {
                     let node = place.apply(g);
@@ -239,63 +299,178 @@ pub fn optimise_rounds(
                         fwd[t] = node * k + c;
                     }
                 }
-                cands.push(score(
+                cands.push(self.score(
                     strategy::perm(fwd),
                     format!("grown groups, {} of the groups, refined", s.name()),
                 ));
             }
         }
+        Ok(())
     }
-    if p.tasks() <= super::multilevel::EXHAUSTIVE_TASKS {
-        let lt0 = starts
+
+    /// Every mapping enumerated (few tasks, the best on hop-bytes among those within
+    /// the starts' busiest link), and the multilevel mapper's candidates of a graph.
+    fn exhaustive_and_multilevel(
+        &mut self,
+        starts: &[Scored],
+        cands: &mut Vec<Scored>,
+    ) -> Result<()> {
+        let (p, m) = (self.p, self.m);
+        if p.tasks() <= super::multilevel::EXHAUSTIVE_TASKS {
+            let (_, lt0) = start_targets(starts);
+            if let Some(map) = super::multilevel::exhaustive(p, m, lt0) {
+                cands.push(self.score(map, "every mapping enumerated".into()));
+            }
+        }
+        if p.grid_spec().is_none() && m.nodes() > 1 {
+            for (name, map) in super::multilevel::candidates(p, m, 3, &mut self.rng, self.deadline)?
+            {
+                cands.push(self.score(map, name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The starts and candidates, with the best few (by hop-bytes) refined at the task
+    /// level added, unless one already meets the lower bound.
+    fn refine_best(&mut self, starts: &[Scored], cands: Vec<Scored>) -> Vec<Scored> {
+        let (p, m) = (self.p, self.m);
+        let mut pool: Vec<Scored> = starts.to_vec();
+        pool.extend(cands);
+        let mut by_hb: Vec<usize> = (0..pool.len()).collect();
+        by_hb.sort_by_key(|&i| (pool[i].metrics.hop_bytes, i));
+        let at_bound = pool
             .iter()
-            .map(|s| s.metrics.max_link_time)
-            .fold(f64::INFINITY, f64::min);
-        if let Some(map) = super::multilevel::exhaustive(p, m, lt0) {
-            cands.push(score(map, "every mapping enumerated".into()));
+            .any(|s| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound);
+        let mut refined = Vec::new();
+        // large patterns: one candidate, one pass (the mapping of 10⁵ tasks stays
+        // well under a second)
+        let (few, passes) = if p.tasks() > 16_384 {
+            (1, 1)
+        } else if p.tasks() > 2048 {
+            (1, 20)
+        } else {
+            (3, 20)
+        };
+        for &i in by_hb.iter().take(if at_bound { 0 } else { few }) {
+            if Instant::now() >= self.deadline {
+                break;
+            }
+            let mut map = pool[i].map.clone();
+            if refine(p, m, &mut map, &mut self.rng, self.deadline, passes) {
+                refined.push(self.score(map, format!("{} + swaps", pool[i].origin)));
+            }
+        }
+        pool.extend(refined);
+        pool
+    }
+
+    /// The choice among the pool (module docs): the chosen mapping, and whether it is
+    /// no worse than every start on both measures. When none is, balancing swaps search
+    /// from the chosen mapping for one; when the pool's least hop-bytes has a busier
+    /// link, they try to bring that link down to the best start's.
+    fn settle(&mut self, starts: &[Scored], pool: Vec<Scored>) -> (Scored, bool) {
+        let (p, m, deadline) = (self.p, self.m, self.deadline);
+        let lowest_hb = pool
+            .iter()
+            .min_by_key(|s| s.metrics.hop_bytes)
+            .cloned()
+            .expect("at least one candidate");
+        let (mut best, mut dominates_starts) = choose(starts, pool);
+        let (hb0, lt0) = start_targets(starts);
+        if !dominates_starts && !starts.is_empty() {
+            // search from the chosen mapping for one within both targets
+            let mut map = best.map.clone();
+            if balance(p, m, &mut map, hb0, lt0, &mut self.rng, deadline) {
+                let s = self.score(map, format!("{} + balancing swaps", best.origin));
+                if s.metrics.hop_bytes <= hb0 && s.metrics.max_link_time <= lt0 * (1.0 + 1e-12) {
+                    best = s;
+                    dominates_starts = true;
+                }
+            }
+        } else if lowest_hb.metrics.hop_bytes < best.metrics.hop_bytes && lt0.is_finite() {
+            // a candidate with fewer hop-bytes but a busier link: try to bring its busiest
+            // link down to the best start's while keeping it below the chosen hop-bytes
+            let mut map = lowest_hb.map.clone();
+            let target = best.metrics.hop_bytes - 1;
+            if balance(p, m, &mut map, target, lt0, &mut self.rng, deadline) {
+                let s = self.score(map, format!("{} + balancing swaps", lowest_hb.origin));
+                if s.metrics.hop_bytes < best.metrics.hop_bytes
+                    && s.metrics.max_link_time <= lt0 * (1.0 + 1e-12)
+                {
+                    best = s;
+                }
+            }
+        }
+        (best, dominates_starts)
+    }
+
+    /// The chosen mapping's last steps: the multilevel relief of its busiest link (a
+    /// graph), the anytime rounds (at most `max_rounds`), and the cores arranged inside
+    /// the nodes (a machine with a node tree).
+    fn polish(
+        &mut self,
+        mut best: Scored,
+        dominates_starts: bool,
+        starts: &[Scored],
+        max_rounds: Option<usize>,
+    ) -> Scored {
+        let (p, m, opts, deadline) = (self.p, self.m, self.opts, self.deadline);
+        let exact = best.origin.starts_with("every mapping enumerated");
+        if p.grid_spec().is_none() && dominates_starts && !exact {
+            let targets = start_targets(starts);
+            best =
+                super::multilevel::lower_busiest_link(p, m, best, targets, &mut self.rng, deadline);
+        }
+        if dominates_starts || starts.is_empty() {
+            let patience = super::anytime::patience(opts.budget);
+            best = super::anytime::improve(p, m, best, opts.seed, deadline, patience, max_rounds).0;
+        }
+        if m.node_tree().is_some() && Instant::now() < deadline {
+            let mut map = best.map.clone();
+            if arrange_in_nodes(p, m, &mut map, deadline) {
+                best = self.score(map, format!("{}, cores arranged", best.origin));
+            }
+        }
+        best
+    }
+}
+
+/// A placement of a tile grid, with its ranking.
+struct Placed {
+    /// Bandwidth-weighted hop-bytes of the tile grid.
+    whb: f64,
+    /// Largest link time of the tile grid.
+    link_time: f64,
+    /// Where it came from.
+    name: String,
+    /// The tile shape.
+    tile: Vec<usize>,
+    /// Tile → node.
+    place: Perm,
+}
+
+/// The placements worth expanding to tasks: the best four by weighted hop-bytes and
+/// the best two by link time.
+fn most_promising(placed: &[Placed]) -> Vec<usize> {
+    let mut keep: Vec<usize> = (0..placed.len()).collect();
+    keep.sort_by(|&a, &b| placed[a].whb.partial_cmp(&placed[b].whb).expect("finite"));
+    let mut chosen: Vec<usize> = keep.iter().copied().take(4).collect();
+    keep.sort_by(|&a, &b| {
+        (placed[a].link_time, placed[a].whb)
+            .partial_cmp(&(placed[b].link_time, placed[b].whb))
+            .expect("finite")
+    });
+    for &i in keep.iter().take(2) {
+        if !chosen.contains(&i) {
+            chosen.push(i);
         }
     }
-    if p.grid_spec().is_none() && m.nodes() > 1 {
-        for (name, map) in super::multilevel::candidates(p, m, 3, &mut rng, deadline)? {
-            cands.push(score(map, name));
-        }
-    }
-    // refine the best candidates (and starts) at the task level, unless one already
-    // meets the lower bound
-    let mut pool: Vec<Scored> = starts.to_vec();
-    pool.extend(cands);
-    let mut by_hb: Vec<usize> = (0..pool.len()).collect();
-    by_hb.sort_by_key(|&i| (pool[i].metrics.hop_bytes, i));
-    let at_bound = pool
-        .iter()
-        .any(|s| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound);
-    let mut refined = Vec::new();
-    // large patterns: one candidate, one pass (the mapping of 10⁵ tasks stays
-    // well under a second)
-    let (few, passes) = if p.tasks() > 16_384 {
-        (1, 1)
-    } else if p.tasks() > 2048 {
-        (1, 20)
-    } else {
-        (3, 20)
-    };
-    for &i in by_hb.iter().take(if at_bound { 0 } else { few }) {
-        if Instant::now() >= deadline {
-            break;
-        }
-        let mut map = pool[i].map.clone();
-        if refine(p, m, &mut map, &mut rng, deadline, passes) {
-            refined.push(score(map, format!("{} + swaps", pool[i].origin)));
-        }
-    }
-    pool.extend(refined);
-    let tried = pool.len();
-    let lowest_hb = pool
-        .iter()
-        .min_by_key(|s| s.metrics.hop_bytes)
-        .cloned()
-        .expect("at least one candidate");
-    let (mut best, mut dominates_starts) = choose(starts, pool);
+    chosen
+}
+
+/// The best start's hop-bytes and largest link time (0 and infinity without starts).
+fn start_targets(starts: &[Scored]) -> (u128, f64) {
     let hb0 = starts
         .iter()
         .map(|s| s.metrics.hop_bytes)
@@ -305,49 +480,7 @@ pub fn optimise_rounds(
         .iter()
         .map(|s| s.metrics.max_link_time)
         .fold(f64::INFINITY, f64::min);
-    if !dominates_starts && !starts.is_empty() {
-        // search from the chosen mapping for one within both targets
-        let mut map = best.map.clone();
-        if balance(p, m, &mut map, hb0, lt0, &mut rng, deadline) {
-            let s = score(map, format!("{} + balancing swaps", best.origin));
-            if s.metrics.hop_bytes <= hb0 && s.metrics.max_link_time <= lt0 * (1.0 + 1e-12) {
-                best = s;
-                dominates_starts = true;
-            }
-        }
-    } else if lowest_hb.metrics.hop_bytes < best.metrics.hop_bytes && lt0.is_finite() {
-        // a candidate with fewer hop-bytes but a busier link: try to bring its busiest
-        // link down to the best start's while keeping it below the chosen hop-bytes
-        let mut map = lowest_hb.map.clone();
-        let target = best.metrics.hop_bytes - 1;
-        if balance(p, m, &mut map, target, lt0, &mut rng, deadline) {
-            let s = score(map, format!("{} + balancing swaps", lowest_hb.origin));
-            if s.metrics.hop_bytes < best.metrics.hop_bytes
-                && s.metrics.max_link_time <= lt0 * (1.0 + 1e-12)
-            {
-                best = s;
-            }
-        }
-    }
-    let exact = best.origin.starts_with("every mapping enumerated");
-    if p.grid_spec().is_none() && dominates_starts && !exact {
-        best = super::multilevel::lower_busiest_link(p, m, best, (hb0, lt0), &mut rng, deadline);
-    }
-    if dominates_starts || starts.is_empty() {
-        let patience = super::anytime::patience(opts.budget);
-        best = super::anytime::improve(p, m, best, opts.seed, deadline, patience, max_rounds).0;
-    }
-    if m.node_tree().is_some() && Instant::now() < deadline {
-        let mut map = best.map.clone();
-        if arrange_in_nodes(p, m, &mut map, deadline) {
-            best = score(map, format!("{}, cores arranged", best.origin));
-        }
-    }
-    Ok(Optimised {
-        best,
-        dominates_starts,
-        tried,
-    })
+    (hb0, lt0)
 }
 
 /// The optimiser run from the baselines ([`baseline_starts`]) with `seed` and the
