@@ -204,6 +204,12 @@ host=$(hostname)
     "$map_mpi_partial" "$partial_dir/three.txt" "$partial_dir/named.out"
 [[ $(grep -c " $host\$" "$partial_dir/named.out") == 3 ]] \
     || { echo "a machine file naming this host: the ranks are not on it" >&2; cat "$partial_dir/named.out" >&2; exit 1; }
+# the same with the host's name as a full domain name in the file (MPI gives the short
+# one): the names match up to the first dot
+"${MPIRUN[@]}" -n 3 -x COPR_MACHINE="$(machine_file fqdn.toml "spare.example.org,$host.example.org" 4 2)" \
+    "$map_mpi_partial" "$partial_dir/three.txt" "$partial_dir/fqdn.out"
+[[ $(grep -c " $host.example.org\$" "$partial_dir/fqdn.out") == 3 ]] \
+    || { echo "a machine file naming this host's full name: the ranks are not on it" >&2; cat "$partial_dir/fqdn.out" >&2; exit 1; }
 # the job launched as `copr map`'s rankfile for the 12 slots says (here as a placement
 # file of its hosts): the ranks already sit where copr would put them
 "$copr_bin" map --graph "$partial_dir/six.txt" --machine "$big" --rankfile "$partial_dir/big.rf" >/dev/null 2>&1

@@ -82,6 +82,7 @@ fn off_node_percent(m: &copr_mapping::Metrics) -> f64 {
 pub(crate) fn report_lines(r: &MappingReport, unit: &str) -> Vec<String> {
     let mut lines = vec![format!("  machine: {}", r.machine)];
     lines.extend(r.inside.iter().map(|i| format!("  inside nodes: {i}")));
+    lines.extend(r.placement.iter().map(|p| format!("  placement: {p}")));
     lines.extend([
         format!(
             "  predicted hop-bytes {} -> {}, off-node traffic {:.1} % -> {:.1} % ({unit})",

@@ -380,6 +380,25 @@ fn graph_cases(out: &mut Vec<Case>) {
         machine: m,
         target: t,
     });
+    // a scattered allocation: a seeded random half of the nodes of an 8x8x4 torus
+    let (m, idx) = random_half(&[8, 8, 4], 16, 2028);
+    out.push(Case {
+        name: "(h) mesh 2-D subdomains, 2048 tasks, on a scattered half of 8x8x4 x 16".into(),
+        pattern: from_edges(2048, graphs::mesh(2048, 2, 1005), "mesh 2-D subdomains"),
+        machine: m,
+        target: scotch::ScotchTarget::TorusSubset {
+            dims: vec![8, 8, 4],
+            nodes: idx,
+            ranks_per_node: 16,
+        },
+    });
+    let (m, t) = network("data/topology/dragonfly-g5a4p2.net.toml", 16);
+    out.push(Case {
+        name: "(h) RGG 3-D, 640 tasks in random order, on dragonfly g5a4p2 (40 hosts) x 16".into(),
+        pattern: from_edges(640, graphs::rgg(640, 3, 7.0, 2029, true), "rgg"),
+        machine: m,
+        target: t,
+    });
 }
 
 fn edges(p: &Pattern) -> Vec<(u32, u32, u64)> {

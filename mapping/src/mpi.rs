@@ -476,8 +476,10 @@ pub enum MachineSource {
     /// communicator has ranks (nodes may have different slot counts). When the file's
     /// node names include the host of every rank (`MPI_Get_processor_name`), each
     /// rank sits on the node it runs on (the ranks of a node on its first slots, in
-    /// rank order); otherwise the ranks fill the slots in the launcher's packed order:
-    /// rank `r` sits on the `r`-th slot the nodes have, in node order. With more slots
+    /// rank order; a host and a node name match also when they agree up to the first dot,
+    /// as `n01` and `n01.cluster.example`); otherwise the ranks fill the slots in the
+    /// launcher's packed order: rank `r` sits on the `r`-th slot the nodes have, in node
+    /// order, and [`MappingReport::placement`] says so. With more slots
     /// than ranks, the mapper sees every node with the slots its ranks fill (the ranks
     /// of a running job cannot move to an empty slot).
     File(PathBuf),
@@ -738,13 +740,31 @@ fn machine_of_keys(keys: &[u64], inside: Inside) -> Result<(MapMachine, Perm, St
     }
 }
 
+/// What [`machine_and_inside`] says besides the machine.
+#[derive(Debug, Clone, Default)]
+struct Notes {
+    /// For nodes found at run time or emulated: what is known inside them.
+    inside: Option<String>,
+    /// For a machine file that does not name the ranks' hosts: why they were placed
+    /// in packed order.
+    placement: Option<String>,
+}
+
+fn inside_note((m, s, l): (MapMachine, Perm, String)) -> (MapMachine, Perm, Notes) {
+    let notes = Notes {
+        inside: Some(l),
+        placement: None,
+    };
+    (m, s, notes)
+}
+
 /// Collective: [`machine_of`], and for nodes found at run time or emulated, a line
 /// saying what is known inside them (an hwloc tree from the ranks' bindings, or why
-/// they are flat).
+/// they are flat); for a machine file, a line when the ranks were placed packed.
 fn machine_and_inside<C: Communicator>(
     comm: &C,
     source: &MachineSource,
-) -> Result<(MapMachine, Perm, Option<String>)> {
+) -> Result<(MapMachine, Perm, Notes)> {
     let p = comm.size() as usize;
     // the ranks must agree on the source before taking its collective steps
     let mut sources = vec![0u64; p];
@@ -767,11 +787,26 @@ fn machine_and_inside<C: Communicator>(
                     }
                     .into());
                 }
-                let (m, slot) = match hosts_on_nodes(&m, &hosts) {
-                    Some(counts) => fill_as_run(m, counts, &hosts)?,
-                    None => packed_fill(m, p)?,
-                };
-                Ok((m, slot, None))
+                match hosts_on_nodes(&m, &hosts) {
+                    Ok((names, counts)) => {
+                        let (m, slot) = fill_as_run(m, counts, &names)?;
+                        Ok((m, slot, Notes::default()))
+                    }
+                    Err(r) => {
+                        let (m, slot) = packed_fill(m, p)?;
+                        let why = match hosts.get(r) {
+                            Some(h) => format!(
+                                "the file names no node `{h}` (rank {r}'s host), so the ranks fill its slots in packed order"
+                            ),
+                            None => "the ranks' hosts are unknown, so they fill the file's slots in packed order".to_string(),
+                        };
+                        let notes = Notes {
+                            inside: None,
+                            placement: Some(why),
+                        };
+                        Ok((m, slot, notes))
+                    }
+                }
             })
         }
         MachineSource::Placement(f) => {
@@ -788,13 +823,13 @@ fn machine_and_inside<C: Communicator>(
                 machine_from_placement(&Placement::from_pairs(
                     world.iter().map(|&w| (pl.node_name(pl.node_of(w)), None)),
                 ))
-                .map(|(m, slot)| (m, slot, None))
+                .map(|(m, slot)| (m, slot, Notes::default()))
             })
         }
         MachineSource::EmulatedNodes(k) => {
             let world = world_ranks(comm);
             let keys: Vec<u64> = world.iter().map(|&w| (w / k) as u64).collect();
-            machine_of_keys(&keys, discover_inside(comm)).map(|(m, s, l)| (m, s, Some(l)))
+            machine_of_keys(&keys, discover_inside(comm)).map(inside_note)
         }
         MachineSource::EmulatedCounts(counts) => {
             let world = world_ranks(comm);
@@ -825,7 +860,7 @@ fn machine_and_inside<C: Communicator>(
                         .iter()
                         .map(|&w| ends.partition_point(|&e| e <= w) as u64)
                         .collect();
-                    machine_of_keys(&keys, inside).map(|(m, s, l)| (m, s, Some(l)))
+                    machine_of_keys(&keys, inside).map(inside_note)
                 }
             }
         }
@@ -837,7 +872,7 @@ fn machine_and_inside<C: Communicator>(
                 .translate_rank(0, &comm.group())
                 .unwrap_or(comm.rank());
             let keys = gather_keys(comm, lowest as u64);
-            machine_of_keys(&keys, discover_inside(comm)).map(|(m, s, l)| (m, s, Some(l)))
+            machine_of_keys(&keys, discover_inside(comm)).map(inside_note)
         }
     };
     agreed(comm, local, "could not build the machine")
@@ -868,16 +903,41 @@ fn packed_fill(m: MapMachine, ranks: usize) -> Result<(MapMachine, Perm)> {
     Ok((m, Perm::from_forward(fwd)?))
 }
 
-/// The ranks each node of `m` runs, when every rank's host (`hosts`, by rank) is a
-/// node of `m`; `None` when some host is not.
-fn hosts_on_nodes(m: &MapMachine, hosts: &[String]) -> Option<Vec<usize>> {
-    let index: std::collections::HashMap<&str, usize> =
+/// The node of `m` each rank's host (`hosts`, by rank) is, by name, and the ranks each
+/// node runs. A host matches the node of the same name, else the one node whose name
+/// agrees with it up to the first dot (`n01` and `n01.cluster.example` name one
+/// machine: launchers and `MPI_Get_processor_name` give either form). `Err` holds the
+/// first rank whose host names no node (or whose short name fits several).
+fn hosts_on_nodes(
+    m: &MapMachine,
+    hosts: &[String],
+) -> std::result::Result<(Vec<String>, Vec<usize>), usize> {
+    let short = |n: &str| n.split('.').next().unwrap_or(n).to_string();
+    let exact: std::collections::HashMap<&str, usize> =
         (0..m.nodes()).map(|k| (m.node_name(k), k)).collect();
-    let mut counts = vec![0usize; m.nodes()];
-    for h in hosts {
-        counts[*index.get(h.as_str())?] += 1;
+    // short name -> node, None when two nodes share it
+    let mut by_short: std::collections::HashMap<String, Option<usize>> =
+        std::collections::HashMap::new();
+    for k in 0..m.nodes() {
+        by_short
+            .entry(short(m.node_name(k)))
+            .and_modify(|e| *e = None)
+            .or_insert(Some(k));
     }
-    (!hosts.is_empty()).then_some(counts)
+    if hosts.is_empty() {
+        return Err(0);
+    }
+    let mut counts = vec![0usize; m.nodes()];
+    let mut names = Vec::with_capacity(hosts.len());
+    for (r, h) in hosts.iter().enumerate() {
+        let k = match exact.get(h.as_str()) {
+            Some(&k) => k,
+            None => by_short.get(&short(h)).copied().flatten().ok_or(r)?,
+        };
+        counts[k] += 1;
+        names.push(m.node_name(k).to_string());
+    }
+    Ok((names, counts))
 }
 
 /// The machine `m` with each node keeping the slots of the `counts[k]` ranks that run
@@ -924,6 +984,9 @@ pub struct MappingReport {
     /// For nodes found at run time or emulated: what is known inside them (an hwloc
     /// tree from the ranks' CPU bindings, or why they are taken as flat).
     pub inside: Option<String>,
+    /// For a machine file that names none of some rank's host: that the ranks were
+    /// taken to fill its slots in packed order, and which host was not found.
+    pub placement: Option<String>,
 }
 
 /// The result of [`plan_mapping`].
@@ -990,7 +1053,7 @@ pub fn plan_mapping_at_root<C: Communicator>(
     opts: &super::Options,
 ) -> Result<Planned> {
     let p = comm.size() as usize;
-    let (machine, slot, inside) = machine_and_inside(comm, source)?;
+    let (machine, slot, notes) = machine_and_inside(comm, source)?;
     let proc = comm.process_at_rank(0);
     let mut outcome: Option<Result<(Perm, MappingReport)>> = None;
     if comm.rank() == 0 {
@@ -1044,7 +1107,8 @@ pub fn plan_mapping_at_root<C: Communicator>(
                         before,
                         best: row.metrics.clone(),
                         origin: row.origin.clone().unwrap_or_default(),
-                        inside: inside.clone(),
+                        inside: notes.inside.clone(),
+                        placement: notes.placement.clone(),
                     },
                 ))
             }),
@@ -1267,9 +1331,10 @@ mod tests {
         m.set_node_names(vec!["a".into(), "b".into(), "c".into()])
             .unwrap();
         let hosts: Vec<String> = ["c", "a", "c"].iter().map(|h| h.to_string()).collect();
-        let counts = hosts_on_nodes(&m, &hosts).unwrap();
+        let (names, counts) = hosts_on_nodes(&m, &hosts).unwrap();
         assert_eq!(counts, [1, 0, 2]);
-        let (f, slot) = fill_as_run(m.clone(), counts, &hosts).unwrap();
+        assert_eq!(names, hosts);
+        let (f, slot) = fill_as_run(m.clone(), counts, &names).unwrap();
         assert_eq!(
             (0..3).map(|k| f.slot_count(k)).collect::<Vec<_>>(),
             [1, 0, 2]
@@ -1278,13 +1343,37 @@ mod tests {
         assert_eq!(slot.forward(), [4, 0, 5, 1, 2, 3]);
         // a host the file does not name: no match (the ranks then fill packed)
         let other: Vec<String> = ["a", "x"].iter().map(|h| h.to_string()).collect();
-        assert!(hosts_on_nodes(&m, &other).is_none());
+        assert_eq!(hosts_on_nodes(&m, &other), Err(1));
+        assert_eq!(hosts_on_nodes(&m, &[]), Err(0));
         // three ranks on a node of two slots
         let over: Vec<String> = ["b", "b", "b"].iter().map(|h| h.to_string()).collect();
-        let e = fill_as_run(m.clone(), hosts_on_nodes(&m, &over).unwrap(), &over)
+        let (names, counts) = hosts_on_nodes(&m, &over).unwrap();
+        let e = fill_as_run(m.clone(), counts, &names)
             .unwrap_err()
             .to_string();
         assert!(e.contains("`b`") && e.contains("rank 2"), "{e}");
+    }
+
+    #[test]
+    fn hosts_match_nodes_by_their_short_names() {
+        let names = |v: &[&str]| v.iter().map(|h| h.to_string()).collect::<Vec<String>>();
+        let mut m = MapMachine::flat(3, 2).unwrap();
+        m.set_node_names(names(&["n1", "n2.site.org", "n3"]))
+            .unwrap();
+        // full names from MPI against short names in the file, and the other way round
+        let hosts = names(&["n3.site.org", "n2", "n1.site.org", "n2.other"]);
+        let (got, counts) = hosts_on_nodes(&m, &hosts).unwrap();
+        assert_eq!(got, names(&["n3", "n2.site.org", "n1", "n2.site.org"]));
+        assert_eq!(counts, [1, 2, 1]);
+        // an exact name wins over a short one; two nodes sharing a short name match
+        // neither by it
+        let mut m = MapMachine::flat(2, 2).unwrap();
+        m.set_node_names(names(&["n1.a", "n1.b"])).unwrap();
+        assert_eq!(
+            hosts_on_nodes(&m, &names(&["n1.b", "n1.a"])).unwrap().1,
+            [1, 1]
+        );
+        assert_eq!(hosts_on_nodes(&m, &names(&["n1.a", "n1"])), Err(1));
     }
 
     #[test]
