@@ -357,23 +357,7 @@ pub(crate) fn balance_tries(
             break;
         }
         if tr % every == 0 {
-            let lstar = (0..load.len())
-                .max_by(|&a, &b| {
-                    (load[a] * inv[a])
-                        .partial_cmp(&(load[b] * inv[b]))
-                        .expect("finite")
-                })
-                .unwrap_or(0);
-            hot.clear();
-            for e in p.edges() {
-                let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
-                let mut through = false;
-                m.for_route(a, b, |l| through |= l == lstar);
-                if through {
-                    hot.push(e.src as usize);
-                    hot.push(e.dst as usize);
-                }
-            }
+            through_busiest(p, m, &slot, (&load[..], &inv[..]), &mut hot);
         }
         let r = rng.next_u64();
         let u = if !hot.is_empty() && r % 2 == 0 {
@@ -435,6 +419,35 @@ pub(crate) fn balance_tries(
     }
     *map = Perm::from_forward(slot).expect("swaps keep a bijection");
     pen <= 1e-12
+}
+
+/// Lists in `hot` the two tasks of every message through the busiest link (the first
+/// of the largest `load · inv`), when task `t` is in slot `slot[t]`.
+fn through_busiest(
+    p: &Pattern,
+    m: &MapMachine,
+    slot: &[usize],
+    (load, inv): (&[f64], &[f64]),
+    hot: &mut Vec<usize>,
+) {
+    let rpn = m.ranks_per_node();
+    let lstar = (0..load.len())
+        .max_by(|&a, &b| {
+            (load[a] * inv[a])
+                .partial_cmp(&(load[b] * inv[b]))
+                .expect("finite")
+        })
+        .unwrap_or(0);
+    hot.clear();
+    for e in p.edges() {
+        let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
+        let mut through = false;
+        m.for_route(a, b, |l| through |= l == lstar);
+        if through {
+            hot.push(e.src as usize);
+            hot.push(e.dst as usize);
+        }
+    }
 }
 
 /// Inside every node, swaps the cores of two tasks while that lowers

@@ -249,7 +249,7 @@ pub(crate) fn embeddings(
             found.push(v);
         }
     }
-    let mut scored: Vec<(f64, f64, String, Perm)> = found
+    let scored: Vec<(f64, f64, String, Perm)> = found
         .into_iter()
         .map(|(whb, groups)| {
             let map = place(q, &groups, nt, tdims, t, &node_at);
@@ -257,6 +257,13 @@ pub(crate) fn embeddings(
             (whb, lt, describe(&groups), map)
         })
         .collect();
+    keep_best(scored, keep)
+}
+
+/// Of the embeddings `(weighted hop-bytes, largest link time, description,
+/// placement)`, the first `keep` as listed and the `keep / 2` best by link time (ties
+/// by weighted hop-bytes), each placement once.
+fn keep_best(mut scored: Vec<(f64, f64, String, Perm)>, keep: usize) -> Vec<(String, Perm)> {
     let mut out: Vec<(String, Perm)> = Vec::new();
     for f in scored.iter().take(keep) {
         out.push((f.2.clone(), f.3.clone()));
