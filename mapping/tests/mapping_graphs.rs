@@ -4,7 +4,7 @@
 use copr::lap::Perm;
 use copr_mapping::{
     compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, CartGrid, Edge,
-    MapMachine, Options, Pattern, SplitMix, Strategy,
+    MapMachine, Optimised, Options, Pattern, Scored, SplitMix, Strategy,
 };
 
 mod common;
@@ -229,6 +229,37 @@ fn geometric_graph(n: usize, r: f64, seed: u64) -> Pattern {
     Pattern::from_edges(n, edges, format!("geometric graph, seed {seed}")).unwrap()
 }
 
+/// The optimiser's results with each number of anytime `rounds` in turn, each
+/// asserted to be no worse than the one before on hop-bytes and on the busiest link,
+/// and how many were better.
+fn rounds_in_turn(
+    p: &Pattern,
+    m: &MapMachine,
+    s: &[Scored],
+    opts: &Options,
+    rounds: &[usize],
+) -> (Vec<Optimised>, usize) {
+    let mut out: Vec<Optimised> = Vec::new();
+    let mut improved = 0;
+    for &r in rounds {
+        let o = optimise_rounds(p, m, s, opts, Some(r)).unwrap();
+        let now = (o.best.metrics.hop_bytes, o.best.metrics.max_link_time);
+        if let Some(last) = out.last() {
+            let (hb, lt) = (last.best.metrics.hop_bytes, last.best.metrics.max_link_time);
+            assert!(
+                now.0 <= hb && now.1 <= lt,
+                "seed {}, {r} rounds: {now:?} after {:?} ({})",
+                opts.seed,
+                (hb, lt),
+                o.best.origin
+            );
+            improved += usize::from(now != (hb, lt));
+        }
+        out.push(o);
+    }
+    (out, improved)
+}
+
 #[test]
 fn more_anytime_rounds_are_never_worse_for_the_same_seed() {
     let m = torus(vec![4, 4], 8);
@@ -241,21 +272,7 @@ fn more_anytime_rounds_are_never_worse_for_the_same_seed() {
             seed,
             budget: std::time::Duration::from_secs(600),
         };
-        let mut last: Option<(u128, f64)> = None;
-        for rounds in [0, 1, 3, 6] {
-            let o = optimise_rounds(&p, &m, &s, &opts, Some(rounds)).unwrap();
-            let now = (o.best.metrics.hop_bytes, o.best.metrics.max_link_time);
-            if let Some((hb, lt)) = last {
-                assert!(
-                    now.0 <= hb && now.1 <= lt,
-                    "seed {seed}, {rounds} rounds: {now:?} after {:?} ({})",
-                    (hb, lt),
-                    o.best.origin
-                );
-                improved += usize::from(now != (hb, lt));
-            }
-            last = Some(now);
-        }
+        improved += rounds_in_turn(&p, &m, &s, &opts, &[0, 1, 3, 6]).1;
         // the same rounds again give the same mapping
         let a = optimise_rounds(&p, &m, &s, &opts, Some(3)).unwrap();
         let b = optimise_rounds(&p, &m, &s, &opts, Some(3)).unwrap();
@@ -275,20 +292,8 @@ fn more_anytime_rounds_are_never_worse_above_2048_tasks() {
         seed: 5,
         budget: std::time::Duration::from_secs(600),
     };
-    let mut last: Option<(u128, f64)> = None;
-    for rounds in [0, 2, 6] {
-        let o = optimise_rounds(&p, &m, &s, &opts, Some(rounds)).unwrap();
+    for o in rounds_in_turn(&p, &m, &s, &opts, &[0, 2, 6]).0 {
         assert!(o.dominates_starts, "{}", o.best.origin);
-        let now = (o.best.metrics.hop_bytes, o.best.metrics.max_link_time);
-        if let Some((hb, lt)) = last {
-            assert!(
-                now.0 <= hb && now.1 <= lt,
-                "{rounds} rounds: {now:?} after {:?} ({})",
-                (hb, lt),
-                o.best.origin
-            );
-        }
-        last = Some(now);
     }
     let a = optimise_rounds(&p, &m, &s, &opts, Some(2)).unwrap();
     let b = optimise_rounds(&p, &m, &s, &opts, Some(2)).unwrap();
