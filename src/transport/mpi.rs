@@ -1243,26 +1243,39 @@ impl MpiTransport {
         let Some((nr, w)) = window.filter(|_| descriptor) else {
             return Err(unexpected_size(self.rank(), data.len(), p.peer, got));
         };
-        let (off, len) = (word(1) as usize, word(2) as usize);
+        let descriptor = (word(1) as usize, word(2) as usize);
+        let done = self.read_window(w, nr, descriptor, (k, p), handler);
+        posted.acknowledge(p.peer);
+        done
+    }
+
+    /// Unpacks incoming package `k` (`p`) from the bytes `off .. off + len` of the
+    /// segment of node rank `nr` of window `w` (the sender's descriptor `(off, len)`).
+    /// An error says that the descriptor does not fit.
+    fn read_window(
+        &self,
+        w: &Window,
+        nr: i32,
+        (off, len): (usize, usize),
+        (k, p): (usize, &Package),
+        handler: &mut dyn RoundHandler,
+    ) -> std::result::Result<(), String> {
         let (seg, seg_len) = w.segments[nr as usize];
-        let done = if len != p.range.len() || off.checked_add(len).is_none_or(|e| e > seg_len) {
-            Err(format!(
+        if len != p.range.len() || off.checked_add(len).is_none_or(|e| e > seg_len) {
+            return Err(format!(
                 "rank {} got a window descriptor ({off}, {len}) from rank {} that does not fit its {}-byte package or {seg_len}-byte segment",
                 self.rank(),
                 p.peer,
                 p.range.len()
-            ))
-        } else {
-            w.sync();
-            // SAFETY: the range lies inside the peer's segment (checked above); the
-            // peer wrote it before sending the descriptor and does not touch it until
-            // our acknowledgement.
-            let bytes = unsafe { std::slice::from_raw_parts(seg.add(off), len) };
-            handler.unpack(k, bytes);
-            Ok(())
-        };
-        posted.acknowledge(p.peer);
-        done
+            ));
+        }
+        w.sync();
+        // SAFETY: the range lies inside the peer's segment (checked above); the peer
+        // wrote it before sending the descriptor and does not touch it until our
+        // acknowledgement.
+        let bytes = unsafe { std::slice::from_raw_parts(seg.add(off), len) };
+        handler.unpack(k, bytes);
+        Ok(())
     }
 
     /// Reads incoming package `k` (`p`) from its sender's B by single copy (`pid`,
