@@ -48,6 +48,7 @@ mod curve;
 mod ecmp;
 mod errors;
 pub mod export;
+mod fluid;
 mod machine;
 mod metrics;
 #[cfg(feature = "mpi")]
@@ -79,6 +80,7 @@ pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 #[cfg(feature = "mpi")]
 pub use errors::MpiError;
 pub use errors::{ExportError, Format, MachineError, MapError};
+pub use fluid::{round_time, RoundModel};
 pub use machine::{LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,

@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["pattern"],
     &["machine"],
     &["recognise", "algorithms"],
-    &["metrics", "ecmp"],
+    &["metrics", "ecmp", "fluid"],
     &["strategy"],
     // the optimiser's tools: scored candidates, swaps, tile grids and their embeddings
     &["candidates", "swaps", "tiles"],
