@@ -25,11 +25,13 @@
 
 use std::time::{Duration, Instant};
 
+use super::candidates::Scored;
 use super::machine::MapMachine;
 use super::metrics::evaluate_known;
-use super::optimise::{balance_tries, refine, refine_around, Scored, SplitMix};
 use super::pattern::Pattern;
 use super::strategy;
+use super::swaps::{balance_tries, refine, refine_around};
+use copr::rng::SplitMix;
 
 /// Patterns above this many tasks skip the phase (as the optimiser refines them once,
 /// so that 10⁵ tasks stay well under a second).

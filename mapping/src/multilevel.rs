@@ -25,13 +25,14 @@
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
+use super::candidates::Scored;
 use super::machine::MapMachine;
 use super::metrics::evaluate;
-use super::optimise::{Scored, SplitMix};
 use super::pattern::{Edge, Pattern};
 use super::strategy;
 use copr::error::Result;
 use copr::lap::Perm;
+use copr::rng::SplitMix;
 
 /// Balancing tries of each step of [`lower_busiest_link`] above 2048 tasks.
 const LARGE_BALANCE_TRIES: usize = 6_000;
@@ -725,7 +726,7 @@ pub(crate) fn candidates(
             .collect();
         let qp = Pattern::from_edges(m.nodes(), qedges, "node groups".into())?;
         let mut place = Perm::identity(m.nodes());
-        let moved = super::optimise::refine(&qp, &m1, &mut place, rng, deadline, 20);
+        let moved = super::swaps::refine(&qp, &m1, &mut place, rng, deadline, 20);
         let fwd = (0..p.tasks())
             .map(|t| {
                 let s = map.apply(t);
@@ -783,7 +784,7 @@ pub(crate) fn lower_busiest_link(
             (40 * p.tasks()).min(60_000)
         };
         let targets = (allowance, lt * step);
-        super::optimise::balance_tries(p, m, &mut map, targets, rng, deadline, tries);
+        super::swaps::balance_tries(p, m, &mut map, targets, rng, deadline, tries);
         let new = super::metrics::evaluate_known(p, m, &map, best.metrics.hop_bytes_bound);
         let rise = new.hop_bytes as f64 / hb.max(1) as f64 - 1.0;
         let drop = 1.0 - new.max_link_time / lt.max(f64::MIN_POSITIVE);
