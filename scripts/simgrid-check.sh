@@ -12,7 +12,10 @@
 #     platform forms), on the k = 4 fat tree and the dragonfly agree with copr's hop
 #     counts and path latencies; per-direction bandwidths (X, Z 30 % faster than Y);
 #     the torus tie routing of SimGrid's TORUS cluster versus copr's; a Cannon run with
-#     p = 64 on a 4x4x4 torus x 1 core;
+#     p = 64 on a 4x4x4 torus x 1 core; the k = 4 fat tree's ECMP platform (bundled
+#     equal-cost links) and single-path platform each simulate a pod-to-pod permutation
+#     in their own model's time (busiest link + latency, within 3 %), and the ECMP
+#     platform's routes load every link as copr's ECMP loads (k = 4 and 8);
 #  3. with --cannon: `copr map` writes the platform and SMPI hostfile of each strategy
 #     for a 32x32 grid on a 4x4x4 torus x 16 cores, and the four-neighbour Cannon
 #     benchmark (1 MiB, 3 iterations) is simulated for each; copr's table (its

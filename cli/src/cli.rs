@@ -194,6 +194,11 @@ pub(crate) struct MapArgs {
     /// Write the SimGrid platform of the machine.
     #[arg(long, value_name = "FILE")]
     pub(crate) smpi_platform: Option<PathBuf>,
+    /// How the SimGrid platform of a network graph routes: `auto` (ECMP where the
+    /// network's equal-cost links form bundles, as on fat trees; else one path),
+    /// `ecmp` (refused on other networks) or `single-path` (copr's one shortest path).
+    #[arg(long, value_enum, default_value = "auto", value_name = "FORM")]
+    pub(crate) smpi_routing: SmpiRoutingArg,
     /// Write the exported mapping as JSON.
     #[arg(long, value_name = "FILE")]
     pub(crate) mapping_json: Option<PathBuf>,
@@ -281,6 +286,17 @@ fn strategy_parser() -> impl clap::builder::TypedValueParser<Value = copr_mappin
     PossibleValuesParser::new(values).map(|name| {
         copr_mapping::Strategy::from_name(&name).expect("clap admits only the strategies' names")
     })
+}
+
+/// `--smpi-routing`: [`copr_mapping::simgrid::GraphForm`].
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum SmpiRoutingArg {
+    /// ECMP where the network is bundle-equivalent, else one path.
+    Auto,
+    /// Equal-cost links bundled: SimGrid's loads are ECMP's.
+    Ecmp,
+    /// copr's single shortest path per pair.
+    SinglePath,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -566,84 +582,10 @@ fn algorithm_pattern(
 }
 
 fn map(a: MapArgs) -> Result<()> {
-    use copr_mapping::{self as mapping, export, CartGrid, MapMachine, Pattern};
+    use copr_mapping::{self as mapping, export};
     check_needs(&a)?;
-    let pattern = if let Some(g) = &a.grid {
-        let dims = dims_arg("grid", g)?;
-        let n = dims.len();
-        let given = a.bytes.clone().unwrap_or_else(|| vec![1 << 20]);
-        let bytes = match given.len() {
-            1 => vec![given[0]; n],
-            _ => given,
-        };
-        match a.traffic.as_deref().and_then(mapping::Algorithm::from_name) {
-            None => Pattern::grid(&CartGrid::new(dims, vec![!a.open; n], bytes)?)?,
-            Some(algorithm) => algorithm_pattern(algorithm, &dims, &bytes, &a)?,
-        }
-    } else if let Some(f) = &a.graph {
-        Pattern::from_file(f)?
-    } else {
-        let f = a.plan.as_ref().expect("clap requires a pattern");
-        let spec = PlanSpec::from_file(f)?;
-        let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(f))?;
-        let v = plan.volumes().relabeled(plan.sigma());
-        Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
-    };
-    let mut recorded = None;
-    let mut machine = if a.machine_from_recording {
-        let f = a.graph.as_ref().expect("clap requires --graph");
-        let hosts = mapping::recorded_hosts_file(f)?.ok_or_else(|| {
-            copr::Error::InFile {
-                path: f.clone(),
-                source: Box::new(copr::Error::Argument(
-                    "--machine-from-recording: no `# host RANK NAME` lines (a recording by COPR_RECORD has them)".into(),
-                )),
-            }
-        })?;
-        if pattern.tasks() > hosts.len() {
-            return Err(copr::Error::InFile {
-                path: f.clone(),
-                source: Box::new(
-                    mapping::MapError::RecordedHosts {
-                        tasks: pattern.tasks(),
-                        hosts: hosts.len(),
-                    }
-                    .into(),
-                ),
-            });
-        }
-        let (m, ran) = mapping::machine_from_recording(&hosts)?;
-        recorded = Some(ran);
-        m
-    } else if let Some(f) = &a.machine {
-        MapMachine::from_file_for(f, Some(pattern.tasks()))?
-    } else if let Some(t) = &a.torus {
-        let dims: Vec<u32> = dims_arg("torus", t)?
-            .into_iter()
-            .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
-            .collect();
-        mapping::torus_machine(
-            dims,
-            a.link_bandwidth.clone(),
-            a.alloc.as_deref(),
-            a.ranks_per_node,
-        )?
-    } else if let Some(f) = &a.network {
-        let net = copr_topology::Network::from_file(f)?;
-        MapMachine::network(net, None, Default::default(), a.ranks_per_node)?
-    } else {
-        MapMachine::flat(a.flat.expect("clap requires a machine"), a.ranks_per_node)?
-    };
-    if let Some(shape) = &a.node_shape {
-        let tree =
-            copr_topology::NodeTree::from_shape(shape, &copr_topology::LevelCosts::default())?;
-        machine = machine.with_node_tree(tree)?;
-    }
-    if let Some(list) = &a.nodes {
-        let names = mapping::expand_nodelist(list)
-            .map_err(|e| copr::Error::Argument(format!("--nodes: {e}")))?;
-        machine.set_node_names(names)?;
-    }
+    let pattern = map_pattern(&a)?;
+    let (machine, recorded) = map_machine(&a, &pattern)?;
     if !(a.budget.is_finite() && a.budget >= 0.0) {
         return Err(copr::Error::Argument(format!(
             "--budget {}: seconds must be a finite number >= 0",
@@ -757,7 +699,17 @@ fn map(a: MapArgs) -> Result<()> {
         written.push(format!("SMPI hostfile {}", p.display()));
     }
     if let Some(p) = &a.smpi_platform {
-        write(p, mapping::simgrid::platform_xml(&machine)?)?;
+        use mapping::simgrid::{platform_xml_with, GraphForm, SimgridOptions};
+        let graph_form = match a.smpi_routing {
+            SmpiRoutingArg::Auto => GraphForm::Auto,
+            SmpiRoutingArg::Ecmp => GraphForm::Ecmp,
+            SmpiRoutingArg::SinglePath => GraphForm::SinglePath,
+        };
+        let o = SimgridOptions {
+            graph_form,
+            ..Default::default()
+        };
+        write(p, platform_xml_with(&machine, &o)?)?;
         written.push(format!("SimGrid platform {}", p.display()));
     }
     if let Some(p) = &a.mapping_json {
@@ -772,6 +724,112 @@ fn map(a: MapArgs) -> Result<()> {
         crate::plot::mapping_svg(&pattern, &machine, &cmp, chosen, p)?;
         written.push(format!("picture {}", p.display()));
     }
+    print_map_report(&a, &cmp, chosen, recorded.as_ref(), written);
+    Ok(())
+}
+
+/// `copr map`'s pattern: a grid (with `--pattern`'s traffic), a graph file or a plan's
+/// volumes after its relabeling.
+fn map_pattern(a: &MapArgs) -> Result<copr_mapping::Pattern> {
+    use copr_mapping::{self as mapping, CartGrid, Pattern};
+    Ok(if let Some(g) = &a.grid {
+        let dims = dims_arg("grid", g)?;
+        let n = dims.len();
+        let given = a.bytes.clone().unwrap_or_else(|| vec![1 << 20]);
+        let bytes = match given.len() {
+            1 => vec![given[0]; n],
+            _ => given,
+        };
+        match a.traffic.as_deref().and_then(mapping::Algorithm::from_name) {
+            None => Pattern::grid(&CartGrid::new(dims, vec![!a.open; n], bytes)?)?,
+            Some(algorithm) => algorithm_pattern(algorithm, &dims, &bytes, a)?,
+        }
+    } else if let Some(f) = &a.graph {
+        Pattern::from_file(f)?
+    } else {
+        let f = a.plan.as_ref().expect("clap requires a pattern");
+        let spec = PlanSpec::from_file(f)?;
+        let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(f))?;
+        let v = plan.volumes().relabeled(plan.sigma());
+        Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
+    })
+}
+
+/// `copr map`'s machine (with `--node-shape` and `--nodes`) and, for a machine read
+/// from a recording, the recorded run's own placement of the ranks.
+fn map_machine(
+    a: &MapArgs,
+    pattern: &copr_mapping::Pattern,
+) -> Result<(copr_mapping::MapMachine, Option<copr::lap::Perm>)> {
+    use copr_mapping::{self as mapping, MapMachine};
+    let mut recorded = None;
+    let mut machine = if a.machine_from_recording {
+        let f = a.graph.as_ref().expect("clap requires --graph");
+        let hosts = mapping::recorded_hosts_file(f)?.ok_or_else(|| {
+            copr::Error::InFile {
+                path: f.clone(),
+                source: Box::new(copr::Error::Argument(
+                    "--machine-from-recording: no `# host RANK NAME` lines (a recording by COPR_RECORD has them)".into(),
+                )),
+            }
+        })?;
+        if pattern.tasks() > hosts.len() {
+            return Err(copr::Error::InFile {
+                path: f.clone(),
+                source: Box::new(
+                    mapping::MapError::RecordedHosts {
+                        tasks: pattern.tasks(),
+                        hosts: hosts.len(),
+                    }
+                    .into(),
+                ),
+            });
+        }
+        let (m, ran) = mapping::machine_from_recording(&hosts)?;
+        recorded = Some(ran);
+        m
+    } else if let Some(f) = &a.machine {
+        MapMachine::from_file_for(f, Some(pattern.tasks()))?
+    } else if let Some(t) = &a.torus {
+        let dims: Vec<u32> = dims_arg("torus", t)?
+            .into_iter()
+            .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
+            .collect();
+        mapping::torus_machine(
+            dims,
+            a.link_bandwidth.clone(),
+            a.alloc.as_deref(),
+            a.ranks_per_node,
+        )?
+    } else if let Some(f) = &a.network {
+        let net = copr_topology::Network::from_file(f)?;
+        MapMachine::network(net, None, Default::default(), a.ranks_per_node)?
+    } else {
+        MapMachine::flat(a.flat.expect("clap requires a machine"), a.ranks_per_node)?
+    };
+    if let Some(shape) = &a.node_shape {
+        let tree =
+            copr_topology::NodeTree::from_shape(shape, &copr_topology::LevelCosts::default())?;
+        machine = machine.with_node_tree(tree)?;
+    }
+    if let Some(list) = &a.nodes {
+        let names = mapping::expand_nodelist(list)
+            .map_err(|e| copr::Error::Argument(format!("--nodes: {e}")))?;
+        machine.set_node_names(names)?;
+    }
+    Ok((machine, recorded))
+}
+
+/// Prints `copr map`'s report: JSON (`--json`) or the table, the exported strategy,
+/// the recorded run's metrics against it, and the files written.
+fn print_map_report(
+    a: &MapArgs,
+    cmp: &copr_mapping::Comparison,
+    chosen: &copr_mapping::Row,
+    recorded: Option<&copr_mapping::Metrics>,
+    written: Vec<String>,
+) {
+    use copr_mapping as mapping;
     if a.json {
         // written directly, not through serde_json::Value, which cannot hold the u128
         // byte counts above u64::MAX
@@ -784,25 +842,24 @@ fn map(a: MapArgs) -> Result<()> {
             recorded: Option<&'a mapping::Metrics>,
         }
         let j = MapJson {
-            cmp: &cmp,
+            cmp,
             exported: &chosen.strategy,
-            recorded: recorded.as_ref(),
+            recorded,
         };
         println!("{}", serde_json::to_string(&j).expect("reports serialise"));
     } else {
-        print!("{}", mapping::table(&cmp));
-        if let Some(line) = mapping::against_default(&cmp, &chosen.strategy) {
+        print!("{}", mapping::table(cmp));
+        if let Some(line) = mapping::against_default(cmp, &chosen.strategy) {
             println!("{line}");
         }
         println!("exported: {}", chosen.strategy);
-        if let Some(r) = &recorded {
+        if let Some(r) = recorded {
             println!("{}", recorded_line(r, &chosen.metrics));
         }
         for w in written {
             println!("wrote {w}");
         }
     }
-    Ok(())
 }
 
 /// Bytes that cross each dimension's links of a torus machine when the plan's packages

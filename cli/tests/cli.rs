@@ -1331,3 +1331,79 @@ fn map_prices_a_grid_algorithms_own_traffic() {
         );
     }
 }
+
+/// `--smpi-platform` on a fat tree: the ECMP platform (bundled equal-cost links) by
+/// default and with `--smpi-routing ecmp`, one link per network edge with
+/// `--smpi-routing single-path`; `ecmp` on a network without bundles is one line, exit 2.
+#[test]
+fn map_smpi_routing_chooses_the_fat_trees_platform() {
+    let run = |routing: Option<&str>, machine: &str, tag: &str| {
+        let pf = tmp(&format!("routing-{tag}.xml"));
+        let pfs = pf.display().to_string();
+        let mut args = vec![
+            "map",
+            "--grid",
+            "16x16",
+            "--machine",
+            machine,
+            "--strategies",
+            "packed",
+            "--smpi-platform",
+            &pfs,
+        ];
+        if let Some(r) = routing {
+            args.extend(["--smpi-routing", r]);
+        }
+        (copr(&args), pf)
+    };
+    let fat = "data/machines/fat-tree-k4.toml";
+    let links = |x: &str| x.matches("<link id=\"").count();
+    let (out, pf) = run(None, fat, "auto");
+    assert_ok(&out);
+    let auto = std::fs::read_to_string(pf).unwrap();
+    assert!(auto.contains("(ECMP bundles)") && auto.contains("copr_links"));
+    // 16 host links each way, 8 edge switches' bundles each way, 4 pods' each way;
+    // 16 loopbacks
+    assert_eq!(links(&auto), 32 + 16 + 8 + 16, "{auto}");
+    let (out, pf) = run(Some("ecmp"), fat, "ecmp");
+    assert_ok(&out);
+    assert_eq!(std::fs::read_to_string(pf).unwrap(), auto);
+    let (out, pf) = run(Some("single-path"), fat, "single");
+    assert_ok(&out);
+    let single = std::fs::read_to_string(pf).unwrap();
+    assert!(!single.contains("ECMP"));
+    // 16 host links, 16 edge-aggregation and 16 aggregation-core links, each way
+    assert_eq!(links(&single), 2 * (16 + 16 + 16) + 16);
+    let net = tmp("routing-uneven.net.toml");
+    std::fs::write(
+        &net,
+        "hosts = [\"a\", \"b\", \"t\"]\nswitches = [\"s1\", \"s2\"]\n\
+         [defaults]\nlatency = 1e-6\nbandwidth = 1e9\n\
+         [[links]]\na = \"a\"\nb = \"s1\"\n[[links]]\na = \"a\"\nb = \"s2\"\n\
+         [[links]]\na = \"s1\"\nb = \"t\"\n[[links]]\na = \"s2\"\nb = \"t\"\n\
+         [[links]]\na = \"b\"\nb = \"s2\"\n",
+    )
+    .unwrap();
+    let graph = tmp("routing-uneven.txt");
+    std::fs::write(&graph, "0 2 1000\n1 2 1000\n").unwrap();
+    let pf = tmp("routing-uneven.xml");
+    let out = copr(&[
+        "map",
+        "--graph",
+        &graph.display().to_string(),
+        "--machine",
+        &net.display().to_string(),
+        "--strategies",
+        "packed",
+        "--smpi-platform",
+        &pf.display().to_string(),
+        "--smpi-routing",
+        "ecmp",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ECMP form") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}

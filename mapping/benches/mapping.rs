@@ -12,6 +12,9 @@
 //! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! cargo bench --bench mapping -- --cases i --only 'fox 32x32 on 4x4x4'  # cases by name
+//! cargo bench --bench mapping -- --cases i --only 'on fat tree' --single-path
+//!     # network graphs simulated on the single-path platform (default: `Auto`, which is
+//!     # the ECMP platform on fat trees and dragonflies)
 //! ```
 //! Scotch (`scotch_gmap -Cd`) and SimGrid (`smpicc`, `smpirun`) are used when they are
 //! installed; their rows are left out with a notice otherwise.
@@ -473,7 +476,8 @@ fn row(name: &str, m: &Metrics, secs: f64) {
     );
 }
 
-/// Runs each case; returns the mappings of the 1024-rank cases for the simulator.
+/// Runs each case; returns the mappings of the 1024-rank cases and of the graph cases
+/// (h) for the simulator.
 fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(String, Perm)>)> {
     let mut sims = Vec::new();
     let mut all_ok = true;
@@ -555,7 +559,7 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
             if lt_ok { "yes" } else { "NO" },
             total
         );
-        if c.pattern.tasks() == 1024 {
+        if c.pattern.tasks() == 1024 || c.name.starts_with("(h)") {
             let mut maps: Vec<(String, Perm)> = cmp
                 .rows
                 .iter()
@@ -575,6 +579,21 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
         if all_ok { "yes" } else { "NO" }
     );
     sims
+}
+
+/// The SimGrid platform of `m`: `simgrid::platform_xml_with` under the network-graph form
+/// chosen on the command line (`--single-path`; default `Auto`).
+fn platform(m: &MapMachine) -> String {
+    let single = std::env::args().any(|a| a == "--single-path");
+    let o = simgrid::SimgridOptions {
+        graph_form: if single {
+            simgrid::GraphForm::SinglePath
+        } else {
+            simgrid::GraphForm::Auto
+        },
+        ..Default::default()
+    };
+    simgrid::platform_xml_with(m, &o).unwrap()
 }
 
 /// A program of `benches/simgrid/` (at the workspace root; benches run in the crate's
@@ -645,7 +664,7 @@ fn cannon(exe: &Path, dir: &Path, case: &Case, map: &Perm, tag: &str) -> f64 {
     let work = dir.join(tag);
     std::fs::create_dir_all(&work).unwrap();
     let plat = work.join("platform.xml");
-    std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
+    std::fs::write(&plat, platform(&case.machine)).unwrap();
     let iters = 3;
     let args = [
         g.dims[0].to_string(),
@@ -718,7 +737,7 @@ fn gridalg(exe: &Path, dir: &Path, case: &Case, s: &AlgorithmSpec, map: &Perm, t
     let work = dir.join(tag);
     std::fs::create_dir_all(&work).unwrap();
     let plat = work.join("platform.xml");
-    std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
+    std::fs::write(&plat, platform(&case.machine)).unwrap();
     let args = [
         s.algorithm.name().to_string(),
         s.rows.to_string(),
@@ -769,8 +788,10 @@ fn simulate_algorithms(
         };
         let case = cs.iter().find(|c| &c.name == name).unwrap();
         println!("\n#### SimGrid: {name}, one multiplication's communication\n");
-        println!("| mapping | simulated ms | packed / this | copr max link µs |");
-        println!("|---|---:|---:|---:|");
+        println!(
+            "| mapping | simulated ms | packed / this | copr max link µs | ECMP max link µs |"
+        );
+        println!("|---|---:|---:|---:|---:|");
         let mut times = Vec::new();
         for (k, (s, map)) in maps.iter().enumerate() {
             if !["packed", "hilbert", "optimised"].contains(&s.as_str()) && !s.starts_with("scotch")
@@ -784,15 +805,17 @@ fn simulate_algorithms(
                 t0.elapsed().as_secs_f64()
             );
             let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
-            times.push((s.clone(), t, lt));
+            let ecmp = ecmp_max_link_time(&case.pattern, &case.machine, map);
+            times.push((s.clone(), t, lt, ecmp));
         }
         let packed = times.iter().find(|x| x.0 == "packed").map(|x| x.1);
-        for (s, t, lt) in &times {
+        for (s, t, lt, ecmp) in &times {
             println!(
-                "| {s} | {:.3} | {:.2} | {:.1} |",
+                "| {s} | {:.3} | {:.2} | {:.1} | {} |",
                 t * 1e3,
                 packed.map_or(f64::NAN, |p| p / t),
-                lt * 1e6
+                lt * 1e6,
+                ecmp.map_or("–".into(), |x| format!("{:.1}", x * 1e6))
             );
         }
         if let Some(o) = times.iter().find(|x| x.0 == "optimised").map(|x| x.1) {
@@ -851,10 +874,10 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
             .collect();
         std::fs::write(&graph, text).unwrap();
         let plat = work.join("platform.xml");
-        std::fs::write(&plat, simgrid::platform_xml(&case.machine).unwrap()).unwrap();
+        std::fs::write(&plat, platform(&case.machine)).unwrap();
         println!("\n#### SimGrid replay: {name}, one round of every message\n");
-        println!("| mapping | simulated ms | copr max link µs |");
-        println!("|---|---:|---:|");
+        println!("| mapping | simulated ms | copr max link µs | copr fluid round ms (SimGrid-like sharing) |");
+        println!("|---|---:|---:|---:|");
         let mut times = Vec::new();
         for (s, map) in maps {
             if s != "optimised" && !s.starts_with("scotch") {
@@ -872,7 +895,18 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
                 &what,
             );
             let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
-            println!("| {s} | {:.3} | {:.1} |", t * 1e3, lt * 1e6);
+            let fl = copr_mapping::round_time(
+                &case.pattern,
+                &case.machine,
+                map,
+                &copr_mapping::RoundModel::simgrid_like(),
+            );
+            println!(
+                "| {s} | {:.3} | {:.1} | {:.3} |",
+                t * 1e3,
+                lt * 1e6,
+                fl * 1e3
+            );
             times.push((s.clone(), t));
         }
         if let Some(o) = times.iter().find(|x| x.0 == "optimised").map(|x| x.1) {

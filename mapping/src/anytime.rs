@@ -25,11 +25,13 @@
 
 use std::time::{Duration, Instant};
 
+use super::candidates::Scored;
 use super::machine::MapMachine;
 use super::metrics::evaluate_known;
-use super::optimise::{balance_tries, refine, refine_around, Scored, SplitMix};
 use super::pattern::Pattern;
 use super::strategy;
+use super::swaps::{balance_tries, refine, refine_around};
+use copr::rng::SplitMix;
 
 /// Patterns above this many tasks skip the phase (as the optimiser refines them once,
 /// so that 10⁵ tasks stay well under a second).
@@ -78,7 +80,7 @@ pub(crate) fn improve(
     // at the hop-bytes bound only the busiest link could improve, which the passes
     // before this phase already aimed at
     let at_bound = |s: &Scored| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound;
-    let (off, adj) = p.undirected();
+    let (off, adj) = p.undirected_ref();
     let bound = best.metrics.hop_bytes_bound;
     let mut failures = 0;
     let mut rounds = 0;
@@ -128,7 +130,7 @@ pub(crate) fn improve(
                 seeds.extend(adj[off[t]..off[t + 1]].iter().map(|e| e.0 as usize));
             }
             let scale = best.metrics.hop_bytes as f64;
-            refine_around(m, (&off, &adj), &mut map, &seeds, (LOCAL_LIMIT, scale));
+            refine_around(m, (off, adj), &mut map, &seeds, (LOCAL_LIMIT, scale));
         } else {
             refine(p, m, &mut map, &mut rng, deadline, 20);
         }

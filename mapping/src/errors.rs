@@ -427,6 +427,13 @@ pub enum ExportError {
         /// Its injection bandwidth.
         injection_bandwidth: Option<f64>,
     },
+    /// The ECMP platform form asked for on a network whose equal-cost split is not
+    /// bundle-equivalent.
+    #[error("simgrid: the ECMP form needs a network whose equal-cost paths split evenly over bundles of parallel links (a fat tree, or unique equal-cost paths); network {network:?} is not one (use the single-path form)")]
+    EcmpPlatform {
+        /// The network's name.
+        network: String,
+    },
     /// A flat machine, which has no network to simulate.
     #[error("simgrid: a flat machine has no network to simulate; describe it as a torus or a network graph")]
     FlatPlatform,

@@ -43,10 +43,13 @@ pub use copr::lap::Perm;
 
 mod algorithms;
 mod anytime;
+mod bundles;
+mod candidates;
 mod curve;
 mod ecmp;
 mod errors;
 pub mod export;
+mod fluid;
 mod machine;
 mod metrics;
 #[cfg(feature = "mpi")]
@@ -65,26 +68,32 @@ pub mod scotch;
 pub mod simgrid;
 mod slots;
 mod strategy;
+mod swaps;
 mod tile_traffic;
+mod tiles;
 
 pub use algorithms::{Algorithm, AlgorithmSpec, Collective, MAX_MESSAGES};
+pub use candidates::{Options, Scored};
+pub use copr::rng::SplitMix;
 pub use copr_topology::{expand_nodelist, NodeListError};
 pub use curve::{bits_for, hilbert_index, hilbert_order};
 pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 #[cfg(feature = "mpi")]
 pub use errors::MpiError;
 pub use errors::{ExportError, Format, MachineError, MapError};
+pub use fluid::{round_time, RoundModel};
 pub use machine::{LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,
 };
-pub use optimise::{optimise, optimise_rounds, refine, Optimised, Options, Scored, SplitMix};
+pub use optimise::{optimise, optimise_rounds, Optimised};
 pub use pattern::{pair_bytes, CartGrid, Edge, Pattern, PatternError, MAX_TASKS};
 pub use recognise::{recognise_grid, HiddenGrid};
 pub use recording::{machine_from_recording, recorded_hosts, recorded_hosts_file};
 pub use report::{against_default, compare, table, Comparison, Row};
 pub use slots::{fit_comparison, fit_to_slots};
 pub use strategy::{baseline, check_sizes, Strategy};
+pub use swaps::refine;
 
 /// A torus machine from command-line style options: `dims`, optional per-dimension
 /// link bandwidths, optional allocated-nodes file (`name x y z` lines; without it the

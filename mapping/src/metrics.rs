@@ -351,7 +351,7 @@ fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&CartGrid>) -> u128 
 /// # Complexity
 /// `O(m log m)` for `m` messages.
 fn pair_bound(p: &Pattern, k: usize) -> u128 {
-    let (off, adj) = p.undirected();
+    let (off, adj) = p.undirected_ref();
     let mut kept2 = 0u128;
     let mut w: Vec<u64> = Vec::new();
     for t in 0..p.tasks() {

@@ -25,13 +25,14 @@
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
+use super::candidates::Scored;
 use super::machine::MapMachine;
 use super::metrics::evaluate;
-use super::optimise::{Scored, SplitMix};
 use super::pattern::{Edge, Pattern};
 use super::strategy;
 use copr::error::Result;
 use copr::lap::Perm;
+use copr::rng::SplitMix;
 
 /// Balancing tries of each step of [`lower_busiest_link`] above 2048 tasks.
 const LARGE_BALANCE_TRIES: usize = 6_000;
@@ -77,6 +78,12 @@ pub(crate) const EXTERNAL: Effort = Effort {
 const EXTERNAL_ONCE: Effort = Effort {
     tries: 1,
     growths: 4,
+    ..EXTERNAL
+};
+
+/// [`EXTERNAL`] with one try per bisection: dense graphs above 8192 tasks.
+const EXTERNAL_DENSE: Effort = Effort {
+    tries: 1,
     ..EXTERNAL
 };
 
@@ -574,7 +581,7 @@ pub(crate) fn dual_bisection(
     effort: Effort,
 ) -> Option<Perm> {
     let rpn = m.ranks_per_node();
-    let (off, adj) = p.undirected();
+    let (off, adj) = p.undirected_ref();
     let mut local = vec![u32::MAX; p.tasks()];
     let mut fwd = vec![0usize; p.tasks()];
     // every task's part, and every part's middle node
@@ -605,7 +612,7 @@ pub(crate) fn dual_bisection(
         let want = half * rpn;
         let (na, nb) = nodes.split_at(half);
         let (ma, mb) = (middle(m, na), middle(m, nb));
-        let mut g = Graph::induced(&off, &adj, &tasks, &mut local);
+        let mut g = Graph::induced(off, adj, &tasks, &mut local);
         let dab = i64::from(m.hops(ma, mb).max(1));
         if effort.external {
             for e in &mut g.adj {
@@ -686,15 +693,24 @@ pub(crate) fn candidates(
     let m1 = m.clone().with_ranks_per_node(1)?;
     let mut out = Vec::new();
     // up to 2048 tasks each part on its own, above with external gains; very large
-    // patterns: one mapping, one try per bisection (for time)
+    // patterns, and dense graphs above 8192 tasks (more than 32 partners per task on
+    // average, as SpMV, where the coarsening is most of the time): one mapping, one
+    // try per bisection (for time)
+    let dense = p.tasks() > 8192 && p.edges().len() > 16 * p.tasks();
     let effort = if p.tasks() > 16_384 {
         EXTERNAL_ONCE
+    } else if dense {
+        EXTERNAL_DENSE
     } else if p.tasks() > 2048 {
         EXTERNAL
     } else {
         CLASSIC
     };
-    let seeds = if p.tasks() > 16_384 { 1 } else { seeds.max(1) };
+    let seeds = if p.tasks() > 16_384 || dense {
+        1
+    } else {
+        seeds.max(1)
+    };
     for s in 0..seeds {
         let Some(map) = dual_bisection(p, m, rng, deadline, effort) else {
             break;
@@ -710,7 +726,7 @@ pub(crate) fn candidates(
             .collect();
         let qp = Pattern::from_edges(m.nodes(), qedges, "node groups".into())?;
         let mut place = Perm::identity(m.nodes());
-        let moved = super::optimise::refine(&qp, &m1, &mut place, rng, deadline, 20);
+        let moved = super::swaps::refine(&qp, &m1, &mut place, rng, deadline, 20);
         let fwd = (0..p.tasks())
             .map(|t| {
                 let s = map.apply(t);
@@ -768,7 +784,7 @@ pub(crate) fn lower_busiest_link(
             (40 * p.tasks()).min(60_000)
         };
         let targets = (allowance, lt * step);
-        super::optimise::balance_tries(p, m, &mut map, targets, rng, deadline, tries);
+        super::swaps::balance_tries(p, m, &mut map, targets, rng, deadline, tries);
         let new = super::metrics::evaluate_known(p, m, &map, best.metrics.hop_bytes_bound);
         let rise = new.hop_bytes as f64 / hb.max(1) as f64 - 1.0;
         let drop = 1.0 - new.max_link_time / lt.max(f64::MIN_POSITIVE);

@@ -8,23 +8,36 @@
 //! number of nodes and placed by the packed, bisection and multilevel placements, each
 //! refined by swaps (so whole nodes stay empty). The empty tasks take the slots left
 //! over: the mapper chooses which slots stay empty.
+//!
+//! The one-tile-per-node placement is the optimiser's, passed in by the optimiser
+//! ([`PlaceTiles`]): a padded pattern is optimised by the optimiser that calls this
+//! phase, and the phase does not depend on it.
 
 use std::time::Instant;
 
 use super::machine::MapMachine;
 use super::multilevel;
-use super::optimise::{baseline_starts, optimise, refine, tile_grid, Options, SplitMix};
 use super::pattern::Pattern;
 use super::recognise::active_grid;
 use super::strategy::{self, baseline, tile_boundary, tile_shapes, Strategy};
+use super::swaps::refine;
+use super::tiles::tile_grid;
 use copr::error::Result;
 use copr::lap::Perm;
+use copr::rng::SplitMix;
 
 /// Tile shapes tried (the least boundaries first).
 const SHAPES: usize = 3;
 
+/// Places a grid of tiles with one tile per node, given as its pattern, on the machine
+/// of one rank per node, before the deadline: a description of the placement, and the
+/// placement (tile → node). The optimiser passes its own search of the tile grid.
+pub(crate) type PlaceTiles<'a> =
+    &'a dyn Fn(&Pattern, &MapMachine, Instant) -> Result<(String, Perm)>;
+
 /// Candidate mappings of `p` onto `m` when `p`'s tasks with messages form a grid
-/// (up to relabeling) and the others send nothing; none otherwise.
+/// (up to relabeling) and the others send nothing; none otherwise. A tile grid with
+/// one tile per node is placed by `place_tiles`.
 ///
 /// # Errors
 /// Only from the strategies' checked constructors (none expected).
@@ -35,7 +48,7 @@ const SHAPES: usize = 3;
 pub(crate) fn padded_grid_candidates(
     p: &Pattern,
     m: &MapMachine,
-    seed: u64,
+    place_tiles: PlaceTiles<'_>,
     rng: &mut SplitMix,
     deadline: Instant,
 ) -> Result<Vec<(String, Perm)>> {
@@ -71,10 +84,7 @@ pub(crate) fn padded_grid_candidates(
         let qp = if q.tasks() == m.nodes() {
             // one tile per node: the grid strategies place the tile grid
             let qg = Pattern::grid(&q)?;
-            let starts = baseline_starts(&qg, &m1)?;
-            let left = deadline.saturating_duration_since(Instant::now()) / 2;
-            let o = optimise(&qg, &m1, &starts, &Options { seed, budget: left })?;
-            placements.push((o.best.origin, o.best.map));
+            placements.push(place_tiles(&qg, &m1, deadline)?);
             qg
         } else {
             let qp = Pattern::grid(&q)?.padded(m.nodes())?;

@@ -239,6 +239,22 @@ pub struct Pattern {
     /// exchange (an [`crate::Algorithm`]'s pattern).
     shape: Option<CartGrid>,
     description: String,
+    /// [`Pattern::undirected`], built on first use (the messages never change after
+    /// construction).
+    undirected: UndirectedCache,
+}
+
+/// A CSR adjacency: offsets and `(neighbour, bytes)`.
+type Csr = (Vec<usize>, Vec<(u32, u64)>);
+
+/// The undirected adjacency of a pattern, computed once; no part of its equality.
+#[derive(Debug, Clone, Default)]
+struct UndirectedCache(std::sync::OnceLock<Csr>);
+
+impl PartialEq for UndirectedCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// The text form of a graph file in TOML or JSON.
@@ -282,6 +298,7 @@ impl Pattern {
             grid: None,
             shape: None,
             description,
+            undirected: UndirectedCache::default(),
         })
     }
 
@@ -535,7 +552,21 @@ impl Pattern {
 
     /// Undirected adjacency: for each task, its neighbours and the bytes exchanged
     /// both ways (`bytes(u→v) + bytes(v→u)`), as CSR `(offsets, (neighbour, bytes))`.
+    ///
+    /// # Complexity
+    /// `O(m log m)` the first time, then a copy (see [`Pattern::undirected_ref`]).
     pub fn undirected(&self) -> (Vec<usize>, Vec<(u32, u64)>) {
+        let (off, adj) = self.undirected_ref();
+        (off.to_vec(), adj.to_vec())
+    }
+
+    /// [`Pattern::undirected`] without the copy: built on first use and kept.
+    pub fn undirected_ref(&self) -> (&[usize], &[(u32, u64)]) {
+        let (off, adj) = self.undirected.0.get_or_init(|| self.build_undirected());
+        (off, adj)
+    }
+
+    fn build_undirected(&self) -> (Vec<usize>, Vec<(u32, u64)>) {
         let mut pairs: Vec<(u32, u32, u64)> = Vec::with_capacity(2 * self.edges.len());
         for e in &self.edges {
             pairs.push((e.src, e.dst, e.bytes));
@@ -715,6 +746,21 @@ mod tests {
         assert_eq!(v, vec![(2, 0, 1, 5)]);
         let e = parse_edge_list("0 1 5\ntasks 4\n").unwrap_err();
         assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn undirected_is_kept_and_equality_ignores_it() {
+        let e = |src, dst, bytes| Edge { src, dst, bytes };
+        let p = Pattern::from_edges(3, vec![e(0, 2, 5), e(2, 0, 1)], String::new()).unwrap();
+        let q = p.clone();
+        let (off, adj) = p.undirected_ref();
+        assert_eq!(off, &[0, 1, 1, 2]);
+        assert_eq!(adj, &[(2, 6), (0, 6)]);
+        // p has its adjacency built, q not: still equal, and q builds the same
+        assert_eq!(p, q);
+        assert_eq!(q.undirected(), (off.to_vec(), adj.to_vec()));
+        let r = Pattern::from_edges(3, vec![e(0, 2, 5)], String::new()).unwrap();
+        assert_ne!(p, r);
     }
 
     #[test]

@@ -130,7 +130,7 @@ pub fn recognise_grid(p: &Pattern) -> Option<HiddenGrid> {
     if n < 2 {
         return None;
     }
-    let (off, adj) = p.undirected();
+    let (off, adj) = p.undirected_ref();
     let nb = |v: usize| adj[off[v]..off[v + 1]].iter().map(|&(u, _)| u as usize);
     let deg = |v: usize| off[v + 1] - off[v];
     let adjacent = |a: usize, b: usize| {

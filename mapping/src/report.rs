@@ -4,9 +4,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::candidates::{Options, Scored};
 use super::machine::MapMachine;
 use super::metrics::{evaluate, Metrics};
-use super::optimise::{optimise, Options, Scored};
+use super::optimise::optimise;
 use super::pattern::Pattern;
 use super::strategy::{baseline_until, check_sizes, Strategy};
 use crate::errors::MapError;

@@ -40,12 +40,34 @@
 //!
 //! **Network graph** (fat tree, dragonfly, any copr network file): a `Full` zone
 //! with one SimGrid host per machine node (named after the network host when
-//! the name is a plain identifier, else `n<k>`), one link `l<e>` per directed
-//! network edge `e` (copr's latency and bandwidth) and, for every pair of
-//! machine nodes, copr's route (the shortest path [`MapMachine::for_route`]
-//! follows). Switches are not netpoints: routes list links only. (SimGrid's own
-//! `Floyd`/`Dijkstra` zones count links, not latencies, and break ties their
-//! own way, so their routes can differ from copr's.)
+//! the name is a plain identifier, else `n<k>`) and one route per pair of
+//! machine nodes; switches are not netpoints (routes list links only). SimGrid
+//! sends each message along one route, so the form decides which of copr's
+//! link-load models the simulation agrees with:
+//!
+//! * [`GraphForm::Ecmp`]: the ECMP model ([`crate::ecmp_link_loads`]). When the
+//!   network's even split over its equal-cost paths is *bundle-equivalent* (every
+//!   hop of every pair's paths splits the message evenly over a set of links, and
+//!   those sets are equal or disjoint: the parallel links of a k-ary fat tree, or
+//!   single links where equal-cost paths are unique, as on copr's dragonflies),
+//!   each bundle becomes one SimGrid link with the summed bandwidth and the links'
+//!   latency, and each pair routes through its bundles. A bundle then carries the
+//!   bytes its links carry together under ECMP, so every link's load and time is
+//!   exactly ECMP's, for any traffic. A one-link bundle is `l<e>` (`e` = copr's
+//!   link id, [`MapMachine::link_info`]); a larger one is `b<i>`, and its property
+//!   `copr_links` lists its links' ids. A network that is not bundle-equivalent is
+//!   refused in this form.
+//! * [`GraphForm::SinglePath`]: the single-path model ([`crate::evaluate`]): one
+//!   link `l<e>` per directed network edge (copr's latency and bandwidth) and, per
+//!   pair, copr's route (the shortest path [`MapMachine::for_route`] follows).
+//!   (SimGrid's own `Floyd`/`Dijkstra` zones count links, not latencies, and break
+//!   ties their own way, so their routes can differ from copr's.)
+//!
+//! [`GraphForm::Auto`] (the default) writes the ECMP form when the network is
+//! bundle-equivalent and the single-path form otherwise: fat trees and copr's
+//! dragonflies agree with ECMP (on a dragonfly ECMP and the single path are the same
+//! routes), any other network graph agrees with the single-path metric unless its
+//! equal-cost split happens to be bundle-equivalent.
 //!
 //! Ranks on one host talk over a per-host `FATPIPE` loopback link
 //! ([`SimgridOptions::loopback_bandwidth`]).
@@ -57,6 +79,7 @@ use std::fmt::Write as _;
 
 use copr_topology::{Network, Torus};
 
+use super::bundles::{ecmp_bundles, Bundles};
 use super::machine::{MapMachine, NetKind};
 use crate::errors::{ExportError, Format};
 use copr::error::Result;
@@ -85,11 +108,25 @@ pub enum TorusForm {
     Explicit,
 }
 
+/// How a network graph becomes a SimGrid platform (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GraphForm {
+    /// The ECMP form when the network is bundle-equivalent, else the single path.
+    #[default]
+    Auto,
+    /// Bundles of equal-cost links: SimGrid's loads are ECMP's.
+    Ecmp,
+    /// One link per network edge, copr's single shortest path per pair.
+    SinglePath,
+}
+
 /// Options of [`platform_xml_with`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimgridOptions {
     /// Torus form.
     pub torus_form: TorusForm,
+    /// Network-graph form.
+    pub graph_form: GraphForm,
     /// Bandwidth between ranks on one host, bytes/s (each message alone).
     pub loopback_bandwidth: f64,
     /// Latency between ranks on one host, seconds.
@@ -102,6 +139,7 @@ impl Default for SimgridOptions {
     fn default() -> Self {
         Self {
             torus_form: TorusForm::Auto,
+            graph_form: GraphForm::Auto,
             loopback_bandwidth: 1.0e11,
             loopback_latency: 0.0,
             host_speed: 1.0e9,
@@ -121,8 +159,15 @@ pub fn platform_xml(m: &MapMachine) -> Result<String> {
 ///
 /// # Errors
 /// [`ExportError`] for a flat machine, [`TorusForm::Cluster`] on a torus the
-/// cluster cannot model (unequal bandwidths or an injection bandwidth), or
+/// cluster cannot model (unequal bandwidths or an injection bandwidth),
+/// [`GraphForm::Ecmp`] on a network that is not bundle-equivalent, or
 /// non-positive / non-finite options.
+///
+/// # Complexity
+/// The ECMP test of a network graph of `V` vertices and `E` links:
+/// `O(c·(V + E) log V + c²·(V + E))` for `c` distinct path ends (the switches of
+/// hosts that hang off one switch, and the other hosts: a k = 16 fat tree's 1024
+/// hosts have 128); the output has `n²` routes for `n` machine nodes.
 pub fn platform_xml_with(m: &MapMachine, opts: &SimgridOptions) -> Result<String> {
     let ok = |v: f64, zero_ok: bool| v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0));
     if !ok(opts.loopback_bandwidth, false)
@@ -150,7 +195,20 @@ pub fn platform_xml_with(m: &MapMachine, opts: &SimgridOptions) -> Result<String
                 _ => Ok(torus_explicit(m, t, opts)),
             }
         }
-        NetKind::Graph(net, hosts) => Ok(graph_explicit(m, net, hosts, opts)),
+        NetKind::Graph(net, hosts) => {
+            let bundles = match opts.graph_form {
+                GraphForm::SinglePath => None,
+                _ => ecmp_bundles(net, hosts),
+            };
+            match (opts.graph_form, bundles) {
+                (GraphForm::Ecmp, None) => Err(ExportError::EcmpPlatform {
+                    network: net.name().to_string(),
+                }
+                .into()),
+                (_, Some(b)) => Ok(graph_bundled(m, net, hosts, &b, opts)),
+                (_, None) => Ok(graph_explicit(m, net, hosts, opts)),
+            }
+        }
         NetKind::Flat => Err(ExportError::FlatPlatform.into()),
     }
 }
@@ -430,6 +488,96 @@ fn graph_explicit(m: &MapMachine, net: &Network, hosts: &[usize], o: &SimgridOpt
     out
 }
 
+/// The edge's endpoints as `tail->head` for a link's `copr` property.
+fn edge_label(net: &Network, e: usize) -> String {
+    let g = net.graph();
+    let x = &g.raw_edges()[e];
+    format!(
+        "{}->{}",
+        g.raw_nodes()[x.source().index()].weight.name,
+        g.raw_nodes()[x.target().index()].weight.name
+    )
+}
+
+fn graph_bundled(
+    m: &MapMachine,
+    net: &Network,
+    hosts: &[usize],
+    b: &Bundles,
+    o: &SimgridOptions,
+) -> String {
+    let names = graph_host_names(net, hosts);
+    let edges = net.graph().raw_edges();
+    let nn = hosts.len();
+    let mut out = String::with_capacity(nn * nn * 60 + 4096);
+    header(&mut out, &format!("{} (ECMP bundles)", m.description()));
+    out.push_str("<zone id=\"world\" routing=\"Full\">\n");
+    for h in &names {
+        let _ = writeln!(
+            out,
+            "  <host id=\"{h}\" speed=\"{}f\" core=\"{}\"/>",
+            num(o.host_speed),
+            m.ranks_per_node()
+        );
+    }
+    let ids: Vec<String> = b
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match l[..] {
+            [e] => format!("l{e}"),
+            _ => format!("b{i}"),
+        })
+        .collect();
+    for (l, id) in b.links.iter().zip(&ids) {
+        let c = edges[l[0]].weight;
+        let labels: Vec<String> = l.iter().map(|&e| edge_label(net, e)).collect();
+        let _ = write!(
+            out,
+            "  <link id=\"{id}\" bandwidth=\"{}Bps\" latency=\"{}s\"><prop id=\"copr\" value=\"{}\"/>",
+            bw_of_inv(c.inv_bandwidth / l.len() as f64),
+            num(c.latency),
+            xml_escape(&labels.join(" "))
+        );
+        if l.len() > 1 {
+            let list: Vec<String> = l.iter().map(usize::to_string).collect();
+            let _ = write!(
+                out,
+                "<prop id=\"copr_links\" value=\"{}\"/>",
+                list.join(" ")
+            );
+        }
+        out.push_str("</link>\n");
+    }
+    for k in 0..nn {
+        let _ = writeln!(
+            out,
+            "  <link id=\"lo{k}\" bandwidth=\"{}Bps\" latency=\"{}s\" sharing_policy=\"FATPIPE\"/>",
+            num(o.loopback_bandwidth),
+            num(o.loopback_latency)
+        );
+    }
+    for a in 0..nn {
+        for c in 0..nn {
+            let _ = write!(
+                out,
+                "  <route src=\"{}\" dst=\"{}\" symmetrical=\"NO\">",
+                names[a], names[c]
+            );
+            if a == c {
+                let _ = write!(out, "<link_ctn id=\"lo{a}\"/>");
+            } else {
+                for i in b.route(a, c) {
+                    let _ = write!(out, "<link_ctn id=\"{}\"/>", ids[i as usize]);
+                }
+            }
+            out.push_str("</route>\n");
+        }
+    }
+    out.push_str("</zone>\n</platform>\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,7 +710,11 @@ mod tests {
         // Machine: hosts b and a only, in that order.
         let m = MapMachine::network(net, Some(vec![1, 0]), BandwidthModel::Bottleneck, 2).unwrap();
         assert_eq!(smpi_host_names(&m), ["b", "a"]);
-        let x = platform_xml(&m).unwrap();
+        let single = SimgridOptions {
+            graph_form: GraphForm::SinglePath,
+            ..Default::default()
+        };
+        let x = platform_xml_with(&m, &single).unwrap();
         assert_eq!(count(&x, "<host "), 2);
         assert!(x.contains("<host id=\"b\" speed=\"1e9f\" core=\"2\"/>"));
         // Edges: 0 a->s, 1 s->a, 2 s->b, 3 b->s, 4 s->c, 5 c->s.
@@ -578,6 +730,63 @@ mod tests {
         ));
         assert_eq!(count(&x, "<route "), 4);
         assert_eq!(hostfile(&m, &[0, 2, 1]).unwrap(), "b\na\nb\n");
+        // Unique paths: the ECMP form (the default) has the same routes, and only the
+        // links they use.
+        let e = platform_xml(&m).unwrap();
+        assert_eq!(
+            e,
+            platform_xml_with(
+                &m,
+                &SimgridOptions {
+                    graph_form: GraphForm::Ecmp,
+                    ..Default::default()
+                }
+            )
+            .unwrap()
+        );
+        assert!(e.contains("(ECMP bundles)"));
+        assert_eq!(count(&e, "<link id=\"l"), 4 + 2);
+        assert!(!e.contains("s-&gt;c"));
+        let routes = |x: &str| {
+            x.lines()
+                .filter(|l| l.contains("<route "))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(routes(&e), routes(&x));
+    }
+
+    #[test]
+    fn ecmp_form_is_refused_where_splits_are_not_bundles() {
+        // a -> {s1, s2} -> t and b -> s2: the hop out of a is {a>s1, a>s2} towards t
+        // but {a>s2} towards b
+        let mut net = Network::new("uneven");
+        for h in ["a", "b", "t"] {
+            net.add_host(h).unwrap();
+        }
+        net.add_switch("s1").unwrap();
+        net.add_switch("s2").unwrap();
+        let c = LinkCost::from_bandwidth(1e-6, 1e9).unwrap();
+        for (x, y) in [
+            ("a", "s1"),
+            ("a", "s2"),
+            ("s1", "t"),
+            ("s2", "t"),
+            ("b", "s2"),
+        ] {
+            net.add_link(x, y, c).unwrap();
+        }
+        let m = MapMachine::network(net, None, BandwidthModel::Bottleneck, 1).unwrap();
+        let o = SimgridOptions {
+            graph_form: GraphForm::Ecmp,
+            ..Default::default()
+        };
+        let err = platform_xml_with(&m, &o).unwrap_err().to_string();
+        assert!(err.contains("\"uneven\" is not one"), "{err}");
+        // the default falls back to the single path
+        let x = platform_xml(&m).unwrap();
+        assert!(!x.contains("ECMP"));
+        assert_eq!(count(&x, "<link id=\"l"), 10 + 3);
     }
 
     #[test]

@@ -358,7 +358,7 @@ pub(crate) fn dim_orders(n: usize) -> Vec<Vec<usize>> {
 /// the communication graph), and recurse.
 fn bisection(p: &Pattern, m: &MapMachine) -> Perm {
     let rpn = m.ranks_per_node();
-    let (off, adj) = p.undirected();
+    let (off, adj) = p.undirected_ref();
     let mut fwd = vec![0usize; p.tasks()];
     let mut stack: Vec<(Vec<usize>, Vec<usize>)> = vec![(identity(p.tasks()), identity(m.nodes()))];
     let mut mark = vec![0u32; p.tasks()];
@@ -377,7 +377,7 @@ fn bisection(p: &Pattern, m: &MapMachine) -> Perm {
             Some(g) => split_grid(g, tasks),
             None => {
                 stamp += 1;
-                split_graph(&off, &adj, tasks, want, &mut mark, stamp)
+                split_graph(off, adj, tasks, want, &mut mark, stamp)
             }
         };
         let (ta, tb) = tasks.split_at(want);

@@ -17,11 +17,13 @@ use std::time::Instant;
 
 use super::machine::MapMachine;
 use super::metrics::evaluate;
-use super::optimise::{embeddings, expand_tiles, refine, tile_grid, SplitMix};
 use super::pattern::{CartGrid, Edge, Pattern};
 use super::strategy::{self, baseline_until, Strategy};
+use super::swaps::refine;
+use super::tiles::{embeddings, expand_tiles, tile_grid};
 use copr::error::Result;
 use copr::lap::Perm;
+use copr::rng::SplitMix;
 
 /// Tile shapes kept (the fewest bytes leaving the tiles first).
 const SHAPES: usize = 3;
@@ -158,27 +160,7 @@ fn lower_link_same_hop_bytes(
         if Instant::now() >= deadline {
             break;
         }
-        // tasks with a message through a busiest link
-        let (top, _) = (cur.0, cur.1);
-        let hot: Vec<bool> = {
-            let busy: Vec<bool> = load
-                .iter()
-                .enumerate()
-                .map(|(l, &x)| x as f64 * inv[l] >= top * (1.0 - 1e-12) && x > 0)
-                .collect();
-            let mut hot = vec![false; n];
-            for e in edges {
-                let mut through = false;
-                m1.for_route(node[e.src as usize], node[e.dst as usize], |l| {
-                    through |= busy[l];
-                });
-                if through {
-                    hot[e.src as usize] = true;
-                    hot[e.dst as usize] = true;
-                }
-            }
-            hot
-        };
+        let hot = through_busiest(edges, m1, &node, (&load[..], &inv[..]), cur.0);
         let mut improved = false;
         'search: for a in (0..n).filter(|&a| hot[a]) {
             for b in 0..n {
@@ -222,6 +204,34 @@ fn lower_link_same_hop_bytes(
         }
     }
     changed
+}
+
+/// The tasks with a message through a link whose time (`load · inv`) is within a
+/// relative 1e-12 of `top`, when task `t` is on node `node[t]` of `m1`.
+fn through_busiest(
+    edges: &[Edge],
+    m1: &MapMachine,
+    node: &[usize],
+    (load, inv): (&[u128], &[f64]),
+    top: f64,
+) -> Vec<bool> {
+    let busy: Vec<bool> = load
+        .iter()
+        .enumerate()
+        .map(|(l, &x)| x as f64 * inv[l] >= top * (1.0 - 1e-12) && x > 0)
+        .collect();
+    let mut hot = vec![false; node.len()];
+    for e in edges {
+        let mut through = false;
+        m1.for_route(node[e.src as usize], node[e.dst as usize], |l| {
+            through |= busy[l];
+        });
+        if through {
+            hot[e.src as usize] = true;
+            hot[e.dst as usize] = true;
+        }
+    }
+    hot
 }
 
 /// Candidate mappings of the algorithm pattern `p` (process grid `g`, one task per

@@ -4,7 +4,7 @@
 use copr::lap::Perm;
 use copr_mapping::{
     compare, evaluate, hop_bytes_bound, optimise, optimise_rounds, table, CartGrid, Edge,
-    MapMachine, Options, Pattern, SplitMix, Strategy,
+    MapMachine, Optimised, Options, Pattern, Scored, SplitMix, Strategy,
 };
 
 mod common;
@@ -29,6 +29,16 @@ fn random_graph(n: usize, seed: u64) -> Pattern {
     Pattern::from_edges(n, edges, format!("random graph, seed {seed}")).unwrap()
 }
 
+/// Hop-bytes of the mapping `f` (task -> slot) summed from the machine's hop counts,
+/// independently of [`evaluate`].
+fn hop_bytes_by_hand(p: &Pattern, m: &MapMachine, f: &[usize]) -> u128 {
+    let hops = |a: usize, b: usize| u128::from(m.hops(m.node_of_slot(a), m.node_of_slot(b)));
+    p.edges()
+        .iter()
+        .map(|e| u128::from(e.bytes) * hops(f[e.src as usize], f[e.dst as usize]))
+        .sum()
+}
+
 #[test]
 fn optimiser_reaches_the_optimum_of_random_graphs_of_eight_tasks() {
     let machines = [
@@ -48,14 +58,8 @@ fn optimiser_reaches_the_optimum_of_random_graphs_of_eight_tasks() {
                 .map(|x| x.metrics.max_link_time)
                 .fold(f64::INFINITY, f64::min);
             let mut best = u128::MAX;
-            let hops =
-                |a: usize, b: usize| u128::from(m.hops(m.node_of_slot(a), m.node_of_slot(b)));
             all_perms(8, &mut |f| {
-                let hb: u128 = p
-                    .edges()
-                    .iter()
-                    .map(|e| u128::from(e.bytes) * hops(f[e.src as usize], f[e.dst as usize]))
-                    .sum();
+                let hb = hop_bytes_by_hand(&p, m, f);
                 if hb < best {
                     let r = evaluate(&p, m, &Perm::from_forward(f.to_vec()).unwrap());
                     assert_eq!(r.hop_bytes, hb);
@@ -225,6 +229,37 @@ fn geometric_graph(n: usize, r: f64, seed: u64) -> Pattern {
     Pattern::from_edges(n, edges, format!("geometric graph, seed {seed}")).unwrap()
 }
 
+/// The optimiser's results with each number of anytime `rounds` in turn, each
+/// asserted to be no worse than the one before on hop-bytes and on the busiest link,
+/// and how many were better.
+fn rounds_in_turn(
+    p: &Pattern,
+    m: &MapMachine,
+    s: &[Scored],
+    opts: &Options,
+    rounds: &[usize],
+) -> (Vec<Optimised>, usize) {
+    let mut out: Vec<Optimised> = Vec::new();
+    let mut improved = 0;
+    for &r in rounds {
+        let o = optimise_rounds(p, m, s, opts, Some(r)).unwrap();
+        let now = (o.best.metrics.hop_bytes, o.best.metrics.max_link_time);
+        if let Some(last) = out.last() {
+            let (hb, lt) = (last.best.metrics.hop_bytes, last.best.metrics.max_link_time);
+            assert!(
+                now.0 <= hb && now.1 <= lt,
+                "seed {}, {r} rounds: {now:?} after {:?} ({})",
+                opts.seed,
+                (hb, lt),
+                o.best.origin
+            );
+            improved += usize::from(now != (hb, lt));
+        }
+        out.push(o);
+    }
+    (out, improved)
+}
+
 #[test]
 fn more_anytime_rounds_are_never_worse_for_the_same_seed() {
     let m = torus(vec![4, 4], 8);
@@ -237,21 +272,7 @@ fn more_anytime_rounds_are_never_worse_for_the_same_seed() {
             seed,
             budget: std::time::Duration::from_secs(600),
         };
-        let mut last: Option<(u128, f64)> = None;
-        for rounds in [0, 1, 3, 6] {
-            let o = optimise_rounds(&p, &m, &s, &opts, Some(rounds)).unwrap();
-            let now = (o.best.metrics.hop_bytes, o.best.metrics.max_link_time);
-            if let Some((hb, lt)) = last {
-                assert!(
-                    now.0 <= hb && now.1 <= lt,
-                    "seed {seed}, {rounds} rounds: {now:?} after {:?} ({})",
-                    (hb, lt),
-                    o.best.origin
-                );
-                improved += usize::from(now != (hb, lt));
-            }
-            last = Some(now);
-        }
+        improved += rounds_in_turn(&p, &m, &s, &opts, &[0, 1, 3, 6]).1;
         // the same rounds again give the same mapping
         let a = optimise_rounds(&p, &m, &s, &opts, Some(3)).unwrap();
         let b = optimise_rounds(&p, &m, &s, &opts, Some(3)).unwrap();
@@ -271,20 +292,8 @@ fn more_anytime_rounds_are_never_worse_above_2048_tasks() {
         seed: 5,
         budget: std::time::Duration::from_secs(600),
     };
-    let mut last: Option<(u128, f64)> = None;
-    for rounds in [0, 2, 6] {
-        let o = optimise_rounds(&p, &m, &s, &opts, Some(rounds)).unwrap();
+    for o in rounds_in_turn(&p, &m, &s, &opts, &[0, 2, 6]).0 {
         assert!(o.dominates_starts, "{}", o.best.origin);
-        let now = (o.best.metrics.hop_bytes, o.best.metrics.max_link_time);
-        if let Some((hb, lt)) = last {
-            assert!(
-                now.0 <= hb && now.1 <= lt,
-                "{rounds} rounds: {now:?} after {:?} ({})",
-                (hb, lt),
-                o.best.origin
-            );
-        }
-        last = Some(now);
     }
     let a = optimise_rounds(&p, &m, &s, &opts, Some(2)).unwrap();
     let b = optimise_rounds(&p, &m, &s, &opts, Some(2)).unwrap();
@@ -406,16 +415,7 @@ fn graph_bound_by_pairs_is_below_the_optimum_and_counts_in_messages() {
         ] {
             let bound = hop_bytes_bound(&p, &m);
             let mut best = u128::MAX;
-            let hops =
-                |a: usize, b: usize| u128::from(m.hops(m.node_of_slot(a), m.node_of_slot(b)));
-            all_perms(8, &mut |f| {
-                let hb: u128 = p
-                    .edges()
-                    .iter()
-                    .map(|e| u128::from(e.bytes) * hops(f[e.src as usize], f[e.dst as usize]))
-                    .sum();
-                best = best.min(hb);
-            });
+            all_perms(8, &mut |f| best = best.min(hop_bytes_by_hand(&p, &m, f)));
             assert!(bound <= best, "seed {seed}: bound {bound} > optimum {best}");
             assert!(bound > 0, "seed {seed}: a dense graph has a bound");
         }

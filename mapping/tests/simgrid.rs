@@ -1,6 +1,7 @@
 //! SimGrid SMPI checks of the platforms `copr_mapping::simgrid` writes: ping-pong
 //! latencies and bandwidths against copr's hop counts, routes and link parameters,
-//! the torus routing difference on ties, and a Cannon run.
+//! the torus routing difference on ties, a Cannon run, and the fat trees' ECMP
+//! platforms (their routes load links as ECMP does; simulated times match the model).
 //!
 //! Builds `benches/simgrid/*.c` with `smpicc`; skipped (with a notice) when `smpicc`
 //! is not installed. `scripts/simgrid-check.sh` runs these tests.
@@ -10,11 +11,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use copr_mapping::simgrid::{
-    hostfile, platform_xml, platform_xml_with, smpi_host_names, SimgridOptions, TorusForm,
-    SMPIRUN_FLAGS,
+    hostfile, platform_xml, platform_xml_with, smpi_host_names, GraphForm, SimgridOptions,
+    TorusForm, SMPIRUN_FLAGS,
 };
-use copr_mapping::MapMachine;
-use copr_topology::{BandwidthModel, Network, Torus, TorusParams};
+use copr_mapping::{
+    ecmp_link_loads, ecmp_max_link_time, Edge, MapMachine, Pattern, Perm, SplitMix,
+};
+use copr_topology::{BandwidthModel, FatTreeSpec, LinkSpec, Network, Torus, TorusParams};
 
 /// Built benchmark programs (`None`: SimGrid is not installed).
 fn programs() -> Option<&'static PathBuf> {
@@ -412,5 +415,370 @@ fn timings() {
             close(t, f64::from(big.hops(0, p)) * 1e-7, 0.05),
             "0 -> {p}: {t:e}"
         );
+    }
+}
+
+/// A SimGrid platform as written: each link's copr links (`l<e>`: `e`; a bundle: its
+/// `copr_links` property) and bandwidth, and each route's links.
+struct Parsed {
+    links: std::collections::HashMap<String, (Vec<usize>, f64)>,
+    routes: std::collections::HashMap<(String, String), Vec<String>>,
+}
+
+fn attr<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let at = line.find(&format!(" {name}=\""))? + name.len() + 3;
+    Some(&line[at..at + line[at..].find('"')?])
+}
+
+fn parse_platform(xml: &str) -> Parsed {
+    let mut links = std::collections::HashMap::new();
+    let mut routes = std::collections::HashMap::new();
+    for line in xml.lines().map(str::trim) {
+        if line.starts_with("<link id=") {
+            let id = attr(line, "id").unwrap().to_string();
+            let bw: f64 = attr(line, "bandwidth")
+                .unwrap()
+                .trim_end_matches("Bps")
+                .parse()
+                .unwrap();
+            let members = if let Some(at) = line.find("<prop id=\"copr_links\"") {
+                attr(&line[at..], "value")
+                    .unwrap()
+                    .split(' ')
+                    .map(|x| x.parse().unwrap())
+                    .collect()
+            } else if let Some(e) = id.strip_prefix('l').and_then(|x| x.parse().ok()) {
+                vec![e]
+            } else {
+                Vec::new() // loopback
+            };
+            links.insert(id, (members, bw));
+        } else if line.starts_with("<route ") {
+            let key = (
+                attr(line, "src").unwrap().to_string(),
+                attr(line, "dst").unwrap().to_string(),
+            );
+            let hops = line
+                .split("<link_ctn id=\"")
+                .skip(1)
+                .map(|x| x[..x.find('"').unwrap()].to_string())
+                .collect();
+            routes.insert(key, hops);
+        }
+    }
+    Parsed { links, routes }
+}
+
+/// Per copr link, the bytes the platform's routes put on it: each message's bytes on
+/// every SimGrid link of its route, a bundle's bytes shared evenly by its links.
+fn platform_loads(xml: &str, p: &Pattern, m: &MapMachine, map: &Perm) -> Vec<f64> {
+    let pl = parse_platform(xml);
+    let names = smpi_host_names(m);
+    let mut on: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
+    for e in p.edges() {
+        let a = m.node_of_slot(map.apply(e.src as usize));
+        let b = m.node_of_slot(map.apply(e.dst as usize));
+        if a == b {
+            continue;
+        }
+        for l in &pl.routes[&(names[a].clone(), names[b].clone())] {
+            *on.entry(l.as_str()).or_default() += e.bytes as f64;
+        }
+    }
+    let mut load = vec![0.0; m.num_links()];
+    for (id, bytes) in on {
+        let (members, _) = &pl.links[id];
+        for &e in members {
+            load[e] += bytes / members.len() as f64;
+        }
+    }
+    load
+}
+
+fn fat_tree_machine(k: usize, rpn: usize) -> MapMachine {
+    let l = |latency| LinkSpec {
+        latency,
+        bandwidth: 1.25e10,
+    };
+    let net = Network::fat_tree(&FatTreeSpec {
+        k,
+        host_link: l(1e-7),
+        edge_link: l(1.5e-7),
+        core_link: l(2e-7),
+    })
+    .unwrap();
+    MapMachine::network(net, None, BandwidthModel::Bottleneck, rpn).unwrap()
+}
+
+fn assert_loads_equal(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len());
+    for (l, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-9 * w.abs().max(1.0),
+            "{what}: link {l}: platform {g}, ECMP {w}"
+        );
+    }
+}
+
+/// Traffic patterns on `tasks` tasks: seeded random pairs, all to task 0, a random
+/// permutation, and every task to the task half the machine away.
+fn traffic(tasks: usize, seed: u64) -> Vec<(String, Pattern)> {
+    let mut rng = SplitMix(seed);
+    let pat = |what: &str, e: Vec<(usize, usize, u64)>| {
+        let edges = e
+            .into_iter()
+            .map(|(src, dst, bytes)| Edge {
+                src: src as u32,
+                dst: dst as u32,
+                bytes,
+            })
+            .collect();
+        (
+            what.to_string(),
+            Pattern::from_edges(tasks, edges, what.into()).unwrap(),
+        )
+    };
+    let random = (0..4 * tasks)
+        .map(|_| {
+            (
+                rng.below(tasks),
+                rng.below(tasks),
+                1 + rng.below(1 << 20) as u64,
+            )
+        })
+        .collect();
+    let mut perm: Vec<usize> = (0..tasks).collect();
+    rng.shuffle(&mut perm);
+    vec![
+        pat("random", random),
+        pat("all to one", (1..tasks).map(|s| (s, 0, 1 << 20)).collect()),
+        pat(
+            "permutation",
+            (0..tasks).map(|s| (s, perm[s], 1000 + s as u64)).collect(),
+        ),
+        pat(
+            "shift",
+            (0..tasks)
+                .map(|s| (s, (s + tasks / 2) % tasks, 1 << 16))
+                .collect(),
+        ),
+    ]
+}
+
+/// The fat trees' ECMP platform loads every link exactly as `ecmp_link_loads` does
+/// (k = 4 and 8, packed and scrambled mappings, four traffic patterns), the links of a
+/// bundle carry equal ECMP loads, and the single-path platform loads copr's
+/// single-path links instead. No simulator needed.
+#[test]
+fn ecmp_platform_routes_give_ecmp_link_loads() {
+    for (k, rpn, seed) in [(4, 2, 1), (8, 1, 2)] {
+        let m = fat_tree_machine(k, rpn);
+        let xml = platform_xml(&m).unwrap();
+        assert!(xml.contains("(ECMP bundles)"));
+        let pl = parse_platform(&xml);
+        let single = platform_xml_with(
+            &m,
+            &SimgridOptions {
+                graph_form: GraphForm::SinglePath,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let n = m.slots();
+        let mut scrambled: Vec<usize> = (0..n).collect();
+        SplitMix(seed + 10).shuffle(&mut scrambled);
+        for map in [
+            Perm::from_forward((0..n).collect()).unwrap(),
+            Perm::from_forward(scrambled).unwrap(),
+        ] {
+            for (what, p) in traffic(n, seed) {
+                let ecmp = ecmp_link_loads(&p, &m, &map).unwrap();
+                let got = platform_loads(&xml, &p, &m, &map);
+                assert_loads_equal(&got, &ecmp, &format!("k = {k}, {what}"));
+                // every bundle's links carry the same ECMP load
+                for (id, (members, _)) in &pl.links {
+                    for &e in members {
+                        assert!(
+                            (ecmp[e] - ecmp[members[0]]).abs() <= 1e-9 * ecmp[e].max(1.0),
+                            "k = {k}, {what}: bundle {id}: link {e} {} against {}",
+                            ecmp[e],
+                            ecmp[members[0]]
+                        );
+                    }
+                }
+                let node: Vec<u32> = (0..n)
+                    .map(|t| m.node_of_slot(map.apply(t)) as u32)
+                    .collect();
+                let one: Vec<f64> = copr_mapping::link_loads(&p, &m, &node)
+                    .iter()
+                    .map(|&x| x as f64)
+                    .collect();
+                let got = platform_loads(&single, &p, &m, &map);
+                assert_loads_equal(&got, &one, &format!("k = {k}, {what}, single path"));
+            }
+        }
+    }
+}
+
+/// A k = 4 fat tree by hand: h0 -> h4 (1 MiB), h1 -> h8 (1 MiB), h2 -> h5 (2 MiB).
+/// Pod 0 sends 4 MiB up over its 4 aggregation-core links (1 MiB each); pod 1
+/// receives 3 MiB over its 4 (0.75 each), pod 2 1 MiB (0.25 each); edge switch e1.0
+/// receives 3 MiB over its 2 links from aggregation (1.5 each). The route h0 -> h4
+/// has six links: host, edge up (2 links), pod up (4), pod down (4), edge down (2),
+/// host.
+#[test]
+fn ecmp_platform_of_a_k4_fat_tree_by_hand() {
+    let (m, _) = network_machine("fat-tree-k4.net.toml");
+    let m = m.with_ranks_per_node(1).unwrap();
+    let xml = platform_xml(&m).unwrap();
+    let pl = parse_platform(&xml);
+    let mib = 1u64 << 20;
+    let p = Pattern::from_edges(
+        16,
+        [(0, 4, mib), (1, 8, mib), (2, 5, 2 * mib)]
+            .into_iter()
+            .map(|(src, dst, bytes)| Edge { src, dst, bytes })
+            .collect(),
+        "by hand".into(),
+    )
+    .unwrap();
+    let id = Perm::from_forward((0..16).collect()).unwrap();
+    let name = |l: usize| m.link_info(l).name;
+    let want = |l: usize| -> f64 {
+        let s = name(l);
+        let (a, b) = s.split_once("->").unwrap();
+        let x = match (a, b) {
+            ("h0", "e0.0") | ("h1", "e0.0") | ("e1.0", "h4") | ("e2.0", "h8") => 1.0,
+            ("h2", "e0.1") | ("e1.0", "h5") => 2.0,
+            ("e0.0", _) | ("e0.1", _) if b.starts_with("a0.") => 1.0,
+            (_, _) if a.starts_with("a0.") && b.starts_with('c') => 1.0,
+            (_, _) if a.starts_with('c') && b.starts_with("a1.") => 0.75,
+            (_, _) if a.starts_with('c') && b.starts_with("a2.") => 0.25,
+            (_, "e1.0") if a.starts_with("a1.") => 1.5,
+            (_, "e2.0") if a.starts_with("a2.") => 0.5,
+            _ => 0.0,
+        };
+        x * mib as f64
+    };
+    let hand: Vec<f64> = (0..m.num_links()).map(want).collect();
+    assert_eq!(
+        hand.iter().filter(|&&x| x > 0.0).count(),
+        6 + 4 + 4 + 4 + 4 + 2 + 2,
+        "links with traffic"
+    );
+    assert_loads_equal(&ecmp_link_loads(&p, &m, &id).unwrap(), &hand, "ECMP");
+    assert_loads_equal(&platform_loads(&xml, &p, &m, &id), &hand, "platform");
+    // the route h0 -> h4 and its bandwidths
+    let r = &pl.routes[&("h0".to_string(), "h4".to_string())];
+    let bws: Vec<f64> = r.iter().map(|l| pl.links[l].1).collect();
+    assert_eq!(bws, [12.5e9, 25e9, 50e9, 50e9, 25e9, 12.5e9]);
+    let sizes: Vec<usize> = r.iter().map(|l| pl.links[l].0.len()).collect();
+    assert_eq!(sizes, [1, 2, 4, 4, 2, 1]);
+    assert_eq!(name(pl.links[&r[0]].0[0]), "h0->e0.0");
+    // and h0 -> h2 (same pod, other edge switch): host, edge up, edge down, host
+    let r = &pl.routes[&("h0".to_string(), "h2".to_string())];
+    let sizes: Vec<usize> = r.iter().map(|l| pl.links[l].0.len()).collect();
+    assert_eq!(sizes, [1, 2, 2, 1]);
+}
+
+/// SimGrid on the k = 4 fat tree's two platforms: the four hosts of pod 0 each send
+/// 1 MB to a host of pod 1 (a permutation). Every simulated time is the busiest link's
+/// time under the platform's model plus the route's latency (six hops, 0.9 µs), within
+/// 3 %: ECMP's (each link 1 MB at 12.5 GB/s) on the ECMP platform, copr's single path
+/// (where two flows share a link) on the single-path one.
+#[test]
+fn fat_tree_platforms_simulate_their_models_times() {
+    let dir = need_simgrid!();
+    let (m, _) = network_machine("fat-tree-k4.net.toml");
+    let m = m.with_ranks_per_node(1).unwrap();
+    let flows = [(0, 4), (1, 5), (2, 6), (3, 7)];
+    let p = Pattern::from_edges(
+        16,
+        flows
+            .iter()
+            .map(|&(src, dst)| Edge {
+                src,
+                dst,
+                bytes: 1_000_000,
+            })
+            .collect(),
+        "pod to pod".into(),
+    )
+    .unwrap();
+    let id = Perm::from_forward((0..16).collect()).unwrap();
+    let g = dir.join("flows-pod-to-pod.txt");
+    let text: String = flows
+        .iter()
+        .map(|(a, b)| format!("{a} {b} 1000000\n"))
+        .collect();
+    std::fs::write(&g, text).unwrap();
+    let all: Vec<usize> = (0..16).collect();
+    let latency = 2.0 * (1e-7 + 1.5e-7 + 2e-7);
+    let ecmp = ecmp_max_link_time(&p, &m, &id).unwrap() + latency;
+    let single = copr_mapping::evaluate(&p, &m, &id).max_link_time + latency;
+    assert!((ecmp - (1e6 / 12.5e9 + latency)).abs() < 1e-12, "{ecmp}");
+    assert!(
+        single > 1.5 * ecmp,
+        "copr's single paths share a link: {single}"
+    );
+    for (form, want) in [(GraphForm::Ecmp, ecmp), (GraphForm::SinglePath, single)] {
+        let xml = platform_xml_with(
+            &m,
+            &SimgridOptions {
+                graph_form: form,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let out = smpirun(
+            dir,
+            &format!("fat-tree-{form:?}"),
+            &xml,
+            &m,
+            &all,
+            "replay",
+            &[g.to_str().unwrap(), "1"],
+        );
+        let t = value(&out, "replay_time_s");
+        assert!(
+            close(t, want, 0.03),
+            "{form:?}: simulated {t:e} s, model {want:e} s"
+        );
+    }
+}
+
+/// copr's dragonfly: the equal-cost paths are unique, so the default platform is the
+/// ECMP form with one link per bundle, and its routes are copr's single paths.
+#[test]
+fn dragonfly_ecmp_platform_is_the_single_path_platform() {
+    let (m, _) = network_machine("dragonfly-g5a4p2.net.toml");
+    let auto = platform_xml(&m).unwrap();
+    assert!(auto.contains("(ECMP bundles)"));
+    assert!(!auto.contains("copr_links"), "a bundle of several links");
+    let single = platform_xml_with(
+        &m,
+        &SimgridOptions {
+            graph_form: GraphForm::SinglePath,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (a, s) = (parse_platform(&auto), parse_platform(&single));
+    assert_eq!(a.routes.len(), 40 * 40);
+    assert_eq!(a.routes, s.routes);
+    // and the ECMP loads of random traffic are the single-path loads
+    let n = m.slots();
+    let mut scrambled: Vec<usize> = (0..n).collect();
+    SplitMix(5).shuffle(&mut scrambled);
+    let map = Perm::from_forward(scrambled).unwrap();
+    let node: Vec<u32> = (0..n)
+        .map(|t| m.node_of_slot(map.apply(t)) as u32)
+        .collect();
+    for (what, p) in traffic(n, 3) {
+        let one: Vec<f64> = copr_mapping::link_loads(&p, &m, &node)
+            .iter()
+            .map(|&x| x as f64)
+            .collect();
+        assert_loads_equal(&ecmp_link_loads(&p, &m, &map).unwrap(), &one, &what);
     }
 }

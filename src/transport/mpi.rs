@@ -3,9 +3,9 @@
 
 use mpi::datatype::Equivalence;
 use mpi::ffi;
-use mpi::point_to_point::{Destination, Source};
+use mpi::point_to_point::{Destination, Source, Status};
 use mpi::raw::AsRaw;
-use mpi::request::multiple_scope;
+use mpi::request::{multiple_scope, LocalScope, Request, RequestCollection, Scope};
 use mpi::topology::{Color, Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
@@ -861,10 +861,126 @@ impl Transport for MpiTransport {
             checked,
         } = round;
 
-        // 1. Gather the check words (plus this rank's "my segment is too small" flag,
-        //    message limit and window setting) while packing; nothing leaves before
-        //    the verdict.
-        let words = check.len() + 5;
+        // 1. Gather the check words (plus this rank's settings) while packing; nothing
+        //    leaves before the verdict.
+        let mut parts = package_slices(send_buf, sends);
+        let mut out = Outgoing {
+            offsets,
+            direct: vec![None; sends.len()],
+            cma_desc: vec![None; sends.len()],
+            src_desc: vec![None; sends.len()],
+        };
+        let all = self.gather_while_packing(check, short, sends, &mut out, &mut parts, handler);
+        self.take_verdict(&all, check, checked, handler, (need, cap, short))?;
+        self.pack_late(&all, check.len(), sends, &mut out, short, handler);
+
+        // 2. The round proper.
+        self.round_proper(sends, parts, recvs, recv_buf, &out, handler)
+    }
+}
+
+/// Words each rank adds to its check words: its segment is too small, its message
+/// limit, whether it uses the shared window (and from which package size), whether it
+/// reads by single copy, whether it reads packages from their senders' shared B.
+const SETTINGS: usize = 5;
+
+/// How the packages of a round leave this rank (decided while the check words
+/// travel, revised once they are in), in `sends` order.
+struct Outgoing {
+    /// Window offset of a package that goes through the window (`None`: a message).
+    offsets: Vec<Option<usize>>,
+    /// Spans of a message package the handler lets us send from where it lies.
+    direct: Vec<Option<Vec<Span>>>,
+    /// Single-copy descriptor of a node-local package its receiver reads from B.
+    cma_desc: Vec<Option<Vec<u8>>>,
+    /// Shared-source descriptor of a node-local package its receiver reads from this
+    /// rank's node-shared B.
+    src_desc: Vec<Option<Vec<u8>>>,
+}
+
+/// The receive side of a round: where each incoming package's part of the receive
+/// buffer starts, the later parts of a large package (posted once its first part has
+/// arrived), and how many of them are still out.
+struct Incoming<'a> {
+    starts: Vec<*const u8>,
+    later: Vec<Vec<&'a mut [u8]>>,
+    pending: Vec<usize>,
+}
+
+/// The requests of a round as they are posted, and what each one is.
+struct Posted<'a, 's> {
+    comm: &'s SimpleCommunicator,
+    scope: &'s LocalScope<'a>,
+    coll: &'s mut RequestCollection<'a, [u8]>,
+    kinds: Vec<Req>,
+}
+
+impl<'a> Posted<'a, '_> {
+    fn add<S: Scope<'a>>(&mut self, req: Request<'a, [u8], S>, kind: Req) {
+        self.coll.add(req);
+        self.kinds.push(kind);
+    }
+
+    fn send(&mut self, peer: usize, msg: &'a [u8], tag: i32) {
+        let req = self
+            .comm
+            .process_at_rank(peer as i32)
+            .immediate_send_with_tag(self.scope, msg, tag);
+        self.add(req, Req::Send);
+    }
+
+    fn receive(&mut self, peer: usize, buf: &'a mut [u8], tag: i32, kind: Req) {
+        let req = self
+            .comm
+            .process_at_rank(peer as i32)
+            .immediate_receive_into_with_tag(self.scope, buf, tag);
+        self.add(req, kind);
+    }
+
+    /// The acknowledgement of a package read from `peer`'s memory (its window or its
+    /// B): the sender waits for it in any case.
+    fn acknowledge(&mut self, peer: usize) {
+        self.send(peer, &[][..], TAG_ACK);
+    }
+
+    /// The next completed request: its index, status and data. Polls, and gives the
+    /// core away between polls: with more ranks than cores, the peer whose package we
+    /// wait for may need it.
+    fn next_completed(&mut self) -> (usize, Status, &'a [u8]) {
+        loop {
+            if let Some(done) = self.coll.test_any() {
+                break done;
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// "rank R expected N bytes from rank P but received G".
+fn unexpected_size(rank: usize, expected: usize, peer: usize, got: usize) -> String {
+    format!("rank {rank} expected {expected} bytes from rank {peer} but received {got}")
+}
+
+impl MpiTransport {
+    /// Whether a message package may go from or to where it lies (one MPI message each:
+    /// not beyond the message limit).
+    fn in_place(&self, p: &Package) -> bool {
+        self.spans && !p.range.is_empty() && p.range.len() <= self.message_limit
+    }
+
+    /// Gathers every rank's check words and settings ([`SETTINGS`]; `short`: this
+    /// rank's segment is too small) while packing: into the window unless `short`,
+    /// else into `parts` unless a package leaves from where it lies or its receiver
+    /// may read it by single copy. Returns the gathered words.
+    fn gather_while_packing(
+        &self,
+        check: &[u64],
+        short: bool,
+        sends: &[Package],
+        out: &mut Outgoing,
+        parts: &mut [&mut [u8]],
+        handler: &mut dyn RoundHandler,
+    ) -> Vec<u64> {
         let limit = self.message_limit;
         let mine: Vec<u64> = check
             .iter()
@@ -881,73 +997,77 @@ impl Transport for MpiTransport {
                 u64::from(self.shared && handler.reads_sources()),
             ])
             .collect();
-        let mut all = vec![0u64; words * size];
-        let mut parts = package_slices(send_buf, sends);
-        // Message packages the handler lets us send from where they lie (one MPI
-        // message each: not beyond the message limit).
-        let spans_ok = self.spans;
-        let in_place = |p: &Package| spans_ok && !p.range.is_empty() && p.range.len() <= limit;
-        let mut direct: Vec<Option<Vec<Span>>> = vec![None; sends.len()];
+        let mut all = vec![0u64; (check.len() + SETTINGS) * self.size()];
         // Single-copy descriptors of node-local packages, if the receiver reads them
         // (known once the check words are in; otherwise packed into the window then).
-        let mut cma_desc: Vec<Option<Vec<u8>>> = vec![None; sends.len()];
         let single_copy =
             (self.shared && self.single_copy != SingleCopy::Never).then_some(self.single_copy);
         // Shared-source descriptors of node-local packages whose B lies in node-shared
-        // memory, if the receiver reads them (known once the check words are in;
-        // otherwise packed into the window then).
-        let mut src_desc: Vec<Option<Vec<u8>>> = vec![None; sends.len()];
-        let registry_rc = std::rc::Rc::clone(&self.registry);
-        let registry = registry_rc.borrow();
+        // memory, if the receiver reads them (likewise known once the words are in).
+        let registry = self.registry.borrow();
         let sources_ok = self.shared && self.shared_sources && !registry.is_empty();
-        {
-            let (comm, window) = (&self.comm, self.window.as_ref());
-            let pid = cma::pid();
-            mpi::request::scope(|scope| {
-                let mut gather =
-                    Some(comm.immediate_all_gather_into(scope, &mine[..], &mut all[..]));
-                for (k, p) in sends.iter().enumerate() {
-                    if offsets[k].is_some() && sources_ok {
-                        src_desc[k] = handler
-                            .send_sources(k)
-                            .and_then(|s| src_descriptor(&registry, &s, p.range.len(), limit));
-                    }
-                    if let (Some(_), Some(when), None) = (offsets[k], single_copy, &src_desc[k]) {
-                        cma_desc[k] = handler
-                            .send_spans(k)
-                            .and_then(|sp| cma_descriptor(&sp, p.range.len(), limit, when, pid));
-                    }
-                    match (offsets[k], window) {
-                        (Some(_), _) if cma_desc[k].is_some() || src_desc[k].is_some() => {}
-                        (Some(off), Some(w)) if !short => {
-                            // SAFETY: `off + len <= need <= cap` (window_plan), and no
-                            // peer reads it before our descriptor arrives.
-                            handler.pack(k, unsafe { w.part_mut(off, p.range.len()) });
-                        }
-                        (Some(_), _) => {} // packed into the grown window below
-                        (None, _) => {
-                            direct[k] = in_place(p)
-                                .then(|| handler.send_spans(k))
-                                .flatten()
-                                .filter(|sp| span_bytes(sp) == Some(p.range.len()));
-                            if direct[k].is_none() {
-                                handler.pack(k, &mut *parts[k]);
-                            }
-                        }
-                    }
-                    // Let the gather progress between packages.
-                    gather = gather.and_then(|g| g.test().err());
+        let (comm, window) = (&self.comm, self.window.as_ref());
+        let pid = cma::pid();
+        mpi::request::scope(|scope| {
+            let mut gather = Some(comm.immediate_all_gather_into(scope, &mine[..], &mut all[..]));
+            for (k, p) in sends.iter().enumerate() {
+                if out.offsets[k].is_some() && sources_ok {
+                    out.src_desc[k] = handler
+                        .send_sources(k)
+                        .and_then(|s| src_descriptor(&registry, &s, p.range.len(), limit));
                 }
-                if let Some(g) = gather {
-                    g.wait();
+                if let (Some(_), Some(when), None) = (out.offsets[k], single_copy, &out.src_desc[k])
+                {
+                    out.cma_desc[k] = handler
+                        .send_spans(k)
+                        .and_then(|sp| cma_descriptor(&sp, p.range.len(), limit, when, pid));
                 }
-            });
-        }
+                match (out.offsets[k], window) {
+                    (Some(_), _) if out.cma_desc[k].is_some() || out.src_desc[k].is_some() => {}
+                    (Some(off), Some(w)) if !short => {
+                        // SAFETY: `off + len <= need <= cap` (window_plan), and no
+                        // peer reads it before our descriptor arrives.
+                        handler.pack(k, unsafe { w.part_mut(off, p.range.len()) });
+                    }
+                    (Some(_), _) => {} // packed into the grown window later
+                    (None, _) => {
+                        out.direct[k] = self
+                            .in_place(p)
+                            .then(|| handler.send_spans(k))
+                            .flatten()
+                            .filter(|sp| span_bytes(sp) == Some(p.range.len()));
+                        if out.direct[k].is_none() {
+                            handler.pack(k, &mut *parts[k]);
+                        }
+                    }
+                }
+                // Let the gather progress between packages.
+                gather = gather.and_then(|g| g.test().err());
+            }
+            if let Some(g) = gather {
+                g.wait();
+            }
+        });
+        all
+    }
+
+    /// Hands every rank's check words to the handler for its verdict, checks that the
+    /// ranks agree on their settings, and grows the node's window if a segment of this
+    /// node is too small (`need`, `cap`, `short` as [`Self::grow_window`]).
+    fn take_verdict(
+        &mut self,
+        all: &[u64],
+        check: &[u64],
+        checked: &mut [u64],
+        handler: &mut dyn RoundHandler,
+        (need, cap, short): (usize, usize, bool),
+    ) -> Result<()> {
+        let words = check.len() + SETTINGS;
         for (r, words_r) in all.chunks_exact(words).enumerate() {
             checked[r * check.len()..][..check.len()].copy_from_slice(&words_r[..check.len()]);
         }
         handler.verdict(checked)?;
-        agree_on_settings(&all, words, check.len())?;
+        agree_on_settings(all, words, check.len())?;
         // Every rank saw the same flags: if a segment of this node is too small, the
         // node's ranks grow the window together.
         let grow = all
@@ -957,16 +1077,31 @@ impl Transport for MpiTransport {
         if grow {
             self.grow_window(need, cap, short)?;
         }
-        // A receiver that does not read by single copy gets the package through the
-        // window after all.
+        Ok(())
+    }
+
+    /// After the verdict: a package whose receiver does not read by single copy goes
+    /// through the window after all; the packages not yet packed (all of the window's
+    /// if this rank's segment was `short`) are packed into the window, and it is
+    /// synchronised before any descriptor leaves. Counts the bytes by their way.
+    fn pack_late(
+        &mut self,
+        all: &[u64],
+        checks: usize,
+        sends: &[Package],
+        out: &mut Outgoing,
+        short: bool,
+        handler: &mut dyn RoundHandler,
+    ) {
+        let words = checks + SETTINGS;
         let mut fell_back = vec![false; sends.len()];
         for (k, p) in sends.iter().enumerate() {
-            if cma_desc[k].is_some() && all[p.peer * words + check.len() + 3] == 0 {
-                cma_desc[k] = None;
+            if out.cma_desc[k].is_some() && all[p.peer * words + checks + 3] == 0 {
+                out.cma_desc[k] = None;
                 fell_back[k] = true;
             }
-            if src_desc[k].is_some() && all[p.peer * words + check.len() + 4] == 0 {
-                src_desc[k] = None;
+            if out.src_desc[k].is_some() && all[p.peer * words + checks + 4] == 0 {
+                out.src_desc[k] = None;
                 fell_back[k] = true;
             }
         }
@@ -976,10 +1111,13 @@ impl Transport for MpiTransport {
                 .as_ref()
                 .expect("a window holds the node's packages");
             for (k, p) in sends.iter().enumerate() {
-                if cma_desc[k].is_some() || src_desc[k].is_some() || !(short || fell_back[k]) {
+                if out.cma_desc[k].is_some()
+                    || out.src_desc[k].is_some()
+                    || !(short || fell_back[k])
+                {
                     continue;
                 }
-                if let Some(off) = offsets[k] {
+                if let Some(off) = out.offsets[k] {
                     // SAFETY: `off + len <= need`, and the grown segment holds `need`
                     // bytes; no peer reads it before our descriptor arrives.
                     handler.pack(k, unsafe { w.part_mut(off, p.range.len()) });
@@ -988,322 +1126,370 @@ impl Transport for MpiTransport {
         }
         self.shared_source_bytes += sends
             .iter()
-            .zip(&src_desc)
+            .zip(&out.src_desc)
             .filter(|(_, d)| d.is_some())
             .map(|(p, _)| p.range.len() as u64)
             .sum::<u64>();
         self.single_copy_bytes += sends
             .iter()
-            .zip(&cma_desc)
+            .zip(&out.cma_desc)
             .filter(|(_, d)| d.is_some())
             .map(|(p, _)| p.range.len() as u64)
             .sum::<u64>();
         self.node_message_bytes += sends
             .iter()
-            .zip(&offsets)
+            .zip(&out.offsets)
             .filter(|(p, o)| o.is_none() && self.node_rank[p.peer].is_some())
             .map(|(p, _)| p.range.len() as u64)
             .sum::<u64>();
-        let comm = &self.comm;
-        let window = self.window.as_ref();
-        if let Some(w) = window {
+        if let Some(w) = self.window.as_ref() {
             // Our packages are written before any descriptor leaves.
             w.sync();
         }
+    }
 
-        // 2. The round proper.
+    /// The round proper: posts every receive, acknowledgement and send, lets the
+    /// handler overlap, and handles the requests as they complete.
+    fn round_proper(
+        &self,
+        sends: &[Package],
+        parts: Vec<&mut [u8]>,
+        recvs: &[Package],
+        recv_buf: &mut [u8],
+        out: &Outgoing,
+        handler: &mut dyn RoundHandler,
+    ) -> Result<()> {
         let descriptors: Vec<u8> = sends
             .iter()
-            .zip(&offsets)
+            .zip(&out.offsets)
             .flat_map(|(p, o)| {
                 let (off, len) = o.map_or((0, 0), |o| (o as u64, p.range.len() as u64));
                 [MAGIC, off, len].into_iter().flat_map(u64::to_le_bytes)
             })
             .collect();
         let mut failure: Option<String> = None;
-        let mut kinds: Vec<Req> = Vec::with_capacity(2 * (recvs.len() + sends.len()));
-        // Parts of a message package (one unless it exceeds the message limit).
-        let n_parts = |len: usize| len.div_ceil(limit).max(1);
         let n_reqs: usize = recvs
             .iter()
             .chain(sends)
-            .map(|p| n_parts(p.range.len()) + 1)
+            .map(|p| self.n_parts(p.range.len()) + 1)
             .sum();
         multiple_scope(n_reqs, |scope, coll| {
-            // Post the first part of every receive, into the start of its part of the
-            // receive buffer (a window package arrives there as a descriptor); the
-            // other parts of a large package are posted once the first has arrived.
-            let mut later: Vec<Vec<&mut [u8]>> = Vec::with_capacity(recvs.len());
-            let mut starts: Vec<*const u8> = Vec::with_capacity(recvs.len());
-            for ((k, p), mine) in recvs
-                .iter()
-                .enumerate()
-                .zip(package_slices(recv_buf, recvs))
-            {
-                let (ptr, len) = (mine.as_mut_ptr(), mine.len());
-                starts.push(ptr.cast_const());
-                // Straight into the handler's spans, if it has them for a package that
-                // comes as one message (never a window descriptor).
-                let spans = (in_place(p) && !self.via_window(p))
-                    .then(|| handler.recv_spans(k))
-                    .flatten()
-                    .filter(|sp| span_bytes(sp) == Some(len));
-                // SAFETY: the handler vouched for the spans (`Span::new`) until this
-                // round returns, and the round waits for every request.
-                if let Some(req) = spans
-                    .as_deref()
-                    .and_then(|sp| unsafe { post_in_place(false, sp, p.peer, comm, scope) })
-                {
-                    coll.add(req);
-                    kinds.push(Req::InPlace(k));
-                    later.push(Vec::new());
-                    continue;
-                }
-                let mut parts: Vec<&mut [u8]> = (0..n_parts(len))
-                    .rev()
-                    .map(|i| {
-                        let at = i * limit;
-                        // SAFETY: disjoint ranges inside `mine`, all derived from `ptr`.
-                        unsafe { std::slice::from_raw_parts_mut(ptr.add(at), limit.min(len - at)) }
-                    })
-                    .collect();
-                let first = parts.pop().expect("at least one part");
-                let req = comm
-                    .process_at_rank(p.peer as i32)
-                    .immediate_receive_into_with_tag(scope, first, TAG);
-                coll.add(req);
-                kinds.push(Req::Recv(k));
-                parts.reverse();
-                later.push(parts);
-            }
-            let mut pending = vec![0usize; recvs.len()];
+            let mut posted = Posted {
+                comm: &self.comm,
+                scope,
+                coll,
+                kinds: Vec::with_capacity(2 * (recvs.len() + sends.len())),
+            };
+            let mut incoming = self.post_receives(&mut posted, recvs, recv_buf, handler);
             // Acknowledgements of the packages peers will read from this rank's window.
-            for (p, _) in sends.iter().zip(&offsets).filter(|(_, o)| o.is_some()) {
-                let req = comm
-                    .process_at_rank(p.peer as i32)
-                    .immediate_receive_into_with_tag(scope, &mut [][..], TAG_ACK);
-                coll.add(req);
-                kinds.push(Req::Ack);
+            for (p, _) in sends.iter().zip(&out.offsets).filter(|(_, o)| o.is_some()) {
+                posted.receive(p.peer, &mut [][..], TAG_ACK, Req::Ack);
             }
-            for ((k, p), part) in sends.iter().enumerate().zip(parts) {
-                // SAFETY: as for the receives; nothing writes B during the round.
-                if let Some(req) = direct[k]
-                    .as_deref()
-                    .and_then(|sp| unsafe { post_in_place(true, sp, p.peer, comm, scope) })
-                {
-                    coll.add(req);
-                    kinds.push(Req::Send);
-                    continue;
-                }
-                if direct[k].is_some() {
-                    // No datatype for these spans: pack after all.
-                    handler.pack(k, &mut *part);
-                }
-                let msg: &[u8] = if let Some(d) = &src_desc[k] {
-                    d
-                } else if let Some(d) = &cma_desc[k] {
-                    d
-                } else if offsets[k].is_some() {
-                    &descriptors[DESCRIPTOR * k..][..DESCRIPTOR]
-                } else {
-                    part
-                };
-                let mut chunks = msg.chunks(limit).peekable();
-                if chunks.peek().is_none() {
-                    let req = comm
-                        .process_at_rank(p.peer as i32)
-                        .immediate_send_with_tag(scope, msg, TAG);
-                    coll.add(req);
-                    kinds.push(Req::Send);
-                }
-                for c in chunks {
-                    let req = comm
-                        .process_at_rank(p.peer as i32)
-                        .immediate_send_with_tag(scope, c, TAG);
-                    coll.add(req);
-                    kinds.push(Req::Send);
-                }
-            }
+            self.post_sends(&mut posted, sends, parts, out, &descriptors, handler);
             handler.overlap();
-            // Tells `peer` that its package has been read from its memory: the sender
-            // waits for this acknowledgement in any case.
-            macro_rules! acknowledge {
-                ($peer:expr) => {{
-                    let req = comm.process_at_rank($peer as i32).immediate_send_with_tag(
-                        scope,
-                        &[][..],
-                        TAG_ACK,
-                    );
-                    coll.add(req);
-                    kinds.push(Req::Send);
-                }};
-            }
-            while coll.incomplete() > 0 {
-                // Poll, and give the core away between polls: with more ranks than
-                // cores, the peer whose package we wait for may need it.
-                let (i, status, data) = loop {
-                    if let Some(done) = coll.test_any() {
-                        break done;
-                    }
-                    std::thread::yield_now();
-                };
+            while posted.coll.incomplete() > 0 {
+                let (i, status, data) = posted.next_completed();
                 let got = status.count(u8::equivalent_datatype()) as usize;
-                let k = match kinds[i] {
-                    Req::Recv(k) => k,
-                    Req::InPlace(k) => {
-                        if got == recvs[k].range.len() {
-                            handler.received(k);
-                        } else {
-                            failure.get_or_insert(format!(
-                                "rank {rank} expected {} bytes from rank {} but received {got}",
-                                recvs[k].range.len(),
-                                recvs[k].peer
-                            ));
-                        }
-                        continue;
-                    }
-                    Req::Part(k) => {
-                        // A later part of a large package.
-                        if got != data.len() {
-                            failure.get_or_insert(format!(
-                                "rank {rank} expected a {}-byte part of a package from rank {} but received {got} bytes",
-                                data.len(),
-                                recvs[k].peer
-                            ));
-                        }
-                        pending[k] -= 1;
-                        if pending[k] == 0 {
-                            // SAFETY: every part of the package has arrived; together
-                            // they are its whole range of the receive buffer, which
-                            // nothing writes any more.
-                            let whole = unsafe {
-                                std::slice::from_raw_parts(starts[k], recvs[k].range.len())
-                            };
-                            handler.unpack(k, whole);
-                        }
-                        continue;
-                    }
-                    Req::Send | Req::Ack => continue,
-                };
-                let p = &recvs[k];
-                let from_sources = got < data.len()
-                    && self.shared
-                    && handler.reads_sources()
-                    && data.get(..8) == Some(&MAGIC_SRC.to_le_bytes()[..]);
-                if from_sources {
-                    let r = match (self.node_rank[p.peer], parse_src_descriptor(&data[..got])) {
-                        (Some(nr), Some(entries)) => map_sources(&registry, &entries, nr as usize)
-                            .and_then(|sources| {
-                                if handler.read_sources(k, &sources) {
-                                    Ok(())
-                                } else {
-                                    Err("its sources do not hold the package".to_string())
-                                }
-                            }),
-                        _ => Err("a malformed shared-source descriptor".to_string()),
-                    };
-                    if let Err(why) = r {
-                        failure.get_or_insert(format!(
-                            "rank {rank} could not read a package of rank {} from its shared buffers: {why}",
-                            p.peer
-                        ));
-                    }
-                    acknowledge!(p.peer);
-                    continue;
+                let done =
+                    self.completed(&mut posted, &mut incoming, recvs, i, (got, data), handler);
+                if let Err(why) = done {
+                    failure.get_or_insert(why);
                 }
-                if got < data.len() && self.reads_single_copy() {
-                    if let Some((pid, remote)) = parse_cma_descriptor(&data[..got]) {
-                        let len = p.range.len();
-                        let r = if self.node_rank[p.peer].is_none()
-                            || span_bytes(&remote) != Some(len)
-                        {
-                            Err(format!("its {len}-byte package does not match the spans"))
-                        } else if let Some(local) = handler
-                            .recv_spans(k)
-                            .filter(|sp| span_bytes(sp) == Some(len))
-                        {
-                            // Straight into A.
-                            // SAFETY: the handler vouched for the spans until the round
-                            // returns; the sender keeps its B unchanged until our
-                            // acknowledgement.
-                            unsafe { cma::read(pid, &local, &remote, len) }
-                                .map(|()| handler.received(k))
-                                .map_err(|e| format!("process_vm_readv failed (errno {})", e.0))
-                        } else {
-                            // Into the package's part of the receive buffer, which the
-                            // descriptor no longer needs, and transformed from there.
-                            // SAFETY: `starts[k]` is that part, `len` bytes of the
-                            // round's receive buffer that nothing else uses.
-                            let part = unsafe { Span::new(starts[k], len, 1, len) };
-                            unsafe { cma::read(pid, &[part], &remote, len) }
-                                .map(|()| {
-                                    // SAFETY: all `len` bytes were just written.
-                                    let whole =
-                                        unsafe { std::slice::from_raw_parts(starts[k], len) };
-                                    handler.unpack(k, whole);
-                                })
-                                .map_err(|e| format!("process_vm_readv failed (errno {})", e.0))
-                        };
-                        if let Err(why) = r {
-                            failure.get_or_insert(format!(
-                                "rank {rank} could not read a package of rank {} by single copy: {why}",
-                                p.peer
-                            ));
-                        }
-                        acknowledge!(p.peer);
-                        continue;
-                    }
-                }
-                if got == data.len() {
-                    if later[k].is_empty() {
-                        handler.unpack(k, data);
-                    } else {
-                        // The first part of a large package: post the others.
-                        for part in std::mem::take(&mut later[k]) {
-                            let req = comm
-                                .process_at_rank(p.peer as i32)
-                                .immediate_receive_into_with_tag(scope, part, TAG);
-                            coll.add(req);
-                            kinds.push(Req::Part(k));
-                            pending[k] += 1;
-                        }
-                    }
-                    continue;
-                }
-                let word =
-                    |i: usize| u64::from_le_bytes(data[8 * i..][..8].try_into().expect("8 bytes"));
-                let window = self.node_rank[p.peer].zip(self.window.as_ref());
-                let descriptor = got == DESCRIPTOR && data.len() > DESCRIPTOR && word(0) == MAGIC;
-                let Some((nr, w)) = window.filter(|_| descriptor) else {
-                    failure.get_or_insert(format!(
-                        "rank {rank} expected {} bytes from rank {} but received {got}",
-                        data.len(),
-                        p.peer
-                    ));
-                    continue;
-                };
-                let (off, len) = (word(1) as usize, word(2) as usize);
-                let (seg, seg_len) = w.segments[nr as usize];
-                if len != p.range.len() || off.checked_add(len).is_none_or(|e| e > seg_len) {
-                    failure.get_or_insert(format!(
-                        "rank {rank} got a window descriptor ({off}, {len}) from rank {} that does not fit its {}-byte package or {seg_len}-byte segment",
-                        p.peer,
-                        p.range.len()
-                    ));
-                } else {
-                    w.sync();
-                    // SAFETY: the range lies inside the peer's segment (checked above);
-                    // the peer wrote it before sending the descriptor and does not touch
-                    // it until our acknowledgement.
-                    let bytes = unsafe { std::slice::from_raw_parts(seg.add(off), len) };
-                    handler.unpack(k, bytes);
-                }
-                acknowledge!(p.peer);
             }
         });
         match failure {
             Some(msg) => Err(Error::Transport(msg)),
             None => Ok(()),
+        }
+    }
+
+    /// Parts of a message package of `len` bytes (one unless it exceeds the message
+    /// limit).
+    fn n_parts(&self, len: usize) -> usize {
+        len.div_ceil(self.message_limit).max(1)
+    }
+
+    /// Posts the first part of every receive, into the start of its part of the
+    /// receive buffer (a window package arrives there as a descriptor), or straight
+    /// into the handler's spans if it has them for a package that comes as one message
+    /// (never a window descriptor); the other parts of a large package are posted once
+    /// the first has arrived.
+    fn post_receives<'a>(
+        &self,
+        posted: &mut Posted<'a, '_>,
+        recvs: &[Package],
+        recv_buf: &'a mut [u8],
+        handler: &mut dyn RoundHandler,
+    ) -> Incoming<'a> {
+        let limit = self.message_limit;
+        let mut later: Vec<Vec<&mut [u8]>> = Vec::with_capacity(recvs.len());
+        let mut starts: Vec<*const u8> = Vec::with_capacity(recvs.len());
+        for ((k, p), mine) in recvs
+            .iter()
+            .enumerate()
+            .zip(package_slices(recv_buf, recvs))
+        {
+            let (ptr, len) = (mine.as_mut_ptr(), mine.len());
+            starts.push(ptr.cast_const());
+            let spans = (self.in_place(p) && !self.via_window(p))
+                .then(|| handler.recv_spans(k))
+                .flatten()
+                .filter(|sp| span_bytes(sp) == Some(len));
+            // SAFETY: the handler vouched for the spans (`Span::new`) until this
+            // round returns, and the round waits for every request.
+            if let Some(req) = spans.as_deref().and_then(|sp| unsafe {
+                post_in_place(false, sp, p.peer, posted.comm, posted.scope)
+            }) {
+                posted.add(req, Req::InPlace(k));
+                later.push(Vec::new());
+                continue;
+            }
+            let mut parts: Vec<&mut [u8]> = (0..self.n_parts(len))
+                .rev()
+                .map(|i| {
+                    let at = i * limit;
+                    // SAFETY: disjoint ranges inside `mine`, all derived from `ptr`.
+                    unsafe { std::slice::from_raw_parts_mut(ptr.add(at), limit.min(len - at)) }
+                })
+                .collect();
+            let first = parts.pop().expect("at least one part");
+            posted.receive(p.peer, first, TAG, Req::Recv(k));
+            parts.reverse();
+            later.push(parts);
+        }
+        Incoming {
+            starts,
+            later,
+            pending: vec![0usize; recvs.len()],
+        }
+    }
+
+    /// Posts every send: from where the package lies, its single-copy or window
+    /// descriptor, or its packed bytes (in parts beyond the message limit).
+    fn post_sends<'a>(
+        &self,
+        posted: &mut Posted<'a, '_>,
+        sends: &[Package],
+        parts: Vec<&'a mut [u8]>,
+        out: &'a Outgoing,
+        descriptors: &'a [u8],
+        handler: &mut dyn RoundHandler,
+    ) {
+        for ((k, p), part) in sends.iter().enumerate().zip(parts) {
+            // SAFETY: as for the receives; nothing writes B during the round.
+            if let Some(req) = out.direct[k].as_deref().and_then(|sp| unsafe {
+                post_in_place(true, sp, p.peer, posted.comm, posted.scope)
+            }) {
+                posted.add(req, Req::Send);
+                continue;
+            }
+            if out.direct[k].is_some() {
+                // No datatype for these spans: pack after all.
+                handler.pack(k, &mut *part);
+            }
+            let msg: &[u8] = if let Some(d) = &out.src_desc[k] {
+                d
+            } else if let Some(d) = &out.cma_desc[k] {
+                d
+            } else if out.offsets[k].is_some() {
+                &descriptors[DESCRIPTOR * k..][..DESCRIPTOR]
+            } else {
+                part
+            };
+            let mut chunks = msg.chunks(self.message_limit).peekable();
+            if chunks.peek().is_none() {
+                posted.send(p.peer, msg, TAG);
+            }
+            for c in chunks {
+                posted.send(p.peer, c, TAG);
+            }
+        }
+    }
+
+    /// Handles request `i`, completed with `got` bytes into `data`: hands a whole
+    /// package to the handler, posts the later parts of a large one, or reads a
+    /// package from a peer's B (single copy) or window and acknowledges it. An error
+    /// says what did not match.
+    fn completed<'a>(
+        &self,
+        posted: &mut Posted<'a, '_>,
+        incoming: &mut Incoming<'a>,
+        recvs: &[Package],
+        i: usize,
+        (got, data): (usize, &'a [u8]),
+        handler: &mut dyn RoundHandler,
+    ) -> std::result::Result<(), String> {
+        let k = match posted.kinds[i] {
+            Req::Recv(k) => k,
+            Req::InPlace(k) => {
+                let p = &recvs[k];
+                if got != p.range.len() {
+                    return Err(unexpected_size(self.rank(), p.range.len(), p.peer, got));
+                }
+                handler.received(k);
+                return Ok(());
+            }
+            Req::Part(k) => {
+                // A later part of a large package.
+                let done = if got == data.len() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "rank {} expected a {}-byte part of a package from rank {} but received {got} bytes",
+                        self.rank(),
+                        data.len(),
+                        recvs[k].peer
+                    ))
+                };
+                incoming.pending[k] -= 1;
+                if incoming.pending[k] == 0 {
+                    // SAFETY: every part of the package has arrived; together they are
+                    // its whole range of the receive buffer, which nothing writes any
+                    // more.
+                    let whole = unsafe {
+                        std::slice::from_raw_parts(incoming.starts[k], recvs[k].range.len())
+                    };
+                    handler.unpack(k, whole);
+                }
+                return done;
+            }
+            Req::Send | Req::Ack => return Ok(()),
+        };
+        let p = &recvs[k];
+        let from_sources = got < data.len()
+            && self.shared
+            && handler.reads_sources()
+            && data.get(..8) == Some(&MAGIC_SRC.to_le_bytes()[..]);
+        if from_sources {
+            let registry = self.registry.borrow();
+            let done = match (self.node_rank[p.peer], parse_src_descriptor(&data[..got])) {
+                (Some(nr), Some(entries)) => map_sources(&registry, &entries, nr as usize)
+                    .and_then(|sources| {
+                        if handler.read_sources(k, &sources) {
+                            Ok(())
+                        } else {
+                            Err("its sources do not hold the package".to_string())
+                        }
+                    }),
+                _ => Err("a malformed shared-source descriptor".to_string()),
+            }
+            .map_err(|why| {
+                format!(
+                    "rank {} could not read a package of rank {} from its shared buffers: {why}",
+                    self.rank(),
+                    p.peer
+                )
+            });
+            posted.acknowledge(p.peer);
+            return done;
+        }
+        if got < data.len() && self.reads_single_copy() {
+            if let Some((pid, remote)) = parse_cma_descriptor(&data[..got]) {
+                let done = self
+                    .read_single_copy(k, p, (pid, &remote), incoming.starts[k], handler)
+                    .map_err(|why| {
+                        format!(
+                            "rank {} could not read a package of rank {} by single copy: {why}",
+                            self.rank(),
+                            p.peer
+                        )
+                    });
+                posted.acknowledge(p.peer);
+                return done;
+            }
+        }
+        if got == data.len() {
+            if incoming.later[k].is_empty() {
+                handler.unpack(k, data);
+            } else {
+                // The first part of a large package: post the others.
+                for part in std::mem::take(&mut incoming.later[k]) {
+                    posted.receive(p.peer, part, TAG, Req::Part(k));
+                    incoming.pending[k] += 1;
+                }
+            }
+            return Ok(());
+        }
+        let word = |i: usize| u64::from_le_bytes(data[8 * i..][..8].try_into().expect("8 bytes"));
+        let window = self.node_rank[p.peer].zip(self.window.as_ref());
+        let descriptor = got == DESCRIPTOR && data.len() > DESCRIPTOR && word(0) == MAGIC;
+        let Some((nr, w)) = window.filter(|_| descriptor) else {
+            return Err(unexpected_size(self.rank(), data.len(), p.peer, got));
+        };
+        let descriptor = (word(1) as usize, word(2) as usize);
+        let done = self.read_window(w, nr, descriptor, (k, p), handler);
+        posted.acknowledge(p.peer);
+        done
+    }
+
+    /// Unpacks incoming package `k` (`p`) from the bytes `off .. off + len` of the
+    /// segment of node rank `nr` of window `w` (the sender's descriptor `(off, len)`).
+    /// An error says that the descriptor does not fit.
+    fn read_window(
+        &self,
+        w: &Window,
+        nr: i32,
+        (off, len): (usize, usize),
+        (k, p): (usize, &Package),
+        handler: &mut dyn RoundHandler,
+    ) -> std::result::Result<(), String> {
+        let (seg, seg_len) = w.segments[nr as usize];
+        if len != p.range.len() || off.checked_add(len).is_none_or(|e| e > seg_len) {
+            return Err(format!(
+                "rank {} got a window descriptor ({off}, {len}) from rank {} that does not fit its {}-byte package or {seg_len}-byte segment",
+                self.rank(),
+                p.peer,
+                p.range.len()
+            ));
+        }
+        w.sync();
+        // SAFETY: the range lies inside the peer's segment (checked above); the peer
+        // wrote it before sending the descriptor and does not touch it until our
+        // acknowledgement.
+        let bytes = unsafe { std::slice::from_raw_parts(seg.add(off), len) };
+        handler.unpack(k, bytes);
+        Ok(())
+    }
+
+    /// Reads incoming package `k` (`p`) from its sender's B by single copy (`pid`,
+    /// `remote`: the sender's descriptor): straight into A if the handler has spans
+    /// for it, else into the package's part of the receive buffer (`start`) and
+    /// unpacked from there. An error says why not.
+    fn read_single_copy(
+        &self,
+        k: usize,
+        p: &Package,
+        (pid, remote): (i32, &[Span]),
+        start: *const u8,
+        handler: &mut dyn RoundHandler,
+    ) -> std::result::Result<(), String> {
+        let len = p.range.len();
+        let failed = |e: cma::ReadError| format!("process_vm_readv failed (errno {})", e.0);
+        if self.node_rank[p.peer].is_none() || span_bytes(remote) != Some(len) {
+            Err(format!("its {len}-byte package does not match the spans"))
+        } else if let Some(local) = handler
+            .recv_spans(k)
+            .filter(|sp| span_bytes(sp) == Some(len))
+        {
+            // Straight into A.
+            // SAFETY: the handler vouched for the spans until the round returns; the
+            // sender keeps its B unchanged until our acknowledgement.
+            unsafe { cma::read(pid, &local, remote, len) }
+                .map(|()| handler.received(k))
+                .map_err(failed)
+        } else {
+            // Into the package's part of the receive buffer, which the descriptor no
+            // longer needs, and transformed from there.
+            // SAFETY: `start` is that part, `len` bytes of the round's receive buffer
+            // that nothing else uses.
+            let part = unsafe { Span::new(start, len, 1, len) };
+            unsafe { cma::read(pid, &[part], remote, len) }
+                .map(|()| {
+                    // SAFETY: all `len` bytes were just written.
+                    let whole = unsafe { std::slice::from_raw_parts(start, len) };
+                    handler.unpack(k, whole);
+                })
+                .map_err(failed)
         }
     }
 }

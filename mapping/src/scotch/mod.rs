@@ -44,11 +44,13 @@ mod ffi;
 use std::time::Instant;
 
 use copr::lap::Perm;
+use copr::rng::SplitMix;
 
+use crate::candidates::{Options, Scored};
 use crate::machine::{MapMachine, NetKind};
 use crate::metrics::evaluate;
-use crate::optimise::{refine, Options, Scored, SplitMix};
 use crate::pattern::Pattern;
+use crate::swaps::refine;
 
 use ffi::{Arch, Graph, Num};
 

@@ -1,0 +1,667 @@
+//! Swaps of tasks between nodes: refinement of the bandwidth-weighted hop-bytes (over
+//! every task, or around a few), balancing swaps that bring the busiest link down to a
+//! target, and the arrangement of tasks on the cores inside each node. Every swap
+//! must lower the bandwidth-weighted hop-bytes (a hop in direction `d` costs
+//! `max bandwidth / bandwidth_d`) or, when balancing, the excess over the targets.
+
+use std::time::Instant;
+
+use super::machine::{MapMachine, NetKind};
+use super::pattern::Pattern;
+use copr::lap::Perm;
+use copr::rng::SplitMix;
+
+/// Swap refinement: repeatedly swaps two tasks on different nodes when that lowers
+/// the bandwidth-weighted hop-bytes. Returns whether anything changed.
+///
+/// # Complexity
+/// Per pass `O(p·deg·(deg + c)·n)` for `c` candidate partners per neighbour node and
+/// `n` torus dimensions; at most `max_passes` passes, stopping early when one gains
+/// less than 0.01 % or at `deadline`.
+pub fn refine(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    rng: &mut SplitMix,
+    deadline: Instant,
+    max_passes: usize,
+) -> bool {
+    let n = p.tasks();
+    if m.nodes() < 2 || n < 2 {
+        return false;
+    }
+    let (off, adj) = p.undirected();
+    let mut sw = Swaps::new(m, (&off, &adj), map);
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut current = sw.total;
+    for _pass in 0..max_passes {
+        rng.shuffle(&mut order);
+        let mut gain = 0.0;
+        for (i, &u) in order.iter().enumerate() {
+            if i % 256 == 0 && Instant::now() >= deadline {
+                break;
+            }
+            if let Some((delta, _)) = sw.improve(u, current) {
+                gain -= delta;
+            }
+        }
+        current -= gain;
+        if gain <= 1e-4 * current.max(1.0) || Instant::now() >= deadline {
+            break;
+        }
+    }
+    sw.finish(map)
+}
+
+/// Swap refinement around `seeds` only: the tasks of a work list, starting with
+/// `seeds`, each swapped as in [`refine`]; a swap adds both tasks and their
+/// neighbours to the list; at most `limit` tasks are looked at. `(off, adj)` is the
+/// pattern's [`Pattern::undirected`] graph, `scale` the size of the weighted
+/// hop-bytes (for the tolerance of a gain). Returns whether anything changed.
+///
+/// # Complexity
+/// `O(n)` to start, then `O(limit·deg·(deg + c)·n)` at most, as [`refine`] per task.
+pub(crate) fn refine_around(
+    m: &MapMachine,
+    (off, adj): (&[usize], &[(u32, u64)]),
+    map: &mut Perm,
+    seeds: &[usize],
+    (limit, scale): (usize, f64),
+) -> bool {
+    let n = off.len() - 1;
+    if m.nodes() < 2 || n < 2 {
+        return false;
+    }
+    let mut sw = Swaps::lazy(m, (off, adj), map);
+    let mut queued = vec![false; n];
+    let mut list: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
+    for &u in seeds {
+        if !std::mem::replace(&mut queued[u], true) {
+            list.push_back(u);
+        }
+    }
+    let current = scale;
+    let mut seen = 0;
+    while let Some(u) = list.pop_front() {
+        queued[u] = false;
+        seen += 1;
+        if seen > limit {
+            break;
+        }
+        if let Some((_, x)) = sw.improve(u, current) {
+            for t in [u, x] {
+                for v in std::iter::once(t).chain(
+                    sw.adj[sw.off[t]..sw.off[t + 1]]
+                        .iter()
+                        .map(|e| e.0 as usize),
+                ) {
+                    if !std::mem::replace(&mut queued[v], true) {
+                        list.push_back(v);
+                    }
+                }
+            }
+        }
+    }
+    sw.finish(map)
+}
+
+/// On one rank per node and at least [`BOUNDED_NODES`] nodes, a task with more than
+/// [`BOUNDED_ABOVE`] target nodes tries only [`BOUNDED_TARGETS`] of them (its heaviest
+/// partners' nodes): dense quotient graphs, such as a power-law graph's groups.
+const BOUNDED_NODES: usize = 512;
+const BOUNDED_ABOVE: usize = 32;
+const BOUNDED_TARGETS: usize = 32;
+
+/// The state of swap refinement: where every task is, and its cost there.
+struct Swaps<'a> {
+    m: &'a MapMachine,
+    rpn: usize,
+    off: &'a [usize],
+    adj: &'a [(u32, u64)],
+    dist: Dist<'a>,
+    slot: Vec<usize>,
+    task_at: Vec<usize>,
+    /// Each task's cost on its own node, recomputed when it or a neighbour moves.
+    here: Vec<f64>,
+    stale: Vec<bool>,
+    /// Bytes between the task being moved and each other task (dense, reset after use).
+    wu: Vec<f64>,
+    targets: Vec<usize>,
+    /// Whether each node is in `targets` (all false between calls).
+    listed: Vec<bool>,
+    /// Whether only the nodes where the moved task costs less are tried.
+    only_gaining: bool,
+    /// The weighted hop-bytes at the start.
+    total: f64,
+    changed: bool,
+}
+
+impl<'a> Swaps<'a> {
+    /// Every task's cost computed now, and their sum.
+    fn new(m: &'a MapMachine, graph: (&'a [usize], &'a [(u32, u64)]), map: &Perm) -> Self {
+        let mut sw = Self::lazy(m, graph, map);
+        let n = sw.here.len();
+        sw.here = (0..n).map(|u| sw.cost_at(u, sw.slot[u] / sw.rpn)).collect();
+        sw.stale.fill(false);
+        sw.total = sw.here.iter().sum::<f64>() / 2.0;
+        sw
+    }
+
+    /// Every task's cost computed when first needed; `total` left at 0.
+    fn lazy(m: &'a MapMachine, (off, adj): (&'a [usize], &'a [(u32, u64)]), map: &Perm) -> Self {
+        let n = off.len() - 1;
+        Swaps {
+            m,
+            rpn: m.ranks_per_node(),
+            off,
+            adj,
+            dist: Dist::new(m),
+            slot: map.forward().to_vec(),
+            task_at: map.inverse().to_vec(),
+            here: vec![0.0; n],
+            stale: vec![true; n],
+            wu: vec![0.0; n],
+            targets: Vec::new(),
+            listed: vec![false; m.nodes()],
+            only_gaining: m.ranks_per_node() > 1 && n > 2048,
+            total: 0.0,
+            changed: false,
+        }
+    }
+
+    /// Task `u`'s bytes times distance if it were on node `a`.
+    fn cost_at(&self, u: usize, a: usize) -> f64 {
+        self.adj[self.off[u]..self.off[u + 1]]
+            .iter()
+            .map(|&(v, w)| w as f64 * self.dist.get(a, self.slot[v as usize] / self.rpn))
+            .sum()
+    }
+
+    fn fresh(&mut self, t: usize) {
+        if std::mem::take(&mut self.stale[t]) {
+            self.here[t] = self.cost_at(t, self.slot[t] / self.rpn);
+        }
+    }
+
+    /// The best swap of `u` with a task on the node of one of its neighbours (on one
+    /// rank per node, also the nodes next to those), applied when it lowers the
+    /// weighted hop-bytes (`current` sets the tolerance): `(change, partner)`.
+    fn improve(&mut self, u: usize, current: f64) -> Option<(f64, usize)> {
+        let (m, rpn) = (self.m, self.rpn);
+        let a = self.slot[u] / rpn;
+        let mut targets = std::mem::take(&mut self.targets);
+        targets.clear();
+        for &(v, _) in &self.adj[self.off[u]..self.off[u + 1]] {
+            let b = self.slot[v as usize] / rpn;
+            if b != a && !std::mem::replace(&mut self.listed[b], true) {
+                targets.push(b);
+            }
+        }
+        let small_graph = !matches!(m.kind(), NetKind::Torus(_)) && m.nodes() <= 64;
+        if rpn == 1 && small_graph {
+            // few nodes off a torus: every node is a candidate
+            for &b in &targets {
+                self.listed[b] = false;
+            }
+            targets.clear();
+            targets.extend((0..m.nodes()).filter(|&x| x != a));
+        } else if rpn == 1 && m.nodes() >= BOUNDED_NODES && targets.len() > BOUNDED_ABOVE {
+            // a dense quotient on many nodes: only the nodes u exchanges the most
+            // bytes with (a bounded candidate list; the whole list costs O(deg²))
+            for &b in &targets {
+                self.listed[b] = false;
+            }
+            targets.clear();
+            let mut heavy: Vec<(u64, usize)> = self.adj[self.off[u]..self.off[u + 1]]
+                .iter()
+                .map(|&(v, w)| (w, self.slot[v as usize] / rpn))
+                .filter(|&(_, b)| b != a)
+                .collect();
+            heavy.select_nth_unstable_by(BOUNDED_TARGETS - 1, |x, y| y.cmp(x));
+            targets.extend(heavy[..BOUNDED_TARGETS].iter().map(|&(_, b)| b));
+        } else if rpn == 1 {
+            let base = targets.len();
+            for j in 0..base {
+                let listed = &mut self.listed;
+                self.dist.neighbours(targets[j], |x| {
+                    if x != a && !std::mem::replace(&mut listed[x], true) {
+                        targets.push(x);
+                    }
+                });
+            }
+        }
+        self.fresh(u);
+        for &b in &targets {
+            for i in b * rpn..(b + 1) * rpn {
+                self.fresh(self.task_at[i]);
+            }
+        }
+        let cu_a = self.here[u];
+        for &(v, w) in &self.adj[self.off[u]..self.off[u + 1]] {
+            self.wu[v as usize] = w as f64;
+        }
+        let tol = 1e-9 * (1.0 + current.abs());
+        let mut best = (0.0f64, usize::MAX);
+        for &b in &targets {
+            let cu_b = self.cost_at(u, b);
+            // large patterns on several ranks per node: only nodes u itself would
+            // rather be on (a swap that helps only the partner is mostly found from the
+            // partner's side)
+            if self.only_gaining && cu_b >= cu_a - tol {
+                continue;
+            }
+            let dab = self.dist.get(a, b);
+            for &x in &self.task_at[b * rpn..(b + 1) * rpn] {
+                let delta =
+                    cu_b - cu_a + self.cost_at(x, a) - self.here[x] + 2.0 * self.wu[x] * dab;
+                if delta < best.0 - tol {
+                    best = (delta, x);
+                }
+            }
+        }
+        for &(v, _) in &self.adj[self.off[u]..self.off[u + 1]] {
+            self.wu[v as usize] = 0.0;
+        }
+        for &b in &targets {
+            self.listed[b] = false;
+        }
+        self.targets = targets;
+        if best.1 == usize::MAX {
+            return None;
+        }
+        let x = best.1;
+        swap_tasks(&mut self.slot, &mut self.task_at, u, x);
+        self.changed = true;
+        for t in [u, x] {
+            self.stale[t] = true;
+            for &(v, _) in &self.adj[self.off[t]..self.off[t + 1]] {
+                self.stale[v as usize] = true;
+            }
+        }
+        Some(best)
+    }
+
+    /// Writes the mapping back if anything moved; whether it did.
+    fn finish(self, map: &mut Perm) -> bool {
+        if self.changed {
+            *map = Perm::from_forward(self.slot).expect("swaps keep a bijection");
+        }
+        self.changed
+    }
+}
+
+/// Random swaps of two tasks on different nodes, accepted when they lower
+/// `max(0, HB/hb0 − 1) + max(0, T/lt0 − 1)` (T the largest link time), or keep it and
+/// lower the hop-bytes; stops when both targets are met, after `min(40·p, 60000)`
+/// tries, or at `deadline`. Half the time the first task is one with a message through
+/// the busiest link (refreshed every 256 tries) and the second sits on the node of one
+/// of the first's neighbours. Returns whether the targets were met.
+///
+/// # Complexity
+/// Per try `O(deg·h + L)` for links `L` (the largest load is rescanned); every 256
+/// tries `O(m·h)`.
+pub(crate) fn balance(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    hb0: u128,
+    lt0: f64,
+    rng: &mut SplitMix,
+    deadline: Instant,
+) -> bool {
+    let tries = (40 * p.tasks()).min(60_000);
+    balance_tries(p, m, map, (hb0, lt0), rng, deadline, tries)
+}
+
+/// [`balance`] with at most `tries` tries.
+pub(crate) fn balance_tries(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    (hb0, lt0): (u128, f64),
+    rng: &mut SplitMix,
+    deadline: Instant,
+    tries: usize,
+) -> bool {
+    let n = p.tasks();
+    let rpn = m.ranks_per_node();
+    if m.nodes() < 2 || !(2..=1 << 17).contains(&n) {
+        return false;
+    }
+    let inv = m.link_inv_bandwidths();
+    // directed messages per task, both ways, for load updates
+    let mut inc: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); n];
+    for e in p.edges() {
+        inc[e.src as usize].push((e.src, e.dst, e.bytes));
+        inc[e.dst as usize].push((e.src, e.dst, e.bytes));
+    }
+    let mut slot: Vec<usize> = map.forward().to_vec();
+    let mut at: Vec<usize> = map.inverse().to_vec();
+    let mut load = vec![0f64; m.num_links()];
+    let mut hb: u128 = 0;
+    for e in p.edges() {
+        let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
+        hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
+        m.for_route(a, b, |l| load[l] += e.bytes as f64);
+    }
+    let lt0 = lt0.max(f64::MIN_POSITIVE);
+    let hbf = (hb0.max(1)) as f64;
+    let penalty =
+        |hb: u128, t: f64| -> f64 { (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0) };
+    // the largest link time and a link that has it
+    let scan = |load: &[f64]| -> (f64, usize) {
+        let mut best = (0.0, 0);
+        for (l, (x, i)) in load.iter().zip(&inv).enumerate() {
+            if x * i > best.0 {
+                best = (x * i, l);
+            }
+        }
+        best
+    };
+    // after loads on `touched` changed: again the largest (a rescan only when the
+    // link that had it was touched)
+    let rescore = |load: &[f64], touched: &[usize], (t, l): (f64, usize)| -> (f64, usize) {
+        if touched.contains(&l) {
+            return scan(load);
+        }
+        let mut best = (t, l);
+        for &k in touched {
+            if load[k] * inv[k] > best.0 {
+                best = (load[k] * inv[k], k);
+            }
+        }
+        best
+    };
+    let mut top = scan(&load);
+    let mut pen = penalty(hb, top.0);
+    let mut moved: Vec<(u32, u32, u64)> = Vec::new();
+    let mut touched: Vec<usize> = Vec::new();
+    // the tasks through the busiest link are listed again every `every` tries
+    let every = if n <= 2048 { 256 } else { 2048 };
+    // tasks with a message through the busiest link, refreshed now and then
+    let mut hot: Vec<usize> = Vec::new();
+    for tr in 0..tries {
+        if pen <= 1e-12 {
+            break;
+        }
+        if tr % 64 == 0 && Instant::now() >= deadline {
+            break;
+        }
+        if tr % every == 0 {
+            through_busiest(p, m, &slot, (&load[..], &inv[..]), &mut hot);
+        }
+        let r = rng.next_u64();
+        let u = if !hot.is_empty() && r % 2 == 0 {
+            hot[(r / 2 % hot.len() as u64) as usize]
+        } else {
+            (r / 2 % n as u64) as usize
+        };
+        // a partner on the node of one of u's neighbours, or anywhere
+        let r = rng.next_u64();
+        let x = if r % 2 == 0 && !inc[u].is_empty() {
+            let e = inc[u][(r / 2 % inc[u].len() as u64) as usize];
+            let v = if e.0 as usize == u { e.1 } else { e.0 } as usize;
+            let node = slot[v] / rpn;
+            let s = node * rpn + (rng.next_u64() % rpn as u64) as usize;
+            at[s]
+        } else {
+            (r / 2 % n as u64) as usize
+        };
+        if slot[u] / rpn == slot[x] / rpn {
+            continue;
+        }
+        moved.clear();
+        moved.extend(inc[u].iter().copied());
+        moved.extend(
+            inc[x]
+                .iter()
+                .filter(|e| e.0 as usize != u && e.1 as usize != u),
+        );
+        let apply =
+            |slot: &[usize], load: &mut [f64], touched: &mut Vec<usize>, sign: f64| -> i128 {
+                let mut dh: i128 = 0;
+                for &(a, b, w) in &moved {
+                    let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
+                    dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
+                    m.for_route(na, nb, |l| {
+                        load[l] += sign * w as f64;
+                        touched.push(l);
+                    });
+                }
+                dh
+            };
+        touched.clear();
+        let d1 = apply(&slot, &mut load, &mut touched, -1.0);
+        swap_tasks(&mut slot, &mut at, u, x);
+        let d2 = apply(&slot, &mut load, &mut touched, 1.0);
+        let new_hb = (hb as i128 + d1 + d2) as u128;
+        let new_top = rescore(&load, &touched, top);
+        let new_pen = penalty(new_hb, new_top.0);
+        if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
+            pen = new_pen;
+            hb = new_hb;
+            top = new_top;
+        } else {
+            apply(&slot, &mut load, &mut touched, -1.0);
+            swap_tasks(&mut slot, &mut at, u, x);
+            apply(&slot, &mut load, &mut touched, 1.0);
+            top = rescore(&load, &touched, new_top);
+        }
+    }
+    *map = Perm::from_forward(slot).expect("swaps keep a bijection");
+    pen <= 1e-12
+}
+
+/// Lists in `hot` the two tasks of every message through the busiest link (the first
+/// of the largest `load · inv`), when task `t` is in slot `slot[t]`.
+fn through_busiest(
+    p: &Pattern,
+    m: &MapMachine,
+    slot: &[usize],
+    (load, inv): (&[f64], &[f64]),
+    hot: &mut Vec<usize>,
+) {
+    let rpn = m.ranks_per_node();
+    let lstar = (0..load.len())
+        .max_by(|&a, &b| {
+            (load[a] * inv[a])
+                .partial_cmp(&(load[b] * inv[b]))
+                .expect("finite")
+        })
+        .unwrap_or(0);
+    hot.clear();
+    for e in p.edges() {
+        let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
+        let mut through = false;
+        m.for_route(a, b, |l| through |= l == lstar);
+        if through {
+            hot.push(e.src as usize);
+            hot.push(e.dst as usize);
+        }
+    }
+}
+
+/// Inside every node, swaps the cores of two tasks while that lowers
+/// `Σ bytes·inv_bandwidth(level the two cores share)` over the node's internal
+/// messages (the node tree's level costs). Nodes keep their tasks, so no network
+/// metric changes. Returns whether anything moved.
+///
+/// # Complexity
+/// Per node and pass `O(k²·deg)` for `k` ranks per node; at most 8 passes.
+pub(crate) fn arrange_in_nodes(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    deadline: Instant,
+) -> bool {
+    let Some(tree) = m.node_tree() else {
+        return false;
+    };
+    let rpn = m.ranks_per_node();
+    if rpn < 2 {
+        return false;
+    }
+    let (off, adj) = p.undirected();
+    let mut slot = map.forward().to_vec();
+    let mut at = map.inverse().to_vec();
+    // cost of task u on core c against its node-mates, leaving out task `skip`
+    let contrib = |slot: &[usize], u: usize, c: usize, skip: usize| -> f64 {
+        let node = slot[u] / rpn;
+        adj[off[u]..off[u + 1]]
+            .iter()
+            .filter(|&&(v, _)| v as usize != skip && slot[v as usize] / rpn == node)
+            .map(|&(v, w)| w as f64 * tree.link(c, slot[v as usize] % rpn).inv_bandwidth)
+            .sum()
+    };
+    let mut moved = false;
+    for node in 0..m.nodes() {
+        if node % 64 == 0 && Instant::now() >= deadline {
+            break;
+        }
+        for _pass in 0..8 {
+            let mut improved = false;
+            for i in 0..rpn {
+                for j in i + 1..rpn {
+                    let (u, x) = (at[node * rpn + i], at[node * rpn + j]);
+                    let before = contrib(&slot, u, i, x) + contrib(&slot, x, j, u);
+                    let after = contrib(&slot, u, j, x) + contrib(&slot, x, i, u);
+                    if after < before * (1.0 - 1e-12) - 1e-300 {
+                        swap_tasks(&mut slot, &mut at, u, x);
+                        improved = true;
+                        moved = true;
+                    }
+                }
+            }
+            if !improved {
+                break;
+            }
+        }
+    }
+    if moved {
+        *map = Perm::from_forward(slot).expect("swaps keep a bijection");
+    }
+    moved
+}
+
+/// Exchanges the slots of tasks `u` and `x` (`slot`: task → slot, `at`: slot → task).
+fn swap_tasks(slot: &mut [usize], at: &mut [usize], u: usize, x: usize) {
+    let (su, sx) = (slot[u], slot[x]);
+    slot[u] = sx;
+    slot[x] = su;
+    at[sx] = u;
+    at[su] = x;
+}
+
+/// Bandwidth-weighted hop distance between nodes.
+struct Dist<'a> {
+    m: &'a MapMachine,
+    w: Vec<f64>,
+    /// Node at each torus coordinate index, for whole tori.
+    node_at: Vec<usize>,
+}
+
+impl<'a> Dist<'a> {
+    fn new(m: &'a MapMachine) -> Self {
+        let w = m.hop_weights();
+        let node_at = match m.kind() {
+            NetKind::Torus(t) if t.num_nodes() == t.num_coords() => {
+                let mut v = vec![usize::MAX; t.num_coords()];
+                for k in 0..t.num_nodes() {
+                    v[t.coord_index(t.coords(k))] = k;
+                }
+                v
+            }
+            _ => Vec::new(),
+        };
+        Self { m, w, node_at }
+    }
+
+    #[inline]
+    fn get(&self, a: usize, b: usize) -> f64 {
+        if a == b {
+            return 0.0;
+        }
+        match self.m.kind() {
+            NetKind::Torus(t) => {
+                let (ca, cb) = (t.coords(a), t.coords(b));
+                let dims = t.dims();
+                let mut s = 0.0;
+                for d in 0..ca.len() {
+                    let x = ca[d].abs_diff(cb[d]);
+                    s += f64::from(x.min(dims[d] - x)) * self.w[d];
+                }
+                s
+            }
+            _ => f64::from(self.m.hops(a, b)),
+        }
+    }
+
+    /// Calls `f` for the nodes one torus hop from node `a` (none for other networks).
+    fn neighbours(&self, a: usize, mut f: impl FnMut(usize)) {
+        let NetKind::Torus(t) = self.m.kind() else {
+            return;
+        };
+        if self.node_at.is_empty() {
+            return;
+        }
+        let mut x = t.coords(a).to_vec();
+        let dims = t.dims();
+        for d in 0..x.len() {
+            let c = x[d];
+            for step in [1, dims[d] - 1] {
+                x[d] = (c + step) % dims[d];
+                let k = self.node_at[t.coord_index(&x)];
+                if k != usize::MAX && k != a {
+                    f(k);
+                }
+            }
+            x[d] = c;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::evaluate;
+    use std::time::Duration;
+
+    #[test]
+    fn cores_are_arranged_by_the_node_tree() {
+        // one node, two packages of four cores; tasks 0-3 and 4-7 are two cliques,
+        // placed interleaved over the packages: arranging puts each in one package
+        let tree = copr_topology::NodeTree::from_shape(
+            "pack:2 core:4",
+            &copr_topology::LevelCosts::default(),
+        )
+        .unwrap();
+        let m = MapMachine::flat(1, 8)
+            .unwrap()
+            .with_node_tree(tree)
+            .unwrap();
+        let mut edges = Vec::new();
+        for g in [0u32, 4] {
+            for a in g..g + 4 {
+                for b in g..g + 4 {
+                    if a != b {
+                        edges.push(crate::pattern::Edge {
+                            src: a,
+                            dst: b,
+                            bytes: 10,
+                        });
+                    }
+                }
+            }
+        }
+        let p = Pattern::from_edges(8, edges, String::new()).unwrap();
+        let mut map = Perm::from_forward(vec![0, 4, 1, 5, 2, 6, 3, 7]).unwrap();
+        let far = |map: &Perm| evaluate(&p, &m, map).intra_levels.last().unwrap().bytes;
+        // 4 of each clique's 6 pairs cross the packages, 10 bytes each way
+        assert_eq!(far(&map), 2 * 4 * 2 * 10);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert!(arrange_in_nodes(&p, &m, &mut map, deadline));
+        assert_eq!(far(&map), 0);
+        let pkg = |t: usize| map.apply(t) / 4;
+        assert!((0..4).all(|t| pkg(t) == pkg(0)) && (4..8).all(|t| pkg(t) == pkg(4)));
+    }
+}
