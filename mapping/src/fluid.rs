@@ -77,7 +77,10 @@ impl RoundModel {
 }
 
 /// Seconds until the last message of `p` under `map` arrives, every message sent at
-/// once, with max-min fair sharing of every link (see the [module docs](self)).
+/// once, with max-min fair sharing of every link ([`RoundModel`] says how fair);
+/// messages inside a node take `bytes / loopback_bandwidth` each, unshared, and
+/// latencies are left out. The busiest link's time ([`crate::Metrics::max_link_time`])
+/// is a lower bound.
 ///
 /// # Complexity
 /// `O(E · (F·h + L) · log L)` for `F` messages between nodes of at most `h` links
