@@ -17,6 +17,7 @@ use copr_cost_models::{
     CostModel, LatencyBandwidth, LocallyFreeVolume, Scaled, SolverHints, Sum, TransformCost,
 };
 use copr_topology::{InterNode, IntraNode, LinkCost, Machine, PlacementRule};
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -184,17 +185,31 @@ fn main() {
             checked += 1;
         }
     }
+    edge_cases(&world, &mut rng);
+    let text = placement_everywhere(&world);
+    if me == 0 {
+        println!(
+            "gain_mpi: placement discovered at run time:\n{}",
+            text.trim_end()
+        );
+        println!("gain_mpi: {p} ranks, {checked} distributed relabelings (dense and sparse) match the serial ones");
+        println!("gain_mpi: rank 0 sent {sparse_rows} sparse entries in all, at most {max_row} candidates per row");
+    }
+}
+
+/// A layout onto itself (nothing to gain, short rows), a communicator that does not
+/// match the layouts, and a model failing on one rank only.
+fn edge_cases(world: &SimpleCommunicator, rng: &mut ChaCha8Rng) {
+    let (me, p) = (world.rank() as usize, world.size() as usize);
     // a layout onto itself: every label receives from its own process only, so every
     // rank's candidates (its node, 2 ranks) are fewer than p: no p-long row anywhere
     if p >= 3 {
-        let l = common::random_layout(&mut rng, 40, 30, p)
-            .with_ranks(p)
-            .unwrap();
+        let l = common::random_layout(rng, 40, 30, p).with_ranks(p).unwrap();
         let input = onto_itself(&l);
         for (name, model) in models(p) {
             let sp = Relabel::from_layouts(model.as_ref(), &input)
                 .method(Method::Sparse)
-                .solve_on(&world)
+                .solve_on(world)
                 .unwrap();
             assert!(sp.candidates <= 2 && sp.candidates < p, "{name}: {sp:?}");
             assert!(sp.row_len < p && sp.gathered_len < p * p, "{name}: {sp:?}");
@@ -202,25 +217,23 @@ fn main() {
         }
     }
     // a communicator that does not match the layouts is refused on every rank
-    let src = common::random_layout(&mut rng, 5, 5, p + 1)
+    let src = common::random_layout(rng, 5, 5, p + 1)
         .with_ranks(p + 1)
         .unwrap();
     let input = onto_itself(&src);
     assert!(Relabel::from_layouts(&LocallyFreeVolume, &input)
         .method(Method::Dense)
-        .solve_on(&world)
+        .solve_on(world)
         .is_err());
     // a model that names no candidates on rank 1 only: rank 1 fails by itself, and every
     // other rank must learn of it and return an error too (without the agreement they
     // would wait in the gather forever)
     if p >= 2 {
-        let l = common::random_layout(&mut rng, 20, 20, p)
-            .with_ranks(p)
-            .unwrap();
+        let l = common::random_layout(rng, 20, 20, p).with_ranks(p).unwrap();
         let input = onto_itself(&l);
         let err = Relabel::from_layouts(&NoCandidatesOn(1), &input)
             .method(Method::Sparse)
-            .solve_on(&world)
+            .solve_on(world)
             .unwrap_err();
         let msg = err.to_string();
         if me == 1 {
@@ -229,8 +242,14 @@ fn main() {
             assert!(msg.contains("another rank failed"), "rank {me}: {msg}");
         }
     }
+}
+
+/// The placement discovered at run time, checked to be the same on every rank and to
+/// put each rank on its own host; its text.
+fn placement_everywhere(world: &SimpleCommunicator) -> String {
+    let (me, p) = (world.rank() as usize, world.size() as usize);
     // run-time placement: every rank sees the same placement, and itself on its own host
-    let placement = gain::mpi::discover_placement(&world).unwrap();
+    let placement = gain::mpi::discover_placement(world).unwrap();
     let host = mpi::environment::processor_name().unwrap();
     assert_eq!(placement.node_name(placement.node_of(me)), host);
     let text = placement.to_text();
@@ -240,12 +259,5 @@ fn main() {
         lens.iter().all(|&l| l == text.len() as u64),
         "placements differ between ranks"
     );
-    if me == 0 {
-        println!(
-            "gain_mpi: placement discovered at run time:\n{}",
-            text.trim_end()
-        );
-        println!("gain_mpi: {p} ranks, {checked} distributed relabelings (dense and sparse) match the serial ones");
-        println!("gain_mpi: rank 0 sent {sparse_rows} sparse entries in all, at most {max_row} candidates per row");
-    }
+    text
 }

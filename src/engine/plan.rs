@@ -808,43 +808,7 @@ impl Schedule {
             local: local_pieces,
         } = pieces;
         sort_by_peer_in(src_pieces, sorted_sends, size, |p| p.peer, |p| p.key);
-        let src_pieces = &*src_pieces;
-        let mut sends: Vec<SendPlan> = Vec::new();
-        for (i, p) in src_pieces.iter().enumerate() {
-            if sends.last().is_none_or(|s| s.peer != p.peer) {
-                // One run per piece unless a piece exceeds a chunk.
-                let n = src_pieces[i..].partition_point(|q| q.peer == p.peer);
-                sends.push(SendPlan {
-                    peer: p.peer,
-                    elems: 0,
-                    runs: Vec::with_capacity(n),
-                    extents: None,
-                });
-            }
-            let s = sends.last_mut().expect("just pushed");
-            let (inner, outer) = (p.inner, p.outer);
-            let step = (CHUNK / inner.max(1)).max(1);
-            let mut o = 0;
-            while o < outer {
-                let n = step.min(outer - o);
-                s.runs.push((
-                    p.key.0,
-                    PackRun {
-                        src: p.src + o * p.ld,
-                        ld: p.ld,
-                        step: p.step,
-                        inner,
-                        outer: n,
-                        dst: s.elems + o * inner,
-                    },
-                ));
-                o += n;
-            }
-            s.elems += inner * outer;
-        }
-        for s in &mut sends {
-            s.extents = send_extents(&s.runs);
-        }
+        let sends = send_plans(src_pieces);
 
         // Incoming packages: the same canonical order on the receiving side.
         sort_by_peer_in(recv_pieces, sorted_recvs, size, |p| p.0, |p| p.1);
@@ -910,6 +874,48 @@ impl Schedule {
             joint,
         })
     }
+}
+
+/// The outgoing packages of sorted pieces (by peer, then canonical key): each peer's
+/// pieces packed densely, one run per piece unless a piece exceeds a chunk.
+fn send_plans(src_pieces: &[SrcPiece]) -> Vec<SendPlan> {
+    let mut sends: Vec<SendPlan> = Vec::new();
+    for (i, p) in src_pieces.iter().enumerate() {
+        if sends.last().is_none_or(|s| s.peer != p.peer) {
+            // One run per piece unless a piece exceeds a chunk.
+            let n = src_pieces[i..].partition_point(|q| q.peer == p.peer);
+            sends.push(SendPlan {
+                peer: p.peer,
+                elems: 0,
+                runs: Vec::with_capacity(n),
+                extents: None,
+            });
+        }
+        let s = sends.last_mut().expect("just pushed");
+        let (inner, outer) = (p.inner, p.outer);
+        let step = (CHUNK / inner.max(1)).max(1);
+        let mut o = 0;
+        while o < outer {
+            let n = step.min(outer - o);
+            s.runs.push((
+                p.key.0,
+                PackRun {
+                    src: p.src + o * p.ld,
+                    ld: p.ld,
+                    step: p.step,
+                    inner,
+                    outer: n,
+                    dst: s.elems + o * inner,
+                },
+            ));
+            o += n;
+        }
+        s.elems += inner * outer;
+    }
+    for s in &mut sends {
+        s.extents = send_extents(&s.runs);
+    }
+    sends
 }
 
 /// The moves of an incoming package that read it straight from its sender's B (in

@@ -458,16 +458,23 @@ pub(crate) fn sparse_relabel_within(
     relabel_on_candidates(model, packages, Some(refine), !refine.first_solve)
 }
 
-fn relabel_on_candidates(
-    model: &dyn CostModel,
-    packages: &Packages,
-    refine: Option<&Refine>,
-    direct: bool,
-) -> Result<SparseRelabeling> {
-    let p = packages.ranks();
-    super::check_model_ranks(model, p)?;
-    let inc = packages.by_target();
-    // rows stop being priced once the total passes the limit (checked below)
+/// Every label's candidate row, priced in parallel and laid out as CSR rows.
+struct Priced {
+    ptr: Vec<usize>,
+    entries: Vec<(u32, f64)>,
+    /// `(C(x, x), L_x)` of every label `x`.
+    heads: Vec<(f64, f64)>,
+    /// `Σ C(x, x)`: the cost before relabeling.
+    before: f64,
+    /// `Σ (C(x, x) − L_x)`.
+    shift: f64,
+    /// The longest row.
+    max_row: usize,
+}
+
+/// The candidate rows of every label ([`candidate_row`]); rows stop being priced once
+/// their entries pass [`MAX_CANDIDATE_ENTRIES`] (an error then).
+fn priced_rows(model: &dyn CostModel, inc: &[Vec<(usize, Package)>], p: usize) -> Result<Priced> {
     let total = std::sync::atomic::AtomicUsize::new(0);
     let rows: Vec<Option<CandidateRow>> = inc
         .par_iter()
@@ -486,20 +493,43 @@ fn relabel_on_candidates(
         .into_iter()
         .collect::<Option<_>>()
         .ok_or_else(|| no_candidates(model, p))?;
-    let mut ptr = Vec::with_capacity(p + 1);
-    ptr.push(0);
-    let mut entries = Vec::new();
-    let mut heads = Vec::with_capacity(p);
-    let (mut before, mut shift, mut max_row) = (0.0, 0.0, 0);
+    let mut out = Priced {
+        ptr: Vec::with_capacity(p + 1),
+        entries: Vec::new(),
+        heads: Vec::with_capacity(p),
+        before: 0.0,
+        shift: 0.0,
+        max_row: 0,
+    };
+    out.ptr.push(0);
     for r in &rows {
-        entries.extend_from_slice(&r.entries);
-        ptr.push(entries.len());
-        heads.push((r.here, r.lower));
-        before += r.here;
-        shift += r.here - r.lower;
-        max_row = max_row.max(r.entries.len());
+        out.entries.extend_from_slice(&r.entries);
+        out.ptr.push(out.entries.len());
+        out.heads.push((r.here, r.lower));
+        out.before += r.here;
+        out.shift += r.here - r.lower;
+        out.max_row = out.max_row.max(r.entries.len());
     }
-    drop(rows);
+    Ok(out)
+}
+
+fn relabel_on_candidates(
+    model: &dyn CostModel,
+    packages: &Packages,
+    refine: Option<&Refine>,
+    direct: bool,
+) -> Result<SparseRelabeling> {
+    let p = packages.ranks();
+    super::check_model_ranks(model, p)?;
+    let inc = packages.by_target();
+    let Priced {
+        ptr,
+        entries,
+        heads,
+        before,
+        shift,
+        max_row,
+    } = priced_rows(model, &inc, p)?;
     let first_solve = |entries: &[(u32, f64)]| -> Result<SparseRelabeling> {
         let relaxed = solve_rows(p, &ptr, entries, &heads)?;
         let after = cost_at(model, &inc, &relaxed.sigma);
