@@ -3,7 +3,7 @@
 
 use super::element::{Element, ElementKind};
 use super::exec::{keep_targets_where_beta_reads_them, Job, ReshufflePlan};
-use super::plan::Transform;
+use super::schedule::Transform;
 use crate::error::Result;
 use crate::transport::Transport;
 

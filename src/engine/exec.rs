@@ -7,7 +7,7 @@ use super::element::Element;
 use super::kernel::{
     apply, pack, stream_fence, with_combine, Bytes, Combine, Move, PackRun, Slice, Src, Update,
 };
-use super::plan::{
+use super::schedule::{
     batch_fingerprint, Extent, PeerWork, PlanStats, Relabeling, Schedule, TargetContents,
     Transform, Work,
 };
@@ -254,14 +254,14 @@ pub fn release_buffers() -> usize {
         p.borrow_mut().clear();
         freed
     });
-    packages + super::plan::release_scratch()
+    packages + super::schedule::release_scratch()
 }
 
 /// Bytes of package storage and planning scratch this thread holds now (what
 /// [`release_buffers`] would free).
 pub fn pooled_bytes() -> usize {
     POOL.with(|p| p.borrow().iter().map(|b| 8 * b.len()).sum::<usize>())
-        + super::plan::scratch_bytes()
+        + super::schedule::scratch_bytes()
 }
 
 /// The bytes of a buffer of words.
@@ -1122,7 +1122,7 @@ enum Origin<'d> {
 fn run_work<T: Element>(
     work: &Work,
     jobs: &mut [Job<'_, T>],
-    pairs: &[super::plan::PairPlan],
+    pairs: &[super::schedule::PairPlan],
     data: Origin<'_>,
     mode: Mode,
 ) {

@@ -55,7 +55,7 @@ mod cache;
 mod element;
 mod exec;
 pub(crate) mod kernel;
-mod plan;
+mod schedule;
 
 pub use cache::PlanCache;
 pub use element::{Element, ElementKind};
@@ -63,4 +63,4 @@ pub use exec::{
     pooled_bytes, release_buffers, reshuffle, ExecStats, Job, ReshufflePlan, Streaming,
     STREAM_MIN_BYTES,
 };
-pub use plan::{PlanStats, Relabeling, TargetContents, Transform};
+pub use schedule::{PlanStats, Relabeling, TargetContents, Transform};
