@@ -459,32 +459,11 @@ fn graph_explicit(m: &MapMachine, net: &Network, hosts: &[usize], o: &SimgridOpt
             xml_escape(&g[b].name)
         );
     }
-    for k in 0..nn {
-        let _ = writeln!(
-            out,
-            "  <link id=\"lo{k}\" bandwidth=\"{}Bps\" latency=\"{}s\" sharing_policy=\"FATPIPE\"/>",
-            num(o.loopback_bandwidth),
-            num(o.loopback_latency)
-        );
-    }
-    for a in 0..nn {
-        for b in 0..nn {
-            let _ = write!(
-                out,
-                "  <route src=\"{}\" dst=\"{}\" symmetrical=\"NO\">",
-                names[a], names[b]
-            );
-            if a == b {
-                let _ = write!(out, "<link_ctn id=\"lo{a}\"/>");
-            } else {
-                m.for_route(a, b, |l| {
-                    let _ = write!(out, "<link_ctn id=\"l{l}\"/>");
-                });
-            }
-            out.push_str("</route>\n");
-        }
-    }
-    out.push_str("</zone>\n</platform>\n");
+    loopbacks_and_routes(&mut out, &names, o, |a, b, out| {
+        m.for_route(a, b, |l| {
+            let _ = write!(out, "<link_ctn id=\"l{l}\"/>");
+        });
+    });
     out
 }
 
@@ -549,6 +528,24 @@ fn graph_bundled(
         }
         out.push_str("</link>\n");
     }
+    loopbacks_and_routes(&mut out, &names, o, |a, c, out| {
+        for i in b.route(a, c) {
+            let _ = write!(out, "<link_ctn id=\"{}\"/>", ids[i as usize]);
+        }
+    });
+    out
+}
+
+/// The rest of a `Full` zone's platform: a `FATPIPE` loopback per host, a route between
+/// every two hosts (`links(a, b, out)` writes the links from host `a` to host `b`; a
+/// host to itself takes its loopback), and the closing tags.
+fn loopbacks_and_routes(
+    out: &mut String,
+    names: &[String],
+    o: &SimgridOptions,
+    mut links: impl FnMut(usize, usize, &mut String),
+) {
+    let nn = names.len();
     for k in 0..nn {
         let _ = writeln!(
             out,
@@ -567,15 +564,12 @@ fn graph_bundled(
             if a == c {
                 let _ = write!(out, "<link_ctn id=\"lo{a}\"/>");
             } else {
-                for i in b.route(a, c) {
-                    let _ = write!(out, "<link_ctn id=\"{}\"/>", ids[i as usize]);
-                }
+                links(a, c, out);
             }
             out.push_str("</route>\n");
         }
     }
     out.push_str("</zone>\n</platform>\n");
-    out
 }
 
 #[cfg(test)]
