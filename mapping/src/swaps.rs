@@ -123,6 +123,11 @@ struct Swaps<'a> {
     task_at: Vec<usize>,
     /// Each task's cost on its own node, recomputed when it or a neighbour moves.
     here: Vec<f64>,
+    /// Each task's bytes per node of its neighbours, `(node, bytes)` in the order the
+    /// nodes first appear in its adjacency list; refreshed with `here`.
+    per_node: Vec<Vec<(u32, f64)>>,
+    /// Index in the list being built of each node (`u32::MAX` between calls).
+    node_pos: Vec<u32>,
     stale: Vec<bool>,
     /// Bytes between the task being moved and each other task (dense, reset after use).
     wu: Vec<f64>,
@@ -141,8 +146,9 @@ impl<'a> Swaps<'a> {
     fn new(m: &'a MapMachine, graph: (&'a [usize], &'a [(u32, u64)]), map: &Perm) -> Self {
         let mut sw = Self::lazy(m, graph, map);
         let n = sw.here.len();
-        sw.here = (0..n).map(|u| sw.cost_at(u, sw.slot[u] / sw.rpn)).collect();
-        sw.stale.fill(false);
+        for u in 0..n {
+            sw.fresh(u);
+        }
         sw.total = sw.here.iter().sum::<f64>() / 2.0;
         sw
     }
@@ -159,6 +165,8 @@ impl<'a> Swaps<'a> {
             slot: map.forward().to_vec(),
             task_at: map.inverse().to_vec(),
             here: vec![0.0; n],
+            per_node: vec![Vec::new(); n],
+            node_pos: vec![u32::MAX; m.nodes()],
             stale: vec![true; n],
             wu: vec![0.0; n],
             targets: Vec::new(),
@@ -169,16 +177,38 @@ impl<'a> Swaps<'a> {
         }
     }
 
-    /// Task `u`'s bytes times distance if it were on node `a`.
+    /// Task `u`'s bytes times distance if it were on node `a` (its bytes per node
+    /// must be fresh).
+    ///
+    /// # Complexity
+    /// `O(c)` for the `c` nodes `u`'s neighbours are on.
     fn cost_at(&self, u: usize, a: usize) -> f64 {
-        self.adj[self.off[u]..self.off[u + 1]]
+        self.per_node[u]
             .iter()
-            .map(|&(v, w)| w as f64 * self.dist.get(a, self.slot[v as usize] / self.rpn))
+            .map(|&(b, w)| w * self.dist.get(a, b as usize))
             .sum()
     }
 
+    /// Recomputes task `t`'s bytes per node and cost on its node if a move made them
+    /// stale.
     fn fresh(&mut self, t: usize) {
         if std::mem::take(&mut self.stale[t]) {
+            let mut list = std::mem::take(&mut self.per_node[t]);
+            list.clear();
+            for &(v, w) in &self.adj[self.off[t]..self.off[t + 1]] {
+                let b = self.slot[v as usize] / self.rpn;
+                match self.node_pos[b] {
+                    u32::MAX => {
+                        self.node_pos[b] = list.len() as u32;
+                        list.push((b as u32, w as f64));
+                    }
+                    i => list[i as usize].1 += w as f64,
+                }
+            }
+            for &(b, _) in &list {
+                self.node_pos[b as usize] = u32::MAX;
+            }
+            self.per_node[t] = list;
             self.here[t] = self.cost_at(t, self.slot[t] / self.rpn);
         }
     }
@@ -189,10 +219,12 @@ impl<'a> Swaps<'a> {
     fn improve(&mut self, u: usize, current: f64) -> Option<(f64, usize)> {
         let (m, rpn) = (self.m, self.rpn);
         let a = self.slot[u] / rpn;
+        self.fresh(u);
         let mut targets = std::mem::take(&mut self.targets);
         targets.clear();
-        for &(v, _) in &self.adj[self.off[u]..self.off[u + 1]] {
-            let b = self.slot[v as usize] / rpn;
+        // the nodes of u's neighbours, in the order they first appear
+        for &(b, _) in &self.per_node[u] {
+            let b = b as usize;
             if b != a && !std::mem::replace(&mut self.listed[b], true) {
                 targets.push(b);
             }
@@ -230,12 +262,6 @@ impl<'a> Swaps<'a> {
                 });
             }
         }
-        self.fresh(u);
-        for &b in &targets {
-            for i in b * rpn..(b + 1) * rpn {
-                self.fresh(self.task_at[i]);
-            }
-        }
         let cu_a = self.here[u];
         for &(v, w) in &self.adj[self.off[u]..self.off[u + 1]] {
             self.wu[v as usize] = w as f64;
@@ -251,7 +277,9 @@ impl<'a> Swaps<'a> {
                 continue;
             }
             let dab = self.dist.get(a, b);
-            for &x in &self.task_at[b * rpn..(b + 1) * rpn] {
+            for i in b * rpn..(b + 1) * rpn {
+                let x = self.task_at[i];
+                self.fresh(x);
                 let delta =
                     cu_b - cu_a + self.cost_at(x, a) - self.here[x] + 2.0 * self.wu[x] * dab;
                 if delta < best.0 - tol {
