@@ -276,12 +276,18 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
     // moves may wander this far from the balance (the heaviest vertex), the states
     // kept are within `tol`
     let slack = tol.max(g.vw.iter().copied().max().unwrap_or(1));
+    let mut lists: [Vec<(i64, u32)>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..max_passes {
-        let mut heaps: [BinaryHeap<(i64, u32)>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
+        // each side's heap built in one go (linear time); the keys are distinct, so the
+        // pops come in the same order however the heap was built
         for u in 0..n {
             locked[u] = false;
-            heaps[side[u] as usize].push((gain[u], u as u32));
+            lists[side[u] as usize].push((gain[u], u as u32));
         }
+        let mut heaps: [BinaryHeap<(i64, u32)>; 2] = [
+            BinaryHeap::from(std::mem::take(&mut lists[0])),
+            BinaryHeap::from(std::mem::take(&mut lists[1])),
+        ];
         moves.clear();
         let start = (excess(w0, want0, tol), cut);
         let mut best = start;
@@ -349,6 +355,11 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
                     break;
                 }
             }
+        }
+        // the heaps' storage kept for the next pass
+        for (l, h) in lists.iter_mut().zip(heaps) {
+            *l = h.into_vec();
+            l.clear();
         }
         // roll back past the best prefix
         for &u in moves[best_len..].iter().rev() {

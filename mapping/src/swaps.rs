@@ -586,7 +586,14 @@ struct Dist<'a> {
     w: Vec<f64>,
     /// Node at each torus coordinate index, for whole tori.
     node_at: Vec<usize>,
+    /// Every distance, `table[a·nodes + b]`, on at most [`DIST_TABLE_NODES`] nodes
+    /// (else empty and computed on demand).
+    table: Vec<f64>,
 }
+
+/// Machines of at most this many nodes get a table of distances in swap refinement
+/// (2 MiB at most).
+const DIST_TABLE_NODES: usize = 512;
 
 impl<'a> Dist<'a> {
     fn new(m: &'a MapMachine) -> Self {
@@ -601,11 +608,30 @@ impl<'a> Dist<'a> {
             }
             _ => Vec::new(),
         };
-        Self { m, w, node_at }
+        let mut d = Self {
+            m,
+            w,
+            node_at,
+            table: Vec::new(),
+        };
+        let n = m.nodes();
+        if n <= DIST_TABLE_NODES {
+            d.table = (0..n * n).map(|k| d.compute(k / n, k % n)).collect();
+        }
+        d
     }
 
     #[inline]
     fn get(&self, a: usize, b: usize) -> f64 {
+        if self.table.is_empty() {
+            self.compute(a, b)
+        } else {
+            self.table[a * self.m.nodes() + b]
+        }
+    }
+
+    /// The weighted distance from node `a` to node `b`.
+    fn compute(&self, a: usize, b: usize) -> f64 {
         if a == b {
             return 0.0;
         }
