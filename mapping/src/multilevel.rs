@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use super::candidates::Scored;
 use super::machine::MapMachine;
-use super::metrics::evaluate;
+use super::metrics::{evaluate, evaluate_known};
 use super::pattern::{Edge, Pattern};
 use super::strategy;
 use copr::error::Result;
@@ -782,12 +782,17 @@ pub(crate) fn lower_busiest_link(
     // the hop-bytes may rise by at most 6 % in all
     let cap = best.metrics.hop_bytes + best.metrics.hop_bytes * 6 / 100;
     let steps = if p.tasks() > 2048 { 12 } else { 32 };
+    if !super::swaps::Tracked::fits(p, m) {
+        return best;
+    }
+    // the loads of `best`, moved back after a step that is not kept
+    let mut tracked = super::swaps::Tracked::new(p, m, &best.map);
+    let (mut hb, mut lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+    let mut lowered = false;
     for _ in 0..steps {
         if Instant::now() >= deadline {
             break;
         }
-        let mut map = best.map.clone();
-        let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
         let allowance = (hb + hb / 20).min(cap);
         let tries = if p.tasks() > 2048 {
             LARGE_BALANCE_TRIES
@@ -795,31 +800,33 @@ pub(crate) fn lower_busiest_link(
             (40 * p.tasks()).min(60_000)
         };
         let targets = (allowance, lt * step);
-        super::swaps::balance_tries(p, m, &mut map, targets, rng, deadline, tries);
-        let new = super::metrics::evaluate_known(p, m, &map, best.metrics.hop_bytes_bound);
-        let rise = new.hop_bytes as f64 / hb.max(1) as f64 - 1.0;
-        let drop = 1.0 - new.max_link_time / lt.max(f64::MIN_POSITIVE);
+        tracked.balance(targets, rng, deadline, tries);
+        let (new_hb, new_lt) = (tracked.hop_bytes(), tracked.max_link_time());
+        let rise = new_hb as f64 / hb.max(1) as f64 - 1.0;
+        let drop = 1.0 - new_lt / lt.max(f64::MIN_POSITIVE);
         if drop > 1e-9
             && rise <= drop * worth
-            && new.hop_bytes <= cap
-            && new.hop_bytes <= hb0
-            && new.max_link_time <= lt0 * (1.0 + 1e-12)
+            && new_hb <= cap
+            && new_hb <= hb0
+            && new_lt <= lt0 * (1.0 + 1e-12)
         {
-            let origin = if best.origin.ends_with(", busiest link lowered") {
-                best.origin.clone()
-            } else {
-                format!("{}, busiest link lowered", best.origin)
-            };
-            best = Scored {
-                origin,
-                map,
-                metrics: new,
-            };
-        } else if step < 0.9 {
-            step = 0.95;
+            if !best.origin.ends_with(", busiest link lowered") {
+                best.origin.push_str(", busiest link lowered");
+            }
+            best.map = tracked.perm();
+            (hb, lt) = (new_hb, new_lt);
+            lowered = true;
         } else {
-            break;
+            tracked.move_to(&best.map);
+            if step < 0.9 {
+                step = 0.95;
+            } else {
+                break;
+            }
         }
+    }
+    if lowered {
+        best.metrics = evaluate_known(p, m, &best.map, best.metrics.hop_bytes_bound);
     }
     best
 }

@@ -346,138 +346,287 @@ pub(crate) fn balance_tries(
     p: &Pattern,
     m: &MapMachine,
     map: &mut Perm,
-    (hb0, lt0): (u128, f64),
+    targets: (u128, f64),
     rng: &mut SplitMix,
     deadline: Instant,
     tries: usize,
 ) -> bool {
-    let n = p.tasks();
-    let rpn = m.ranks_per_node();
-    if m.nodes() < 2 || !(2..=1 << 17).contains(&n) {
+    if !Tracked::fits(p, m) {
         return false;
     }
-    let inv = m.link_inv_bandwidths();
-    // directed messages per task, both ways, for load updates
-    let mut inc: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); n];
-    for e in p.edges() {
-        inc[e.src as usize].push((e.src, e.dst, e.bytes));
-        inc[e.dst as usize].push((e.src, e.dst, e.bytes));
+    let mut t = Tracked::new(p, m, map);
+    let met = t.balance(targets, rng, deadline, tries);
+    *map = t.perm();
+    met
+}
+
+/// A mapping with its link loads and hop-bytes kept up to date as tasks move, so
+/// that loops scoring many nearby mappings (balancing, the anytime rounds) do not
+/// route every message again. Loads are sums of whole bytes in `f64`, exact below
+/// 2⁵³ bytes per link, so they equal a fresh evaluation's.
+pub(crate) struct Tracked<'a> {
+    p: &'a Pattern,
+    m: &'a MapMachine,
+    rpn: usize,
+    /// Each task's directed messages `(src, dst, bytes)`, both ways, in the
+    /// pattern's order: task `t`'s are `inc[inc_off[t]..inc_off[t + 1]]`.
+    inc_off: Vec<usize>,
+    inc: Vec<(u32, u32, u64)>,
+    slot: Vec<usize>,
+    at: Vec<usize>,
+    load: Vec<f64>,
+    inv: Vec<f64>,
+    hb: u128,
+}
+
+impl<'a> Tracked<'a> {
+    /// Whether [`Tracked`] balancing applies: at least two nodes, 2 to 2¹⁷ tasks.
+    pub(crate) fn fits(p: &Pattern, m: &MapMachine) -> bool {
+        m.nodes() >= 2 && (2..=1 << 17).contains(&p.tasks())
     }
-    let mut slot: Vec<usize> = map.forward().to_vec();
-    let mut at: Vec<usize> = map.inverse().to_vec();
-    let mut load = vec![0f64; m.num_links()];
-    let mut hb: u128 = 0;
-    for e in p.edges() {
-        let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
-        hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
-        m.for_route(a, b, |l| load[l] += e.bytes as f64);
-    }
-    let lt0 = lt0.max(f64::MIN_POSITIVE);
-    let hbf = (hb0.max(1)) as f64;
-    let penalty =
-        |hb: u128, t: f64| -> f64 { (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0) };
-    // the largest link time and a link that has it
-    let scan = |load: &[f64]| -> (f64, usize) {
-        let mut best = (0.0, 0);
-        for (l, (x, i)) in load.iter().zip(&inv).enumerate() {
-            if x * i > best.0 {
-                best = (x * i, l);
+
+    /// The loads and hop-bytes of `map`.
+    ///
+    /// # Complexity
+    /// `O(n + m·h + L)` for `n` tasks, `m` messages of at most `h` hops, `L` links.
+    pub(crate) fn new(p: &'a Pattern, m: &'a MapMachine, map: &Perm) -> Self {
+        let n = p.tasks();
+        let rpn = m.ranks_per_node();
+        let mut inc_off = vec![0usize; n + 1];
+        for e in p.edges() {
+            inc_off[e.src as usize + 1] += 1;
+            inc_off[e.dst as usize + 1] += 1;
+        }
+        for t in 0..n {
+            inc_off[t + 1] += inc_off[t];
+        }
+        let mut fill = inc_off.clone();
+        let mut inc = vec![(0u32, 0u32, 0u64); inc_off[n]];
+        for e in p.edges() {
+            for t in [e.src, e.dst] {
+                inc[fill[t as usize]] = (e.src, e.dst, e.bytes);
+                fill[t as usize] += 1;
             }
         }
-        best
-    };
-    // after loads on `touched` changed: again the largest (a rescan only when the
-    // link that had it was touched)
-    let rescore = |load: &[f64], touched: &[usize], (t, l): (f64, usize)| -> (f64, usize) {
-        if touched.contains(&l) {
-            return scan(load);
+        let slot: Vec<usize> = map.forward().to_vec();
+        let mut load = vec![0f64; m.num_links()];
+        let mut hb: u128 = 0;
+        for e in p.edges() {
+            let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
+            hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
+            m.for_route(a, b, |l| load[l] += e.bytes as f64);
         }
-        let mut best = (t, l);
-        for &k in touched {
-            if load[k] * inv[k] > best.0 {
-                best = (load[k] * inv[k], k);
-            }
+        Tracked {
+            p,
+            m,
+            rpn,
+            inc_off,
+            inc,
+            slot,
+            at: map.inverse().to_vec(),
+            load,
+            inv: m.link_inv_bandwidths(),
+            hb,
         }
-        best
-    };
-    let mut top = scan(&load);
-    let mut pen = penalty(hb, top.0);
-    let mut moved: Vec<(u32, u32, u64)> = Vec::new();
-    let mut touched: Vec<usize> = Vec::new();
-    // the tasks through the busiest link are listed again every `every` tries
-    let every = if n <= 2048 { 256 } else { 2048 };
-    // tasks with a message through the busiest link, refreshed now and then
-    let mut hot: Vec<usize> = Vec::new();
-    for tr in 0..tries {
-        if pen <= 1e-12 {
-            break;
+    }
+
+    /// Task `t`'s directed messages.
+    fn msgs(&self, t: usize) -> &[(u32, u32, u64)] {
+        &self.inc[self.inc_off[t]..self.inc_off[t + 1]]
+    }
+
+    /// The hop-bytes.
+    pub(crate) fn hop_bytes(&self) -> u128 {
+        self.hb
+    }
+
+    /// The largest link time (`load · inverse bandwidth`).
+    pub(crate) fn max_link_time(&self) -> f64 {
+        scan(&self.load, &self.inv).0
+    }
+
+    /// The mapping.
+    pub(crate) fn perm(&self) -> Perm {
+        Perm::from_forward(self.slot.clone()).expect("swaps keep a bijection")
+    }
+
+    /// Moves every task to its slot in `map`, updating the loads of the messages of
+    /// the tasks that move.
+    ///
+    /// # Complexity
+    /// `O(n + L)` plus `O(deg·h)` per task that moves.
+    pub(crate) fn move_to(&mut self, map: &Perm) {
+        let moving: Vec<usize> = (0..self.slot.len())
+            .filter(|&t| self.slot[t] != map.apply(t))
+            .collect();
+        if moving.is_empty() {
+            return;
         }
-        if tr % 64 == 0 && Instant::now() >= deadline {
-            break;
-        }
-        if tr % every == 0 {
-            through_busiest(p, m, &slot, (&load[..], &inv[..]), &mut hot);
-        }
-        let r = rng.next_u64();
-        let u = if !hot.is_empty() && r % 2 == 0 {
-            hot[(r / 2 % hot.len() as u64) as usize]
-        } else {
-            (r / 2 % n as u64) as usize
-        };
-        // a partner on the node of one of u's neighbours, or anywhere
-        let r = rng.next_u64();
-        let x = if r % 2 == 0 && !inc[u].is_empty() {
-            let e = inc[u][(r / 2 % inc[u].len() as u64) as usize];
-            let v = if e.0 as usize == u { e.1 } else { e.0 } as usize;
-            let node = slot[v] / rpn;
-            let s = node * rpn + (rng.next_u64() % rpn as u64) as usize;
-            at[s]
-        } else {
-            (r / 2 % n as u64) as usize
-        };
-        if slot[u] / rpn == slot[x] / rpn {
-            continue;
-        }
-        moved.clear();
-        moved.extend(inc[u].iter().copied());
-        moved.extend(
-            inc[x]
-                .iter()
-                .filter(|e| e.0 as usize != u && e.1 as usize != u),
-        );
-        let apply =
-            |slot: &[usize], load: &mut [f64], touched: &mut Vec<usize>, sign: f64| -> i128 {
-                let mut dh: i128 = 0;
-                for &(a, b, w) in &moved {
-                    let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
-                    dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
-                    m.for_route(na, nb, |l| {
-                        load[l] += sign * w as f64;
-                        touched.push(l);
-                    });
+        // each message of a moving task once
+        let mut msgs: Vec<(u32, u32, u64)> = Vec::new();
+        for &t in &moving {
+            for k in self.inc_off[t]..self.inc_off[t + 1] {
+                let (a, b, w) = self.inc[k];
+                // a message between two moving tasks is listed by its source only
+                let other = if a as usize == t { b } else { a } as usize;
+                let other_moves = self.slot[other] != map.apply(other);
+                if other_moves && a as usize != t {
+                    continue;
                 }
-                dh
+                msgs.push((a, b, w));
+            }
+        }
+        let (m, rpn) = (self.m, self.rpn);
+        let mut dh: i128 = 0;
+        for &(a, b, w) in &msgs {
+            let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
+            dh -= i128::from(w) * i128::from(m.hops(na, nb));
+            let load = &mut self.load;
+            m.for_route(na, nb, |l| load[l] -= w as f64);
+        }
+        for &t in &moving {
+            self.slot[t] = map.apply(t);
+            self.at[self.slot[t]] = t;
+        }
+        for &(a, b, w) in &msgs {
+            let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
+            dh += i128::from(w) * i128::from(m.hops(na, nb));
+            let load = &mut self.load;
+            m.for_route(na, nb, |l| load[l] += w as f64);
+        }
+        self.hb = (self.hb as i128 + dh) as u128;
+    }
+
+    /// [`balance`] from the current mapping towards `(hb0, lt0)` with at most
+    /// `tries` tries (the same tries, in the same order, as from a fresh start).
+    pub(crate) fn balance(
+        &mut self,
+        (hb0, lt0): (u128, f64),
+        rng: &mut SplitMix,
+        deadline: Instant,
+        tries: usize,
+    ) -> bool {
+        let (p, m, rpn) = (self.p, self.m, self.rpn);
+        let n = p.tasks();
+        let inv = std::mem::take(&mut self.inv);
+        let mut load = std::mem::take(&mut self.load);
+        let mut slot = std::mem::take(&mut self.slot);
+        let mut at = std::mem::take(&mut self.at);
+        let mut hb = self.hb;
+        let lt0 = lt0.max(f64::MIN_POSITIVE);
+        let hbf = (hb0.max(1)) as f64;
+        let penalty = |hb: u128, t: f64| -> f64 {
+            (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0)
+        };
+        // after loads on `touched` changed: again the largest (a rescan only when the
+        // link that had it was touched)
+        let rescore = |load: &[f64], touched: &[usize], (t, l): (f64, usize)| -> (f64, usize) {
+            if touched.contains(&l) {
+                return scan(load, &inv);
+            }
+            let mut best = (t, l);
+            for &k in touched {
+                if load[k] * inv[k] > best.0 {
+                    best = (load[k] * inv[k], k);
+                }
+            }
+            best
+        };
+        let mut top = scan(&load, &inv);
+        let mut pen = penalty(hb, top.0);
+        let mut moved: Vec<(u32, u32, u64)> = Vec::new();
+        let mut touched: Vec<usize> = Vec::new();
+        // the tasks through the busiest link are listed again every `every` tries
+        let every = if n <= 2048 { 256 } else { 2048 };
+        // tasks with a message through the busiest link, refreshed now and then
+        let mut hot: Vec<usize> = Vec::new();
+        for tr in 0..tries {
+            if pen <= 1e-12 {
+                break;
+            }
+            if tr % 64 == 0 && Instant::now() >= deadline {
+                break;
+            }
+            if tr % every == 0 {
+                through_busiest(p, m, &slot, (&load[..], &inv[..]), &mut hot);
+            }
+            let r = rng.next_u64();
+            let u = if !hot.is_empty() && r % 2 == 0 {
+                hot[(r / 2 % hot.len() as u64) as usize]
+            } else {
+                (r / 2 % n as u64) as usize
             };
-        touched.clear();
-        let d1 = apply(&slot, &mut load, &mut touched, -1.0);
-        swap_tasks(&mut slot, &mut at, u, x);
-        let d2 = apply(&slot, &mut load, &mut touched, 1.0);
-        let new_hb = (hb as i128 + d1 + d2) as u128;
-        let new_top = rescore(&load, &touched, top);
-        let new_pen = penalty(new_hb, new_top.0);
-        if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
-            pen = new_pen;
-            hb = new_hb;
-            top = new_top;
-        } else {
-            apply(&slot, &mut load, &mut touched, -1.0);
+            let inc_u = self.msgs(u);
+            // a partner on the node of one of u's neighbours, or anywhere
+            let r = rng.next_u64();
+            let x = if r % 2 == 0 && !inc_u.is_empty() {
+                let e = inc_u[(r / 2 % inc_u.len() as u64) as usize];
+                let v = if e.0 as usize == u { e.1 } else { e.0 } as usize;
+                let node = slot[v] / rpn;
+                let s = node * rpn + (rng.next_u64() % rpn as u64) as usize;
+                at[s]
+            } else {
+                (r / 2 % n as u64) as usize
+            };
+            if slot[u] / rpn == slot[x] / rpn {
+                continue;
+            }
+            moved.clear();
+            moved.extend(inc_u.iter().copied());
+            moved.extend(
+                self.msgs(x)
+                    .iter()
+                    .filter(|e| e.0 as usize != u && e.1 as usize != u),
+            );
+            let apply =
+                |slot: &[usize], load: &mut [f64], touched: &mut Vec<usize>, sign: f64| -> i128 {
+                    let mut dh: i128 = 0;
+                    for &(a, b, w) in &moved {
+                        let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
+                        dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
+                        m.for_route(na, nb, |l| {
+                            load[l] += sign * w as f64;
+                            touched.push(l);
+                        });
+                    }
+                    dh
+                };
+            touched.clear();
+            let d1 = apply(&slot, &mut load, &mut touched, -1.0);
             swap_tasks(&mut slot, &mut at, u, x);
-            apply(&slot, &mut load, &mut touched, 1.0);
-            top = rescore(&load, &touched, new_top);
+            let d2 = apply(&slot, &mut load, &mut touched, 1.0);
+            let new_hb = (hb as i128 + d1 + d2) as u128;
+            let new_top = rescore(&load, &touched, top);
+            let new_pen = penalty(new_hb, new_top.0);
+            if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
+                pen = new_pen;
+                hb = new_hb;
+                top = new_top;
+            } else {
+                apply(&slot, &mut load, &mut touched, -1.0);
+                swap_tasks(&mut slot, &mut at, u, x);
+                apply(&slot, &mut load, &mut touched, 1.0);
+                top = rescore(&load, &touched, new_top);
+            }
+        }
+        self.inv = inv;
+        self.load = load;
+        self.slot = slot;
+        self.at = at;
+        self.hb = hb;
+        pen <= 1e-12
+    }
+}
+
+/// The largest link time in `load` (times `inv`) and the first link that has it.
+fn scan(load: &[f64], inv: &[f64]) -> (f64, usize) {
+    let mut best = (0.0, 0);
+    for (l, (x, i)) in load.iter().zip(inv).enumerate() {
+        if x * i > best.0 {
+            best = (x * i, l);
         }
     }
-    *map = Perm::from_forward(slot).expect("swaps keep a bijection");
-    pen <= 1e-12
+    best
 }
 
 /// Lists in `hot` the two tasks of every message through the busiest link (the first
