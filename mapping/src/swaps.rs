@@ -520,12 +520,12 @@ impl<'a> Tracked<'a> {
         };
         // after loads on `touched` changed: again the largest (a rescan only when the
         // link that had it was touched)
-        let rescore = |load: &[f64], touched: &[usize], (t, l): (f64, usize)| -> (f64, usize) {
-            if touched.contains(&l) {
+        let rescore = |load: &[f64], touched: &[(usize, f64)], (t, l): (f64, usize)| {
+            if touched.iter().any(|&(k, _)| k == l) {
                 return scan(load, &inv);
             }
             let mut best = (t, l);
-            for &k in touched {
+            for &(k, _) in touched {
                 if load[k] * inv[k] > best.0 {
                     best = (load[k] * inv[k], k);
                 }
@@ -535,7 +535,7 @@ impl<'a> Tracked<'a> {
         let mut top = scan(&load, &inv);
         let mut pen = penalty(hb, top.0);
         let mut moved: Vec<(u32, u32, u64)> = Vec::new();
-        let mut touched: Vec<usize> = Vec::new();
+        let mut touched: Vec<(usize, f64)> = Vec::new();
         // the tasks through the busiest link are listed again every `every` tries
         let every = if n <= 2048 { 256 } else { 2048 };
         // tasks with a message through the busiest link, refreshed now and then
@@ -578,19 +578,23 @@ impl<'a> Tracked<'a> {
                     .iter()
                     .filter(|e| e.0 as usize != u && e.1 as usize != u),
             );
-            let apply =
-                |slot: &[usize], load: &mut [f64], touched: &mut Vec<usize>, sign: f64| -> i128 {
-                    let mut dh: i128 = 0;
-                    for &(a, b, w) in &moved {
-                        let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
-                        dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
-                        m.for_route(na, nb, |l| {
-                            load[l] += sign * w as f64;
-                            touched.push(l);
-                        });
-                    }
-                    dh
-                };
+            // `touched` gets each changed link with its load before the change
+            let apply = |slot: &[usize],
+                         load: &mut [f64],
+                         touched: &mut Vec<(usize, f64)>,
+                         sign: f64|
+             -> i128 {
+                let mut dh: i128 = 0;
+                for &(a, b, w) in &moved {
+                    let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
+                    dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
+                    m.for_route(na, nb, |l| {
+                        touched.push((l, load[l]));
+                        load[l] += sign * w as f64;
+                    });
+                }
+                dh
+            };
             touched.clear();
             let d1 = apply(&slot, &mut load, &mut touched, -1.0);
             swap_tasks(&mut slot, &mut at, u, x);
@@ -603,9 +607,12 @@ impl<'a> Tracked<'a> {
                 hb = new_hb;
                 top = new_top;
             } else {
-                apply(&slot, &mut load, &mut touched, -1.0);
+                // undone by restoring the loads (whole bytes: the same values as moving
+                // the messages back)
+                for &(l, before) in touched.iter().rev() {
+                    load[l] = before;
+                }
                 swap_tasks(&mut slot, &mut at, u, x);
-                apply(&slot, &mut load, &mut touched, 1.0);
                 top = rescore(&load, &touched, new_top);
             }
         }
@@ -735,14 +742,9 @@ struct Dist<'a> {
     w: Vec<f64>,
     /// Node at each torus coordinate index, for whole tori.
     node_at: Vec<usize>,
-    /// Every distance, `table[a·nodes + b]`, on at most [`DIST_TABLE_NODES`] nodes
-    /// (else empty and computed on demand).
-    table: Vec<f64>,
+    /// The machine's table of distances, when it keeps one.
+    table: Option<&'a [f64]>,
 }
-
-/// Machines of at most this many nodes get a table of distances in swap refinement
-/// (2 MiB at most).
-const DIST_TABLE_NODES: usize = 512;
 
 impl<'a> Dist<'a> {
     fn new(m: &'a MapMachine) -> Self {
@@ -757,45 +759,19 @@ impl<'a> Dist<'a> {
             }
             _ => Vec::new(),
         };
-        let mut d = Self {
+        Self {
             m,
             w,
             node_at,
-            table: Vec::new(),
-        };
-        let n = m.nodes();
-        if n <= DIST_TABLE_NODES {
-            d.table = (0..n * n).map(|k| d.compute(k / n, k % n)).collect();
+            table: m.distance_table(),
         }
-        d
     }
 
     #[inline]
     fn get(&self, a: usize, b: usize) -> f64 {
-        if self.table.is_empty() {
-            self.compute(a, b)
-        } else {
-            self.table[a * self.m.nodes() + b]
-        }
-    }
-
-    /// The weighted distance from node `a` to node `b`.
-    fn compute(&self, a: usize, b: usize) -> f64 {
-        if a == b {
-            return 0.0;
-        }
-        match self.m.kind() {
-            NetKind::Torus(t) => {
-                let (ca, cb) = (t.coords(a), t.coords(b));
-                let dims = t.dims();
-                let mut s = 0.0;
-                for d in 0..ca.len() {
-                    let x = ca[d].abs_diff(cb[d]);
-                    s += f64::from(x.min(dims[d] - x)) * self.w[d];
-                }
-                s
-            }
-            _ => f64::from(self.m.hops(a, b)),
+        match self.table {
+            Some(t) => t[a * self.m.nodes() + b],
+            None => self.m.weighted_distance(&self.w, a, b),
         }
     }
 
