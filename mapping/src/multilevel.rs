@@ -253,18 +253,24 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
     let n = g.len();
     let mut w0: i64 = (0..n).filter(|&u| side[u] == 0).map(|u| g.vw[u]).sum();
     let mut gain = vec![0i64; n];
+    // the cost (`Graph::cost`) summed in the same loop and order
+    let (mut crossing, mut bias0) = (0i64, 0i64);
     for u in 0..n {
         // moving off side 0 saves the bias, onto it costs it
         gain[u] = if side[u] == 0 { g.bias[u] } else { -g.bias[u] };
+        if side[u] == 0 {
+            bias0 += g.bias[u];
+        }
         for &(v, w) in g.nbrs(u) {
             if side[v as usize] != side[u] {
                 gain[u] += w;
+                crossing = crossing.saturating_add(w);
             } else {
                 gain[u] -= w;
             }
         }
     }
-    let mut cut = g.cost(side);
+    let mut cut = (crossing / 2).saturating_add(bias0);
     let mut locked = vec![false; n];
     let mut moves: Vec<usize> = Vec::new();
     // stop a pass after this many moves without a new best
