@@ -26,7 +26,7 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use super::candidates::Scored;
-use super::machine::MapMachine;
+use super::machine::{MapMachine, DISTANCE_TABLE_NODES};
 use super::metrics::{evaluate, evaluate_known};
 use super::pattern::{Edge, Pattern};
 use super::strategy;
@@ -689,6 +689,47 @@ pub(crate) fn dual_bisection(
     Some(strategy::perm(fwd))
 }
 
+/// The messages between the nodes of `map` on `m`, with the bytes of each ordered pair
+/// of nodes summed on up to [`DISTANCE_TABLE_NODES`] nodes (in one pass instead of the
+/// pattern's sort; the same pattern once merged), else one per message.
+fn node_edges(p: &Pattern, map: &Perm, m: &MapMachine) -> Vec<Edge> {
+    let (rpn, nodes) = (m.ranks_per_node(), m.nodes());
+    let node = |t: u32| map.apply(t as usize) / rpn;
+    let each = || {
+        p.edges()
+            .iter()
+            .map(|e| Edge {
+                src: node(e.src) as u32,
+                dst: node(e.dst) as u32,
+                bytes: e.bytes,
+            })
+            .collect()
+    };
+    if nodes > DISTANCE_TABLE_NODES {
+        return each();
+    }
+    let mut sum = vec![0u64; nodes * nodes];
+    for e in p.edges() {
+        let (a, b) = (node(e.src), node(e.dst));
+        if a != b {
+            match sum[a * nodes + b].checked_add(e.bytes) {
+                Some(x) => sum[a * nodes + b] = x,
+                // the pattern reports the overflow
+                None => return each(),
+            }
+        }
+    }
+    sum.iter()
+        .enumerate()
+        .filter(|&(_, &w)| w > 0)
+        .map(|(k, &w)| Edge {
+            src: (k / nodes) as u32,
+            dst: (k % nodes) as u32,
+            bytes: w,
+        })
+        .collect()
+}
+
 /// Whether task `v` belongs to the part being cut (`local` holds its index there).
 fn local_part(local: &[u32], v: u32) -> bool {
     local[v as usize] != u32::MAX
@@ -732,16 +773,7 @@ pub(crate) fn candidates(
         let Some(map) = dual_bisection(p, m, rng, deadline, effort) else {
             break;
         };
-        let qedges = p
-            .edges()
-            .iter()
-            .map(|e| Edge {
-                src: (map.apply(e.src as usize) / rpn) as u32,
-                dst: (map.apply(e.dst as usize) / rpn) as u32,
-                bytes: e.bytes,
-            })
-            .collect();
-        let qp = Pattern::from_edges(m.nodes(), qedges, "node groups".into())?;
+        let qp = Pattern::from_edges(m.nodes(), node_edges(p, &map, m), "node groups".into())?;
         let mut place = Perm::identity(m.nodes());
         let moved = super::swaps::refine(&qp, &m1, &mut place, rng, deadline, 20);
         let fwd = (0..p.tasks())
