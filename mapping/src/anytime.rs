@@ -61,8 +61,10 @@ pub(crate) fn patience(budget: Duration) -> usize {
 /// completed.
 ///
 /// # Complexity
-/// Per round one kick `O(moves)`, refinement and balancing (see their docs) and one
-/// evaluation `O(m·h + L)`.
+/// `O(n + m·h + L)` to start (the best mapping's link loads); per round one kick
+/// `O(moves)`, refinement and balancing (see their docs), and the loads moved with
+/// the tasks the round moved, `O(n + L)` plus `O(deg·h)` per moved task (twice when
+/// the round is not kept); one full evaluation `O(m·h + L)` of the result.
 pub(crate) fn improve(
     p: &Pattern,
     m: &MapMachine,

@@ -843,4 +843,97 @@ mod tests {
         let pkg = |t: usize| map.apply(t) / 4;
         assert!((0..4).all(|t| pkg(t) == pkg(0)) && (4..8).all(|t| pkg(t) == pkg(4)));
     }
+
+    /// A seeded random permutation of `0..n`.
+    fn shuffled(n: usize, rng: &mut SplitMix) -> Perm {
+        let mut f: Vec<usize> = (0..n).collect();
+        rng.shuffle(&mut f);
+        Perm::from_forward(f).unwrap()
+    }
+
+    #[test]
+    fn tracked_loads_equal_a_fresh_evaluation() {
+        // 64 tasks, random messages of 1..=4096 bytes (some both ways, some repeated),
+        // on a 4x2x2 torus with one slower direction x 4 slots
+        let mut rng = SplitMix(11);
+        let mut edges = Vec::new();
+        for _ in 0..400 {
+            let (a, b) = (rng.next_u64() % 64, rng.next_u64() % 64);
+            if a != b {
+                edges.push(crate::pattern::Edge {
+                    src: a as u32,
+                    dst: b as u32,
+                    bytes: 1 + rng.next_u64() % 4096,
+                });
+            }
+        }
+        let p = Pattern::from_edges(64, edges, String::new()).unwrap();
+        let m = crate::torus_machine(vec![4, 2, 2], Some(vec![1.0, 2.0, 2.0]), None, 4).unwrap();
+        let fresh = |map: &Perm| {
+            let e = evaluate(&p, &m, map);
+            (e.hop_bytes, e.max_link_time)
+        };
+        let mut t = Tracked::new(&p, &m, &shuffled(64, &mut rng));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for round in 0..20 {
+            // a far move (a new permutation), then a near one (two tasks swapped)
+            let mut map = shuffled(64, &mut rng);
+            t.move_to(&map);
+            assert_eq!(
+                (t.hop_bytes(), t.max_link_time()),
+                fresh(&map),
+                "round {round}"
+            );
+            let mut f = map.forward().to_vec();
+            f.swap(round, 63 - round);
+            map = Perm::from_forward(f).unwrap();
+            t.move_to(&map);
+            assert_eq!(
+                (t.hop_bytes(), t.max_link_time()),
+                fresh(&map),
+                "round {round}"
+            );
+            // balancing towards a busiest link 20 % lower: its loads stay exact
+            let (hb, lt) = fresh(&map);
+            t.balance((hb, lt * 0.8), &mut rng, deadline, 200);
+            let after = t.perm();
+            assert_eq!(
+                (t.hop_bytes(), t.max_link_time()),
+                fresh(&after),
+                "round {round}"
+            );
+        }
+    }
+
+    #[test]
+    fn tracked_balancing_is_the_balancing_of_a_fresh_start() {
+        // the same tries from the same state: from loads moved there, or built there
+        let mut rng = SplitMix(5);
+        let mut edges = Vec::new();
+        for a in 0..48u32 {
+            for d in [1, 7] {
+                edges.push(crate::pattern::Edge {
+                    src: a,
+                    dst: (a + d) % 48,
+                    bytes: 100 + u64::from(a),
+                });
+            }
+        }
+        let p = Pattern::from_edges(48, edges, String::new()).unwrap();
+        let m = crate::torus_machine(vec![3, 4], None, None, 4).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (start, goal) = (shuffled(48, &mut rng), shuffled(48, &mut rng));
+        let targets = {
+            let e = evaluate(&p, &m, &goal);
+            (e.hop_bytes * 9 / 10, e.max_link_time * 0.9)
+        };
+        let mut moved = Tracked::new(&p, &m, &start);
+        moved.move_to(&goal);
+        let met_moved = moved.balance(targets, &mut SplitMix(9), deadline, 500);
+        let mut map = goal.clone();
+        let met_fresh = balance_tries(&p, &m, &mut map, targets, &mut SplitMix(9), deadline, 500);
+        assert_eq!(met_moved, met_fresh);
+        assert_eq!(moved.perm(), map);
+        assert_ne!(map, goal, "the balancing moved tasks");
+    }
 }
