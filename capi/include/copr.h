@@ -295,6 +295,15 @@ void copr_pdgemr2d_relabel(int m,
                            int ictxt,
                            int *map);
 
+// Collective over the processes of the BLACS context `ictxt`: allocates `bytes`
+int copr_alloc_shared(int ictxt, size_t bytes, void **ptr);
+
+// Collective over the processes of the BLACS context `ictxt`: frees the memory at
+int copr_free_shared(int ictxt, void *ptr);
+
+// Packages this process received by reading them straight from their senders'
+uint64_t copr_capi_shared_reads(void);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
