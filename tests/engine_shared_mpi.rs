@@ -16,7 +16,7 @@ use copr_testkit::layouts as common;
 mod engine_cases;
 
 use copr::engine::{ExecStats, Job, Relabeling, ReshufflePlan, Streaming, Transform};
-use copr::layout::{Op, Order};
+use copr::layout::{BlockCyclic, Layout, Op, Order};
 use copr::transport::{MpiTransport, SharedBuffer, Transport};
 use engine_cases::{
     large_case, local_source, local_target, mix, random_batch, rep_scalars, straight_case,
@@ -375,6 +375,20 @@ fn main() {
                 note(run_shared::<i32>(&mut t, c, 1, &tag, shared, s), &mut reads);
             }
         }
+        // B's leading dimension differs between ranks (each gives its own, as
+        // ScaLAPACK's descriptors do): reads only between ranks that agree on it
+        let mut own_lld = plain.clone();
+        if let Layout::BlockCyclic(bc) = &own_lld[0].transform.source {
+            let mut spec = bc.spec().clone();
+            spec.lld = Some(601 + (me % 2) * 5);
+            own_lld[0].transform.source = BlockCyclic::new(spec).expect("a valid lld").into();
+        }
+        let tag = format!("{}: plain copy, lld by rank", v.name);
+        let s = Streaming::Auto;
+        note(
+            run_shared::<f64>(&mut t, &own_lld, 2, &tag, shared, s),
+            &mut reads,
+        );
         if v.reads && (0..p).all(|r| (v.shared)(r)) {
             // every rank's B shared: planned in the call, then the kept plan again
             for (c, what) in [(&plain, "plain copy"), (&transpose, "transpose")] {
