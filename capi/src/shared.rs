@@ -27,6 +27,7 @@ use std::ffi::{c_int, c_void};
 use copr::transport::{SharedBuffer, Transport};
 
 use crate::redist::{bad, gather_verdicts, joined_comm, run, Bad, Failed};
+use crate::state::Comm;
 
 /// Return code of a call that reported an error.
 const FAILED: c_int = 1;
@@ -73,6 +74,44 @@ fn refuse_size(bytes: usize) -> Option<Bad> {
     })
 }
 
+/// The two routines, as the processes tell each other which one they are in.
+const ALLOC: u64 = 1;
+const FREE: u64 = 2;
+
+/// The processes' one step before an allocation or a release (the same words in both,
+/// so that processes in different ones meet and fail together): every process's
+/// verdict (`own`: a bad argument it found), routine and allocation `number`;
+/// returns every process's number, or the error every process returns.
+fn agree(
+    comm: &mut Comm,
+    routine: u64,
+    own: Option<Bad>,
+    number: u64,
+) -> Result<Vec<u64>, (i32, Failed)> {
+    let rank = comm.transport.rank() as i32;
+    let mine = [u64::from(own.is_some()), routine, number];
+    let all = gather_verdicts(&mut comm.transport, &mine, own)?;
+    let rows: Vec<&[u64]> = all.chunks_exact(mine.len()).collect();
+    if let Some(r) = rows.iter().position(|w| w[1] != routine) {
+        let name = |w: &[u64]| {
+            if w[1] == ALLOC {
+                "copr_alloc_shared"
+            } else {
+                "copr_free_shared"
+            }
+        };
+        return Err((
+            rank,
+            Failed::Everywhere(format!(
+                "the processes of the context are in different calls: process 0 in {}, process {r} in {}",
+                name(rows[0]),
+                name(rows[r])
+            )),
+        ));
+    }
+    Ok(rows.iter().map(|w| w[2]).collect())
+}
+
 /// Collective over the processes of the BLACS context `ictxt`: allocates `bytes`
 /// bytes for this process in memory that every process of its node in `ictxt` can
 /// read, and returns 0 with the address in `*ptr` (aligned to 64 bytes, zero-filled,
@@ -114,7 +153,7 @@ pub unsafe extern "C" fn copr_alloc_shared(
         } else {
             refuse_size(bytes)
         };
-        gather_verdicts(&mut comm.transport, &[u64::from(own.is_some())], own)?;
+        agree(comm, ALLOC, own, 0)?;
         // ALIGN bytes more than asked: the address returned is the first aligned one
         // (MPI aligns less), and every allocation has an address of its own
         let buffer = comm
@@ -162,12 +201,7 @@ pub unsafe extern "C" fn copr_free_shared(ictxt: c_int, ptr: *mut c_void) -> c_i
             )
         });
         let number = found.map_or(0, |k| comm.shared[k].0);
-        let all = gather_verdicts(
-            &mut comm.transport,
-            &[u64::from(own.is_some()), number],
-            own,
-        )?;
-        let numbers: Vec<u64> = all.chunks_exact(2).map(|w| w[1]).collect();
+        let numbers = agree(comm, FREE, own, number)?;
         if let Some(r) = numbers.iter().position(|&n| n != number) {
             return Err((
                 rank,

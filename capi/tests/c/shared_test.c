@@ -12,7 +12,8 @@
  * source the same LLD, from those that see it stored alike when each gives its own
  * local rows (the others send their packages the usual way); the same calls from an ordinary (malloc)
  * source give the same results without growing it. Then wrong use: a pointer copr did
- * not allocate, one freed already, processes naming different allocations, a size
+ * not allocate, one freed already, processes naming different allocations or in
+ * different calls (allocating on one, freeing on the others), a size
  * that overflows on one process only, a NULL output on one process only, a number
  * that is not a context: every process must return nonzero, count one error each and
  * allocate or free nothing (no crash, no hang), and the redistribution must still work
@@ -205,6 +206,18 @@ static void wrong_use(int ctxt) {
     CHECK(((unsigned char *)p)[4095] == 7, "p was changed by a failed free");
     CHECK(copr_free_shared(ctxt, p) == 0, "freeing p");
     CHECK(copr_free_shared(ctxt, q) == 0, "freeing q");
+    /* processes in different calls: both fail, nothing allocated or freed */
+    CHECK(copr_alloc_shared(ctxt, 4096, &p) == 0, "allocating p again");
+    e = copr_capi_errors();
+    if (me == 0) {
+        q = (void *)&rc;
+        rc = copr_alloc_shared(ctxt, 64, &q);
+        CHECK(q == NULL, "a failed allocation returned %p", q);
+    } else {
+        rc = copr_free_shared(ctxt, p);
+    }
+    all_failed(rc, e, "allocating on process 0 while the others free");
+    CHECK(copr_free_shared(ctxt, p) == 0, "freeing p after the mixed calls");
     /* freed already */
     e = copr_capi_errors();
     all_failed(copr_free_shared(ctxt, p), e, "freeing p twice");
