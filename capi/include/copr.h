@@ -14,7 +14,12 @@
  *
  * copr_cart_create / copr_comm_reorder (and _f with Fortran handles) return copr's
  * process mapping of a grid onto the machine as an MPI communicator; 0 or an error
- * code with a one-line message on standard error. */
+ * code with a one-line message on standard error.
+ *
+ * copr_alloc_shared / copr_free_shared (collective over a BLACS context) give memory
+ * every process of a node can read: a source matrix placed there (with the same LLD on
+ * every process) is read by its node's receivers in one pass; 0 or an error code with
+ * a one-line message on standard error, on every process of the context. */
 
 #ifndef COPR_H
 #define COPR_H
