@@ -272,15 +272,20 @@ for n in 1 3 4; do
     "${MPIRUN[@]}" -n "$n" "$capi_test_f"
 done
 
-# the wrong-use cases print their messages; the verdict is the last line
+# the wrong-use cases print their messages: shown only when a program fails, else its
+# verdict (the last line)
+run_quiet() { # NAME RANKS PROGRAM
+    local out
+    out=$(timeout 300 "${MPIRUN[@]}" -n "$2" "$3" 2>&1) \
+        || { echo "$out" >&2; echo "$1 failed on $2 ranks" >&2; exit 1; }
+    tail -n 1 <<<"$out"
+}
 for n in 2 3 4; do
     echo "== node-shared sources from C (copr_alloc_shared) on $n ranks"
-    timeout 300 "${MPIRUN[@]}" -n "$n" "$capi_shared_test" 2>&1 | tail -n 1
-    [[ ${PIPESTATUS[0]} == 0 ]] || { echo "capi-shared-test failed on $n ranks" >&2; exit 1; }
+    run_quiet capi-shared-test "$n" "$capi_shared_test"
 done
 echo "== node-shared sources from Fortran on 4 ranks"
-timeout 300 "${MPIRUN[@]}" -n 4 "$capi_shared_test_f" 2>&1 | tail -n 1
-[[ ${PIPESTATUS[0]} == 0 ]] || { echo "capi-shared-test-f failed" >&2; exit 1; }
+run_quiet capi-shared-test-f 4 "$capi_shared_test_f"
 
 for n in 2 4; do
     echo "== the C test relinked with libcopr_scalapack (ScaLAPACK's names) against ScaLAPACK's own on $n ranks"
