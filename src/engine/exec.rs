@@ -562,7 +562,10 @@ impl ReshufflePlan {
                 .map(|x| size_of_val(x.runs.as_slice()))
                 .sum::<usize>()
             + size_of_val(s.sends.as_slice())
-            + s.recvs.iter().map(|r| work(&r.work)).sum::<usize>()
+            + s.recvs
+                .iter()
+                .map(|r| work(&r.work) + size_of_val(r.pieces.as_slice()))
+                .sum::<usize>()
             + size_of_val(s.recvs.as_slice())
             + work(&s.local)
             + self

@@ -56,6 +56,7 @@ mod element;
 mod exec;
 pub(crate) mod kernel;
 mod schedule;
+mod source_map;
 
 pub use cache::PlanCache;
 pub use element::{Element, ElementKind};

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::kernel::{Move, PackRun};
+use super::source_map::RecvPiece;
 use crate::error::{Error, Mismatched, Result};
 use crate::lap::{sparse_max, Perm};
 use crate::layout::axis::Axis;
@@ -223,6 +224,9 @@ pub(crate) struct RecvPlan {
     /// runs of the package into runs of A: a plain copy (α = 1, β = 0, no
     /// conjugation) can then receive it there.
     pub(crate) extents: Option<Vec<Extent>>,
+    /// The package's non-empty pieces in package order (where a receiver that reads
+    /// the sender's B finds each move's elements).
+    pub(crate) pieces: Vec<RecvPiece>,
 }
 
 /// Appends an extent to `out`, merged into the last one when its lines continue the
@@ -393,7 +397,7 @@ fn overlapping<'a>(
 }
 
 /// Unit strides (row, column) of a block stored in `order` with leading dimension `ld`.
-fn strides(order: Order, ld: usize) -> (usize, usize) {
+pub(super) fn strides(order: Order, ld: usize) -> (usize, usize) {
     match order {
         Order::ColMajor => (1, ld),
         Order::RowMajor => (ld, 1),
@@ -419,7 +423,7 @@ pub(crate) fn len_of(layout: &Layout, rank: usize) -> usize {
 }
 
 /// Storage order of `rank`'s blocks in `layout`.
-fn storage_order(layout: &Layout, rank: usize) -> Order {
+pub(super) fn storage_order(layout: &Layout, rank: usize) -> Order {
     match layout {
         Layout::BlockCyclic(l) => l.spec().local_order,
         Layout::Grid(g) => g.storage_of(rank).order,
@@ -830,11 +834,22 @@ impl Schedule {
                     elems: 0,
                     work: Work::default(),
                     extents: None,
+                    pieces: Vec::new(),
                 });
             }
             let r = recvs.last_mut().expect("just pushed");
             piece.src += r.elems;
             r.elems += piece.rows * piece.cols;
+            if piece.rows * piece.cols > 0 {
+                r.pieces.push(RecvPiece {
+                    start: piece.src,
+                    pair: piece.pair,
+                    r0: piece.r0,
+                    c0: piece.c0,
+                    rows: piece.rows,
+                    cols: piece.cols,
+                });
+            }
             split_piece(
                 &piece,
                 &tblocks[piece.pair as usize],
@@ -933,7 +948,7 @@ pub(crate) struct PeerWork {
 /// is B element `src + o·ld + i·step`: `(start, s_rs, s_cs)` in B, or `None` if the
 /// move does not stay inside one piece of `inner × outer` elements.
 #[allow(clippy::too_many_arguments)]
-fn move_in_source(
+pub(super) fn move_in_source(
     (src, ld, step, inner, outer): (usize, usize, usize, usize, usize),
     off: usize,
     rows: usize,
@@ -961,16 +976,17 @@ fn move_in_source(
     (i0 + ext_i < inner && o0 + ext_o < outer).then_some((src + o0 * ld + i0 * step, b_rs, b_cs))
 }
 
+#[cfg(test)]
 impl Schedule {
-    /// [`PeerWork`] of incoming package `k` of `rank`: the sender's pieces for `rank`
-    /// are found as the sender finds them (the same enumeration of its blocks, in the
-    /// same package order), and every move of the package is mapped from package
-    /// offsets to the sender's B. `None` if a move does not map (never for a package
-    /// planned by this schedule).
+    /// [`PeerWork`] of incoming package `k` of `rank` found the slow way, as a check
+    /// of [`Schedule::peer_work`]: the sender's pieces for `rank` are found as the
+    /// sender finds them (the same enumeration of its blocks, in the same package
+    /// order), and every move of the package is mapped from package offsets to the
+    /// sender's B. `None` if a move does not map.
     ///
     /// # Complexity
     /// The sender's share of planning: O(its source blocks + pieces) per transform.
-    pub(crate) fn peer_work(&self, k: usize, rank: usize) -> Option<PeerWork> {
+    pub(super) fn peer_work_by_enumeration(&self, k: usize, rank: usize) -> Option<PeerWork> {
         let r = self.recvs.get(k)?;
         let mut pieces = Vec::new();
         for (pk, p) in self.pairs.iter().enumerate() {
@@ -1240,7 +1256,7 @@ fn piece_key(k: u32, transposed: bool, i0: usize, j0: usize, r0: usize, c0: usiz
 /// its blocks all lie on that process, one after the other in local storage. Matrices
 /// with thin blocks on a 1 × Q or P × 1 grid (ScaLAPACK's 1 × 15 blocks on 1 × 3)
 /// are then cut into few large pieces instead of one per block.
-fn coarse(l: &Layout) -> std::borrow::Cow<'_, Layout> {
+pub(super) fn coarse(l: &Layout) -> std::borrow::Cow<'_, Layout> {
     use std::borrow::Cow;
     if let Layout::BlockCyclic(b) = l {
         let s = b.spec();

@@ -553,6 +553,13 @@ impl BlockCyclic {
         self.spec.lld.map_or(own, |l| l.max(own))
     }
 
+    /// Leading dimension of `rank`'s local matrix, as [`BlockCyclic::local_blocks`]
+    /// gives it (`None` for a rank outside the grid).
+    pub(crate) fn local_ld(&self, rank: usize) -> Option<usize> {
+        let (pr, pc) = self.grid_position(rank)?;
+        Some(self.lld_of(pr, pc))
+    }
+
     /// Checks that `lld` fits `rank`'s local matrix (ScaLAPACK's
     /// `LLD ≥ max(1, LOCr(M))` on the process that owns the descriptor).
     ///
