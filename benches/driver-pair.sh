@@ -23,10 +23,19 @@ mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4)
 export OMP_NUM_THREADS=1
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-# "key median" lines of the driver's timing table (its rows: | N | name | min | median |...)
+# "key median" lines of the driver's timing table (its rows: | N | name | min | median |
+# share | faults |), of its table of planning inside the call ("plan: name", the
+# total: | N | name | check | relabel | enumerate | regions | packages | total |) and of
+# its notes on mapping moves onto node-shared B ("map: name", the median)
 run() {
   "${mpi[@]}" "$1" --sizes "$n" --reps "$reps" --cases "$cases" |
-    awk -F'|' -v n="$n" '$2 + 0 == n && $5 + 0 > 0 {gsub(/^ +| +$/, "", $3); gsub(/ /, "", $5); print $3 "\t" $5}'
+    awk -F'|' -v n="$n" '
+      $2 + 0 == n && NF == 8 && $5 + 0 > 0 {gsub(/^ +| +$/, "", $3); gsub(/ /, "", $5); print $3 "\t" $5}
+      $2 + 0 == n && NF == 10 && $9 + 0 > 0 {gsub(/^ +| +$/, "", $3); gsub(/ /, "", $9); print "plan: " $3 "\t" $9}
+      $0 ~ "^N = " n ", .*: mapping the receivers" {
+        name = $0; sub(/^N = [0-9]+, /, "", name); sub(/: mapping the receivers.*/, "", name)
+        v = $0; sub(/ ms median.*/, "", v); sub(/.* /, "", v); print "map: " name "\t" v
+      }'
 }
 
 IFS=, read -ra keys <<<"$cases"

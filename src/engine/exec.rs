@@ -68,8 +68,8 @@ pub struct ExecStats {
     /// into A (no packing, no window; see
     /// [`SharedBuffer`](crate::transport::SharedBuffer)).
     pub read_from_source: usize,
-    /// Incoming packages whose moves this execution mapped onto their sender's B (the
-    /// sender's pieces enumerated again on the receiver) before reading them from
+    /// Incoming packages whose moves this execution mapped onto their sender's B
+    /// (found from the receiver's own pieces of the package) before reading them from
     /// there: a plan keeps the mapping, so an execution maps only the senders no
     /// earlier execution of the same plan read from. Its time is part of `unpack`.
     pub sources_mapped: usize,

@@ -824,7 +824,7 @@ impl Schedule {
             r.work = group(b, sp, n_pairs);
             b.clear();
         };
-        for &(peer, _, mut piece) in recv_pieces.iter() {
+        for (i, &(peer, _, mut piece)) in recv_pieces.iter().enumerate() {
             if recvs.last().is_none_or(|r| r.peer != peer) {
                 if let Some(r) = recvs.last_mut() {
                     finish(r, bucket, spare);
@@ -834,7 +834,7 @@ impl Schedule {
                     elems: 0,
                     work: Work::default(),
                     extents: None,
-                    pieces: Vec::new(),
+                    pieces: Vec::with_capacity(recv_pieces[i..].partition_point(|q| q.0 == peer)),
                 });
             }
             let r = recvs.last_mut().expect("just pushed");

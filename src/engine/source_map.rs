@@ -34,6 +34,10 @@ impl RecvPiece {
     }
 }
 
+/// A packed piece in the sender's B, `(src, ld, step, inner, outer)`: element `i` of
+/// line `o` is B element `src + o·ld + i·step`.
+type Shape = (usize, usize, usize, usize, usize);
+
 /// Where the elements of a layout lie in one rank's local buffer.
 enum Locator {
     /// A block-cyclic layout: the local row of global row `g` is
@@ -139,12 +143,7 @@ impl Locator {
 /// The shape `(src, ld, step, inner, outer)` in which `sender` packs piece `pc` of
 /// pair `p` for `receiver` (element `i` of line `o` of the packed piece is B element
 /// `src + o·ld + i·step`): the sender's own choice, see the planner's sending side.
-fn sender_shape(
-    p: &PairPlan,
-    loc: &Locator,
-    pc: &RecvPiece,
-    receiver: usize,
-) -> Option<(usize, usize, usize, usize, usize)> {
+fn sender_shape(p: &PairPlan, loc: &Locator, pc: &RecvPiece, receiver: usize) -> Option<Shape> {
     let tr = p.op.transposes();
     // The piece in B coordinates.
     let (bi, bj, b_rows, b_cols) = if tr {
@@ -185,7 +184,7 @@ impl Schedule {
         let mut need = vec![0usize; self.pairs.len()];
         let mut moves = Vec::with_capacity(r.work.moves.len());
         // The piece of the last move, and its shape in the sender's B.
-        let mut at: Option<(usize, (usize, usize, usize, usize, usize))> = None;
+        let mut at: Option<(usize, Shape)> = None;
         for g in &r.work.groups {
             for m in &r.work.moves[g.2.clone()] {
                 if m.rows * m.cols == 0 {
