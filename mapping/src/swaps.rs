@@ -291,8 +291,9 @@ impl<'a> Swaps<'a> {
 }
 
 /// Random swaps of two tasks on different nodes, accepted when they lower
-/// `max(0, HB/hb0 − 1) + max(0, T/lt0 − 1)` (T the largest link time), or keep it and
-/// lower the hop-bytes; stops when both targets are met, after `min(40·p, 60000)`
+/// `max(0, HB/hb0 − 1) + max(0, T/lt0 − 1)` (T the largest link time under the
+/// machine's [load model](MapMachine::link_model)), or keep it and lower the
+/// hop-bytes; stops when both targets are met, after `min(40·p, 60000)`
 /// tries, or at `deadline`. Half the time the first task is one with a message through
 /// the busiest link (refreshed every 256 tries) and the second sits on the node of one
 /// of the first's neighbours. Returns whether the targets were met.
@@ -328,7 +329,8 @@ pub(crate) fn balance_tries(
     if m.nodes() < 2 || !(2..=1 << 17).contains(&n) {
         return false;
     }
-    let inv = m.link_inv_bandwidths();
+    // loads on the machine's link groups (links, or ECMP bundles: `link_model`)
+    let inv = m.link_group_inv_bandwidths();
     // directed messages per task, both ways, for load updates
     let mut inc: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); n];
     for e in p.edges() {
@@ -337,12 +339,12 @@ pub(crate) fn balance_tries(
     }
     let mut slot: Vec<usize> = map.forward().to_vec();
     let mut at: Vec<usize> = map.inverse().to_vec();
-    let mut load = vec![0f64; m.num_links()];
+    let mut load = vec![0f64; m.link_groups()];
     let mut hb: u128 = 0;
     for e in p.edges() {
         let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
         hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
-        m.for_route(a, b, |l| load[l] += e.bytes as f64);
+        m.for_group_route(a, b, |l| load[l] += e.bytes as f64);
     }
     let lt0 = lt0.max(f64::MIN_POSITIVE);
     let hbf = (hb0.max(1)) as f64;
@@ -417,19 +419,9 @@ pub(crate) fn balance_tries(
                 .iter()
                 .filter(|e| e.0 as usize != u && e.1 as usize != u),
         );
-        let apply =
-            |slot: &[usize], load: &mut [f64], touched: &mut Vec<usize>, sign: f64| -> i128 {
-                let mut dh: i128 = 0;
-                for &(a, b, w) in &moved {
-                    let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
-                    dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
-                    m.for_route(na, nb, |l| {
-                        load[l] += sign * w as f64;
-                        touched.push(l);
-                    });
-                }
-                dh
-            };
+        let apply = |slot: &[usize], load: &mut [f64], touched: &mut Vec<usize>, sign: f64| {
+            shift_loads(m, slot, &moved, (load, touched), sign)
+        };
         touched.clear();
         let d1 = apply(&slot, &mut load, &mut touched, -1.0);
         swap_tasks(&mut slot, &mut at, u, x);
@@ -452,8 +444,32 @@ pub(crate) fn balance_tries(
     pen <= 1e-12
 }
 
-/// Lists in `hot` the two tasks of every message through the busiest link (the first
-/// of the largest `load · inv`), when task `t` is in slot `slot[t]`.
+/// Adds (`sign` = 1) or removes (−1) the messages `moved` (`(src, dst, bytes)`, task
+/// `t` in slot `slot[t]`) on the machine's link groups ([`MapMachine::for_group_route`]),
+/// listing in `touched` every group changed: the incremental load update of
+/// [`balance`]. Returns the change in hop-bytes.
+fn shift_loads(
+    m: &MapMachine,
+    slot: &[usize],
+    moved: &[(u32, u32, u64)],
+    (load, touched): (&mut [f64], &mut Vec<usize>),
+    sign: f64,
+) -> i128 {
+    let rpn = m.ranks_per_node();
+    let mut dh: i128 = 0;
+    for &(a, b, w) in moved {
+        let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
+        dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
+        m.for_group_route(na, nb, |l| {
+            load[l] += sign * w as f64;
+            touched.push(l);
+        });
+    }
+    dh
+}
+
+/// Lists in `hot` the two tasks of every message through the busiest link group (the
+/// first of the largest `load · inv`), when task `t` is in slot `slot[t]`.
 fn through_busiest(
     p: &Pattern,
     m: &MapMachine,
@@ -473,7 +489,7 @@ fn through_busiest(
     for e in p.edges() {
         let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
         let mut through = false;
-        m.for_route(a, b, |l| through |= l == lstar);
+        m.for_group_route(a, b, |l| through |= l == lstar);
         if through {
             hot.push(e.src as usize);
             hot.push(e.dst as usize);
@@ -625,6 +641,96 @@ mod tests {
     use super::*;
     use crate::metrics::evaluate;
     use std::time::Duration;
+
+    /// The incremental loads of the balancing swaps on a fat tree (ECMP bundles) equal
+    /// ECMP's loads computed from scratch after many random swaps, link by link, and the
+    /// hop-bytes kept alongside equal the metrics'.
+    #[test]
+    fn incremental_ecmp_loads_match_a_fresh_count() {
+        let l = |latency| copr_topology::LinkSpec {
+            latency,
+            bandwidth: 1.25e10,
+        };
+        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
+            k: 4,
+            host_link: l(1e-7),
+            edge_link: l(1.5e-7),
+            core_link: l(2e-7),
+        })
+        .unwrap();
+        let m = MapMachine::network(net, None, Default::default(), 4).unwrap();
+        assert_eq!(m.link_model(), crate::machine::LinkLoadModel::Ecmp);
+        let n = m.slots();
+        let mut rng = SplitMix(7);
+        let mut edges = Vec::new();
+        for _ in 0..4 * n {
+            let (a, b) = (rng.next_u64() % n as u64, rng.next_u64() % n as u64);
+            if a != b {
+                edges.push(crate::pattern::Edge {
+                    src: a as u32,
+                    dst: b as u32,
+                    bytes: 1 + rng.next_u64() % 1_000_000,
+                });
+            }
+        }
+        let p = Pattern::from_edges(n, edges, String::new()).unwrap();
+        let mut inc: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); n];
+        for e in p.edges() {
+            inc[e.src as usize].push((e.src, e.dst, e.bytes));
+            inc[e.dst as usize].push((e.src, e.dst, e.bytes));
+        }
+        let mut slot: Vec<usize> = (0..n).collect();
+        let mut at = slot.clone();
+        rng.shuffle(&mut slot);
+        for (t, &s) in slot.iter().enumerate() {
+            at[s] = t;
+        }
+        let all: Vec<(u32, u32, u64)> = p.edges().iter().map(|e| (e.src, e.dst, e.bytes)).collect();
+        let mut load = vec![0f64; m.link_groups()];
+        let mut touched = Vec::new();
+        let mut hb = shift_loads(&m, &slot, &all, (&mut load, &mut touched), 1.0);
+        for _ in 0..500 {
+            let (u, x) = (
+                (rng.next_u64() % n as u64) as usize,
+                (rng.next_u64() % n as u64) as usize,
+            );
+            if u == x {
+                continue;
+            }
+            let mut moved = inc[u].clone();
+            moved.extend(
+                inc[x]
+                    .iter()
+                    .filter(|e| e.0 as usize != u && e.1 as usize != u),
+            );
+            hb += shift_loads(&m, &slot, &moved, (&mut load, &mut touched), -1.0);
+            swap_tasks(&mut slot, &mut at, u, x);
+            hb += shift_loads(&m, &slot, &moved, (&mut load, &mut touched), 1.0);
+        }
+        let map = Perm::from_forward(slot).unwrap();
+        let fresh = crate::ecmp::ecmp_link_loads(&p, &m, &map).unwrap();
+        let mut per_link = vec![0f64; fresh.len()];
+        for (g, &x) in load.iter().enumerate() {
+            let links = m.link_group_links(g);
+            for &l in &links {
+                per_link[l] = x / links.len() as f64;
+            }
+        }
+        let total: f64 = fresh.iter().sum();
+        assert!(total > 0.0);
+        for (l, (&a, &b)) in per_link.iter().zip(&fresh).enumerate() {
+            assert!((a - b).abs() <= 1e-9 * total, "link {l}: {a} against {b}");
+        }
+        let metrics = evaluate(&p, &m, &map);
+        assert_eq!(hb, metrics.hop_bytes as i128);
+        let inv = m.link_group_inv_bandwidths();
+        let top = load
+            .iter()
+            .zip(&inv)
+            .map(|(x, i)| x * i)
+            .fold(0.0, f64::max);
+        assert!((top - metrics.max_link_time).abs() <= 1e-12 * top);
+    }
 
     #[test]
     fn cores_are_arranged_by_the_node_tree() {
