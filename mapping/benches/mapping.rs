@@ -536,17 +536,25 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
             }
         }
         all_ok &= hb_ok && lt_ok;
-        // network graphs: the busiest link also under ECMP (each message split evenly
-        // over its shortest paths), informative (the optimiser targets one path)
+        // network graphs: the busiest link under ECMP (each message split evenly over
+        // its shortest paths) and on one path; the table's is the machine's own model
         if let Some(t) = ecmp_max_link_time(&c.pattern, &c.machine, &opt.map) {
-            let mut line = format!("\nECMP busiest link µs: optimised {:.1}", t * 1e6);
+            let single = c.machine.clone().with_single_path_loads();
+            let sp = |map: &Perm| evaluate(&c.pattern, &single, map).max_link_time * 1e6;
+            let mut line = format!(
+                "\ntable's max link: {}; ECMP busiest link µs: optimised {:.1}",
+                c.machine.link_model(),
+                t * 1e6
+            );
+            let mut sline = format!("single-path busiest link µs: optimised {:.1}", sp(&opt.map));
             let scotch_maps = sc.iter().map(|(m, _)| ("scotch -Cd".to_string(), m));
             for (name, map) in scotch_maps.chain(more.iter().map(|(n, m, _)| (n.clone(), m))) {
                 if let Some(x) = ecmp_max_link_time(&c.pattern, &c.machine, map) {
                     line.push_str(&format!(", {name} {:.1}", x * 1e6));
+                    sline.push_str(&format!(", {name} {:.1}", sp(map)));
                 }
             }
-            println!("{line}");
+            println!("{line}\n{sline}");
         }
         println!(
             "\nlower bounds: hop-bytes {}, max link {}; optimised kept `{}`; \
