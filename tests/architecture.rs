@@ -165,3 +165,151 @@ fn the_other_crates_modules_form_no_cycle() {
         assert!(!graph.modules.is_empty(), "{dir}: no module found");
     }
 }
+
+/// The lines of `text` (one source file) where a feature changes code other than by
+/// adding or removing a whole item: a `#[cfg(...feature...)]` on a statement or an
+/// expression, `cfg!(feature ...)`, or `not(feature ...)`. Attributes that only mark
+/// docs (`cfg_attr(docsrs, ...)`) do not count.
+fn feature_cfgs_off_items(text: &str) -> Vec<String> {
+    let item = |l: &str| {
+        let l = l.trim_start();
+        let l = l
+            .strip_prefix("pub(crate) ")
+            .or_else(|| l.strip_prefix("pub(super) "))
+            .or_else(|| l.strip_prefix("pub "))
+            .unwrap_or(l);
+        let l = l.strip_prefix("unsafe ").unwrap_or(l);
+        [
+            "mod ", "use ", "fn ", "impl", "struct ", "enum ", "const ", "static ", "type ",
+            "trait ",
+        ]
+        .iter()
+        .any(|k| l.starts_with(k))
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut odd = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("//") || !t.contains("feature") {
+            continue;
+        }
+        if t.contains("cfg!(") || t.contains("not(feature") {
+            odd.push(format!("{}: {t}", i + 1));
+        } else if t.starts_with("#[cfg(") {
+            let next = lines[i + 1..]
+                .iter()
+                .map(|l| l.trim_start())
+                .find(|l| !(l.is_empty() || l.starts_with("#[") || l.starts_with("//")));
+            if !next.is_some_and(item) {
+                odd.push(format!(
+                    "{}: {t} {}",
+                    i + 1,
+                    next.unwrap_or("(end of file)")
+                ));
+            }
+        }
+    }
+    odd
+}
+
+/// The files of modules that exist only with a feature (`#[cfg(feature = ...)] mod x;`
+/// in `file`): `x.rs` or `x/mod.rs` beside or below it, and everything under `x/`.
+fn gated_module_paths(file: &Path, text: &str) -> Vec<std::path::PathBuf> {
+    let dir = match file.file_name().and_then(|n| n.to_str()) {
+        Some("lib.rs" | "mod.rs") => file.parent().map(Path::to_path_buf),
+        _ => Some(file.with_extension("")),
+    };
+    let Some(dir) = dir else { return Vec::new() };
+    let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+    let mut gated = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if !(l.starts_with("#[cfg(") && l.contains("feature")) {
+            continue;
+        }
+        let next = lines[i + 1..]
+            .iter()
+            .find(|l| !(l.starts_with("#[") || l.starts_with("//")));
+        let name = next.and_then(|n| {
+            let n = n.strip_prefix("pub ").unwrap_or(n);
+            n.strip_prefix("mod ")?.strip_suffix(';')
+        });
+        if let Some(name) = name {
+            gated.push(dir.join(format!("{name}.rs")));
+            gated.push(dir.join(name));
+        }
+    }
+    gated
+}
+
+/// The root crate's features only add whole modules and items, so its code (and its
+/// tests, which `scripts/test-all` runs once, with all features) is the same with and
+/// without them. Code that a feature changes inside a function would need the root
+/// crate's tests in the default-feature step too.
+#[test]
+fn features_only_add_whole_items_to_the_root_crate() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    let mut dirs = vec![src];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let texts: Vec<(std::path::PathBuf, String)> = files
+        .into_iter()
+        .map(|f| {
+            let t = std::fs::read_to_string(&f).unwrap();
+            (f, t)
+        })
+        .collect();
+    let gated: Vec<std::path::PathBuf> = texts
+        .iter()
+        .flat_map(|(f, t)| gated_module_paths(f, t))
+        .collect();
+    assert!(
+        gated.iter().any(|g| g.ends_with("transport/mpi.rs")),
+        "the MPI transport is a module that exists only with the mpi feature: {gated:?}"
+    );
+    let mut odd = Vec::new();
+    for (f, t) in &texts {
+        if gated.iter().any(|g| f.starts_with(g)) {
+            continue;
+        }
+        odd.extend(
+            feature_cfgs_off_items(t)
+                .into_iter()
+                .map(|l| format!("{}:{l}", f.display())),
+        );
+    }
+    assert!(
+        odd.is_empty(),
+        "code that features change inside items: {odd:#?}"
+    );
+}
+
+#[test]
+fn the_feature_scan_sees_statements_and_skips_items() {
+    let items = "#[cfg(feature = \"mpi\")]\n/// docs\n#[cfg_attr(docsrs, doc(cfg(feature = \"mpi\")))]\npub mod mpi;\n#[cfg(feature = \"mpi\")]\npub(crate) fn f() {}\n";
+    assert!(feature_cfgs_off_items(items).is_empty());
+    let statement = "fn f() {\n    #[cfg(feature = \"hwloc\")]\n    let x = 1;\n}\n";
+    assert_eq!(feature_cfgs_off_items(statement).len(), 1);
+    assert_eq!(
+        feature_cfgs_off_items("let on = cfg!(feature = \"mpi\");\n").len(),
+        1
+    );
+    assert_eq!(
+        feature_cfgs_off_items("#[cfg(not(feature = \"mpi\"))]\nmod x;\n").len(),
+        1
+    );
+    let gated = gated_module_paths(Path::new("src/gain/mod.rs"), items);
+    assert_eq!(
+        gated,
+        [Path::new("src/gain/mpi.rs"), Path::new("src/gain/mpi")]
+    );
+}
