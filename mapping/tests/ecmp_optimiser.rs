@@ -80,29 +80,6 @@ fn ecmp_busiest_link_by_hand() {
     assert!(s.max_link_bytes >= u128::from(8 * MB));
 }
 
-/// All permutations of `0..n` (Heap's algorithm).
-fn permutations(n: usize, mut f: impl FnMut(&[usize])) {
-    let mut v: Vec<usize> = (0..n).collect();
-    let mut c = vec![0usize; n];
-    f(&v);
-    let mut i = 0;
-    while i < n {
-        if c[i] < i {
-            if i % 2 == 0 {
-                v.swap(0, i);
-            } else {
-                v.swap(c[i], i);
-            }
-            f(&v);
-            c[i] += 1;
-            i = 0;
-        } else {
-            c[i] = 0;
-            i += 1;
-        }
-    }
-}
-
 /// Seven tasks on seven hosts of a k = 4 fat tree spread over its four pods, one slot
 /// each: the optimiser's mapping is the brute-force optimum of its rule under ECMP
 /// (the least hop-bytes among the mappings whose ECMP busiest link is no busier than
@@ -143,8 +120,8 @@ fn fat_tree_optimum_under_ecmp_by_enumeration() {
     }
     // brute force: (hop-bytes, ECMP busiest link) of the best mapping within lt0
     let mut best: Option<(u128, f64)> = None;
-    permutations(7, |f| {
-        let map = Perm::from_forward(f.to_vec()).unwrap();
+    for f in copr_testkit::layouts::permutations(7) {
+        let map = Perm::from_forward(f).unwrap();
         let lt = ecmp(&map);
         if lt <= lt0 * (1.0 + 1e-12) {
             let hb = evaluate(&p, &m, &map).hop_bytes;
@@ -154,7 +131,7 @@ fn fat_tree_optimum_under_ecmp_by_enumeration() {
                 best = Some((hb, lt));
             }
         }
-    });
+    }
     let (hb_star, lt_star) = best.expect("the best baseline itself is within lt0");
     let opt = cmp.row("optimised").unwrap();
     let lt_opt = ecmp(&opt.map);
