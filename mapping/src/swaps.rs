@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::machine::{MapMachine, NetKind};
+use super::machine::{LinkLoadModel, MapMachine, NetKind};
 use super::pattern::Pattern;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
@@ -382,8 +382,17 @@ pub(crate) fn balance_tries(
     let every = if n <= 2048 { 256 } else { 2048 };
     // tasks with a message through the busiest link, refreshed now and then
     let mut hot: Vec<usize> = Vec::new();
+    // under ECMP many links tie for the busiest (a fat tree's host links), which one
+    // swap rarely lowers together: a pass whose penalty has not dropped for a quarter
+    // of its tries stops (one path: every try is made, as always)
+    let stall = if m.link_model() == LinkLoadModel::Ecmp {
+        (tries / 4).max(4 * every)
+    } else {
+        usize::MAX
+    };
+    let mut dropped_at = 0;
     for tr in 0..tries {
-        if pen <= 1e-12 {
+        if pen <= 1e-12 || tr - dropped_at > stall {
             break;
         }
         if tr % 64 == 0 && Instant::now() >= deadline {
@@ -430,6 +439,9 @@ pub(crate) fn balance_tries(
         let new_top = rescore(&load, &touched, top);
         let new_pen = penalty(new_hb, new_top.0);
         if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
+            if new_pen < pen - 1e-12 {
+                dropped_at = tr;
+            }
             pen = new_pen;
             hb = new_hb;
             top = new_top;
