@@ -95,8 +95,9 @@ fn args() -> Args {
                  [--cases memcpy,copy,transpose,transpose-relabel,copy-msg,transpose-msg,\
                  copy-msg-packed,transpose-msg-packed,copy-nostream,transpose-nostream,\
                  copy-msg-nostream,transpose-msg-nostream,copy-single,transpose-single,\
-                 copy-window,transpose-window,batch,single,copy-replan,transpose-replan,copy-cached,transpose-cached,\
-                 copy-replan-msg,transpose-replan-msg,gemr2d,tran]"
+                 copy-window,transpose-window,copy-shared,transpose-shared,batch,single,\
+                 copy-replan,transpose-replan,copy-shared-replan,transpose-shared-replan,\
+                 copy-cached,transpose-cached,copy-replan-msg,transpose-replan-msg,gemr2d,tran]"
             ),
         }
     }
@@ -294,6 +295,11 @@ enum Case {
     CopyReplan,
     /// copr transpose planned inside the timed call.
     TransposeReplan,
+    /// copr copy planned inside the timed call with B node-shared (a new plan every
+    /// call maps its receivers' moves onto the senders' B again).
+    CopySharedReplan,
+    /// copr transpose planned inside the timed call with B node-shared.
+    TransposeSharedReplan,
     /// copr copy through a `PlanCache` (the plan found by the cache every call).
     CopyCached,
     /// copr transpose through a `PlanCache`.
@@ -335,6 +341,8 @@ impl Case {
             Case::Batch3 => "batch",
             Case::Single3 => "single",
             Case::CopyReplan => "copy-replan",
+            Case::CopySharedReplan => "copy-shared-replan",
+            Case::TransposeSharedReplan => "transpose-shared-replan",
             Case::TransposeReplan => "transpose-replan",
             Case::CopyCached => "copy-cached",
             Case::TransposeCached => "transpose-cached",
@@ -370,6 +378,8 @@ impl Case {
             Case::Batch3 => "copr copy, 3 matrices in one batch",
             Case::Single3 => "copr copy, 3 single calls",
             Case::CopyReplan => "copr copy, planned in the call",
+            Case::CopySharedReplan => "copr copy, planned in the call, B node-shared",
+            Case::TransposeSharedReplan => "copr transpose, planned in the call, B node-shared",
             Case::TransposeReplan => "copr transpose, planned in the call",
             Case::CopyCached => "copr copy, plan cache",
             Case::TransposeCached => "copr transpose, plan cache",
@@ -497,6 +507,16 @@ const PAIRS: &[(Case, Case, &str)] = &[
         "copy: plan kept vs planned in the call",
     ),
     (
+        Case::CopySharedReplan,
+        Case::CopyShared,
+        "copy, B node-shared: plan kept vs planned in the call",
+    ),
+    (
+        Case::TransposeSharedReplan,
+        Case::TransposeShared,
+        "transpose, B node-shared: plan kept vs planned in the call",
+    ),
+    (
         Case::TransposeReplan,
         Case::Transpose,
         "transpose: plan kept vs planned in the call",
@@ -579,6 +599,8 @@ fn main() {
         Case::Single3,
         Case::CopyReplan,
         Case::TransposeReplan,
+        Case::CopySharedReplan,
+        Case::TransposeSharedReplan,
         Case::CopyCached,
         Case::TransposeCached,
         Case::CopyReplanMsg,
@@ -705,6 +727,8 @@ fn main() {
         let mut faults: Vec<Vec<u64>> = vec![Vec::new(); cases.len()];
         // Per repetition of the cases that plan inside the call: where planning went.
         let mut plan_stats: Vec<Vec<PlanStats>> = vec![Vec::new(); cases.len()];
+        // Per repetition of those with B node-shared: mapping moves onto the senders' B.
+        let mut mapping: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
         let mut cache = PlanCache::new(4, 1 << 30);
         for rep in 0..=a.reps {
             for (ci, &case) in cases.iter().enumerate() {
@@ -798,6 +822,23 @@ fn main() {
                             plan_stats[ci].push(plan.plan_stats());
                         }
                     }
+                    Case::CopySharedReplan | Case::TransposeSharedReplan => {
+                        let op = if case == Case::CopySharedReplan {
+                            Op::Identity
+                        } else {
+                            Op::Transpose
+                        };
+                        let plan = ReshufflePlan::plan_and_execute(
+                            &mut t,
+                            vec![single(op)],
+                            &mut [Job::copy(&b_shared, &mut outs[0])],
+                        )
+                        .expect("plan and execute");
+                        if rep > 0 {
+                            plan_stats[ci].push(plan.plan_stats());
+                            mapping[ci].push(plan.last_stats().source_mapping);
+                        }
+                    }
                     Case::CopyCached | Case::TransposeCached => {
                         let op = if case == Case::CopyCached {
                             Op::Identity
@@ -843,6 +884,7 @@ fn main() {
                         | Case::TransposeWindow
                         | Case::TransposeShared
                         | Case::TransposeReplan
+                        | Case::TransposeSharedReplan
                         | Case::TransposeReplanMsg
                         | Case::TransposeCached => wrong(&dst, me, n, &outs[0], true),
                         Case::TransposeRelabel => wrong(&relabeled, me, n, &outs[0], true),
@@ -908,6 +950,21 @@ fn main() {
         for (ci, &case) in cases.iter().enumerate() {
             if let Some(row) = plan_breakdown(&world, n, case, &plan_stats[ci]) {
                 plan_rows.push(row);
+            }
+            if !mapping[ci].is_empty() {
+                let v: Vec<f64> = mapping[ci]
+                    .iter()
+                    .map(|&x| max_over_ranks(&world, x))
+                    .collect();
+                let (lo, med) = min_median(v);
+                notes.push(format!(
+                    "N = {n}, {}: mapping the receivers' moves onto the senders' B (slowest \
+                     rank, in the execution, not in the planning columns) {:.3} ms median, \
+                     {:.3} ms min per call; a kept plan maps once",
+                    case.name(),
+                    med * 1e3,
+                    lo * 1e3
+                ));
             }
         }
         phases.push(breakdown(

@@ -106,6 +106,15 @@ mkdir -p "$capi_dir/capi-fortran-modules"
 mpifort -cpp -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/capi-fortran-modules" \
     capi/include/copr.f90 capi/tests/fortran/redist_test.f90 -o "$capi_test_f" \
     -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
+# node-shared source matrices (copr_alloc_shared / copr_free_shared), from C and Fortran
+capi_shared_test="$capi_dir/capi-shared-test"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/include -Icapi/tests/c \
+    capi/tests/c/shared_test.c -o "$capi_shared_test" -L"$capi_dir" -lcopr_capi \
+    -lscalapack-openmpi -lm -Wl,-rpath,"$capi_dir"
+capi_shared_test_f="$capi_dir/capi-shared-test-f"
+mpifort -cpp -std=f2008 -O1 -Wall -Werror -fimplicit-none -J "$capi_dir/capi-fortran-modules" \
+    capi/include/copr.f90 capi/tests/fortran/shared_test.f90 -o "$capi_shared_test_f" \
+    -L"$capi_dir" -lcopr_capi -lscalapack-openmpi -Wl,-rpath,"$capi_dir"
 # relinked with the unprefixed library, ScaLAPACK's own routines as ref_*
 capi_test_f_unprefixed="$capi_dir/capi-redist-test-f-unprefixed"
 mpicc -std=c11 -O1 -Wall -Wextra -Werror -Icapi/tests/c -c capi/tests/c/scalapack_ref.c \
@@ -262,6 +271,21 @@ for n in 1 3 4; do
     echo "== Fortran module (copr.f90) against ScaLAPACK on $n ranks"
     "${MPIRUN[@]}" -n "$n" "$capi_test_f"
 done
+
+# the wrong-use cases print their messages: shown only when a program fails, else its
+# verdict (the last line)
+run_quiet() { # NAME RANKS PROGRAM
+    local out
+    out=$(timeout 300 "${MPIRUN[@]}" -n "$2" "$3" 2>&1) \
+        || { echo "$out" >&2; echo "$1 failed on $2 ranks" >&2; exit 1; }
+    tail -n 1 <<<"$out"
+}
+for n in 2 3 4; do
+    echo "== node-shared sources from C (copr_alloc_shared) on $n ranks"
+    run_quiet capi-shared-test "$n" "$capi_shared_test"
+done
+echo "== node-shared sources from Fortran on 4 ranks"
+run_quiet capi-shared-test-f 4 "$capi_shared_test_f"
 
 for n in 2 4; do
     echo "== the C test relinked with libcopr_scalapack (ScaLAPACK's names) against ScaLAPACK's own on $n ranks"

@@ -15,8 +15,8 @@
 use copr_testkit::layouts as common;
 mod engine_cases;
 
-use copr::engine::{ExecStats, Job, ReshufflePlan, Streaming, Transform};
-use copr::layout::{Op, Order};
+use copr::engine::{ExecStats, Job, Relabeling, ReshufflePlan, Streaming, Transform};
+use copr::layout::{BlockCyclic, Layout, Op, Order};
 use copr::transport::{MpiTransport, SharedBuffer, Transport};
 use engine_cases::{
     large_case, local_source, local_target, mix, random_batch, rep_scalars, straight_case,
@@ -84,12 +84,114 @@ fn run_shared<T: TestElem + bytemuck::Pod>(
         plan.execute(t, &mut jobs)
             .map_err(|e| format!("{tag}: rep {rep}: execute: {e}"))?;
         drop(jobs);
+        // The plan keeps the moves mapped onto each sender's B: only its first
+        // execution maps them.
+        let st = plan.last_stats();
+        let mapped = if rep == 0 { st.read_from_source } else { 0 };
+        if st.sources_mapped != mapped {
+            failure.get_or_insert(format!(
+                "{tag}: rep {rep}: {} packages mapped onto their sender's B, expected {mapped} ({} read from B)",
+                st.sources_mapped, st.read_from_source
+            ));
+        }
         if let Err(e) = verify_targets(&plan, me, &as_, &scal, salt, &format!("{tag}: rep {rep}")) {
             failure.get_or_insert(e);
         }
     }
     drop(bufs);
     failure.map_or(Ok(plan.last_stats()), Err)
+}
+
+/// Plans `cases` in the call ([`ReshufflePlan::plan_and_execute`]) with B in a
+/// [`SharedBuffer`] on every rank, then executes the plan it returned three more times
+/// with the same B and the same A to start from: A must come out the same element by
+/// element (bit for bit) every time and match the serial reference, and only the call
+/// that planned maps moves onto the senders' B. Returns the packages read from B.
+fn run_in_call(t: &mut MpiTransport, cases: &[PairCase], tag: &str) -> Result<usize, String> {
+    let me = t.rank();
+    let batch: Vec<Transform> = cases
+        .iter()
+        .map(|c| c.transform.clone().with_relabeling(Relabeling::Off))
+        .collect();
+    let salt = |k: usize, w: u64| mix((k as u64) << 8 ^ w ^ 0x1ca1);
+    let scal: Vec<(f64, f64)> = rep_scalars(cases, 0, salt);
+    let mut bufs: Vec<SharedBuffer<f64>> = Vec::with_capacity(cases.len());
+    for (k, tr) in batch.iter().enumerate() {
+        let b = local_source::<f64>(&tr.source, me, salt(k, 3));
+        let mut buf = t
+            .alloc_shared::<f64>(b.len())
+            .map_err(|e| format!("{tag}: alloc_shared: {e}"))?;
+        buf.copy_from_slice(&b);
+        bufs.push(buf);
+    }
+    let fresh = |k: usize| local_target::<f64>(&batch[k].target, me, salt(k, 4), false);
+    let mut first: Vec<Vec<f64>> = (0..cases.len()).map(fresh).collect();
+    let mut jobs: Vec<Job<'_, f64>> = bufs
+        .iter()
+        .zip(first.iter_mut())
+        .zip(&scal)
+        .map(|((b, a), &(alpha, beta))| Job {
+            alpha,
+            beta,
+            source: &b[..],
+            target: a,
+        })
+        .collect();
+    let mut plan = ReshufflePlan::plan_and_execute(t, batch.clone(), &mut jobs)
+        .map_err(|e| format!("{tag}: plan_and_execute: {e}"))?;
+    drop(jobs);
+    let st = plan.last_stats();
+    let mut failure = (st.sources_mapped != st.read_from_source).then(|| {
+        format!(
+            "{tag}: planned in the call: {} packages mapped onto B, {} read from B",
+            st.sources_mapped, st.read_from_source
+        )
+    });
+    let reads = st.read_from_source;
+    if let Err(e) = verify_targets(
+        &plan,
+        me,
+        &first,
+        &scal,
+        salt,
+        &format!("{tag}: in the call"),
+    ) {
+        failure.get_or_insert(e);
+    }
+    for again in 1..4 {
+        let mut next: Vec<Vec<f64>> = (0..cases.len()).map(fresh).collect();
+        let mut jobs: Vec<Job<'_, f64>> = bufs
+            .iter()
+            .zip(next.iter_mut())
+            .zip(&scal)
+            .map(|((b, a), &(alpha, beta))| Job {
+                alpha,
+                beta,
+                source: &b[..],
+                target: a,
+            })
+            .collect();
+        plan.execute(t, &mut jobs)
+            .map_err(|e| format!("{tag}: execution {again}: {e}"))?;
+        drop(jobs);
+        let st = plan.last_stats();
+        if st.sources_mapped != 0 || st.read_from_source != reads {
+            failure.get_or_insert(format!(
+                "{tag}: execution {again} of the kept plan: {} packages mapped onto B (expected 0), {} read from B (expected {reads})",
+                st.sources_mapped, st.read_from_source
+            ));
+        }
+        let same = first.iter().zip(&next).all(|(x, y)| {
+            x.len() == y.len() && x.iter().zip(y).all(|(u, v)| u.to_bits() == v.to_bits())
+        });
+        if !same {
+            failure.get_or_insert(format!(
+                "{tag}: execution {again} of the kept plan differs from the call that planned it"
+            ));
+        }
+    }
+    drop(bufs);
+    failure.map_or(Ok(reads), Err)
 }
 
 /// A random batch of element type `ty` (0..6).
@@ -271,6 +373,33 @@ fn main() {
                 let tag = format!("{}: {what}, {s:?}", v.name);
                 note(run_shared::<f64>(&mut t, c, 2, &tag, shared, s), &mut reads);
                 note(run_shared::<i32>(&mut t, c, 1, &tag, shared, s), &mut reads);
+            }
+        }
+        // B's leading dimension differs between ranks (each gives its own, as
+        // ScaLAPACK's descriptors do): reads only between ranks that agree on it
+        let mut own_lld = plain.clone();
+        if let Layout::BlockCyclic(bc) = &own_lld[0].transform.source {
+            let mut spec = bc.spec().clone();
+            spec.lld = Some(601 + (me % 2) * 5);
+            own_lld[0].transform.source = BlockCyclic::new(spec).expect("a valid lld").into();
+        }
+        let tag = format!("{}: plain copy, lld by rank", v.name);
+        let s = Streaming::Auto;
+        note(
+            run_shared::<f64>(&mut t, &own_lld, 2, &tag, shared, s),
+            &mut reads,
+        );
+        if v.reads && (0..p).all(|r| (v.shared)(r)) {
+            // every rank's B shared: planned in the call, then the kept plan again
+            for (c, what) in [(&plain, "plain copy"), (&transpose, "transpose")] {
+                let tag = format!("{}: {what} planned in the call", v.name);
+                note(
+                    run_in_call(&mut t, c, &tag).map(|r| ExecStats {
+                        read_from_source: r,
+                        ..ExecStats::default()
+                    }),
+                    &mut reads,
+                );
             }
         }
         // The paths: reads happen where they may, and only there.

@@ -1,5 +1,6 @@
 /* A <- B through copr's ScaLAPACK-signature entry point: a 1000 x 1000 matrix moves
- * from 32 x 32 blocks to 100 x 100 blocks on a BLACS grid of all processes.
+ * from 32 x 32 blocks to 100 x 100 blocks on a BLACS grid of all processes; then again
+ * with B in node-shared memory (copr_alloc_shared).
  *
  *   capi/install.sh PREFIX
  *   mpicc capi/examples/redistribute.c $(pkg-config --cflags --libs copr-capi) \
@@ -8,6 +9,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "copr.h"
 
@@ -23,6 +25,17 @@ void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *
 
 /* global index of local index l: blocks of nb over np processes, the first on process 0 */
 static int global(int l, int nb, int p, int np) { return (l / nb * np + p) * nb + l % nb; }
+
+/* A's elements that differ from the matrix's formula */
+static int count_wrong(const double *a, int rows_a, int cols_a, int lld_a, int nb_a, int myrow,
+                       int nprow, int mycol, int npcol) {
+    int wrong = 0;
+    for (int j = 0; j < cols_a; j++)
+        for (int i = 0; i < rows_a; i++)
+            wrong += a[i + j * lld_a] !=
+                     global(i, nb_a, myrow, nprow) + 1e4 * global(j, nb_a, mycol, npcol);
+    return wrong;
+}
 
 int main(int argc, char **argv) {
     int me, np, ctxt, nprow, npcol, myrow, mycol, info, zero = 0, wrong = 0, all;
@@ -48,11 +61,19 @@ int main(int argc, char **argv) {
             b[i + j * lld_b] = global(i, nb_b, myrow, nprow) + 1e4 * global(j, nb_b, mycol, npcol);
 
     copr_pdgemr2d(n, n, b, 1, 1, descb, a, 1, 1, desca, ctxt);
+    wrong += count_wrong(a, rows_a, cols_a, lld_a, nb_a, myrow, nprow, mycol, npcol);
 
-    for (int j = 0; j < cols_a; j++)
-        for (int i = 0; i < rows_a; i++)
-            wrong += a[i + j * lld_a] !=
-                     global(i, nb_a, myrow, nprow) + 1e4 * global(j, nb_a, mycol, npcol);
+    /* B in node-shared memory (collective over ctxt; each process its own size): the
+     * processes of a node read their parts straight from each other's B, in one pass */
+    size_t bytes_b = sizeof(double) * (size_t)lld_b * (size_t)(cols_b > 0 ? cols_b : 1);
+    double *shared_b = NULL;
+    if (copr_alloc_shared(ctxt, bytes_b, (void **)&shared_b) != 0)
+        MPI_Abort(MPI_COMM_WORLD, 1); /* the message is on standard error */
+    memcpy(shared_b, b, bytes_b);     /* an ordinary local array from here on */
+    copr_pdgemr2d(n, n, shared_b, 1, 1, descb, a, 1, 1, desca, ctxt);
+    copr_free_shared(ctxt, shared_b); /* collective too; or left to MPI_Finalize */
+    wrong += count_wrong(a, rows_a, cols_a, lld_a, nb_a, myrow, nprow, mycol, npcol);
+
     MPI_Allreduce(&wrong, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0) printf("A <- B, %d x %d on %d processes: %d wrong elements\n", n, n, np, all);
     free(a);

@@ -12,7 +12,7 @@
 ! without changing anything; copr_capi_errors() counts such calls.
 module copr
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_float, c_double, c_ptr, &
-                                         c_char, c_float_complex, c_double_complex
+                                         c_char, c_float_complex, c_double_complex, c_size_t
   implicit none
   private
   public :: copr_psgemr2d, copr_pdgemr2d, copr_pcgemr2d, copr_pzgemr2d
@@ -20,6 +20,7 @@ module copr
   public :: copr_capi_errors, copr_capi_calls
   public :: copr_pdgemr2d_batch, copr_pdgemr2d_relabel
   public :: copr_cart_create, copr_comm_reorder
+  public :: copr_alloc_shared, copr_free_shared, copr_capi_shared_reads
 
   interface
     ! sub(B) <- sub(A), sub(A) = A(IA:IA+M-1, JA:JA+N-1), sub(B) = B(IB:IB+M-1, JB:JB+N-1)
@@ -166,5 +167,37 @@ module copr
       integer(c_int), intent(out) :: newcomm
       integer(c_int) :: ierr
     end function copr_comm_reorder
+
+    ! collective over the processes of the BLACS context ictxt: bytes bytes for this
+    ! process (each its own size) in memory every process of its node in ictxt can
+    ! read, returned in ptr (use c_f_pointer); a matrix there passed as the source (A)
+    ! of copr_pdgemr2d with that ictxt, or of copr_p?tran* on that context's grid, is
+    ! read by its node's receivers in one pass. Returns 0, or nonzero on every process
+    ! with ptr = c_null_ptr and a message on standard error.
+    function copr_alloc_shared(ictxt, bytes, ptr) bind(C, name="copr_alloc_shared") &
+        result(ierr)
+      import :: c_int, c_size_t, c_ptr
+      integer(c_int), value :: ictxt
+      integer(c_size_t), value :: bytes
+      type(c_ptr), intent(out) :: ptr
+      integer(c_int) :: ierr
+    end function copr_alloc_shared
+
+    ! collective over the processes of ictxt: frees what copr_alloc_shared returned on
+    ! that context. Returns 0, or nonzero on every process (nothing freed) when a
+    ! process passes another pointer or the processes name different allocations
+    function copr_free_shared(ictxt, ptr) bind(C, name="copr_free_shared") result(ierr)
+      import :: c_int, c_ptr
+      integer(c_int), value :: ictxt
+      type(c_ptr), value :: ptr
+      integer(c_int) :: ierr
+    end function copr_free_shared
+
+    ! packages this process read in one pass from its senders' node-shared matrices
+    function copr_capi_shared_reads() bind(C, name="copr_capi_shared_reads") &
+        result(count)
+      import :: c_int64_t
+      integer(c_int64_t) :: count
+    end function copr_capi_shared_reads
   end interface
 end module copr

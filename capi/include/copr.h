@@ -14,7 +14,12 @@
  *
  * copr_cart_create / copr_comm_reorder (and _f with Fortran handles) return copr's
  * process mapping of a grid onto the machine as an MPI communicator; 0 or an error
- * code with a one-line message on standard error. */
+ * code with a one-line message on standard error.
+ *
+ * copr_alloc_shared / copr_free_shared (collective over a BLACS context) give memory
+ * every process of a node can read: a source matrix placed there (with the same LLD on
+ * every process) is read by its node's receivers in one pass; 0 or an error code with
+ * a one-line message on standard error, on every process of the context. */
 
 #ifndef COPR_H
 #define COPR_H
@@ -294,6 +299,15 @@ void copr_pdgemr2d_relabel(int m,
                            const int *descb,
                            int ictxt,
                            int *map);
+
+// Collective over the processes of the BLACS context `ictxt`: allocates `bytes`
+int copr_alloc_shared(int ictxt, size_t bytes, void **ptr);
+
+// Collective over the processes of the BLACS context `ictxt`: frees the memory at
+int copr_free_shared(int ictxt, void *ptr);
+
+// Packages this process received by reading them straight from their senders'
+uint64_t copr_capi_shared_reads(void);
 
 #ifdef __cplusplus
 }  // extern "C"

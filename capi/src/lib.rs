@@ -79,4 +79,6 @@ mod presence;
 mod redist;
 pub mod routines;
 #[cfg(feature = "mpi")]
+pub mod shared;
+#[cfg(feature = "mpi")]
 mod state;

@@ -47,13 +47,16 @@ pub(crate) enum Failed {
 }
 
 /// Runs one entry point: catches panics (they never cross the C boundary), prints what
-/// went wrong on standard error and counts it.
-pub(crate) fn run(routine: &str, body: impl FnOnce(&mut State) -> Result<(), (i32, Failed)>) {
+/// went wrong on standard error and counts it; `true` when the call succeeded.
+pub(crate) fn run(
+    routine: &str,
+    body: impl FnOnce(&mut State) -> Result<(), (i32, Failed)>,
+) -> bool {
     state::CALLS.fetch_add(1, Ordering::Relaxed);
     let mut state = state::lock();
     let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut state)));
     let message = match outcome {
-        Ok(Ok(())) => return,
+        Ok(Ok(())) => return true,
         Ok(Err((_, Failed::Elsewhere))) => None,
         Ok(Err((rank, Failed::Everywhere(m)))) => (rank == 0).then(|| format!("{routine}: {m}")),
         Ok(Err((rank, Failed::Here(b)))) => Some(format!(
@@ -78,6 +81,7 @@ pub(crate) fn run(routine: &str, body: impl FnOnce(&mut State) -> Result<(), (i3
     if let Some(m) = message {
         eprintln!("{m}; nothing was changed");
     }
+    false
 }
 
 /// " on process r" (the rank in the communicator of the call's context), when known.
@@ -395,7 +399,7 @@ fn context_comm<'s>(
 /// error; so do the processes of that group. A context of -1 (BLACS's "not in this
 /// grid") says the process takes no part: it returns alone at once.
 #[allow(clippy::type_complexity)]
-fn joined_comm<'s>(
+pub(crate) fn joined_comm<'s>(
     state: &'s mut State,
     ctxt: c_int,
     arg: (u32, &'static str),
@@ -425,7 +429,7 @@ fn joined_comm<'s>(
 /// The call's one collective step before any data moves: every process's `mine`
 /// (first word 1 where it found a bad argument, `own`), gathered, so that all return
 /// together when any found one.
-fn gather_verdicts(
+pub(crate) fn gather_verdicts(
     transport: &mut dyn Transport,
     mine: &[u64],
     own: Option<Bad>,
@@ -693,12 +697,13 @@ pub(crate) unsafe fn redistribute<T: Element>(
             .cache
             .execute(&mut comm.transport, &transforms, &mut jobs)
             .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+        comm.shared_reads += plan.last_stats().read_from_source as u64;
         if let Some((_, map)) = relabel {
             // SAFETY: MAP holds P·Q ints (the caller's contract), checked not null.
             unsafe { write_map(plan.target(0), map) }.map_err(|e| (rank_i, e))?;
         }
         Ok(())
-    })
+    });
 }
 
 /// Where each argument of a call is, for messages: A's and B's four arguments, M and N.
@@ -1088,11 +1093,13 @@ pub(crate) unsafe fn tran<T: Element>(
             source: src,
             target: dst,
         }];
-        comm.cache
+        let plan = comm
+            .cache
             .execute(&mut comm.transport, &batch, &mut jobs)
-            .map(|_| ())
-            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))
-    })
+            .map_err(|e| (rank_i, Failed::Engine(e.to_string())))?;
+        comm.shared_reads += plan.last_stats().read_from_source as u64;
+        Ok(())
+    });
 }
 
 /// `p?tran`'s two descriptors as read: A's (its context in entry 2 even when the rest

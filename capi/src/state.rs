@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard, Once};
 
 use copr::engine::PlanCache;
-use copr::transport::MpiTransport;
+use copr::transport::{MpiTransport, SharedBuffer};
 
 use crate::presence::{self, Presence, Verdict};
 use mpi::ffi::{self, MPI_Comm};
@@ -22,6 +22,14 @@ const MAX_PLAN_BYTES: usize = 256 << 20;
 /// copr's side of one communicator: messages travel on a duplicate, apart from the
 /// application's and BLACS's own.
 pub(crate) struct Comm {
+    /// The node-shared buffers `copr_alloc_shared` made on this group and that are not
+    /// freed yet, in the order of their allocation (the same on every member), each with
+    /// its number in that order. First, so that they are freed before the transport.
+    pub(crate) shared: Vec<(u64, SharedBuffer<u8>)>,
+    /// Node-shared buffers made on this group so far.
+    pub(crate) shared_made: u64,
+    /// Packages this process read straight from their senders' node-shared sources.
+    pub(crate) shared_reads: u64,
     pub(crate) transport: MpiTransport,
     pub(crate) cache: PlanCache,
     /// `MPI_COMM_WORLD` rank of each rank of the communicator (-1: not in the world):
@@ -65,6 +73,11 @@ pub(crate) fn lock() -> MutexGuard<'static, State> {
 }
 
 impl State {
+    /// The kept communicators (for counters summed over them).
+    pub(crate) fn comms(&self) -> &[Comm] {
+        &self.comms
+    }
+
     /// Which kept communicator serves the group of `raw`, if any (a local operation).
     ///
     /// # Safety
@@ -152,6 +165,9 @@ impl State {
                     .collect();
                 let key = presence::key_of(&world_ranks);
                 self.comms.push(Comm {
+                    shared: Vec::new(),
+                    shared_made: 0,
+                    shared_reads: 0,
                     transport: MpiTransport::new(ours),
                     cache: PlanCache::new(MAX_PLANS, MAX_PLAN_BYTES),
                     world_ranks,

@@ -30,7 +30,7 @@ use super::machine::MapMachine;
 use super::metrics::evaluate_known;
 use super::pattern::Pattern;
 use super::strategy;
-use super::swaps::{balance_tries, refine, refine_around};
+use super::swaps::{refine, refine_around, Tracked};
 use copr::rng::SplitMix;
 
 /// Patterns above this many tasks skip the phase (as the optimiser refines them once,
@@ -61,8 +61,10 @@ pub(crate) fn patience(budget: Duration) -> usize {
 /// completed.
 ///
 /// # Complexity
-/// Per round one kick `O(moves)`, refinement and balancing (see their docs) and one
-/// evaluation `O(m·h + L)`.
+/// `O(n + m·h + L)` to start (the best mapping's link loads); per round one kick
+/// `O(moves)`, refinement and balancing (see their docs), and the loads moved with
+/// the tasks the round moved, `O(n + L)` plus `O(deg·h)` per moved task (twice when
+/// the round is not kept); one full evaluation `O(m·h + L)` of the result.
 pub(crate) fn improve(
     p: &Pattern,
     m: &MapMachine,
@@ -77,17 +79,22 @@ pub(crate) fn improve(
     if m.nodes() < 2 || !(4..=LARGEST).contains(&n) || p.edges().is_empty() {
         return (best, 0);
     }
-    // at the hop-bytes bound only the busiest link could improve, which the passes
-    // before this phase already aimed at
-    let at_bound = |s: &Scored| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound;
     let (off, adj) = p.undirected_ref();
     let bound = best.metrics.hop_bytes_bound;
+    // the best mapping's loads, moved to each round's mapping and back: a round's
+    // score costs the messages of the tasks it moved, not a full evaluation (the
+    // same numbers as one)
+    let mut tracked = Tracked::new(p, m, &best.map);
+    let (mut best_hb, mut best_lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+    let mut improved = false;
     let mut failures = 0;
     let mut rounds = 0;
     while Instant::now() < deadline
         && failures < patience
         && max_rounds.is_none_or(|r| rounds < r)
-        && !at_bound(&best)
+        // at the hop-bytes bound only the busiest link could improve, which the
+        // passes before this phase already aimed at
+        && best_hb > bound
     {
         let mut rng = SplitMix(
             seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -129,38 +136,36 @@ pub(crate) fn improve(
             for &t in &kicked {
                 seeds.extend(adj[off[t]..off[t + 1]].iter().map(|e| e.0 as usize));
             }
-            let scale = best.metrics.hop_bytes as f64;
+            let scale = best_hb as f64;
             refine_around(m, (off, adj), &mut map, &seeds, (LOCAL_LIMIT, scale));
         } else {
             refine(p, m, &mut map, &mut rng, deadline, 20);
         }
-        let mut metrics = evaluate_known(p, m, &map, bound);
-        if metrics.max_link_time > best.metrics.max_link_time {
-            let targets = (best.metrics.hop_bytes, best.metrics.max_link_time);
+        tracked.move_to(&map);
+        if tracked.max_link_time() > best_lt {
             let tries = if local {
                 LOCAL_TRIES
             } else {
                 (40 * n).min(60_000)
             };
-            balance_tries(p, m, &mut map, targets, &mut rng, deadline, tries);
-            metrics = evaluate_known(p, m, &map, bound);
+            tracked.balance((best_hb, best_lt), &mut rng, deadline, tries);
+            map = tracked.perm();
         }
         if Instant::now() >= deadline {
             break;
         }
         rounds += 1;
-        let (hb, lt) = (metrics.hop_bytes, metrics.max_link_time);
-        let (hb0, lt0) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+        let (hb, lt) = (tracked.hop_bytes(), tracked.max_link_time());
+        let (hb0, lt0) = (best_hb, best_lt);
         if hb <= hb0 && lt <= lt0 && (hb < hb0 || lt < lt0) {
             let origin = match best.origin.find(" + kicks (") {
                 Some(i) => best.origin[..i].to_string(),
                 None => best.origin.clone(),
             };
-            best = Scored {
-                origin: format!("{origin} + kicks ({rounds} rounds)"),
-                map,
-                metrics,
-            };
+            best.origin = format!("{origin} + kicks ({rounds} rounds)");
+            best.map = map;
+            (best_hb, best_lt) = (hb, lt);
+            improved = true;
             // above LOCAL_ABOVE tasks a gain below 0.1 % on both measures counts
             // as no improvement for the patience (the mapping is still kept)
             let small = n > LOCAL_ABOVE
@@ -168,8 +173,12 @@ pub(crate) fn improve(
                 && lt >= lt0 * (1.0 - 1e-3);
             failures = if small { failures + 1 } else { 0 };
         } else {
+            tracked.move_to(&best.map);
             failures += 1;
         }
+    }
+    if improved {
+        best.metrics = evaluate_known(p, m, &best.map, bound);
     }
     (best, rounds)
 }

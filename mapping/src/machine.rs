@@ -144,7 +144,13 @@ pub struct MapMachine {
     /// Slots of each node when they differ (node `k` has cores `0..capacity[k]` of
     /// `0..rpn`); `None` when every node has `rpn`.
     capacity: Option<Vec<usize>>,
+    /// [`MapMachine::distance_table`], built on first use (shared by clones).
+    distances: std::sync::OnceLock<std::sync::Arc<[f64]>>,
 }
+
+/// Machines of at most this many nodes keep a table of their weighted node distances
+/// (8 MiB at most).
+pub(crate) const DISTANCE_TABLE_NODES: usize = 1024;
 
 /// A directed network link and its load-relevant properties.
 #[derive(Debug, Clone, PartialEq)]
@@ -314,7 +320,51 @@ impl MapMachine {
             description,
             tree: None,
             capacity: None,
+            distances: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The weighted distance between every two nodes, `table[a·nodes + b]`: the hops
+    /// of the route, each hop in torus direction `d` counted as
+    /// [`MapMachine::hop_weights`]`[d]` (plain hops on other networks), as swap
+    /// refinement prices them; `None` above [`DISTANCE_TABLE_NODES`] nodes. Built
+    /// on first use and kept.
+    ///
+    /// # Complexity
+    /// `O(nodes²·dims)` the first time.
+    pub(crate) fn distance_table(&self) -> Option<&[f64]> {
+        let n = self.nodes();
+        if n > DISTANCE_TABLE_NODES {
+            return None;
+        }
+        let table = self.distances.get_or_init(|| {
+            let w = self.hop_weights();
+            (0..n * n)
+                .map(|k| self.weighted_distance(&w, k / n, k % n))
+                .collect()
+        });
+        Some(table)
+    }
+
+    /// The weighted distance from node `a` to node `b` (see
+    /// [`MapMachine::distance_table`]), `w` being [`MapMachine::hop_weights`].
+    pub(crate) fn weighted_distance(&self, w: &[f64], a: usize, b: usize) -> f64 {
+        if a == b {
+            return 0.0;
+        }
+        match &self.net {
+            Net::Torus(t) => {
+                let (ca, cb) = (t.coords(a), t.coords(b));
+                let dims = t.dims();
+                let mut s = 0.0;
+                for d in 0..ca.len() {
+                    let x = ca[d].abs_diff(cb[d]);
+                    s += f64::from(x.min(dims[d] - x)) * w[d];
+                }
+                s
+            }
+            _ => f64::from(self.hops(a, b)),
+        }
     }
 
     /// Reads a machine file ([`copr_topology::MachineFile`], TOML or JSON): the short

@@ -26,8 +26,8 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use super::candidates::Scored;
-use super::machine::MapMachine;
-use super::metrics::evaluate;
+use super::machine::{MapMachine, DISTANCE_TABLE_NODES};
+use super::metrics::{evaluate, evaluate_known};
 use super::pattern::{Edge, Pattern};
 use super::strategy;
 use copr::error::Result;
@@ -253,18 +253,24 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
     let n = g.len();
     let mut w0: i64 = (0..n).filter(|&u| side[u] == 0).map(|u| g.vw[u]).sum();
     let mut gain = vec![0i64; n];
+    // the cost (`Graph::cost`) summed in the same loop and order
+    let (mut crossing, mut bias0) = (0i64, 0i64);
     for u in 0..n {
         // moving off side 0 saves the bias, onto it costs it
         gain[u] = if side[u] == 0 { g.bias[u] } else { -g.bias[u] };
+        if side[u] == 0 {
+            bias0 += g.bias[u];
+        }
         for &(v, w) in g.nbrs(u) {
             if side[v as usize] != side[u] {
                 gain[u] += w;
+                crossing = crossing.saturating_add(w);
             } else {
                 gain[u] -= w;
             }
         }
     }
-    let mut cut = g.cost(side);
+    let mut cut = (crossing / 2).saturating_add(bias0);
     let mut locked = vec![false; n];
     let mut moves: Vec<usize> = Vec::new();
     // stop a pass after this many moves without a new best
@@ -276,12 +282,18 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
     // moves may wander this far from the balance (the heaviest vertex), the states
     // kept are within `tol`
     let slack = tol.max(g.vw.iter().copied().max().unwrap_or(1));
+    let mut lists: [Vec<(i64, u32)>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..max_passes {
-        let mut heaps: [BinaryHeap<(i64, u32)>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
+        // each side's heap built in one go (linear time); the keys are distinct, so the
+        // pops come in the same order however the heap was built
         for u in 0..n {
             locked[u] = false;
-            heaps[side[u] as usize].push((gain[u], u as u32));
+            lists[side[u] as usize].push((gain[u], u as u32));
         }
+        let mut heaps: [BinaryHeap<(i64, u32)>; 2] = [
+            BinaryHeap::from(std::mem::take(&mut lists[0])),
+            BinaryHeap::from(std::mem::take(&mut lists[1])),
+        ];
         moves.clear();
         let start = (excess(w0, want0, tol), cut);
         let mut best = start;
@@ -349,6 +361,11 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
                     break;
                 }
             }
+        }
+        // the heaps' storage kept for the next pass
+        for (l, h) in lists.iter_mut().zip(heaps) {
+            *l = h.into_vec();
+            l.clear();
         }
         // roll back past the best prefix
         for &u in moves[best_len..].iter().rev() {
@@ -672,6 +689,47 @@ pub(crate) fn dual_bisection(
     Some(strategy::perm(fwd))
 }
 
+/// The messages between the nodes of `map` on `m`, with the bytes of each ordered pair
+/// of nodes summed on up to [`DISTANCE_TABLE_NODES`] nodes (in one pass instead of the
+/// pattern's sort; the same pattern once merged), else one per message.
+fn node_edges(p: &Pattern, map: &Perm, m: &MapMachine) -> Vec<Edge> {
+    let (rpn, nodes) = (m.ranks_per_node(), m.nodes());
+    let node = |t: u32| map.apply(t as usize) / rpn;
+    let each = || {
+        p.edges()
+            .iter()
+            .map(|e| Edge {
+                src: node(e.src) as u32,
+                dst: node(e.dst) as u32,
+                bytes: e.bytes,
+            })
+            .collect()
+    };
+    if nodes > DISTANCE_TABLE_NODES {
+        return each();
+    }
+    let mut sum = vec![0u64; nodes * nodes];
+    for e in p.edges() {
+        let (a, b) = (node(e.src), node(e.dst));
+        if a != b {
+            match sum[a * nodes + b].checked_add(e.bytes) {
+                Some(x) => sum[a * nodes + b] = x,
+                // the pattern reports the overflow
+                None => return each(),
+            }
+        }
+    }
+    sum.iter()
+        .enumerate()
+        .filter(|&(_, &w)| w > 0)
+        .map(|(k, &w)| Edge {
+            src: (k / nodes) as u32,
+            dst: (k % nodes) as u32,
+            bytes: w,
+        })
+        .collect()
+}
+
 /// Whether task `v` belongs to the part being cut (`local` holds its index there).
 fn local_part(local: &[u32], v: u32) -> bool {
     local[v as usize] != u32::MAX
@@ -715,16 +773,7 @@ pub(crate) fn candidates(
         let Some(map) = dual_bisection(p, m, rng, deadline, effort) else {
             break;
         };
-        let qedges = p
-            .edges()
-            .iter()
-            .map(|e| Edge {
-                src: (map.apply(e.src as usize) / rpn) as u32,
-                dst: (map.apply(e.dst as usize) / rpn) as u32,
-                bytes: e.bytes,
-            })
-            .collect();
-        let qp = Pattern::from_edges(m.nodes(), qedges, "node groups".into())?;
+        let qp = Pattern::from_edges(m.nodes(), node_edges(p, &map, m), "node groups".into())?;
         let mut place = Perm::identity(m.nodes());
         let moved = super::swaps::refine(&qp, &m1, &mut place, rng, deadline, 20);
         let fwd = (0..p.tasks())
@@ -771,12 +820,17 @@ pub(crate) fn lower_busiest_link(
     // the hop-bytes may rise by at most 6 % in all
     let cap = best.metrics.hop_bytes + best.metrics.hop_bytes * 6 / 100;
     let steps = if p.tasks() > 2048 { 12 } else { 32 };
+    if !super::swaps::Tracked::fits(p, m) {
+        return best;
+    }
+    // the loads of `best`, moved back after a step that is not kept
+    let mut tracked = super::swaps::Tracked::new(p, m, &best.map);
+    let (mut hb, mut lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+    let mut lowered = false;
     for _ in 0..steps {
         if Instant::now() >= deadline {
             break;
         }
-        let mut map = best.map.clone();
-        let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
         let allowance = (hb + hb / 20).min(cap);
         let tries = if p.tasks() > 2048 {
             LARGE_BALANCE_TRIES
@@ -784,31 +838,33 @@ pub(crate) fn lower_busiest_link(
             (40 * p.tasks()).min(60_000)
         };
         let targets = (allowance, lt * step);
-        super::swaps::balance_tries(p, m, &mut map, targets, rng, deadline, tries);
-        let new = super::metrics::evaluate_known(p, m, &map, best.metrics.hop_bytes_bound);
-        let rise = new.hop_bytes as f64 / hb.max(1) as f64 - 1.0;
-        let drop = 1.0 - new.max_link_time / lt.max(f64::MIN_POSITIVE);
+        tracked.balance(targets, rng, deadline, tries);
+        let (new_hb, new_lt) = (tracked.hop_bytes(), tracked.max_link_time());
+        let rise = new_hb as f64 / hb.max(1) as f64 - 1.0;
+        let drop = 1.0 - new_lt / lt.max(f64::MIN_POSITIVE);
         if drop > 1e-9
             && rise <= drop * worth
-            && new.hop_bytes <= cap
-            && new.hop_bytes <= hb0
-            && new.max_link_time <= lt0 * (1.0 + 1e-12)
+            && new_hb <= cap
+            && new_hb <= hb0
+            && new_lt <= lt0 * (1.0 + 1e-12)
         {
-            let origin = if best.origin.ends_with(", busiest link lowered") {
-                best.origin.clone()
-            } else {
-                format!("{}, busiest link lowered", best.origin)
-            };
-            best = Scored {
-                origin,
-                map,
-                metrics: new,
-            };
-        } else if step < 0.9 {
-            step = 0.95;
+            if !best.origin.ends_with(", busiest link lowered") {
+                best.origin.push_str(", busiest link lowered");
+            }
+            best.map = tracked.perm();
+            (hb, lt) = (new_hb, new_lt);
+            lowered = true;
         } else {
-            break;
+            tracked.move_to(&best.map);
+            if step < 0.9 {
+                step = 0.95;
+            } else {
+                break;
+            }
         }
+    }
+    if lowered {
+        best.metrics = evaluate_known(p, m, &best.map, best.metrics.hop_bytes_bound);
     }
     best
 }

@@ -97,6 +97,7 @@ pub fn optimise_rounds(
         opts,
         deadline: Instant::now() + opts.budget,
         rng: SplitMix(opts.seed),
+        bound: std::cell::Cell::new(None),
     };
     let mut cands: Vec<Scored> = Vec::new();
     // feature `scotch`: libscotch's mappings of a general graph join the starts (first,
@@ -133,12 +134,26 @@ struct Run<'a> {
     opts: &'a Options,
     deadline: Instant,
     rng: SplitMix,
+    /// The pattern's hop-bytes bound on the machine, once a mapping was scored.
+    bound: std::cell::Cell<Option<u128>>,
 }
 
 impl Run<'_> {
-    /// `map` with its metrics on the run's pattern and machine.
+    /// `map` with its metrics on the run's pattern and machine (the hop-bytes bound,
+    /// which depends on them alone, computed once).
     fn score(&self, map: Perm, origin: String) -> Scored {
-        Scored::new(self.p, self.m, map, origin)
+        match self.bound.get() {
+            Some(b) => Scored {
+                metrics: super::metrics::evaluate_known(self.p, self.m, &map, b),
+                origin,
+                map,
+            },
+            None => {
+                let s = Scored::new(self.p, self.m, map, origin);
+                self.bound.set(Some(s.metrics.hop_bytes_bound));
+                s
+            }
+        }
     }
 
     /// A graph pattern: the mappings of a grid hidden in it (the grid mapped, then its

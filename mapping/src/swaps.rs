@@ -123,6 +123,11 @@ struct Swaps<'a> {
     task_at: Vec<usize>,
     /// Each task's cost on its own node, recomputed when it or a neighbour moves.
     here: Vec<f64>,
+    /// Each task's bytes per node of its neighbours, `(node, bytes)` in the order the
+    /// nodes first appear in its adjacency list; refreshed with `here`.
+    per_node: Vec<Vec<(u32, f64)>>,
+    /// Index in the list being built of each node (`u32::MAX` between calls).
+    node_pos: Vec<u32>,
     stale: Vec<bool>,
     /// Bytes between the task being moved and each other task (dense, reset after use).
     wu: Vec<f64>,
@@ -141,8 +146,9 @@ impl<'a> Swaps<'a> {
     fn new(m: &'a MapMachine, graph: (&'a [usize], &'a [(u32, u64)]), map: &Perm) -> Self {
         let mut sw = Self::lazy(m, graph, map);
         let n = sw.here.len();
-        sw.here = (0..n).map(|u| sw.cost_at(u, sw.slot[u] / sw.rpn)).collect();
-        sw.stale.fill(false);
+        for u in 0..n {
+            sw.fresh(u);
+        }
         sw.total = sw.here.iter().sum::<f64>() / 2.0;
         sw
     }
@@ -159,6 +165,8 @@ impl<'a> Swaps<'a> {
             slot: map.forward().to_vec(),
             task_at: map.inverse().to_vec(),
             here: vec![0.0; n],
+            per_node: vec![Vec::new(); n],
+            node_pos: vec![u32::MAX; m.nodes()],
             stale: vec![true; n],
             wu: vec![0.0; n],
             targets: Vec::new(),
@@ -169,16 +177,38 @@ impl<'a> Swaps<'a> {
         }
     }
 
-    /// Task `u`'s bytes times distance if it were on node `a`.
+    /// Task `u`'s bytes times distance if it were on node `a` (its bytes per node
+    /// must be fresh).
+    ///
+    /// # Complexity
+    /// `O(c)` for the `c` nodes `u`'s neighbours are on.
     fn cost_at(&self, u: usize, a: usize) -> f64 {
-        self.adj[self.off[u]..self.off[u + 1]]
+        self.per_node[u]
             .iter()
-            .map(|&(v, w)| w as f64 * self.dist.get(a, self.slot[v as usize] / self.rpn))
+            .map(|&(b, w)| w * self.dist.get(a, b as usize))
             .sum()
     }
 
+    /// Recomputes task `t`'s bytes per node and cost on its node if a move made them
+    /// stale.
     fn fresh(&mut self, t: usize) {
         if std::mem::take(&mut self.stale[t]) {
+            let mut list = std::mem::take(&mut self.per_node[t]);
+            list.clear();
+            for &(v, w) in &self.adj[self.off[t]..self.off[t + 1]] {
+                let b = self.slot[v as usize] / self.rpn;
+                match self.node_pos[b] {
+                    u32::MAX => {
+                        self.node_pos[b] = list.len() as u32;
+                        list.push((b as u32, w as f64));
+                    }
+                    i => list[i as usize].1 += w as f64,
+                }
+            }
+            for &(b, _) in &list {
+                self.node_pos[b as usize] = u32::MAX;
+            }
+            self.per_node[t] = list;
             self.here[t] = self.cost_at(t, self.slot[t] / self.rpn);
         }
     }
@@ -189,10 +219,12 @@ impl<'a> Swaps<'a> {
     fn improve(&mut self, u: usize, current: f64) -> Option<(f64, usize)> {
         let (m, rpn) = (self.m, self.rpn);
         let a = self.slot[u] / rpn;
+        self.fresh(u);
         let mut targets = std::mem::take(&mut self.targets);
         targets.clear();
-        for &(v, _) in &self.adj[self.off[u]..self.off[u + 1]] {
-            let b = self.slot[v as usize] / rpn;
+        // the nodes of u's neighbours, in the order they first appear
+        for &(b, _) in &self.per_node[u] {
+            let b = b as usize;
             if b != a && !std::mem::replace(&mut self.listed[b], true) {
                 targets.push(b);
             }
@@ -230,12 +262,6 @@ impl<'a> Swaps<'a> {
                 });
             }
         }
-        self.fresh(u);
-        for &b in &targets {
-            for i in b * rpn..(b + 1) * rpn {
-                self.fresh(self.task_at[i]);
-            }
-        }
         let cu_a = self.here[u];
         for &(v, w) in &self.adj[self.off[u]..self.off[u + 1]] {
             self.wu[v as usize] = w as f64;
@@ -251,7 +277,9 @@ impl<'a> Swaps<'a> {
                 continue;
             }
             let dab = self.dist.get(a, b);
-            for &x in &self.task_at[b * rpn..(b + 1) * rpn] {
+            for i in b * rpn..(b + 1) * rpn {
+                let x = self.task_at[i];
+                self.fresh(x);
                 let delta =
                     cu_b - cu_a + self.cost_at(x, a) - self.here[x] + 2.0 * self.wu[x] * dab;
                 if delta < best.0 - tol {
@@ -293,8 +321,9 @@ impl<'a> Swaps<'a> {
 /// Random swaps of two tasks on different nodes, accepted when they lower
 /// `max(0, HB/hb0 − 1) + max(0, T/lt0 − 1)` (T the largest link time under the
 /// machine's [load model](MapMachine::link_model)), or keep it and lower the
-/// hop-bytes; stops when both targets are met, after `min(40·p, 60000)`
-/// tries, or at `deadline`. Half the time the first task is one with a message through
+/// hop-bytes; stops when both targets are met, after `min(40·p, 60000)` tries (under
+/// ECMP also when the penalty has not dropped for a quarter of them), or at
+/// `deadline`. Half the time the first task is one with a message through
 /// the busiest link (refreshed every 256 tries) and the second sits on the node of one
 /// of the first's neighbours. Returns whether the targets were met.
 ///
@@ -319,165 +348,307 @@ pub(crate) fn balance_tries(
     p: &Pattern,
     m: &MapMachine,
     map: &mut Perm,
-    (hb0, lt0): (u128, f64),
+    targets: (u128, f64),
     rng: &mut SplitMix,
     deadline: Instant,
     tries: usize,
 ) -> bool {
-    let n = p.tasks();
-    let rpn = m.ranks_per_node();
-    if m.nodes() < 2 || !(2..=1 << 17).contains(&n) {
+    if !Tracked::fits(p, m) {
         return false;
     }
-    // loads on the machine's link groups (links, or ECMP bundles: `link_model`)
-    let inv = m.link_group_inv_bandwidths();
-    // directed messages per task, both ways, for load updates
-    let mut inc: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); n];
-    for e in p.edges() {
-        inc[e.src as usize].push((e.src, e.dst, e.bytes));
-        inc[e.dst as usize].push((e.src, e.dst, e.bytes));
-    }
-    let mut slot: Vec<usize> = map.forward().to_vec();
-    let mut at: Vec<usize> = map.inverse().to_vec();
-    let mut load = vec![0f64; m.link_groups()];
-    let mut hb: u128 = 0;
-    for e in p.edges() {
-        let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
-        hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
-        m.for_group_route(a, b, |l| load[l] += e.bytes as f64);
-    }
-    let lt0 = lt0.max(f64::MIN_POSITIVE);
-    let hbf = (hb0.max(1)) as f64;
-    let penalty =
-        |hb: u128, t: f64| -> f64 { (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0) };
-    // the largest link time and a link that has it
-    let scan = |load: &[f64]| -> (f64, usize) {
-        let mut best = (0.0, 0);
-        for (l, (x, i)) in load.iter().zip(&inv).enumerate() {
-            if x * i > best.0 {
-                best = (x * i, l);
-            }
-        }
-        best
-    };
-    // after loads on `touched` changed: again the largest (a rescan only when the
-    // link that had it was touched)
-    let rescore = |load: &[f64], touched: &[usize], (t, l): (f64, usize)| -> (f64, usize) {
-        if touched.contains(&l) {
-            return scan(load);
-        }
-        let mut best = (t, l);
-        for &k in touched {
-            if load[k] * inv[k] > best.0 {
-                best = (load[k] * inv[k], k);
-            }
-        }
-        best
-    };
-    let mut top = scan(&load);
-    let mut pen = penalty(hb, top.0);
-    let mut moved: Vec<(u32, u32, u64)> = Vec::new();
-    let mut touched: Vec<usize> = Vec::new();
-    // the tasks through the busiest link are listed again every `every` tries
-    let every = if n <= 2048 { 256 } else { 2048 };
-    // tasks with a message through the busiest link, refreshed now and then
-    let mut hot: Vec<usize> = Vec::new();
-    // under ECMP many links tie for the busiest (a fat tree's host links), which one
-    // swap rarely lowers together: a pass whose penalty has not dropped for a quarter
-    // of its tries stops (one path: every try is made, as always)
-    let stall = if m.link_model() == LinkLoadModel::Ecmp {
-        (tries / 4).max(4 * every)
-    } else {
-        usize::MAX
-    };
-    let mut dropped_at = 0;
-    for tr in 0..tries {
-        if pen <= 1e-12 || tr - dropped_at > stall {
-            break;
-        }
-        if tr % 64 == 0 && Instant::now() >= deadline {
-            break;
-        }
-        if tr % every == 0 {
-            through_busiest(p, m, &slot, (&load[..], &inv[..]), &mut hot);
-        }
-        let r = rng.next_u64();
-        let u = if !hot.is_empty() && r % 2 == 0 {
-            hot[(r / 2 % hot.len() as u64) as usize]
-        } else {
-            (r / 2 % n as u64) as usize
-        };
-        // a partner on the node of one of u's neighbours, or anywhere
-        let r = rng.next_u64();
-        let x = if r % 2 == 0 && !inc[u].is_empty() {
-            let e = inc[u][(r / 2 % inc[u].len() as u64) as usize];
-            let v = if e.0 as usize == u { e.1 } else { e.0 } as usize;
-            let node = slot[v] / rpn;
-            let s = node * rpn + (rng.next_u64() % rpn as u64) as usize;
-            at[s]
-        } else {
-            (r / 2 % n as u64) as usize
-        };
-        if slot[u] / rpn == slot[x] / rpn {
-            continue;
-        }
-        moved.clear();
-        moved.extend(inc[u].iter().copied());
-        moved.extend(
-            inc[x]
-                .iter()
-                .filter(|e| e.0 as usize != u && e.1 as usize != u),
-        );
-        let apply = |slot: &[usize], load: &mut [f64], touched: &mut Vec<usize>, sign: f64| {
-            shift_loads(m, slot, &moved, (load, touched), sign)
-        };
-        touched.clear();
-        let d1 = apply(&slot, &mut load, &mut touched, -1.0);
-        swap_tasks(&mut slot, &mut at, u, x);
-        let d2 = apply(&slot, &mut load, &mut touched, 1.0);
-        let new_hb = (hb as i128 + d1 + d2) as u128;
-        let new_top = rescore(&load, &touched, top);
-        let new_pen = penalty(new_hb, new_top.0);
-        if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
-            if new_pen < pen - 1e-12 {
-                dropped_at = tr;
-            }
-            pen = new_pen;
-            hb = new_hb;
-            top = new_top;
-        } else {
-            apply(&slot, &mut load, &mut touched, -1.0);
-            swap_tasks(&mut slot, &mut at, u, x);
-            apply(&slot, &mut load, &mut touched, 1.0);
-            top = rescore(&load, &touched, new_top);
-        }
-    }
-    *map = Perm::from_forward(slot).expect("swaps keep a bijection");
-    pen <= 1e-12
+    let mut t = Tracked::new(p, m, map);
+    let met = t.balance(targets, rng, deadline, tries);
+    *map = t.perm();
+    met
 }
 
-/// Adds (`sign` = 1) or removes (−1) the messages `moved` (`(src, dst, bytes)`, task
-/// `t` in slot `slot[t]`) on the machine's link groups ([`MapMachine::for_group_route`]),
-/// listing in `touched` every group changed: the incremental load update of
-/// [`balance`]. Returns the change in hop-bytes.
-fn shift_loads(
-    m: &MapMachine,
-    slot: &[usize],
-    moved: &[(u32, u32, u64)],
-    (load, touched): (&mut [f64], &mut Vec<usize>),
-    sign: f64,
-) -> i128 {
-    let rpn = m.ranks_per_node();
-    let mut dh: i128 = 0;
-    for &(a, b, w) in moved {
-        let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
-        dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
-        m.for_group_route(na, nb, |l| {
-            load[l] += sign * w as f64;
-            touched.push(l);
-        });
+/// A mapping with its link loads and hop-bytes kept up to date as tasks move, so
+/// that loops scoring many nearby mappings (balancing, the anytime rounds) do not
+/// route every message again. Loads are sums of whole bytes in `f64`, exact below
+/// 2⁵³ bytes per link, so they equal a fresh evaluation's.
+pub(crate) struct Tracked<'a> {
+    p: &'a Pattern,
+    m: &'a MapMachine,
+    rpn: usize,
+    /// Each task's directed messages `(src, dst, bytes)`, both ways, in the
+    /// pattern's order: task `t`'s are `inc[inc_off[t]..inc_off[t + 1]]`.
+    inc_off: Vec<usize>,
+    inc: Vec<(u32, u32, u64)>,
+    slot: Vec<usize>,
+    at: Vec<usize>,
+    load: Vec<f64>,
+    inv: Vec<f64>,
+    hb: u128,
+}
+
+impl<'a> Tracked<'a> {
+    /// Whether [`Tracked`] balancing applies: at least two nodes, 2 to 2¹⁷ tasks.
+    pub(crate) fn fits(p: &Pattern, m: &MapMachine) -> bool {
+        m.nodes() >= 2 && (2..=1 << 17).contains(&p.tasks())
     }
-    dh
+
+    /// The loads and hop-bytes of `map`.
+    ///
+    /// # Complexity
+    /// `O(n + m·h + L)` for `n` tasks, `m` messages of at most `h` hops, `L` links.
+    pub(crate) fn new(p: &'a Pattern, m: &'a MapMachine, map: &Perm) -> Self {
+        let n = p.tasks();
+        let rpn = m.ranks_per_node();
+        let mut inc_off = vec![0usize; n + 1];
+        for e in p.edges() {
+            inc_off[e.src as usize + 1] += 1;
+            inc_off[e.dst as usize + 1] += 1;
+        }
+        for t in 0..n {
+            inc_off[t + 1] += inc_off[t];
+        }
+        let mut fill = inc_off.clone();
+        let mut inc = vec![(0u32, 0u32, 0u64); inc_off[n]];
+        for e in p.edges() {
+            for t in [e.src, e.dst] {
+                inc[fill[t as usize]] = (e.src, e.dst, e.bytes);
+                fill[t as usize] += 1;
+            }
+        }
+        let slot: Vec<usize> = map.forward().to_vec();
+        // loads on the machine's link groups (links, or ECMP bundles: `link_model`)
+        let mut load = vec![0f64; m.link_groups()];
+        let mut hb: u128 = 0;
+        for e in p.edges() {
+            let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
+            hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
+            m.for_group_route(a, b, |l| load[l] += e.bytes as f64);
+        }
+        Tracked {
+            p,
+            m,
+            rpn,
+            inc_off,
+            inc,
+            slot,
+            at: map.inverse().to_vec(),
+            load,
+            inv: m.link_group_inv_bandwidths(),
+            hb,
+        }
+    }
+
+    /// Task `t`'s directed messages.
+    fn msgs(&self, t: usize) -> &[(u32, u32, u64)] {
+        &self.inc[self.inc_off[t]..self.inc_off[t + 1]]
+    }
+
+    /// The hop-bytes.
+    pub(crate) fn hop_bytes(&self) -> u128 {
+        self.hb
+    }
+
+    /// The largest link time (`load · inverse bandwidth`).
+    pub(crate) fn max_link_time(&self) -> f64 {
+        scan(&self.load, &self.inv).0
+    }
+
+    /// The mapping.
+    pub(crate) fn perm(&self) -> Perm {
+        Perm::from_forward(self.slot.clone()).expect("swaps keep a bijection")
+    }
+
+    /// Moves every task to its slot in `map`, updating the loads of the messages of
+    /// the tasks that move.
+    ///
+    /// # Complexity
+    /// `O(n + L)` plus `O(deg·h)` per task that moves.
+    pub(crate) fn move_to(&mut self, map: &Perm) {
+        let moving: Vec<usize> = (0..self.slot.len())
+            .filter(|&t| self.slot[t] != map.apply(t))
+            .collect();
+        if moving.is_empty() {
+            return;
+        }
+        // each message of a moving task once
+        let mut msgs: Vec<(u32, u32, u64)> = Vec::new();
+        for &t in &moving {
+            for k in self.inc_off[t]..self.inc_off[t + 1] {
+                let (a, b, w) = self.inc[k];
+                // a message between two moving tasks is listed by its source only
+                let other = if a as usize == t { b } else { a } as usize;
+                let other_moves = self.slot[other] != map.apply(other);
+                if other_moves && a as usize != t {
+                    continue;
+                }
+                msgs.push((a, b, w));
+            }
+        }
+        let (m, rpn) = (self.m, self.rpn);
+        let mut dh: i128 = 0;
+        for &(a, b, w) in &msgs {
+            let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
+            dh -= i128::from(w) * i128::from(m.hops(na, nb));
+            let load = &mut self.load;
+            m.for_group_route(na, nb, |l| load[l] -= w as f64);
+        }
+        for &t in &moving {
+            self.slot[t] = map.apply(t);
+            self.at[self.slot[t]] = t;
+        }
+        for &(a, b, w) in &msgs {
+            let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
+            dh += i128::from(w) * i128::from(m.hops(na, nb));
+            let load = &mut self.load;
+            m.for_group_route(na, nb, |l| load[l] += w as f64);
+        }
+        self.hb = (self.hb as i128 + dh) as u128;
+    }
+
+    /// [`balance`] from the current mapping towards `(hb0, lt0)` with at most
+    /// `tries` tries (the same tries, in the same order, as from a fresh start).
+    pub(crate) fn balance(
+        &mut self,
+        (hb0, lt0): (u128, f64),
+        rng: &mut SplitMix,
+        deadline: Instant,
+        tries: usize,
+    ) -> bool {
+        let (p, m, rpn) = (self.p, self.m, self.rpn);
+        let n = p.tasks();
+        let inv = std::mem::take(&mut self.inv);
+        let mut load = std::mem::take(&mut self.load);
+        let mut slot = std::mem::take(&mut self.slot);
+        let mut at = std::mem::take(&mut self.at);
+        let mut hb = self.hb;
+        let lt0 = lt0.max(f64::MIN_POSITIVE);
+        let hbf = (hb0.max(1)) as f64;
+        let penalty = |hb: u128, t: f64| -> f64 {
+            (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0)
+        };
+        // after loads on `touched` changed: again the largest (a rescan only when the
+        // link that had it was touched)
+        let rescore = |load: &[f64], touched: &[(usize, f64)], (t, l): (f64, usize)| {
+            if touched.iter().any(|&(k, _)| k == l) {
+                return scan(load, &inv);
+            }
+            let mut best = (t, l);
+            for &(k, _) in touched {
+                if load[k] * inv[k] > best.0 {
+                    best = (load[k] * inv[k], k);
+                }
+            }
+            best
+        };
+        let mut top = scan(&load, &inv);
+        let mut pen = penalty(hb, top.0);
+        let mut moved: Vec<(u32, u32, u64)> = Vec::new();
+        let mut touched: Vec<(usize, f64)> = Vec::new();
+        // the tasks through the busiest link are listed again every `every` tries
+        let every = if n <= 2048 { 256 } else { 2048 };
+        // tasks with a message through the busiest link, refreshed now and then
+        let mut hot: Vec<usize> = Vec::new();
+        // under ECMP many links tie for the busiest (a fat tree's host links), which one
+        // swap rarely lowers together: a pass whose penalty has not dropped for a
+        // quarter of its tries stops (one path: every try is made, as always)
+        let stall = if m.link_model() == LinkLoadModel::Ecmp {
+            (tries / 4).max(4 * every)
+        } else {
+            usize::MAX
+        };
+        let mut dropped_at = 0;
+        for tr in 0..tries {
+            if pen <= 1e-12 || tr - dropped_at > stall {
+                break;
+            }
+            if tr % 64 == 0 && Instant::now() >= deadline {
+                break;
+            }
+            if tr % every == 0 {
+                through_busiest(p, m, &slot, (&load[..], &inv[..]), &mut hot);
+            }
+            let r = rng.next_u64();
+            let u = if !hot.is_empty() && r % 2 == 0 {
+                hot[(r / 2 % hot.len() as u64) as usize]
+            } else {
+                (r / 2 % n as u64) as usize
+            };
+            let inc_u = self.msgs(u);
+            // a partner on the node of one of u's neighbours, or anywhere
+            let r = rng.next_u64();
+            let x = if r % 2 == 0 && !inc_u.is_empty() {
+                let e = inc_u[(r / 2 % inc_u.len() as u64) as usize];
+                let v = if e.0 as usize == u { e.1 } else { e.0 } as usize;
+                let node = slot[v] / rpn;
+                let s = node * rpn + (rng.next_u64() % rpn as u64) as usize;
+                at[s]
+            } else {
+                (r / 2 % n as u64) as usize
+            };
+            if slot[u] / rpn == slot[x] / rpn {
+                continue;
+            }
+            moved.clear();
+            moved.extend(inc_u.iter().copied());
+            moved.extend(
+                self.msgs(x)
+                    .iter()
+                    .filter(|e| e.0 as usize != u && e.1 as usize != u),
+            );
+            // `touched` gets each changed link with its load before the change
+            let apply = |slot: &[usize],
+                         load: &mut [f64],
+                         touched: &mut Vec<(usize, f64)>,
+                         sign: f64|
+             -> i128 {
+                let mut dh: i128 = 0;
+                for &(a, b, w) in &moved {
+                    let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
+                    dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
+                    m.for_group_route(na, nb, |l| {
+                        touched.push((l, load[l]));
+                        load[l] += sign * w as f64;
+                    });
+                }
+                dh
+            };
+            touched.clear();
+            let d1 = apply(&slot, &mut load, &mut touched, -1.0);
+            swap_tasks(&mut slot, &mut at, u, x);
+            let d2 = apply(&slot, &mut load, &mut touched, 1.0);
+            let new_hb = (hb as i128 + d1 + d2) as u128;
+            let new_top = rescore(&load, &touched, top);
+            let new_pen = penalty(new_hb, new_top.0);
+            if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
+                if new_pen < pen - 1e-12 {
+                    dropped_at = tr;
+                }
+                pen = new_pen;
+                hb = new_hb;
+                top = new_top;
+            } else {
+                // undone by restoring the loads (whole bytes: the same values as moving
+                // the messages back)
+                for &(l, before) in touched.iter().rev() {
+                    load[l] = before;
+                }
+                swap_tasks(&mut slot, &mut at, u, x);
+                top = rescore(&load, &touched, new_top);
+            }
+        }
+        self.inv = inv;
+        self.load = load;
+        self.slot = slot;
+        self.at = at;
+        self.hb = hb;
+        pen <= 1e-12
+    }
+}
+
+/// The largest link time in `load` (times `inv`) and the first link that has it.
+fn scan(load: &[f64], inv: &[f64]) -> (f64, usize) {
+    let mut best = (0.0, 0);
+    for (l, (x, i)) in load.iter().zip(inv).enumerate() {
+        if x * i > best.0 {
+            best = (x * i, l);
+        }
+    }
+    best
 }
 
 /// Lists in `hot` the two tasks of every message through the busiest link group (the
@@ -586,6 +757,8 @@ struct Dist<'a> {
     w: Vec<f64>,
     /// Node at each torus coordinate index, for whole tori.
     node_at: Vec<usize>,
+    /// The machine's table of distances, when it keeps one.
+    table: Option<&'a [f64]>,
 }
 
 impl<'a> Dist<'a> {
@@ -601,26 +774,19 @@ impl<'a> Dist<'a> {
             }
             _ => Vec::new(),
         };
-        Self { m, w, node_at }
+        Self {
+            m,
+            w,
+            node_at,
+            table: m.distance_table(),
+        }
     }
 
     #[inline]
     fn get(&self, a: usize, b: usize) -> f64 {
-        if a == b {
-            return 0.0;
-        }
-        match self.m.kind() {
-            NetKind::Torus(t) => {
-                let (ca, cb) = (t.coords(a), t.coords(b));
-                let dims = t.dims();
-                let mut s = 0.0;
-                for d in 0..ca.len() {
-                    let x = ca[d].abs_diff(cb[d]);
-                    s += f64::from(x.min(dims[d] - x)) * self.w[d];
-                }
-                s
-            }
-            _ => f64::from(self.m.hops(a, b)),
+        match self.table {
+            Some(t) => t[a * self.m.nodes() + b],
+            None => self.m.weighted_distance(&self.w, a, b),
         }
     }
 
@@ -653,96 +819,6 @@ mod tests {
     use super::*;
     use crate::metrics::evaluate;
     use std::time::Duration;
-
-    /// The incremental loads of the balancing swaps on a fat tree (ECMP bundles) equal
-    /// ECMP's loads computed from scratch after many random swaps, link by link, and the
-    /// hop-bytes kept alongside equal the metrics'.
-    #[test]
-    fn incremental_ecmp_loads_match_a_fresh_count() {
-        let l = |latency| copr_topology::LinkSpec {
-            latency,
-            bandwidth: 1.25e10,
-        };
-        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
-            k: 4,
-            host_link: l(1e-7),
-            edge_link: l(1.5e-7),
-            core_link: l(2e-7),
-        })
-        .unwrap();
-        let m = MapMachine::network(net, None, Default::default(), 4).unwrap();
-        assert_eq!(m.link_model(), crate::machine::LinkLoadModel::Ecmp);
-        let n = m.slots();
-        let mut rng = SplitMix(7);
-        let mut edges = Vec::new();
-        for _ in 0..4 * n {
-            let (a, b) = (rng.next_u64() % n as u64, rng.next_u64() % n as u64);
-            if a != b {
-                edges.push(crate::pattern::Edge {
-                    src: a as u32,
-                    dst: b as u32,
-                    bytes: 1 + rng.next_u64() % 1_000_000,
-                });
-            }
-        }
-        let p = Pattern::from_edges(n, edges, String::new()).unwrap();
-        let mut inc: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); n];
-        for e in p.edges() {
-            inc[e.src as usize].push((e.src, e.dst, e.bytes));
-            inc[e.dst as usize].push((e.src, e.dst, e.bytes));
-        }
-        let mut slot: Vec<usize> = (0..n).collect();
-        let mut at = slot.clone();
-        rng.shuffle(&mut slot);
-        for (t, &s) in slot.iter().enumerate() {
-            at[s] = t;
-        }
-        let all: Vec<(u32, u32, u64)> = p.edges().iter().map(|e| (e.src, e.dst, e.bytes)).collect();
-        let mut load = vec![0f64; m.link_groups()];
-        let mut touched = Vec::new();
-        let mut hb = shift_loads(&m, &slot, &all, (&mut load, &mut touched), 1.0);
-        for _ in 0..500 {
-            let (u, x) = (
-                (rng.next_u64() % n as u64) as usize,
-                (rng.next_u64() % n as u64) as usize,
-            );
-            if u == x {
-                continue;
-            }
-            let mut moved = inc[u].clone();
-            moved.extend(
-                inc[x]
-                    .iter()
-                    .filter(|e| e.0 as usize != u && e.1 as usize != u),
-            );
-            hb += shift_loads(&m, &slot, &moved, (&mut load, &mut touched), -1.0);
-            swap_tasks(&mut slot, &mut at, u, x);
-            hb += shift_loads(&m, &slot, &moved, (&mut load, &mut touched), 1.0);
-        }
-        let map = Perm::from_forward(slot).unwrap();
-        let fresh = crate::ecmp::ecmp_link_loads(&p, &m, &map).unwrap();
-        let mut per_link = vec![0f64; fresh.len()];
-        for (g, &x) in load.iter().enumerate() {
-            let links = m.link_group_links(g);
-            for &l in &links {
-                per_link[l] = x / links.len() as f64;
-            }
-        }
-        let total: f64 = fresh.iter().sum();
-        assert!(total > 0.0);
-        for (l, (&a, &b)) in per_link.iter().zip(&fresh).enumerate() {
-            assert!((a - b).abs() <= 1e-9 * total, "link {l}: {a} against {b}");
-        }
-        let metrics = evaluate(&p, &m, &map);
-        assert_eq!(hb, metrics.hop_bytes as i128);
-        let inv = m.link_group_inv_bandwidths();
-        let top = load
-            .iter()
-            .zip(&inv)
-            .map(|(x, i)| x * i)
-            .fold(0.0, f64::max);
-        assert!((top - metrics.max_link_time).abs() <= 1e-12 * top);
-    }
 
     #[test]
     fn cores_are_arranged_by_the_node_tree() {
@@ -781,5 +857,173 @@ mod tests {
         assert_eq!(far(&map), 0);
         let pkg = |t: usize| map.apply(t) / 4;
         assert!((0..4).all(|t| pkg(t) == pkg(0)) && (4..8).all(|t| pkg(t) == pkg(4)));
+    }
+
+    /// A seeded random permutation of `0..n`.
+    fn shuffled(n: usize, rng: &mut SplitMix) -> Perm {
+        let mut f: Vec<usize> = (0..n).collect();
+        rng.shuffle(&mut f);
+        Perm::from_forward(f).unwrap()
+    }
+
+    #[test]
+    fn tracked_loads_equal_a_fresh_evaluation() {
+        // 64 tasks, random messages of 1..=4096 bytes (some both ways, some repeated),
+        // on a 4x2x2 torus with one slower direction x 4 slots
+        let mut rng = SplitMix(11);
+        let mut edges = Vec::new();
+        for _ in 0..400 {
+            let (a, b) = (rng.next_u64() % 64, rng.next_u64() % 64);
+            if a != b {
+                edges.push(crate::pattern::Edge {
+                    src: a as u32,
+                    dst: b as u32,
+                    bytes: 1 + rng.next_u64() % 4096,
+                });
+            }
+        }
+        let p = Pattern::from_edges(64, edges, String::new()).unwrap();
+        let m = crate::torus_machine(vec![4, 2, 2], Some(vec![1.0, 2.0, 2.0]), None, 4).unwrap();
+        let fresh = |map: &Perm| {
+            let e = evaluate(&p, &m, map);
+            (e.hop_bytes, e.max_link_time)
+        };
+        let mut t = Tracked::new(&p, &m, &shuffled(64, &mut rng));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for round in 0..20 {
+            // a far move (a new permutation), then a near one (two tasks swapped)
+            let mut map = shuffled(64, &mut rng);
+            t.move_to(&map);
+            assert_eq!(
+                (t.hop_bytes(), t.max_link_time()),
+                fresh(&map),
+                "round {round}"
+            );
+            let mut f = map.forward().to_vec();
+            f.swap(round, 63 - round);
+            map = Perm::from_forward(f).unwrap();
+            t.move_to(&map);
+            assert_eq!(
+                (t.hop_bytes(), t.max_link_time()),
+                fresh(&map),
+                "round {round}"
+            );
+            // balancing towards a busiest link 20 % lower: its loads stay exact
+            let (hb, lt) = fresh(&map);
+            t.balance((hb, lt * 0.8), &mut rng, deadline, 200);
+            let after = t.perm();
+            assert_eq!(
+                (t.hop_bytes(), t.max_link_time()),
+                fresh(&after),
+                "round {round}"
+            );
+        }
+    }
+
+    /// On a fat tree (ECMP: loads kept per bundle of equal-cost links) the tracked
+    /// loads after many moves and balancing equal ECMP's loads counted from scratch,
+    /// link by link, and the hop-bytes and busiest link the metrics'.
+    #[test]
+    fn incremental_ecmp_loads_match_a_fresh_count() {
+        let l = |latency| copr_topology::LinkSpec {
+            latency,
+            bandwidth: 1.25e10,
+        };
+        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
+            k: 4,
+            host_link: l(1e-7),
+            edge_link: l(1.5e-7),
+            core_link: l(2e-7),
+        })
+        .unwrap();
+        let m = MapMachine::network(net, None, Default::default(), 4).unwrap();
+        assert_eq!(m.link_model(), LinkLoadModel::Ecmp);
+        let n = m.slots();
+        let mut rng = SplitMix(7);
+        let mut edges = Vec::new();
+        for _ in 0..4 * n {
+            let (a, b) = (rng.next_u64() % n as u64, rng.next_u64() % n as u64);
+            if a != b {
+                edges.push(crate::pattern::Edge {
+                    src: a as u32,
+                    dst: b as u32,
+                    bytes: 1 + rng.next_u64() % 1_000_000,
+                });
+            }
+        }
+        let p = Pattern::from_edges(n, edges, String::new()).unwrap();
+        let mut map = shuffled(n, &mut rng);
+        let mut t = Tracked::new(&p, &m, &map);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for round in 0..500 {
+            // two tasks swapped, and now and then a balancing pass
+            let (u, x) = (rng.next_u64() as usize % n, rng.next_u64() as usize % n);
+            let mut f = map.forward().to_vec();
+            f.swap(u, x);
+            map = Perm::from_forward(f).unwrap();
+            t.move_to(&map);
+            if round % 100 == 99 {
+                let e = evaluate(&p, &m, &map);
+                t.balance(
+                    (e.hop_bytes, e.max_link_time * 0.9),
+                    &mut rng,
+                    deadline,
+                    500,
+                );
+                map = t.perm();
+            }
+        }
+        let fresh = crate::ecmp::ecmp_link_loads(&p, &m, &map).unwrap();
+        let mut per_link = vec![0f64; fresh.len()];
+        for (g, &x) in t.load.iter().enumerate() {
+            let links = m.link_group_links(g);
+            for &l in &links {
+                per_link[l] = x / links.len() as f64;
+            }
+        }
+        let total: f64 = fresh.iter().sum();
+        assert!(total > 0.0);
+        for (l, (&a, &b)) in per_link.iter().zip(&fresh).enumerate() {
+            assert!((a - b).abs() <= 1e-9 * total, "link {l}: {a} against {b}");
+        }
+        let e = evaluate(&p, &m, &map);
+        assert_eq!(
+            (t.hop_bytes(), t.max_link_time()),
+            (e.hop_bytes, e.max_link_time)
+        );
+        let scratch = crate::ecmp::ecmp_max_link_time(&p, &m, &map).unwrap();
+        assert!((t.max_link_time() - scratch).abs() <= 1e-12 * scratch);
+    }
+
+    #[test]
+    fn tracked_balancing_is_the_balancing_of_a_fresh_start() {
+        // the same tries from the same state: from loads moved there, or built there
+        let mut rng = SplitMix(5);
+        let mut edges = Vec::new();
+        for a in 0..48u32 {
+            for d in [1, 7] {
+                edges.push(crate::pattern::Edge {
+                    src: a,
+                    dst: (a + d) % 48,
+                    bytes: 100 + u64::from(a),
+                });
+            }
+        }
+        let p = Pattern::from_edges(48, edges, String::new()).unwrap();
+        let m = crate::torus_machine(vec![3, 4], None, None, 4).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (start, goal) = (shuffled(48, &mut rng), shuffled(48, &mut rng));
+        let targets = {
+            let e = evaluate(&p, &m, &goal);
+            (e.hop_bytes * 9 / 10, e.max_link_time * 0.9)
+        };
+        let mut moved = Tracked::new(&p, &m, &start);
+        moved.move_to(&goal);
+        let met_moved = moved.balance(targets, &mut SplitMix(9), deadline, 500);
+        let mut map = goal.clone();
+        let met_fresh = balance_tries(&p, &m, &mut map, targets, &mut SplitMix(9), deadline, 500);
+        assert_eq!(met_moved, met_fresh);
+        assert_eq!(moved.perm(), map);
+        assert_ne!(map, goal, "the balancing moved tasks");
     }
 }

@@ -68,6 +68,13 @@ pub struct ExecStats {
     /// into A (no packing, no window; see
     /// [`SharedBuffer`](crate::transport::SharedBuffer)).
     pub read_from_source: usize,
+    /// Incoming packages whose moves this execution mapped onto their sender's B (the
+    /// sender's pieces enumerated again on the receiver) before reading them from
+    /// there: a plan keeps the mapping, so an execution maps only the senders no
+    /// earlier execution of the same plan read from. Its time is part of `unpack`.
+    pub sources_mapped: usize,
+    /// The time of that mapping (seconds).
+    pub source_mapping: f64,
 }
 
 /// Words every rank contributes to the check before an execution.
@@ -961,13 +968,35 @@ impl<T: Element> RoundHandler for Handler<'_, '_, '_, T> {
         true
     }
 
+    fn source_storage(&self) -> u64 {
+        // Ranks may give block-cyclic layouts that differ only in their leading
+        // dimension (each its own): a receiver maps moves onto a sender's B with its
+        // own, so it may read the sender's B only where the two agree.
+        self.schedule
+            .pairs
+            .iter()
+            .map(|p| match &p.source {
+                Layout::BlockCyclic(bc) => bc.spec().lld.map_or(0, |l| l as u64 + 1),
+                _ => 0,
+            })
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, w| {
+                (h ^ w).wrapping_mul(0x0000_0100_0000_01b3)
+            })
+    }
+
     fn read_sources(&mut self, k: usize, sources: &[Option<Span>]) -> bool {
         let t = Instant::now();
         let s = self.schedule;
         let Some(slot) = self.peer_work.get_mut(k) else {
             return false;
         };
-        let Some(pw) = slot.get_or_insert_with(|| s.peer_work(k, self.rank)) else {
+        if slot.is_none() {
+            let mapping = Instant::now();
+            *slot = Some(s.peer_work(k, self.rank));
+            self.stats.sources_mapped += 1;
+            self.stats.source_mapping += mapping.elapsed().as_secs_f64();
+        }
+        let Some(Some(pw)) = slot.as_ref() else {
             return false;
         };
         // Every transform with pieces in the package needs its B, long enough.

@@ -244,6 +244,14 @@ pub trait RoundHandler {
     fn reads_sources(&self) -> bool {
         false
     }
+    /// How this rank reads a sender's source buffers, as a key: a receiver reads them
+    /// as its own description of them says (for the engine: the layouts of B, whose
+    /// leading dimension each rank gives for its own storage), so a sender lets it
+    /// read them only when their keys are equal, and otherwise sends the package the
+    /// usual way. The default, 0, is the same on every rank.
+    fn source_storage(&self) -> u64 {
+        0
+    }
     /// Consumes incoming package `k` by reading it from its sender's source buffers,
     /// mapped into this process (`sources`: the sender's
     /// [`RoundHandler::send_sources`] entries, in the same numbering), instead of

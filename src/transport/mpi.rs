@@ -665,6 +665,13 @@ fn parse_cma_descriptor(data: &[u8]) -> Option<(i32, Vec<Span>)> {
     Some((pid, spans))
 }
 
+/// The settings word of a rank that reads its senders' sources: never 0 (a rank that
+/// does not read them sends 0), equal on two ranks when they describe the sources'
+/// storage alike ([`RoundHandler::source_storage`]).
+fn source_word(handler: &dyn RoundHandler) -> u64 {
+    1 + (handler.source_storage() >> 1)
+}
+
 /// The shared-source descriptor of a package whose sources are `sources` (one entry
 /// per buffer of the handler), if every source lies in one of `reg`'s allocations and
 /// the descriptor is shorter than the package (so that the receiver tells it from the
@@ -994,7 +1001,11 @@ impl MpiTransport {
                     0
                 },
                 u64::from(self.reads_single_copy()),
-                u64::from(self.shared && handler.reads_sources()),
+                if self.shared && handler.reads_sources() {
+                    source_word(handler)
+                } else {
+                    0
+                },
             ])
             .collect();
         let mut all = vec![0u64; (check.len() + SETTINGS) * self.size()];
@@ -1095,12 +1106,15 @@ impl MpiTransport {
     ) {
         let words = checks + SETTINGS;
         let mut fell_back = vec![false; sends.len()];
+        // A receiver reads this rank's sources only if it reads sources at all and
+        // sees them stored as they are.
+        let readable = source_word(handler);
         for (k, p) in sends.iter().enumerate() {
             if out.cma_desc[k].is_some() && all[p.peer * words + checks + 3] == 0 {
                 out.cma_desc[k] = None;
                 fell_back[k] = true;
             }
-            if out.src_desc[k].is_some() && all[p.peer * words + checks + 4] == 0 {
+            if out.src_desc[k].is_some() && all[p.peer * words + checks + 4] != readable {
                 out.src_desc[k] = None;
                 fell_back[k] = true;
             }
