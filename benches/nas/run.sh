@@ -62,6 +62,8 @@ if [[ -n ${MINIFE_SOURCE:-} ]]; then
     }
 fi
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=benches/nas/common.sh
+source "$repo/benches/nas/common.sh"
 if [[ $# -eq 3 ]]; then
     out=$(mkdir -p "$3" && realpath "$3")
 else
@@ -71,8 +73,6 @@ fi
 ranks_list=${NAS_RANKS:-16 64}
 kernels=${NAS_KERNELS:-cg mg lu ft is}
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
-SMPIRUN_FLAGS=(--cfg=smpi/host-speed:1Gf --cfg=smpi/simulate-computation:no --cfg=smpi/lat-factor:0:1
-    --cfg=smpi/bw-factor:0:1 --cfg=network/crosstraffic:0 --log=root.thres:warning)
 
 # the sources, copied; NPB's make.def for Open MPI's wrappers and gfortran
 rm -rf "$out/npb" && cp -r "$npb" "$out/npb"
@@ -112,17 +112,6 @@ class_of() { # kernel ranks
     esac
 }
 
-machines_of() { # ranks: one machine per line, `name|copr map options`
-    if [[ $1 -eq 64 ]]; then
-        echo "4x4x4 torus x 16 (padded)|--machine $repo/data/machines/torus-4x4x4.toml"
-        echo "4x4x4 torus x 1|--torus 4x4x4 --ranks-per-node 1"
-        echo "fat tree k=4 x 16 (padded)|--machine $repo/data/machines/fat-tree-k4.toml"
-        echo "fat tree k=4 x 4|--network $repo/data/topology/fat-tree-k4.net.toml --ranks-per-node 4"
-    elif [[ $1 -eq 16 ]]; then
-        echo "fat tree k=4 x 1|--network $repo/data/topology/fat-tree-k4.net.toml --ranks-per-node 1"
-        echo "2x2x2 torus x 2|--torus 2x2x2 --ranks-per-node 2"
-    fi
-}
 
 # recorded traffic against Open MPI's monitoring, pairs of different ranks: prints
 # `pairs N, equal E; recorded B bytes M messages; monitoring B' bytes M' messages`,
@@ -189,30 +178,7 @@ run_one() { # name ranks command...
             tee -a "$results"
     fi
     grep -v '^tasks' "$dir/traffic.txt" >"$dir/traffic.edges"
-    local machine label opts
-    while IFS='|' read -r label opts; do
-        machine=$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
-        # shellcheck disable=SC2086 # the machine's options
-        "$copr" map --graph "$dir/traffic.txt" $opts --budget 5 --strategies packed,optimised \
-            --smpi-platform "$dir/$machine.xml" --smpi-hostfile "$dir/$machine.optimised.hosts" \
-            >"$dir/$machine.map.txt"
-        # shellcheck disable=SC2086
-        "$copr" map --graph "$dir/traffic.txt" $opts --strategies packed --export packed \
-            --smpi-hostfile "$dir/$machine.packed.hosts" >/dev/null
-        local line="$label:"
-        local strategy
-        for strategy in packed optimised; do
-            local predicted simulated
-            predicted=$(awk -v s="$strategy" '$1 == s { print "hop-bytes", $2, "MB, busiest link", $6, "MB"; exit }' \
-                "$dir/$machine.map.txt")
-            simulated=$(smpirun -platform "$dir/$machine.xml" -hostfile "$dir/$machine.$strategy.hosts" \
-                -np "$n" "${SMPIRUN_FLAGS[@]}" "$out/replay" "$dir/traffic.edges" 1 2>/dev/null |
-                awk '$1 == "replay_time_s" { printf "%.1f", $2 * 1e6 }')
-            [[ -n $simulated ]] || { echo "benches/nas/run.sh: the replay of $name-$n on $label failed" >&2; return 1; }
-            line="$line $strategy: $predicted, simulated $simulated µs;"
-        done
-        echo "$line" | tee -a "$results"
-    done < <(machines_of "$n")
+    map_and_replay "$dir" "$n" "$name"
 }
 
 for n in $ranks_list; do

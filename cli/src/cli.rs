@@ -196,7 +196,8 @@ pub(crate) struct MapArgs {
     pub(crate) smpi_platform: Option<PathBuf>,
     /// How the SimGrid platform of a network graph routes: `auto` (ECMP where the
     /// network's equal-cost links form bundles, as on fat trees; else one path),
-    /// `ecmp` (refused on other networks) or `single-path` (copr's one shortest path).
+    /// `ecmp` (refused on other networks) or `single-path` (copr's one shortest path;
+    /// the busiest link is then measured and optimised on that path too).
     #[arg(long, value_enum, default_value = "auto", value_name = "FORM")]
     pub(crate) smpi_routing: SmpiRoutingArg,
     /// Write the exported mapping as JSON.
@@ -816,6 +817,10 @@ fn map_machine(
         let names = mapping::expand_nodelist(list)
             .map_err(|e| copr::Error::Argument(format!("--nodes: {e}")))?;
         machine.set_node_names(names)?;
+    }
+    if matches!(a.smpi_routing, SmpiRoutingArg::SinglePath) {
+        // simulated on one path: mapped for that path's busiest link
+        machine = machine.with_single_path_loads();
     }
     Ok((machine, recorded))
 }

@@ -1335,6 +1335,7 @@ fn map_prices_a_grid_algorithms_own_traffic() {
 /// `--smpi-platform` on a fat tree: the ECMP platform (bundled equal-cost links) by
 /// default and with `--smpi-routing ecmp`, one link per network edge with
 /// `--smpi-routing single-path`; `ecmp` on a network without bundles is one line, exit 2.
+/// The report's busiest link follows: ECMP, or one path with `single-path`.
 #[test]
 fn map_smpi_routing_chooses_the_fat_trees_platform() {
     let run = |routing: Option<&str>, machine: &str, tag: &str| {
@@ -1358,8 +1359,14 @@ fn map_smpi_routing_chooses_the_fat_trees_platform() {
     };
     let fat = "data/machines/fat-tree-k4.toml";
     let links = |x: &str| x.matches("<link id=\"").count();
+    let model = |out: &std::process::Output| {
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let line = text.lines().find(|l| l.starts_with("maxlink  "));
+        line.map(str::to_string).unwrap_or_else(|| panic!("{text}"))
+    };
     let (out, pf) = run(None, fat, "auto");
     assert_ok(&out);
+    assert!(model(&out).starts_with("maxlink  ECMP"), "{}", model(&out));
     let auto = std::fs::read_to_string(pf).unwrap();
     assert!(auto.contains("(ECMP bundles)") && auto.contains("copr_links"));
     // 16 host links each way, 8 edge switches' bundles each way, 4 pods' each way;
@@ -1370,6 +1377,11 @@ fn map_smpi_routing_chooses_the_fat_trees_platform() {
     assert_eq!(std::fs::read_to_string(pf).unwrap(), auto);
     let (out, pf) = run(Some("single-path"), fat, "single");
     assert_ok(&out);
+    assert!(
+        model(&out).starts_with("maxlink  single path"),
+        "{}",
+        model(&out)
+    );
     let single = std::fs::read_to_string(pf).unwrap();
     assert!(!single.contains("ECMP"));
     // 16 host links, 16 edge-aggregation and 16 aggregation-core links, each way

@@ -12,6 +12,8 @@
 //! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! cargo bench --bench mapping -- --cases i --only 'fox 32x32 on 4x4x4'  # cases by name
+//! cargo bench --bench mapping -- --cases i,j --only 'fat tree' --load-models 2
+//!     # the optimiser with its busiest link under ECMP and on one path, alternating
 //! cargo bench --bench mapping -- --cases i --only 'on fat tree' --single-path
 //!     # network graphs simulated on the single-path platform (default: `Auto`, which is
 //!     # the ECMP platform on fat trees and dragonflies)
@@ -536,17 +538,25 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
             }
         }
         all_ok &= hb_ok && lt_ok;
-        // network graphs: the busiest link also under ECMP (each message split evenly
-        // over its shortest paths), informative (the optimiser targets one path)
+        // network graphs: the busiest link under ECMP (each message split evenly over
+        // its shortest paths) and on one path; the table's is the machine's own model
         if let Some(t) = ecmp_max_link_time(&c.pattern, &c.machine, &opt.map) {
-            let mut line = format!("\nECMP busiest link µs: optimised {:.1}", t * 1e6);
+            let single = c.machine.clone().with_single_path_loads();
+            let sp = |map: &Perm| evaluate(&c.pattern, &single, map).max_link_time * 1e6;
+            let mut line = format!(
+                "\ntable's max link: {}; ECMP busiest link µs: optimised {:.1}",
+                c.machine.link_model(),
+                t * 1e6
+            );
+            let mut sline = format!("single-path busiest link µs: optimised {:.1}", sp(&opt.map));
             let scotch_maps = sc.iter().map(|(m, _)| ("scotch -Cd".to_string(), m));
             for (name, map) in scotch_maps.chain(more.iter().map(|(n, m, _)| (n.clone(), m))) {
                 if let Some(x) = ecmp_max_link_time(&c.pattern, &c.machine, map) {
                     line.push_str(&format!(", {name} {:.1}", x * 1e6));
+                    sline.push_str(&format!(", {name} {:.1}", sp(map)));
                 }
             }
-            println!("{line}");
+            println!("{line}\n{sline}");
         }
         println!(
             "\nlower bounds: hop-bytes {}, max link {}; optimised kept `{}`; \
@@ -933,6 +943,44 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
     );
 }
 
+/// The optimiser on machines that route ECMP (fat trees) with its busiest link measured
+/// under ECMP (the machine's own model) and on one path
+/// ([`MapMachine::with_single_path_loads`]), alternating, `rounds` rounds: the whole
+/// comparison's wall time, hop-bytes and both busiest links of the chosen mapping.
+fn load_models(cs: &[Case], opts: &Options, rounds: usize) {
+    println!("\n#### The optimiser's busiest link: ECMP against one path, alternating\n");
+    println!("| case | round | objective | time s | hop-bytes MB | ECMP busiest link µs | single-path busiest link µs |");
+    println!("|---|---:|---|---:|---:|---:|---:|");
+    let all: Vec<Strategy> = Strategy::BASELINES
+        .iter()
+        .copied()
+        .chain([Strategy::Optimised])
+        .collect();
+    for c in cs {
+        if c.machine.link_model() != copr_mapping::LinkLoadModel::Ecmp {
+            continue;
+        }
+        let single = c.machine.clone().with_single_path_loads();
+        for r in 0..rounds {
+            for (name, m) in [("single path", &single), ("ECMP", &c.machine)] {
+                let t0 = Instant::now();
+                let cmp = compare(&c.pattern, m, &all, opts, |_| {}).unwrap();
+                let t = t0.elapsed().as_secs_f64();
+                let o = cmp.row("optimised").unwrap();
+                let e = ecmp_max_link_time(&c.pattern, &c.machine, &o.map).unwrap();
+                let s = evaluate(&c.pattern, &single, &o.map).max_link_time;
+                println!(
+                    "| {} | {r} | {name} | {t:.2} | {:.1} | {:.1} | {:.1} |",
+                    c.name,
+                    mb(o.metrics.hop_bytes),
+                    e * 1e6,
+                    s * 1e6
+                );
+            }
+        }
+    }
+}
+
 /// Paired timing at p = 102 400: copr's whole optimiser (baselines included) against
 /// Scotch, alternating, `rounds` rounds.
 fn speed(rounds: usize, dir: &Path) {
@@ -1032,6 +1080,16 @@ fn main() {
         let keep = |n: &str| only.split(',').any(|o| n.contains(o));
         cs.retain(|c| keep(&c.name));
         specs.retain(|(n, _)| keep(n));
+    }
+    // --load-models N: the ECMP and single-path objectives side by side, N rounds
+    if let Some(n) = args
+        .iter()
+        .position(|a| a == "--load-models")
+        .and_then(|i| args.get(i + 1))
+    {
+        load_models(&cs, &opts, n.parse().expect("--load-models ROUNDS"));
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
     }
     let sims = mapping_tables(&cs, &dir, &opts);
     if !quick {

@@ -19,7 +19,7 @@
 
 use copr_topology::Network;
 
-use super::ecmp::EqualCostPaths;
+use super::paths::EqualCostPaths;
 
 /// The bundles of a network and the route of every pair of machine nodes through them.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,15 +39,28 @@ impl Bundles {
     /// The bundles of the route from machine node `a` to machine node `b`, in order
     /// (none for `a == b`).
     pub(crate) fn route(&self, a: usize, b: usize) -> Vec<u32> {
+        let mut r = Vec::new();
+        self.for_route(a, b, |x| r.push(x as u32));
+        r
+    }
+
+    /// Calls `f(bundle)` for the bundles of the route from machine node `a` to machine
+    /// node `b`, in order (none for `a == b`), without allocating.
+    #[inline]
+    pub(crate) fn for_route(&self, a: usize, b: usize, mut f: impl FnMut(usize)) {
         if a == b {
-            return Vec::new();
+            return;
         }
         let ((x, la), (y, lb)) = (self.node[a], self.node[b]);
-        let mut r = Vec::with_capacity(self.inner[x * self.ends + y].len() + 2);
-        r.extend(la.map(|l| l.0));
-        r.extend_from_slice(&self.inner[x * self.ends + y]);
-        r.extend(lb.map(|l| l.1));
-        r
+        if let Some(l) = la {
+            f(l.0 as usize);
+        }
+        for &u in &self.inner[x * self.ends + y] {
+            f(u as usize);
+        }
+        if let Some(l) = lb {
+            f(l.1 as usize);
+        }
     }
 }
 
@@ -129,6 +142,17 @@ impl Assign {
 /// nodes) on a graph of `V` vertices and `E` links (a k = 16 fat tree: 128 edge
 /// switches, well under a second).
 pub(crate) fn ecmp_bundles(net: &Network, hosts: &[usize]) -> Option<Bundles> {
+    ecmp_bundles_within(net, hosts, usize::MAX)
+}
+
+/// [`ecmp_bundles`], or `None` as well when the search would look at more than
+/// `max_work` vertices and links in all (`c²·(V + E)` for `c` path ends): for the
+/// machines the mapper builds, where the single path is the fallback.
+pub(crate) fn ecmp_bundles_within(
+    net: &Network,
+    hosts: &[usize],
+    max_work: usize,
+) -> Option<Bundles> {
     let g = net.graph();
     let mut assign = Assign {
         bundle_of: vec![None; g.edge_count()],
@@ -153,6 +177,10 @@ pub(crate) fn ecmp_bundles(net: &Network, hosts: &[usize]) -> Option<Bundles> {
         node.push((x, l));
     }
     let ends = end_vertex.len();
+    let work = (ends * ends).saturating_mul(g.node_count() + g.edge_count());
+    if work > max_work {
+        return None;
+    }
     let mut inner: Vec<Vec<u32>> = Vec::with_capacity(ends * ends);
     let mut paths = EqualCostPaths::new(net);
     let mut used: Vec<(u32, usize, f64)> = Vec::new();

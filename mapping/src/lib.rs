@@ -58,6 +58,7 @@ pub mod mpi;
 mod multilevel;
 mod optimise;
 mod padded;
+mod paths;
 mod pattern;
 mod recognise;
 mod recording;
@@ -82,7 +83,7 @@ pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 pub use errors::MpiError;
 pub use errors::{ExportError, Format, MachineError, MapError};
 pub use fluid::{round_time, RoundModel};
-pub use machine::{LinkInfo, MapMachine, NetKind, MAX_GRAPH_NODES};
+pub use machine::{LinkInfo, LinkLoadModel, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,
 };

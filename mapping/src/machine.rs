@@ -14,6 +14,7 @@ use copr_topology::{
 
 use copr::error::{Error, Result};
 
+use crate::bundles::{ecmp_bundles_within, Bundles};
 use crate::errors::MachineError;
 
 /// What connects the nodes.
@@ -40,8 +41,77 @@ enum Net {
         edge_inv_bw: Vec<f64>,
         /// Edge names `from->to` for reports.
         edge_names: Vec<String>,
+        /// Where ECMP loads links differently from the single path and its split is
+        /// bundle-equivalent: the bundles the loads are counted on.
+        ecmp: Option<Box<EcmpGroups>>,
     },
     Flat,
+}
+
+/// The bundles of equal-cost links of a network (see `bundles.rs`): the links of one
+/// bundle always carry the same load under ECMP, the bundle's load divided by its size.
+#[derive(Debug, Clone)]
+struct EcmpGroups {
+    bundles: Bundles,
+    /// Seconds per byte of a bundle's load on each of its links: inverse bandwidth
+    /// over the bundle's size.
+    inv: Vec<f64>,
+}
+
+/// How the busiest link of a mapping is measured ([`MapMachine::link_model`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkLoadModel {
+    /// Every message follows one route ([`MapMachine::for_route`]): dimension order on
+    /// a torus, one least-cost path on a network graph.
+    SinglePath,
+    /// Every message is split evenly over its equal-cost paths
+    /// ([`crate::ecmp_link_loads`]): network graphs that route this way and where it
+    /// loads links differently from the single path (fat trees).
+    Ecmp,
+}
+
+impl std::fmt::Display for LinkLoadModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::SinglePath => "single path",
+            Self::Ecmp => "ECMP",
+        })
+    }
+}
+
+/// The ECMP bundles of a network graph are searched when that looks at no more than
+/// this many vertices and links (`c²·(V + E)` for `c` distinct path ends, a k = 16 fat
+/// tree: 1.3·10⁸); above, the loads are the single path's.
+const MAX_ECMP_WORK: usize = 1 << 28;
+
+/// The ECMP bundles of the machine nodes on `hosts` when ECMP's loads differ from the
+/// single path's `routes` (a bundle of several links, or a route that is not the
+/// single path), the network's split is bundle-equivalent, and the search is small
+/// enough ([`MAX_ECMP_WORK`]).
+fn ecmp_groups(
+    net: &Network,
+    hosts: &[usize],
+    routes: &[Vec<u32>],
+    edge_inv_bw: &[f64],
+) -> Option<Box<EcmpGroups>> {
+    let bundles = ecmp_bundles_within(net, hosts, MAX_ECMP_WORK)?;
+    let n = hosts.len();
+    let same = bundles.links.iter().all(|l| l.len() == 1)
+        && (0..n * n).all(|x| {
+            let mut r = Vec::new();
+            bundles.for_route(x / n, x % n, |u| r.push(bundles.links[u][0] as u32));
+            r == routes[x]
+        });
+    if same {
+        return None;
+    }
+    let inv = bundles
+        .links
+        .iter()
+        .map(|l| edge_inv_bw[l[0]] / l.len() as f64)
+        .collect();
+    Some(Box::new(EcmpGroups { bundles, inv }))
 }
 
 /// Tori of more dimensions are refused.
@@ -208,6 +278,7 @@ impl MapMachine {
             ranks_per_node,
             names,
             Net::Graph {
+                ecmp: ecmp_groups(&net, &hosts, &routes, &edge_inv_bw),
                 net,
                 hosts,
                 routes,
@@ -849,6 +920,87 @@ impl MapMachine {
         match &self.net {
             Net::Graph { net, hosts, .. } => Some((net, hosts)),
             _ => None,
+        }
+    }
+
+    /// How the busiest link is measured on this machine: [`LinkLoadModel::Ecmp`] on a
+    /// network graph whose equal-cost split loads links differently from the single
+    /// path and is bundle-equivalent (a fat tree: its SimGrid platform routes the same
+    /// way), else [`LinkLoadModel::SinglePath`]. The metrics' busiest link
+    /// ([`crate::Metrics::max_link_time`]) and the optimiser use this model.
+    ///
+    /// ```
+    /// use copr_mapping::{LinkLoadModel, MapMachine};
+    /// use copr_topology::{FatTreeSpec, LinkSpec, Network};
+    /// let l = LinkSpec { latency: 1e-7, bandwidth: 1.25e10 };
+    /// let spec = FatTreeSpec { k: 4, host_link: l, edge_link: l, core_link: l };
+    /// let net = Network::fat_tree(&spec).unwrap();
+    /// let m = MapMachine::network(net, None, Default::default(), 16).unwrap();
+    /// assert_eq!(m.link_model(), LinkLoadModel::Ecmp);
+    /// let single = m.with_single_path_loads();
+    /// assert_eq!(single.link_model(), LinkLoadModel::SinglePath);
+    /// ```
+    pub fn link_model(&self) -> LinkLoadModel {
+        match &self.net {
+            Net::Graph { ecmp: Some(_), .. } => LinkLoadModel::Ecmp,
+            _ => LinkLoadModel::SinglePath,
+        }
+    }
+
+    /// This machine with its busiest link measured on the single path
+    /// ([`LinkLoadModel::SinglePath`]) even where it routes ECMP.
+    pub fn with_single_path_loads(mut self) -> Self {
+        if let Net::Graph { ecmp, .. } = &mut self.net {
+            *ecmp = None;
+        }
+        self
+    }
+
+    /// Number of link groups loads are counted on under [`MapMachine::link_model`]:
+    /// under ECMP the bundles of equal-cost links (each link of a bundle carries the
+    /// bundle's load over its size), else the links themselves.
+    pub(crate) fn link_groups(&self) -> usize {
+        match &self.net {
+            Net::Graph { ecmp: Some(e), .. } => e.inv.len(),
+            _ => self.num_links(),
+        }
+    }
+
+    /// Seconds per byte of each link group's load on each of its links (the inverse
+    /// bandwidth over the group's size): `max_g load_g·inv_g` is the busiest link's time.
+    pub(crate) fn link_group_inv_bandwidths(&self) -> Vec<f64> {
+        match &self.net {
+            Net::Graph { ecmp: Some(e), .. } => e.inv.clone(),
+            _ => self.link_inv_bandwidths(),
+        }
+    }
+
+    /// The number of links of link group `g`.
+    #[inline]
+    pub(crate) fn link_group_size(&self, g: usize) -> usize {
+        match &self.net {
+            Net::Graph { ecmp: Some(e), .. } => e.bundles.links[g].len(),
+            _ => 1,
+        }
+    }
+
+    /// The links of link group `g`.
+    #[cfg(test)]
+    pub(crate) fn link_group_links(&self, g: usize) -> Vec<usize> {
+        match &self.net {
+            Net::Graph { ecmp: Some(e), .. } => e.bundles.links[g].clone(),
+            _ => vec![g],
+        }
+    }
+
+    /// Calls `f(group)` for each link group on the way from node `a` to node `b` under
+    /// [`MapMachine::link_model`] (the links of [`MapMachine::for_route`] on the single
+    /// path); each carries the whole message.
+    #[inline]
+    pub(crate) fn for_group_route(&self, a: usize, b: usize, f: impl FnMut(usize)) {
+        match &self.net {
+            Net::Graph { ecmp: Some(e), .. } => e.bundles.for_route(a, b, f),
+            _ => self.for_route(a, b, f),
         }
     }
 

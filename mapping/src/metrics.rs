@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::machine::MapMachine;
+use super::machine::{LinkLoadModel, MapMachine};
 use super::pattern::{CartGrid, Pattern};
 use copr::lap::Perm;
 
@@ -31,8 +31,10 @@ pub struct LevelBytes {
 ///
 /// * hop-bytes `HB = Σ_messages bytes·hops(node(src), node(dst))`;
 /// * dilation: hops per message (mean over messages, and maximum);
-/// * link load: bytes crossing each directed link when every message follows the
-///   machine's route; `max_link_time` is `max_l load(l)/bandwidth(l)`;
+/// * link load: bytes crossing each directed link under the machine's load model
+///   ([`MapMachine::link_model`]: every message on its route, or split evenly over
+///   its equal-cost paths on a fat tree); `max_link_time` is
+///   `max_l load(l)/bandwidth(l)`;
 /// * lower bounds: `HB ≥ hop_bytes_bound` for every mapping onto this machine (every
 ///   off-node byte crosses at least one link, and no node can keep more than its best
 ///   possible share of messages inside); `max link load ≥ hop_bytes_bound / links`.
@@ -48,7 +50,10 @@ pub struct Metrics {
     pub dilation_mean: f64,
     /// Largest hops of a message.
     pub dilation_max: u32,
-    /// Largest load of a link, bytes.
+    /// How the link loads below are counted (`max_link_bytes`, `max_link_time`,
+    /// `classes`): on one path per message, or split over the equal-cost paths.
+    pub link_model: LinkLoadModel,
+    /// Largest load of a link, bytes (under ECMP rounded up to a whole byte).
     pub max_link_bytes: u128,
     /// Mean load over all links of the machine, bytes.
     pub mean_link_bytes: f64,
@@ -170,6 +175,14 @@ fn evaluate_nodes_with(p: &Pattern, m: &MapMachine, node: &[u32], bound: Option<
         lsum += x as f64;
         tmax = tmax.max(x as f64 * inv[l]);
     }
+    let model = m.link_model();
+    if model == LinkLoadModel::Ecmp {
+        // the busiest link under ECMP: a bundle's load spread over its links (a
+        // network graph: one class; the sum of all loads, hence the mean, is the same)
+        let (bmax, btime) = ecmp_maxima(p, m, node);
+        (lmax, tmax) = (bmax, btime);
+        cmax.iter_mut().for_each(|x| *x = bmax);
+    }
     let hb_bound = bound.unwrap_or_else(|| bound_as_given(p, m, p.grid_spec()));
     let links = m.num_links().max(1) as u128;
     Metrics {
@@ -182,6 +195,7 @@ fn evaluate_nodes_with(p: &Pattern, m: &MapMachine, node: &[u32], bound: Option<
             hop_sum as f64 / msgs as f64
         },
         dilation_max: dmax,
+        link_model: model,
         max_link_bytes: lmax,
         mean_link_bytes: lsum / links as f64,
         max_link_time: tmax,
@@ -202,6 +216,27 @@ fn evaluate_nodes_with(p: &Pattern, m: &MapMachine, node: &[u32], bound: Option<
         max_link_bound: hb_bound.div_ceil(links),
         intra_levels: Vec::new(),
     }
+}
+
+/// The busiest link under ECMP when task `t` runs on node `node[t]`: its bytes
+/// (rounded up) and its time, from the loads of the link groups
+/// ([`MapMachine::for_group_route`]).
+fn ecmp_maxima(p: &Pattern, m: &MapMachine, node: &[u32]) -> (u128, f64) {
+    let mut load = vec![0u128; m.link_groups()];
+    for e in p.edges() {
+        let (a, b) = (node[e.src as usize] as usize, node[e.dst as usize] as usize);
+        m.for_group_route(a, b, |g| load[g] += u128::from(e.bytes));
+    }
+    let inv = m.link_group_inv_bandwidths();
+    let (mut bytes, mut time) = (0u128, 0f64);
+    for (g, &x) in load.iter().enumerate() {
+        if x > 0 {
+            let size = m.link_group_size(g) as u128;
+            bytes = bytes.max(x.div_ceil(size));
+            time = time.max(x as f64 * inv[g]);
+        }
+    }
+    (bytes, time)
 }
 
 /// The bytes on every link of `m` (index as [`MapMachine::link_info`]) when task `t`

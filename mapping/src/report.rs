@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::candidates::{Options, Scored};
-use super::machine::MapMachine;
+use super::machine::{LinkLoadModel, MapMachine};
 use super::metrics::{evaluate, Metrics};
 use super::optimise::optimise;
 use super::pattern::Pattern;
@@ -41,6 +41,8 @@ pub struct Comparison {
     pub machine: String,
     /// Tasks.
     pub tasks: usize,
+    /// How every row's busiest link is measured (`single-path` or `ecmp`).
+    pub link_model: LinkLoadModel,
     /// One row per strategy that applies, in the order asked.
     pub rows: Vec<Row>,
     /// Strategies that do not apply to this pattern or machine.
@@ -189,11 +191,20 @@ pub fn compare(
         pattern: p.description().into(),
         machine: m.description().into(),
         tasks: p.tasks(),
+        link_model: m.link_model(),
         rows,
         skipped,
         over_budget,
         optimiser_dominates,
     })
+}
+
+/// What the busiest-link columns measure, in words.
+fn link_model_text(model: LinkLoadModel) -> &'static str {
+    match model {
+        LinkLoadModel::SinglePath => "single path (every message on one route)",
+        LinkLoadModel::Ecmp => "ECMP (every message split evenly over its equal-cost paths)",
+    }
 }
 
 /// A lower bound in MB, or "no bound" where none above 0 is known.
@@ -209,6 +220,7 @@ fn bound_text(b: u128) -> String {
 pub fn table(c: &Comparison) -> String {
     let mut s = String::new();
     s.push_str(&format!("pattern  {}\nmachine  {}\n", c.pattern, c.machine));
+    s.push_str(&format!("maxlink  {}\n", link_model_text(c.link_model)));
     let classes: Vec<String> = c
         .rows
         .first()

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::machine::{MapMachine, NetKind};
+use super::machine::{LinkLoadModel, MapMachine, NetKind};
 use super::pattern::Pattern;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
@@ -319,9 +319,11 @@ impl<'a> Swaps<'a> {
 }
 
 /// Random swaps of two tasks on different nodes, accepted when they lower
-/// `max(0, HB/hb0 − 1) + max(0, T/lt0 − 1)` (T the largest link time), or keep it and
-/// lower the hop-bytes; stops when both targets are met, after `min(40·p, 60000)`
-/// tries, or at `deadline`. Half the time the first task is one with a message through
+/// `max(0, HB/hb0 − 1) + max(0, T/lt0 − 1)` (T the largest link time under the
+/// machine's [load model](MapMachine::link_model)), or keep it and lower the
+/// hop-bytes; stops when both targets are met, after `min(40·p, 60000)` tries (under
+/// ECMP also when the penalty has not dropped for a quarter of them), or at
+/// `deadline`. Half the time the first task is one with a message through
 /// the busiest link (refreshed every 256 tries) and the second sits on the node of one
 /// of the first's neighbours. Returns whether the targets were met.
 ///
@@ -409,12 +411,13 @@ impl<'a> Tracked<'a> {
             }
         }
         let slot: Vec<usize> = map.forward().to_vec();
-        let mut load = vec![0f64; m.num_links()];
+        // loads on the machine's link groups (links, or ECMP bundles: `link_model`)
+        let mut load = vec![0f64; m.link_groups()];
         let mut hb: u128 = 0;
         for e in p.edges() {
             let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
             hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
-            m.for_route(a, b, |l| load[l] += e.bytes as f64);
+            m.for_group_route(a, b, |l| load[l] += e.bytes as f64);
         }
         Tracked {
             p,
@@ -425,7 +428,7 @@ impl<'a> Tracked<'a> {
             slot,
             at: map.inverse().to_vec(),
             load,
-            inv: m.link_inv_bandwidths(),
+            inv: m.link_group_inv_bandwidths(),
             hb,
         }
     }
@@ -482,7 +485,7 @@ impl<'a> Tracked<'a> {
             let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
             dh -= i128::from(w) * i128::from(m.hops(na, nb));
             let load = &mut self.load;
-            m.for_route(na, nb, |l| load[l] -= w as f64);
+            m.for_group_route(na, nb, |l| load[l] -= w as f64);
         }
         for &t in &moving {
             self.slot[t] = map.apply(t);
@@ -492,7 +495,7 @@ impl<'a> Tracked<'a> {
             let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
             dh += i128::from(w) * i128::from(m.hops(na, nb));
             let load = &mut self.load;
-            m.for_route(na, nb, |l| load[l] += w as f64);
+            m.for_group_route(na, nb, |l| load[l] += w as f64);
         }
         self.hb = (self.hb as i128 + dh) as u128;
     }
@@ -540,8 +543,17 @@ impl<'a> Tracked<'a> {
         let every = if n <= 2048 { 256 } else { 2048 };
         // tasks with a message through the busiest link, refreshed now and then
         let mut hot: Vec<usize> = Vec::new();
+        // under ECMP many links tie for the busiest (a fat tree's host links), which one
+        // swap rarely lowers together: a pass whose penalty has not dropped for a
+        // quarter of its tries stops (one path: every try is made, as always)
+        let stall = if m.link_model() == LinkLoadModel::Ecmp {
+            (tries / 4).max(4 * every)
+        } else {
+            usize::MAX
+        };
+        let mut dropped_at = 0;
         for tr in 0..tries {
-            if pen <= 1e-12 {
+            if pen <= 1e-12 || tr - dropped_at > stall {
                 break;
             }
             if tr % 64 == 0 && Instant::now() >= deadline {
@@ -588,7 +600,7 @@ impl<'a> Tracked<'a> {
                 for &(a, b, w) in &moved {
                     let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
                     dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
-                    m.for_route(na, nb, |l| {
+                    m.for_group_route(na, nb, |l| {
                         touched.push((l, load[l]));
                         load[l] += sign * w as f64;
                     });
@@ -603,6 +615,9 @@ impl<'a> Tracked<'a> {
             let new_top = rescore(&load, &touched, top);
             let new_pen = penalty(new_hb, new_top.0);
             if new_pen < pen - 1e-12 || (new_pen <= pen + 1e-12 && new_hb < hb) {
+                if new_pen < pen - 1e-12 {
+                    dropped_at = tr;
+                }
                 pen = new_pen;
                 hb = new_hb;
                 top = new_top;
@@ -636,8 +651,8 @@ fn scan(load: &[f64], inv: &[f64]) -> (f64, usize) {
     best
 }
 
-/// Lists in `hot` the two tasks of every message through the busiest link (the first
-/// of the largest `load · inv`), when task `t` is in slot `slot[t]`.
+/// Lists in `hot` the two tasks of every message through the busiest link group (the
+/// first of the largest `load · inv`), when task `t` is in slot `slot[t]`.
 fn through_busiest(
     p: &Pattern,
     m: &MapMachine,
@@ -657,7 +672,7 @@ fn through_busiest(
     for e in p.edges() {
         let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
         let mut through = false;
-        m.for_route(a, b, |l| through |= l == lstar);
+        m.for_group_route(a, b, |l| through |= l == lstar);
         if through {
             hot.push(e.src as usize);
             hot.push(e.dst as usize);
@@ -903,6 +918,81 @@ mod tests {
                 "round {round}"
             );
         }
+    }
+
+    /// On a fat tree (ECMP: loads kept per bundle of equal-cost links) the tracked
+    /// loads after many moves and balancing equal ECMP's loads counted from scratch,
+    /// link by link, and the hop-bytes and busiest link the metrics'.
+    #[test]
+    fn incremental_ecmp_loads_match_a_fresh_count() {
+        let l = |latency| copr_topology::LinkSpec {
+            latency,
+            bandwidth: 1.25e10,
+        };
+        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
+            k: 4,
+            host_link: l(1e-7),
+            edge_link: l(1.5e-7),
+            core_link: l(2e-7),
+        })
+        .unwrap();
+        let m = MapMachine::network(net, None, Default::default(), 4).unwrap();
+        assert_eq!(m.link_model(), LinkLoadModel::Ecmp);
+        let n = m.slots();
+        let mut rng = SplitMix(7);
+        let mut edges = Vec::new();
+        for _ in 0..4 * n {
+            let (a, b) = (rng.next_u64() % n as u64, rng.next_u64() % n as u64);
+            if a != b {
+                edges.push(crate::pattern::Edge {
+                    src: a as u32,
+                    dst: b as u32,
+                    bytes: 1 + rng.next_u64() % 1_000_000,
+                });
+            }
+        }
+        let p = Pattern::from_edges(n, edges, String::new()).unwrap();
+        let mut map = shuffled(n, &mut rng);
+        let mut t = Tracked::new(&p, &m, &map);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for round in 0..500 {
+            // two tasks swapped, and now and then a balancing pass
+            let (u, x) = (rng.next_u64() as usize % n, rng.next_u64() as usize % n);
+            let mut f = map.forward().to_vec();
+            f.swap(u, x);
+            map = Perm::from_forward(f).unwrap();
+            t.move_to(&map);
+            if round % 100 == 99 {
+                let e = evaluate(&p, &m, &map);
+                t.balance(
+                    (e.hop_bytes, e.max_link_time * 0.9),
+                    &mut rng,
+                    deadline,
+                    500,
+                );
+                map = t.perm();
+            }
+        }
+        let fresh = crate::ecmp::ecmp_link_loads(&p, &m, &map).unwrap();
+        let mut per_link = vec![0f64; fresh.len()];
+        for (g, &x) in t.load.iter().enumerate() {
+            let links = m.link_group_links(g);
+            for &l in &links {
+                per_link[l] = x / links.len() as f64;
+            }
+        }
+        let total: f64 = fresh.iter().sum();
+        assert!(total > 0.0);
+        for (l, (&a, &b)) in per_link.iter().zip(&fresh).enumerate() {
+            assert!((a - b).abs() <= 1e-9 * total, "link {l}: {a} against {b}");
+        }
+        let e = evaluate(&p, &m, &map);
+        assert_eq!(
+            (t.hop_bytes(), t.max_link_time()),
+            (e.hop_bytes, e.max_link_time)
+        );
+        let scratch = crate::ecmp::ecmp_max_link_time(&p, &m, &map).unwrap();
+        assert!((t.max_link_time() - scratch).abs() <= 1e-12 * scratch);
     }
 
     #[test]

@@ -83,7 +83,7 @@ fn lower_link_same_hop_bytes(
 ) -> bool {
     let n = qp.tasks();
     let edges = qp.edges();
-    let inv = m1.link_inv_bandwidths();
+    let inv = m1.link_group_inv_bandwidths();
     let mut node: Vec<usize> = (0..n).map(|t| place.apply(t)).collect();
     let mut incident: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, e) in edges.iter().enumerate() {
@@ -97,7 +97,7 @@ fn lower_link_same_hop_bytes(
     for e in edges {
         let (a, b) = (node[e.src as usize], node[e.dst as usize]);
         hb += u128::from(e.bytes) * u128::from(m1.hops(a, b));
-        m1.for_route(a, b, |l| load[l] += u128::from(e.bytes));
+        m1.for_group_route(a, b, |l| load[l] += u128::from(e.bytes));
     }
     let cap = hb;
     // (busiest time, links within a relative 1e-12 of it)
@@ -151,8 +151,8 @@ fn lower_link_same_hop_bytes(
                 let (na, nb) = (at(s), at(d));
                 minus += bytes * u128::from(m1.hops(oa, ob));
                 plus += bytes * u128::from(m1.hops(na, nb));
-                m1.for_route(oa, ob, |l| load[l] -= bytes);
-                m1.for_route(na, nb, |l| load[l] += bytes);
+                m1.for_group_route(oa, ob, |l| load[l] -= bytes);
+                m1.for_group_route(na, nb, |l| load[l] += bytes);
             }
             (minus, plus)
         };
@@ -223,7 +223,7 @@ fn through_busiest(
     let mut hot = vec![false; node.len()];
     for e in edges {
         let mut through = false;
-        m1.for_route(node[e.src as usize], node[e.dst as usize], |l| {
+        m1.for_group_route(node[e.src as usize], node[e.dst as usize], |l| {
             through |= busy[l];
         });
         if through {

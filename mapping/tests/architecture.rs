@@ -11,11 +11,11 @@ use copr_testkit::modules::module_graph;
 
 /// The modules, lowest layer first.
 const LAYERS: &[&[&str]] = &[
-    &["errors", "curve"],
-    &["pattern"],
+    &["errors", "curve", "paths"],
+    &["pattern", "bundles"],
     &["machine"],
     &["recognise", "algorithms"],
-    &["metrics", "ecmp", "bundles", "fluid"],
+    &["metrics", "ecmp", "fluid"],
     &["strategy"],
     // the optimiser's tools: scored candidates, swaps, tile grids and their embeddings
     &["candidates", "swaps", "tiles"],

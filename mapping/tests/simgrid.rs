@@ -715,7 +715,11 @@ fn fat_tree_platforms_simulate_their_models_times() {
     let all: Vec<usize> = (0..16).collect();
     let latency = 2.0 * (1e-7 + 1.5e-7 + 2e-7);
     let ecmp = ecmp_max_link_time(&p, &m, &id).unwrap() + latency;
-    let single = copr_mapping::evaluate(&p, &m, &id).max_link_time + latency;
+    // the machine measures ECMP itself (a fat tree); the single path on request
+    let own = copr_mapping::evaluate(&p, &m, &id).max_link_time + latency;
+    assert!((own - ecmp).abs() < 1e-15, "{own} against {ecmp}");
+    let one_path = m.clone().with_single_path_loads();
+    let single = copr_mapping::evaluate(&p, &one_path, &id).max_link_time + latency;
     assert!((ecmp - (1e6 / 12.5e9 + latency)).abs() < 1e-12, "{ecmp}");
     assert!(
         single > 1.5 * ecmp,
