@@ -942,6 +942,42 @@ pub(crate) struct PeerWork {
     pub(crate) need: Vec<usize>,
 }
 
+impl PeerWork {
+    /// The work of incoming package `r` with its moves remapped (`moves`, in `r`'s
+    /// order) and the elements each pair's B must hold (`need`).
+    pub(super) fn remapped(r: &RecvPlan, moves: Vec<Move>, need: Vec<usize>) -> Self {
+        PeerWork {
+            work: Work {
+                moves,
+                groups: r.work.groups.clone(),
+                pair_groups: r.work.pair_groups.clone(),
+                elems: r.work.elems,
+            },
+            need,
+        }
+    }
+}
+
+/// Move `m`, which reads its package from element `off` of a piece of `shape` (see
+/// [`move_in_source`]), reading the sender's B instead; `need` rises to the element
+/// after the last one it reads.
+pub(super) fn remap_move(
+    m: &Move,
+    shape: (usize, usize, usize, usize, usize),
+    off: usize,
+    need: &mut usize,
+) -> Option<Move> {
+    let (src, s_rs, s_cs) = move_in_source(shape, off, m.rows, m.cols, m.s_rs, m.s_cs)?;
+    let last = src + (m.rows - 1) * s_rs + (m.cols - 1) * s_cs;
+    *need = (*need).max(last + 1);
+    Some(Move {
+        src,
+        s_rs,
+        s_cs,
+        ..*m
+    })
+}
+
 /// Where a move of `rows × cols` elements that reads a package densely (`s_rs`, `s_cs`
 /// in package elements, from package element `off` of a piece packed as lines of
 /// `inner` elements) reads the sender's B, for a piece whose element `i` of line `o`
@@ -1031,28 +1067,15 @@ impl Schedule {
                     return None;
                 }
                 let shape = (p.src, p.ld, p.step, p.inner, p.outer);
-                let (src, s_rs, s_cs) =
-                    move_in_source(shape, m.src - starts[i], m.rows, m.cols, m.s_rs, m.s_cs)?;
-                let last = src + (m.rows - 1) * s_rs + (m.cols - 1) * s_cs;
-                let n = &mut need[g.0 as usize];
-                *n = (*n).max(last + 1);
-                moves.push(Move {
-                    src,
-                    s_rs,
-                    s_cs,
-                    ..*m
-                });
+                moves.push(remap_move(
+                    m,
+                    shape,
+                    m.src - starts[i],
+                    &mut need[g.0 as usize],
+                )?);
             }
         }
-        Some(PeerWork {
-            work: Work {
-                moves,
-                groups: r.work.groups.clone(),
-                pair_groups: r.work.pair_groups.clone(),
-                elems: r.work.elems,
-            },
-            need,
-        })
+        Some(PeerWork::remapped(r, moves, need))
     }
 }
 

@@ -9,10 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::kernel::Move;
-use super::schedule::{
-    coarse, move_in_source, storage_order, strides, PairPlan, PeerWork, Schedule, Work,
-};
+use super::schedule::{coarse, remap_move, storage_order, strides, PairPlan, PeerWork, Schedule};
 use crate::layout::{Layout, LocalBlock, Order};
 
 /// A non-empty piece of an incoming package: it starts at package element `start`
@@ -221,28 +218,15 @@ impl Schedule {
                 if pc.pair != g.0 {
                     return None;
                 }
-                let (src, s_rs, s_cs) =
-                    move_in_source(shape, m.src - pc.start, m.rows, m.cols, m.s_rs, m.s_cs)?;
-                let last = src + (m.rows - 1) * s_rs + (m.cols - 1) * s_cs;
-                let n = &mut need[g.0 as usize];
-                *n = (*n).max(last + 1);
-                moves.push(Move {
-                    src,
-                    s_rs,
-                    s_cs,
-                    ..*m
-                });
+                moves.push(remap_move(
+                    m,
+                    shape,
+                    m.src - pc.start,
+                    &mut need[g.0 as usize],
+                )?);
             }
         }
-        Some(PeerWork {
-            work: Work {
-                moves,
-                groups: r.work.groups.clone(),
-                pair_groups: r.work.pair_groups.clone(),
-                elems: r.work.elems,
-            },
-            need,
-        })
+        Some(PeerWork::remapped(r, moves, need))
     }
 }
 
