@@ -102,6 +102,24 @@ fn run_shared<T: TestElem + bytemuck::Pod>(
     failure.map_or(Ok(plan.last_stats()), Err)
 }
 
+/// One job per transform: B from its node-shared buffer, A from `targets`.
+fn shared_jobs<'a>(
+    bufs: &'a [SharedBuffer<f64>],
+    targets: &'a mut [Vec<f64>],
+    scal: &[(f64, f64)],
+) -> Vec<Job<'a, f64>> {
+    bufs.iter()
+        .zip(targets.iter_mut())
+        .zip(scal)
+        .map(|((b, a), &(alpha, beta))| Job {
+            alpha,
+            beta,
+            source: &b[..],
+            target: a,
+        })
+        .collect()
+}
+
 /// Plans `cases` in the call ([`ReshufflePlan::plan_and_execute`]) with B in a
 /// [`SharedBuffer`] on every rank, then executes the plan it returned three more times
 /// with the same B and the same A to start from: A must come out the same element by
@@ -126,17 +144,7 @@ fn run_in_call(t: &mut MpiTransport, cases: &[PairCase], tag: &str) -> Result<us
     }
     let fresh = |k: usize| local_target::<f64>(&batch[k].target, me, salt(k, 4), false);
     let mut first: Vec<Vec<f64>> = (0..cases.len()).map(fresh).collect();
-    let mut jobs: Vec<Job<'_, f64>> = bufs
-        .iter()
-        .zip(first.iter_mut())
-        .zip(&scal)
-        .map(|((b, a), &(alpha, beta))| Job {
-            alpha,
-            beta,
-            source: &b[..],
-            target: a,
-        })
-        .collect();
+    let mut jobs = shared_jobs(&bufs, &mut first, &scal);
     let mut plan = ReshufflePlan::plan_and_execute(t, batch.clone(), &mut jobs)
         .map_err(|e| format!("{tag}: plan_and_execute: {e}"))?;
     drop(jobs);
@@ -160,17 +168,7 @@ fn run_in_call(t: &mut MpiTransport, cases: &[PairCase], tag: &str) -> Result<us
     }
     for again in 1..4 {
         let mut next: Vec<Vec<f64>> = (0..cases.len()).map(fresh).collect();
-        let mut jobs: Vec<Job<'_, f64>> = bufs
-            .iter()
-            .zip(next.iter_mut())
-            .zip(&scal)
-            .map(|((b, a), &(alpha, beta))| Job {
-                alpha,
-                beta,
-                source: &b[..],
-                target: a,
-            })
-            .collect();
+        let mut jobs = shared_jobs(&bufs, &mut next, &scal);
         plan.execute(t, &mut jobs)
             .map_err(|e| format!("{tag}: execution {again}: {e}"))?;
         drop(jobs);
