@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use copr_testkit::modules::{module_graph, uses};
+use copr_testkit::modules::{module_graph, rust_files, uses};
 
 /// The top-level modules, lowest first. A module may use those before it.
 const LAYERS: [&str; 13] = [
@@ -249,17 +249,7 @@ fn gated_module_paths(file: &Path, text: &str) -> Vec<std::path::PathBuf> {
 fn features_only_add_whole_items_to_the_root_crate() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    let mut dirs = vec![src];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(p);
-            }
-        }
-    }
+    rust_files(&src, &mut files).unwrap();
     files.sort();
     let texts: Vec<(std::path::PathBuf, String)> = files
         .into_iter()

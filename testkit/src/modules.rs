@@ -26,7 +26,8 @@ pub struct ModuleGraph {
     pub arrows: BTreeMap<String, BTreeSet<String>>,
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// Appends every `.rs` file under `dir` (recursively) to `out`, in directory order.
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
