@@ -886,7 +886,7 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
         let plat = work.join("platform.xml");
         std::fs::write(&plat, platform(&case.machine)).unwrap();
         println!("\n#### SimGrid replay: {name}, one round of every message\n");
-        println!("| mapping | simulated ms | copr max link µs | copr fluid round ms (SimGrid-like sharing) |");
+        println!("| mapping | simulated µs | copr max link µs | copr fluid round µs (SimGrid-like sharing and latency) |");
         println!("|---|---:|---:|---:|");
         let mut times = Vec::new();
         for (s, map) in maps {
@@ -912,10 +912,10 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
                 &copr_mapping::RoundModel::simgrid_like(),
             );
             println!(
-                "| {s} | {:.3} | {:.1} | {:.3} |",
-                t * 1e3,
+                "| {s} | {:.3} | {:.3} | {:.3} |",
+                t * 1e6,
                 lt * 1e6,
-                fl * 1e3
+                fl * 1e6
             );
             times.push((s.clone(), t));
         }
