@@ -33,7 +33,7 @@
 //! budget (more rounds completed) never gives a worse mapping on either measure (see
 //! [`optimise_rounds`]).
 //!
-//! **Restarts.** A graph pattern of at most 2048 tasks on a network graph (fat tree,
+//! **Restarts.** A graph pattern of at most 1024 tasks on a network graph (fat tree,
 //! dragonfly) is first mapped without the anytime phase, then again from other seeds
 //! within 60 % of the budget, the best kept by the time of one round of every message
 //! under SimGrid-like link sharing ([`crate::round_time`], see `restarts.rs`); the

@@ -2,25 +2,24 @@
 //!
 //! The optimiser's result depends much on its seed on some graphs (the multilevel
 //! mapper's bisections and the refinement order): on the 640-task geometric graph on
-//! the dragonfly of `data/`, seeds 1–11 give busiest links from 3050 to 3679 µs. When
-//! the first run ends before the budget, the whole optimiser runs again with seeds
-//! derived from the seed and the restart's number `r = 1, 2, …`, and a restart's
-//! mapping replaces the best when it is better by [`Objective`]:
-//!
-//! * on a network graph (fat tree, dragonfly: [`crate::NetKind::Graph`]) of at most
-//!   [`MAX_ROUND_MESSAGES`] messages, the time of one round of every message under
-//!   [`RoundModel::simgrid_like`] ([`round_time`]: links shared in inverse
-//!   proportion to each route's latency and per-link penalty, messages delayed by
-//!   their route's latency, which is how SimGrid shares a network and which the
-//!   busiest link alone does not see) must be lower, the busiest link no busier, and
-//!   the hop-bytes at most 5 % above the first run's;
-//! * elsewhere, no worse on hop-bytes and the busiest link and better on one.
+//! the dragonfly of `data/`, seeds 1–11 give busiest links from 3050 to 3679 µs. For
+//! a graph pattern (no grid, no algorithm's process grid) of at most [`MAX_TASKS`]
+//! tasks and [`MAX_ROUND_MESSAGES`] messages on a network graph (fat tree, dragonfly:
+//! [`crate::NetKind::Graph`]), the optimiser runs without its anytime phase, then
+//! again with seeds derived from the seed and the restart's number `r = 1, 2, …`, and
+//! a restart's mapping replaces the best when it is better by [`Objective::Round`]:
+//! the time of one round of every message under [`RoundModel::simgrid_like`]
+//! ([`round_time`]: links shared in inverse proportion to each route's latency plus a
+//! per-link penalty, messages delayed by their route's latency, which is how SimGrid
+//! shares a network and which the busiest link alone does not see) must be lower,
+//! the busiest link no busier, and the hop-bytes at most 5 % above the first run's.
+//! ([`Objective::Pareto`], no worse on hop-bytes and the busiest link and better on
+//! one, is the rule for other machines.)
 //!
 //! A restart that reaches the deadline is dropped, and restarts stop after
 //! [`PATIENCE`] in a row without improvement. So, as in the anytime phase, the result
 //! is a function of the seed and of the restarts completed, and a larger budget (more
-//! restarts completed) never gives a worse mapping by the objective. Only graph
-//! patterns (not grids) of at most [`MAX_TASKS`] tasks restart.
+//! restarts completed) never gives a worse mapping by the objective.
 
 use std::time::Instant;
 
@@ -32,7 +31,7 @@ use copr::error::Result;
 
 /// Graph patterns above this many tasks do not restart (the multilevel mapper's time
 /// at large sizes is spent once).
-pub(crate) const MAX_TASKS: usize = 2048;
+pub(crate) const MAX_TASKS: usize = 1024;
 
 /// Patterns of more messages than this are not judged by [`round_time`] (one
 /// evaluation costs about 0.1 s at 4500 messages).
