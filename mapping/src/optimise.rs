@@ -35,9 +35,9 @@
 //!
 //! **Restarts.** A graph pattern of at most 1024 tasks on a network graph (fat tree,
 //! dragonfly) is first mapped without the anytime phase, then again from other seeds
-//! within 60 % of the budget, the best kept by the time of one round of every message
-//! under SimGrid-like link sharing ([`crate::round_time`], see `restarts.rs`); the
-//! anytime phase then runs on it (its result kept when that round is no longer).
+//! until 60 % of the budget is spent, the best kept by the time of one round of every
+//! message under SimGrid-like link sharing ([`crate::round_time`], see `restarts.rs`);
+//! the anytime phase then runs on it (its result kept when that round is no longer).
 //!
 //! Deterministic for a given seed and number of anytime rounds (and restarts);
 //! bounded by a time budget.
@@ -101,12 +101,13 @@ pub fn optimise_rounds(
     strategy::check_sizes(p, m)?;
     let deadline = Instant::now() + opts.budget;
     // restarts from other seeds (graphs on network graphs, see `restarts`): runs
-    // without the anytime phase within 60 % of the budget, then the anytime phase on
-    // the best of them; not when the rounds are counted (then the result is a
-    // function of the seed and `max_rounds` alone)
+    // without the anytime phase (the first within the whole budget, the restarts
+    // within 60 % of it), then the anytime phase on the best of them; not when the
+    // rounds are counted (then the result is a function of the seed and `max_rounds`
+    // alone)
     let o = if max_rounds.is_none() && super::restarts::applies(p, m) {
         let restarts_end = Instant::now() + opts.budget.mul_f64(0.6);
-        let first = one_run(p, m, starts, opts, opts.seed, restarts_end, Some(0))?;
+        let first = one_run(p, m, starts, opts, opts.seed, deadline, Some(0))?;
         let o = super::restarts::restart(p, m, first, opts.seed, restarts_end, |seed| {
             one_run(p, m, starts, opts, seed, restarts_end, Some(0))
         })?;
