@@ -79,19 +79,21 @@ impl RoundModel {
 /// Seconds until the last message of `p` under `map` arrives, every message sent at
 /// once, with max-min fair sharing of every link ([`RoundModel`] says how fair);
 /// messages inside a node take `bytes / loopback_bandwidth` each, unshared, and
-/// latencies are left out. The busiest link's time ([`crate::Metrics::max_link_time`])
-/// is a lower bound.
+/// latencies are left out. Messages follow the machine's link model
+/// ([`MapMachine::link_model`]): on a network routed ECMP (a fat tree) each message
+/// crosses one bundle of equal-cost links per hop, a bundle of `k` links sharing `k`
+/// links' bandwidth, as the SimGrid platform of that network routes it
+/// ([`crate::simgrid`]); elsewhere, the single path of [`MapMachine::for_route`]. The
+/// busiest link's time ([`crate::Metrics::max_link_time`]) is a lower bound.
 ///
 /// # Complexity
 /// `O(E · (F·h + L) · log L)` for `F` messages between nodes of at most `h` links
 /// each, `L` links and `E ≤ F` distinct arrival times: meant for patterns of a few
 /// thousand messages.
 pub fn round_time(p: &Pattern, m: &MapMachine, map: &Perm, model: &RoundModel) -> f64 {
-    let inv = m.link_inv_bandwidths();
-    let cap: Vec<f64> = inv
-        .iter()
-        .map(|&x| if x > 0.0 { 1.0 / x } else { f64::INFINITY })
-        .collect();
+    let inv = m.link_group_inv_bandwidths();
+    let cap = capacities(&inv);
+    let lat = m.link_group_latencies();
     let mut inside = 0f64;
     let mut rem: Vec<f64> = Vec::new();
     let mut off: Vec<usize> = vec![0];
@@ -106,24 +108,13 @@ pub fn round_time(p: &Pattern, m: &MapMachine, map: &Perm, model: &RoundModel) -
             inside = inside.max(e.bytes as f64 / model.loopback_bandwidth);
             continue;
         }
-        m.for_route(a, b, |l| links.push(l as u32));
+        m.for_group_route(a, b, |l| links.push(l as u32));
         off.push(links.len());
         rem.push(e.bytes as f64);
     }
     let flows = rem.len();
-    // share weights: 1, or the inverse of the route's penalty
     let w: Vec<f64> = (0..flows)
-        .map(|f| {
-            let pen: f64 = links[off[f]..off[f + 1]]
-                .iter()
-                .map(|&l| model.hop_penalty + model.penalty_bytes * inv[l as usize])
-                .sum();
-            if pen > 0.0 && pen.is_finite() {
-                1.0 / pen
-            } else {
-                1.0
-            }
-        })
+        .map(|f| model.weight(&links[off[f]..off[f + 1]], &inv, &lat, false))
         .collect();
     // flows by link
     let nl = cap.len();
@@ -133,51 +124,15 @@ pub fn round_time(p: &Pattern, m: &MapMachine, map: &Perm, model: &RoundModel) -
             on[l as usize].push(f as u32);
         }
     }
+    let all: Vec<u32> = (0..nl as u32).collect();
     let mut active: Vec<bool> = vec![true; flows];
     let mut left = flows;
     let mut rate = vec![0f64; flows];
-    let mut fixed = vec![false; flows];
-    let mut cap_left = vec![0f64; nl];
-    let mut count = vec![0f64; nl];
-    let mut heap = BinaryHeap::new();
+    let mut fill = MaxMin::new(nl, flows);
     let mut t = 0f64;
     while left > 0 {
-        // max-min fair rates by progressive filling
-        heap.clear();
-        for l in 0..nl {
-            cap_left[l] = cap[l];
-            count[l] = on[l].iter().map(|&f| w[f as usize]).sum();
-            if !on[l].is_empty() {
-                heap.push(Share(cap_left[l] / count[l], l as u32));
-            }
-        }
-        for f in 0..flows {
-            fixed[f] = !active[f];
-        }
-        while let Some(Share(s, l)) = heap.pop() {
-            let l = l as usize;
-            if count[l] <= 0.0 || s != cap_left[l] / count[l] {
-                continue; // stale
-            }
-            for &f in &on[l] {
-                let f = f as usize;
-                if fixed[f] {
-                    continue;
-                }
-                fixed[f] = true;
-                rate[f] = s * w[f];
-                for &l2 in &links[off[f]..off[f + 1]] {
-                    let l2 = l2 as usize;
-                    cap_left[l2] = (cap_left[l2] - s * w[f]).max(0.0);
-                    count[l2] -= w[f];
-                    if count[l2] > 1e-12 * w[f] {
-                        heap.push(Share(cap_left[l2] / count[l2], l2 as u32));
-                    } else {
-                        count[l2] = 0.0;
-                    }
-                }
-            }
-        }
+        let route = |f: usize| &links[off[f]..off[f + 1]];
+        fill.rates(&cap, &on, &all, &route, &w, &mut rate);
         // to the next arrival
         let dt = (0..flows)
             .filter(|&f| active[f])
@@ -205,6 +160,123 @@ pub fn round_time(p: &Pattern, m: &MapMachine, map: &Perm, model: &RoundModel) -
         }
     }
     t.max(inside)
+}
+
+/// Bytes per second of links of inverse bandwidths `inv` (infinite for 0).
+pub(crate) fn capacities(inv: &[f64]) -> Vec<f64> {
+    inv.iter()
+        .map(|&x| if x > 0.0 { 1.0 / x } else { f64::INFINITY })
+        .collect()
+}
+
+impl RoundModel {
+    /// A message's share weight on the links `route` (indices into `inv`, the links'
+    /// inverse bandwidths, and `lat`, their latencies): 1, or the inverse of
+    /// `Σ_route (hop + penalty_bytes · inv_bandwidth)`, `hop` being `hop_penalty`, or
+    /// with `latencies` the link's latency.
+    pub(crate) fn weight(&self, route: &[u32], inv: &[f64], lat: &[f64], latencies: bool) -> f64 {
+        if self.penalty_bytes == 0.0 && self.hop_penalty == 0.0 {
+            return 1.0;
+        }
+        let pen: f64 = route
+            .iter()
+            .map(|&l| {
+                let hop = if latencies {
+                    lat[l as usize]
+                } else {
+                    self.hop_penalty
+                };
+                hop + self.penalty_bytes * inv[l as usize]
+            })
+            .sum();
+        if pen > 0.0 && pen.is_finite() {
+            1.0 / pen
+        } else {
+            1.0
+        }
+    }
+}
+
+/// Weighted max-min fair rates by progressive filling, with its scratch space kept
+/// between calls.
+pub(crate) struct MaxMin {
+    cap_left: Vec<f64>,
+    count: Vec<f64>,
+    fixed: Vec<u32>,
+    epoch: u32,
+    heap: BinaryHeap<Share>,
+}
+
+impl MaxMin {
+    /// Scratch for `links` links and `flows` flows.
+    pub(crate) fn new(links: usize, flows: usize) -> Self {
+        Self {
+            cap_left: vec![0.0; links],
+            count: vec![0.0; links],
+            fixed: vec![0; flows],
+            epoch: 0,
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// Sets `rate[f]` of every flow `f` on the links `used` (`on[l]`: the flows on link
+    /// `l`; `route(f)`: the links of `f`; `w[f]`: its weight): each link of capacity
+    /// `cap[l]` is shared max-min fairly, a flow of weight `w` getting `w` shares.
+    pub(crate) fn rates<'r>(
+        &mut self,
+        cap: &[f64],
+        on: &[Vec<u32>],
+        used: &[u32],
+        route: &dyn Fn(usize) -> &'r [u32],
+        w: &[f64],
+        rate: &mut [f64],
+    ) {
+        if self.fixed.len() < w.len() {
+            self.fixed.resize(w.len(), 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.fixed.iter_mut().for_each(|x| *x = 0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        self.heap.clear();
+        for &l in used {
+            let l = l as usize;
+            if on[l].is_empty() {
+                continue;
+            }
+            self.cap_left[l] = cap[l];
+            self.count[l] = on[l].iter().map(|&f| w[f as usize]).sum();
+            self.heap
+                .push(Share(self.cap_left[l] / self.count[l], l as u32));
+        }
+        while let Some(Share(s, l)) = self.heap.pop() {
+            let l = l as usize;
+            if self.count[l] <= 0.0 || s != self.cap_left[l] / self.count[l] {
+                continue; // stale
+            }
+            for &f in &on[l] {
+                let f = f as usize;
+                if self.fixed[f] == epoch {
+                    continue;
+                }
+                self.fixed[f] = epoch;
+                rate[f] = s * w[f];
+                for &l2 in route(f) {
+                    let l2 = l2 as usize;
+                    self.cap_left[l2] = (self.cap_left[l2] - s * w[f]).max(0.0);
+                    self.count[l2] -= w[f];
+                    if self.count[l2] > 1e-12 * w[f] {
+                        self.heap
+                            .push(Share(self.cap_left[l2] / self.count[l2], l2 as u32));
+                    } else {
+                        self.count[l2] = 0.0;
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -255,6 +327,43 @@ mod tests {
         assert!((t - 8000.0 * inv).abs() <= 1e-9 * t, "{}", t / inv);
         let lt = evaluate(&p, &m, &id).max_link_time;
         assert!((lt - 8000.0 * inv).abs() <= 1e-9 * lt);
+    }
+
+    #[test]
+    fn fat_trees_share_their_ecmp_bundles() {
+        // k = 4, one rank per host: the four hosts of pod 0 send 1 MB each to those of
+        // pod 1. ECMP spreads them over both uplinks of each edge switch and all four
+        // core links: each message alone on its host links, 1 MB / 12.5 GB/s; copr's
+        // single path sends two of them through one uplink
+        let l = |latency| copr_topology::LinkSpec {
+            latency,
+            bandwidth: 1.25e10,
+        };
+        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
+            k: 4,
+            host_link: l(1e-7),
+            edge_link: l(1.5e-7),
+            core_link: l(2e-7),
+        })
+        .unwrap();
+        let m = MapMachine::network(net, None, Default::default(), 1).unwrap();
+        let p = pattern(
+            16,
+            &[
+                (0, 4, 1_000_000),
+                (1, 5, 1_000_000),
+                (2, 6, 1_000_000),
+                (3, 7, 1_000_000),
+            ],
+        );
+        let id = Perm::identity(16);
+        let want = 1e6 / 1.25e10;
+        for model in [RoundModel::default(), RoundModel::simgrid_like()] {
+            let t = round_time(&p, &m, &id, &model);
+            assert!((t - want).abs() <= 1e-9 * want, "{t:e}");
+            let single = round_time(&p, &m.clone().with_single_path_loads(), &id, &model);
+            assert!(single > 1.5 * want, "{single:e}");
+        }
     }
 
     #[test]

@@ -975,6 +975,27 @@ impl MapMachine {
         }
     }
 
+    /// Latency of each link group (seconds; a bundle's links share theirs): the
+    /// network edge's latency on a graph, `hop_latency` on a torus, 0 on a flat machine.
+    pub(crate) fn link_group_latencies(&self) -> Vec<f64> {
+        match &self.net {
+            Net::Torus(t) => vec![t.params().hop_latency; t.num_links()],
+            Net::Graph { net, ecmp, .. } => {
+                let edges = net.graph().raw_edges();
+                match ecmp {
+                    Some(e) => e
+                        .bundles
+                        .links
+                        .iter()
+                        .map(|l| edges[l[0]].weight.latency)
+                        .collect(),
+                    None => edges.iter().map(|x| x.weight.latency).collect(),
+                }
+            }
+            Net::Flat => vec![0.0; self.names.len()],
+        }
+    }
+
     /// The number of links of link group `g`.
     #[inline]
     pub(crate) fn link_group_size(&self, g: usize) -> usize {
