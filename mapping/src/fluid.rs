@@ -205,6 +205,9 @@ pub(crate) struct MaxMin {
     fixed: Vec<u32>,
     epoch: u32,
     heap: BinaryHeap<Share>,
+    /// Links touched while fixing one bottleneck's flows (`seen[l] == epoch`).
+    seen: Vec<u32>,
+    touched: Vec<u32>,
 }
 
 impl MaxMin {
@@ -216,6 +219,8 @@ impl MaxMin {
             fixed: vec![0; flows],
             epoch: 0,
             heap: BinaryHeap::new(),
+            seen: vec![0; links],
+            touched: Vec::new(),
         }
     }
 
@@ -237,6 +242,7 @@ impl MaxMin {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.fixed.iter_mut().for_each(|x| *x = 0);
+            self.seen.iter_mut().for_each(|x| *x = 0);
             self.epoch = 1;
         }
         let epoch = self.epoch;
@@ -256,6 +262,8 @@ impl MaxMin {
             if self.count[l] <= 0.0 || s != self.cap_left[l] / self.count[l] {
                 continue; // stale
             }
+            // fix the flows of the bottleneck `l`, then push each link they touched once
+            self.touched.clear();
             for &f in &on[l] {
                 let f = f as usize;
                 if self.fixed[f] == epoch {
@@ -267,12 +275,21 @@ impl MaxMin {
                     let l2 = l2 as usize;
                     self.cap_left[l2] = (self.cap_left[l2] - s * w[f]).max(0.0);
                     self.count[l2] -= w[f];
-                    if self.count[l2] > 1e-12 * w[f] {
-                        self.heap
-                            .push(Share(self.cap_left[l2] / self.count[l2], l2 as u32));
-                    } else {
+                    if self.count[l2] <= 1e-12 * w[f] {
                         self.count[l2] = 0.0;
                     }
+                    if self.seen[l2] != epoch {
+                        self.seen[l2] = epoch;
+                        self.touched.push(l2 as u32);
+                    }
+                }
+            }
+            for &l2 in &self.touched {
+                let l2 = l2 as usize;
+                self.seen[l2] = 0;
+                if self.count[l2] > 0.0 {
+                    self.heap
+                        .push(Share(self.cap_left[l2] / self.count[l2], l2 as u32));
                 }
             }
         }
