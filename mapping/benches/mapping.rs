@@ -12,6 +12,8 @@
 //! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! cargo bench --bench mapping -- --cases i --only 'fox 32x32 on 4x4x4'  # cases by name
+//!     # (`--only A,B`: names containing A or B; `--only-name TEXT`: names containing
+//!     # TEXT whole, commas included, e.g. --only-name 'mesh 3-D subdomains, 4096')
 //! cargo bench --bench mapping -- --cases i,j --only 'fat tree' --load-models 2
 //!     # the optimiser with its busiest link under ECMP and on one path, alternating
 //! cargo bench --bench mapping -- --cases i --only 'on fat tree' --single-path
@@ -914,7 +916,7 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
         let plat = work.join("platform.xml");
         std::fs::write(&plat, platform(&case.machine)).unwrap();
         println!("\n#### SimGrid replay: {name}, one round of every message\n");
-        println!("| mapping | simulated ms | copr max link µs | copr fluid round ms (SimGrid-like sharing) |");
+        println!("| mapping | simulated µs | copr max link µs | copr fluid round µs (SimGrid-like sharing and latency) |");
         println!("|---|---:|---:|---:|");
         let mut times = Vec::new();
         for (s, map) in maps {
@@ -940,10 +942,10 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
                 &copr_mapping::RoundModel::simgrid_like(),
             );
             println!(
-                "| {s} | {:.3} | {:.1} | {:.3} |",
-                t * 1e3,
+                "| {s} | {:.3} | {:.3} | {:.3} |",
+                t * 1e6,
                 lt * 1e6,
-                fl * 1e3
+                fl * 1e6
             );
             times.push((s.clone(), t));
         }
@@ -1056,6 +1058,22 @@ fn speed(rounds: usize, dir: &Path) {
     );
 }
 
+/// The case filters of the command line: every `--only` value split at commas, and
+/// every `--only-name` value whole (for a name that contains a comma); each option may
+/// be given several times.
+fn name_filters(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let Some(v) = args.get(i + 1) else { break };
+        match a.as_str() {
+            "--only" => out.extend(v.split(',').map(str::to_string)),
+            "--only-name" => out.push(v.clone()),
+            _ => {}
+        }
+    }
+    out
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -1099,13 +1117,11 @@ fn main() {
     if which.iter().any(|w| w == "j") {
         large_graph_cases(&mut cs);
     }
-    // --only A,B: the cases whose name contains A or B (to rerun a few, e.g. SimGrid's)
-    if let Some(only) = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1))
-    {
-        let keep = |n: &str| only.split(',').any(|o| n.contains(o));
+    // --only A,B: the cases whose name contains A or B (to rerun a few, e.g. SimGrid's);
+    // --only-name TEXT: the cases whose name contains TEXT whole, commas included
+    let filters = name_filters(&args);
+    if !filters.is_empty() {
+        let keep = |n: &str| filters.iter().any(|o| n.contains(o.as_str()));
         cs.retain(|c| keep(&c.name));
         specs.retain(|(n, _)| keep(n));
     }

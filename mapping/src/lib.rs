@@ -63,6 +63,7 @@ mod pattern;
 mod recognise;
 mod recording;
 mod report;
+mod restarts;
 #[cfg(feature = "scotch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "scotch")))]
 pub mod scotch;
@@ -83,7 +84,7 @@ pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 #[cfg(feature = "mpi")]
 pub use errors::MpiError;
 pub use errors::{ExportError, Format, MachineError, MapError};
-pub use fluid::{round_time, RoundModel};
+pub use fluid::{round_time, RoundModel, Sharing};
 pub use machine::{LinkInfo, LinkLoadModel, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,

@@ -17,9 +17,10 @@
 //! Messages follow the machine's link model ([`MapMachine::link_model`]): on a fat
 //! tree routed ECMP, one bundle of equal-cost links per hop (a bundle of `k` links
 //! has `k` links' bandwidth), as the machine's SimGrid platform routes them
-//! ([`crate::simgrid`]); elsewhere the single path. A message's weight on its links is
-//! `1 / Σ_route (latency + penalty_bytes / bandwidth)` (SimGrid's SMPI network model
-//! with [`RoundModel::simgrid_like`]; the links' own latencies, not `hop_penalty`).
+//! ([`crate::simgrid`]); elsewhere the single path. Weights and latencies are those of
+//! [`crate::round_time`] (with [`RoundModel::simgrid_like`], SimGrid's SMPI network
+//! model: a message's weight on its links is `1 / Σ_route (latency + weight-S /
+//! bandwidth)`, and it starts after its route's latency).
 //! Messages inside a node take `bytes / loopback_bandwidth`, unshared and without
 //! latency.
 
@@ -397,9 +398,8 @@ impl Run<'_> {
         let to = self.links.len();
         let route = &self.links[from..to];
         let f = self.flows.len() as u32;
-        let latency: f64 = route.iter().map(|&l| self.lat[l as usize]).sum();
-        self.w
-            .push(self.model.weight(route, &self.inv, &self.lat, true));
+        let latency = self.model.start(route, &self.lat);
+        self.w.push(self.model.weight(route, &self.inv, &self.lat));
         self.rate.push(if a == b {
             self.model.loopback_bandwidth
         } else {
@@ -492,7 +492,7 @@ pub fn program_time(prog: &Program, m: &MapMachine, map: &Perm, model: &RoundMod
     );
     let n = prog.tasks();
     let inv = m.link_group_inv_bandwidths();
-    let cap = capacities(&inv);
+    let cap = capacities(m);
     let lat = m.link_group_latencies();
     let nl = cap.len();
     let mut run = Run {
@@ -637,14 +637,15 @@ mod tests {
         ];
         tasks[3] = vec![Op::Recv { from: 1, chan: 0 }, Op::Wait];
         let p = Program::from_tasks(tasks);
-        let want = 7e-7 + 3.0 * x as f64 / 1.25e10;
         let id = Perm::identity(16);
         for model in [RoundModel::default(), RoundModel::simgrid_like()] {
+            let lat = if model.latency { 7e-7 } else { 0.0 };
+            let want = lat + 3.0 * x as f64 / 1.25e10;
             let t = program_time(&p, &m, &id, &model);
             assert!((t - want).abs() <= 1e-4 * want, "{t:e} against {want:e}");
         }
-        // one round of the same messages, all at once: host 1's link and host 3's
-        // in parallel, 2X/B
+        // one round of the same messages, all at once (no latency): host 1's link and
+        // host 3's in parallel, 2X/B
         let mut once = vec![Vec::new(); 16];
         once[0] = vec![send(1, 0, x), Op::Wait];
         once[2] = vec![send(1, 0, x), Op::Wait];
@@ -656,7 +657,7 @@ mod tests {
         ];
         once[3] = vec![Op::Recv { from: 1, chan: 0 }, Op::Wait];
         let t = program_time(&Program::from_tasks(once), &m, &id, &RoundModel::default());
-        let want = 2e-7 + 2.0 * x as f64 / 1.25e10;
+        let want = 2.0 * x as f64 / 1.25e10;
         assert!((t - want).abs() <= 1e-4 * want, "{t:e} against {want:e}");
     }
 
@@ -677,7 +678,15 @@ mod tests {
             vec![send(1, 0, x), Op::Wait],
         ]);
         let one = x as f64 * m.link_inv_bandwidths()[0] + m.link_group_latencies()[0];
-        let t = program_time(&p, &m, &Perm::identity(3), &RoundModel::default());
+        let t = program_time(
+            &p,
+            &m,
+            &Perm::identity(3),
+            &RoundModel {
+                latency: true,
+                ..RoundModel::default()
+            },
+        );
         assert!(
             (t - 2.0 * one).abs() <= 1e-4 * t,
             "{t:e} against {:e}",

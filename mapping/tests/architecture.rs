@@ -21,7 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["candidates", "swaps", "tiles"],
     &["multilevel"],
     // its phases (the padded-grid starts get the optimiser as an argument)
-    &["padded", "anytime", "tile_traffic", "scotch"],
+    &["padded", "anytime", "tile_traffic", "scotch", "restarts"],
     &["optimise"],
     &["report", "recording", "export", "simgrid"],
     &["slots"],

@@ -831,7 +831,10 @@ fn staged_model_follows_simulated_grid_algorithms() {
             );
             let sim = value(&out, "gridalg_time_s");
             let model = program_time(&prog, &m, &map, &RoundModel::simgrid_like());
-            eprintln!("{} mapping {k}: simulated {sim:e} s, model {model:e} s", a.name());
+            eprintln!(
+                "{} mapping {k}: simulated {sim:e} s, model {model:e} s",
+                a.name()
+            );
             assert!(
                 close(model, sim, 0.03),
                 "{} mapping {k}: model {model:e} s, simulated {sim:e} s",
