@@ -31,8 +31,9 @@ use std::time::Instant;
 
 use copr::lap::Perm;
 use copr_mapping::{
-    self, compare, ecmp_max_link_time, evaluate, simgrid, Algorithm, AlgorithmSpec, CartGrid,
-    Collective, MapMachine, Metrics, NetKind, Options, Pattern, Strategy,
+    self, compare, ecmp_max_link_time, evaluate, program_time, simgrid, Algorithm, AlgorithmSpec,
+    CartGrid, Collective, MapMachine, Metrics, NetKind, Options, Pattern, Program, RoundModel,
+    Strategy,
 };
 use copr_topology::{FatTreeSpec, LinkSpec, Network};
 
@@ -801,10 +802,12 @@ fn simulate_algorithms(
         let case = cs.iter().find(|c| &c.name == name).unwrap();
         println!("\n#### SimGrid: {name}, one multiplication's communication\n");
         println!(
-            "| mapping | simulated ms | packed / this | copr max link µs | ECMP max link µs |"
+            "| mapping | simulated ms | staged model ms | packed / this | copr max link µs | ECMP max link µs |"
         );
-        println!("|---|---:|---:|---:|---:|");
+        println!("|---|---:|---:|---:|---:|---:|");
+        let prog = Program::algorithm(spec).unwrap();
         let mut times = Vec::new();
+        let mut modelled = Vec::new();
         for (k, (s, map)) in maps.iter().enumerate() {
             if !["packed", "hilbert", "optimised"].contains(&s.as_str()) && !s.starts_with("scotch")
             {
@@ -818,18 +821,43 @@ fn simulate_algorithms(
             );
             let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
             let ecmp = ecmp_max_link_time(&case.pattern, &case.machine, map);
+            let t0 = Instant::now();
+            let model = program_time(&prog, &case.machine, map, &RoundModel::simgrid_like());
+            eprintln!(
+                "  staged model {name} {s}: {:.1} s wall",
+                t0.elapsed().as_secs_f64()
+            );
+            modelled.push(model);
             times.push((s.clone(), t, lt, ecmp));
         }
         let packed = times.iter().find(|x| x.0 == "packed").map(|x| x.1);
-        for (s, t, lt, ecmp) in &times {
+        for ((s, t, lt, ecmp), model) in times.iter().zip(&modelled) {
             println!(
-                "| {s} | {:.3} | {:.2} | {:.1} | {} |",
+                "| {s} | {:.3} | {:.3} | {:.2} | {:.1} | {} |",
                 t * 1e3,
+                model * 1e3,
                 packed.map_or(f64::NAN, |p| p / t),
                 lt * 1e6,
                 ecmp.map_or("–".into(), |x| format!("{:.1}", x * 1e6))
             );
         }
+        // the model's ranking against SimGrid's: pairs of mappings in the same order
+        let (mut agree, mut pairs) = (0, 0);
+        for a in 0..times.len() {
+            for b in a + 1..times.len() {
+                if times[a].1 != times[b].1 {
+                    pairs += 1;
+                    agree += usize::from((times[a].1 < times[b].1) == (modelled[a] < modelled[b]));
+                }
+            }
+        }
+        let first = |v: &[f64]| (0..v.len()).min_by(|&a, &b| v[a].total_cmp(&v[b]));
+        let sim: Vec<f64> = times.iter().map(|x| x.1).collect();
+        println!(
+            "\nstaged model: pairs ranked as SimGrid ranks them {agree} of {pairs}; fastest: SimGrid {}, model {}",
+            first(&sim).map_or("–", |k| times[k].0.as_str()),
+            first(&modelled).map_or("–", |k| times[k].0.as_str())
+        );
         if let Some(o) = times.iter().find(|x| x.0 == "optimised").map(|x| x.1) {
             let beaten: Vec<&str> = times
                 .iter()

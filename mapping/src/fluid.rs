@@ -116,8 +116,8 @@ pub(crate) struct Flows {
 impl Flows {
     /// The flows of `p` under `map` (messages of 0 bytes left out).
     pub(crate) fn new(p: &Pattern, m: &MapMachine, map: &Perm, model: &RoundModel) -> Self {
-        let inv = m.link_inv_bandwidths();
-        let lat = m.link_latencies();
+        let inv = m.link_group_inv_bandwidths();
+        let lat = m.link_group_latencies();
         let mut fl = Flows {
             off: vec![0],
             links: Vec::new(),
@@ -138,29 +138,13 @@ impl Flows {
                 continue;
             }
             let from = fl.links.len();
-            m.for_route(a, b, |l| fl.links.push(l as u32));
+            m.for_group_route(a, b, |l| fl.links.push(l as u32));
             let route = &fl.links[from..];
             fl.off.push(fl.links.len());
             fl.bytes.push(e.bytes as f64);
             fl.edge.push(i as u32);
-            let route_lat: f64 = route.iter().map(|&l| lat[l as usize]).sum();
-            fl.start.push(if model.latency { route_lat } else { 0.0 });
-            let w = match model.sharing {
-                Sharing::Fair => 1.0,
-                Sharing::InverseRoute { penalty_bytes } => {
-                    let pen = route_lat
-                        + route
-                            .iter()
-                            .map(|&l| penalty_bytes * inv[l as usize])
-                            .sum::<f64>();
-                    if pen > 0.0 && pen.is_finite() {
-                        1.0 / pen
-                    } else {
-                        1.0
-                    }
-                }
-            };
-            fl.weight.push(w);
+            fl.start.push(model.start(route, &lat));
+            fl.weight.push(model.weight(route, &inv, &lat));
         }
         fl
     }
@@ -183,11 +167,8 @@ impl Flows {
         let mut on: Vec<Vec<u32>> = vec![Vec::new(); nl];
         let mut active: Vec<u32> = Vec::new();
         let mut rate = vec![0f64; flows];
-        let mut fixed = vec![false; flows];
-        let mut cap_left = vec![0f64; nl];
-        let mut count = vec![0f64; nl];
-        let mut used: Vec<u32> = Vec::new();
-        let mut heap = BinaryHeap::new();
+        let all: Vec<u32> = (0..nl as u32).collect();
+        let mut fill = MaxMin::new(nl, flows);
         let mut t = 0f64;
         while next < flows || !active.is_empty() {
             // the flows whose latency has passed join
@@ -203,50 +184,7 @@ impl Flows {
                 }
             }
             // max-min rates by progressive filling over the links in use
-            heap.clear();
-            used.clear();
-            for &f in &active {
-                fixed[f as usize] = false;
-                for &l in self.route(f as usize) {
-                    let l = l as usize;
-                    if count[l] == 0.0 {
-                        used.push(l as u32);
-                        cap_left[l] = cap[l];
-                    }
-                    count[l] += w[f as usize];
-                }
-            }
-            for &l in &used {
-                let l = l as usize;
-                heap.push(Share(cap_left[l] / count[l], l as u32));
-            }
-            while let Some(Share(s, l)) = heap.pop() {
-                let l = l as usize;
-                if count[l] <= 0.0 || s != cap_left[l] / count[l] {
-                    continue; // stale
-                }
-                for &f in &on[l] {
-                    let f = f as usize;
-                    if fixed[f] {
-                        continue;
-                    }
-                    fixed[f] = true;
-                    rate[f] = s * w[f];
-                    for &l2 in self.route(f) {
-                        let l2 = l2 as usize;
-                        cap_left[l2] = (cap_left[l2] - s * w[f]).max(0.0);
-                        count[l2] -= w[f];
-                        if count[l2] > 1e-12 * w[f] {
-                            heap.push(Share(cap_left[l2] / count[l2], l2 as u32));
-                        } else {
-                            count[l2] = 0.0;
-                        }
-                    }
-                }
-            }
-            for &l in &used {
-                count[l as usize] = 0.0;
-            }
+            fill.rates(cap, &on, &all, &|f| self.route(f), w, &mut rate);
             // to the next arrival or start
             let mut dt = active
                 .iter()
@@ -282,8 +220,13 @@ impl Flows {
 /// Seconds until the last message of `p` under `map` arrives, every message sent at
 /// once, with max-min sharing of every link ([`RoundModel`] says how fair, and whether
 /// a message first waits for its route's latency); messages inside a node take
-/// `bytes / loopback_bandwidth` each, unshared. Without latency, the busiest link's
-/// time ([`crate::Metrics::max_link_time`]) is a lower bound.
+/// `bytes / loopback_bandwidth` each, unshared. Messages follow the machine's link
+/// model ([`MapMachine::link_model`]): on a network routed ECMP (a fat tree) each
+/// message crosses one bundle of equal-cost links per hop, a bundle of `k` links with
+/// `k` links' bandwidth, as the SimGrid platform of that network routes it
+/// ([`crate::simgrid`]); elsewhere the single path of [`MapMachine::for_route`].
+/// Without latency, the busiest link's time ([`crate::Metrics::max_link_time`]) is a
+/// lower bound.
 ///
 /// # Complexity
 /// `O(E · (F·h + L) · log L)` for `F` messages between nodes of at most `h` links
@@ -295,12 +238,144 @@ pub fn round_time(p: &Pattern, m: &MapMachine, map: &Perm, model: &RoundModel) -
     fl.arrivals(&cap).into_iter().fold(fl.inside, f64::max)
 }
 
-/// Bytes per second of every link of `m` (infinite where the inverse bandwidth is 0).
+/// Bytes per second of every link group of `m` (its links, or under ECMP its bundles
+/// of equal-cost links: [`MapMachine::link_model`]; infinite where the inverse
+/// bandwidth is 0).
 pub(crate) fn capacities(m: &MapMachine) -> Vec<f64> {
-    m.link_inv_bandwidths()
+    m.link_group_inv_bandwidths()
         .iter()
         .map(|&x| if x > 0.0 { 1.0 / x } else { f64::INFINITY })
         .collect()
+}
+
+impl RoundModel {
+    /// When a message on the link groups `route` starts to take bandwidth: its route's
+    /// latency (`lat`, per link group) with [`RoundModel::latency`], else at once.
+    pub(crate) fn start(&self, route: &[u32], lat: &[f64]) -> f64 {
+        if self.latency {
+            route.iter().map(|&l| lat[l as usize]).sum()
+        } else {
+            0.0
+        }
+    }
+
+    /// A message's share weight on the link groups `route` (`inv`: their inverse
+    /// bandwidths, `lat`: their latencies), as [`Sharing`] says.
+    pub(crate) fn weight(&self, route: &[u32], inv: &[f64], lat: &[f64]) -> f64 {
+        match self.sharing {
+            Sharing::Fair => 1.0,
+            Sharing::InverseRoute { penalty_bytes } => {
+                let pen: f64 = route
+                    .iter()
+                    .map(|&l| lat[l as usize] + penalty_bytes * inv[l as usize])
+                    .sum();
+                if pen > 0.0 && pen.is_finite() {
+                    1.0 / pen
+                } else {
+                    1.0
+                }
+            }
+        }
+    }
+}
+
+/// Weighted max-min fair rates by progressive filling, with its scratch space kept
+/// between calls.
+pub(crate) struct MaxMin {
+    cap_left: Vec<f64>,
+    count: Vec<f64>,
+    fixed: Vec<u32>,
+    epoch: u32,
+    heap: BinaryHeap<Share>,
+    /// Links touched while fixing one bottleneck's flows (`seen[l] == epoch`).
+    seen: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl MaxMin {
+    /// Scratch for `links` links and `flows` flows.
+    pub(crate) fn new(links: usize, flows: usize) -> Self {
+        Self {
+            cap_left: vec![0.0; links],
+            count: vec![0.0; links],
+            fixed: vec![0; flows],
+            epoch: 0,
+            heap: BinaryHeap::new(),
+            seen: vec![0; links],
+            touched: Vec::new(),
+        }
+    }
+
+    /// Sets `rate[f]` of every flow `f` on the links `used` (`on[l]`: the flows on link
+    /// `l`; `route(f)`: the links of `f`; `w[f]`: its weight): each link of capacity
+    /// `cap[l]` is shared max-min fairly, a flow of weight `w` getting `w` shares.
+    pub(crate) fn rates<'r>(
+        &mut self,
+        cap: &[f64],
+        on: &[Vec<u32>],
+        used: &[u32],
+        route: &dyn Fn(usize) -> &'r [u32],
+        w: &[f64],
+        rate: &mut [f64],
+    ) {
+        if self.fixed.len() < w.len() {
+            self.fixed.resize(w.len(), 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.fixed.iter_mut().for_each(|x| *x = 0);
+            self.seen.iter_mut().for_each(|x| *x = 0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        self.heap.clear();
+        for &l in used {
+            let l = l as usize;
+            if on[l].is_empty() {
+                continue;
+            }
+            self.cap_left[l] = cap[l];
+            self.count[l] = on[l].iter().map(|&f| w[f as usize]).sum();
+            self.heap
+                .push(Share(self.cap_left[l] / self.count[l], l as u32));
+        }
+        while let Some(Share(s, l)) = self.heap.pop() {
+            let l = l as usize;
+            if self.count[l] <= 0.0 || s != self.cap_left[l] / self.count[l] {
+                continue; // stale
+            }
+            // fix the flows of the bottleneck `l`, then push each link they touched once
+            self.touched.clear();
+            for &f in &on[l] {
+                let f = f as usize;
+                if self.fixed[f] == epoch {
+                    continue;
+                }
+                self.fixed[f] = epoch;
+                rate[f] = s * w[f];
+                for &l2 in route(f) {
+                    let l2 = l2 as usize;
+                    self.cap_left[l2] = (self.cap_left[l2] - s * w[f]).max(0.0);
+                    self.count[l2] -= w[f];
+                    if self.count[l2] <= 1e-12 * w[f] {
+                        self.count[l2] = 0.0;
+                    }
+                    if self.seen[l2] != epoch {
+                        self.seen[l2] = epoch;
+                        self.touched.push(l2 as u32);
+                    }
+                }
+            }
+            for &l2 in &self.touched {
+                let l2 = l2 as usize;
+                self.seen[l2] = 0;
+                if self.count[l2] > 0.0 {
+                    self.heap
+                        .push(Share(self.cap_left[l2] / self.count[l2], l2 as u32));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -401,6 +476,45 @@ mod tests {
         let t = round_time(&p, &m, &id, &RoundModel::default());
         assert!((t - 6000.0 * inv).abs() <= 1e-9 * t, "{}", t / inv);
         assert!((evaluate(&p, &m, &id).max_link_time - 6000.0 * inv).abs() <= 1e-9 * t);
+    }
+
+    #[test]
+    fn fat_trees_share_their_ecmp_bundles() {
+        // k = 4, one rank per host: the four hosts of pod 0 send 1 MB each to those of
+        // pod 1. ECMP spreads them over both uplinks of each edge switch and all four
+        // core links: each message alone on its host links, 1 MB / 12.5 GB/s; copr's
+        // single path sends two of them through one uplink
+        let l = |latency| copr_topology::LinkSpec {
+            latency,
+            bandwidth: 1.25e10,
+        };
+        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
+            k: 4,
+            host_link: l(1e-7),
+            edge_link: l(1.5e-7),
+            core_link: l(2e-7),
+        })
+        .unwrap();
+        let m = MapMachine::network(net, None, Default::default(), 1).unwrap();
+        let p = pattern(
+            16,
+            &[
+                (0, 4, 1_000_000),
+                (1, 5, 1_000_000),
+                (2, 6, 1_000_000),
+                (3, 7, 1_000_000),
+            ],
+        );
+        let id = Perm::identity(16);
+        for model in [RoundModel::default(), RoundModel::simgrid_like()] {
+            // with latency, the route's: host, edge, core link up and down
+            let lat = if model.latency { 9e-7 } else { 0.0 };
+            let want = 1e6 / 1.25e10 + lat;
+            let t = round_time(&p, &m, &id, &model);
+            assert!((t - want).abs() <= 1e-6 * want, "{t:e} against {want:e}");
+            let single = round_time(&p, &m.clone().with_single_path_loads(), &id, &model);
+            assert!(single > 1.5 * want, "{single:e}");
+        }
     }
 
     #[test]

@@ -69,6 +69,7 @@ mod restarts;
 pub mod scotch;
 pub mod simgrid;
 mod slots;
+mod staged;
 mod strategy;
 mod swaps;
 mod tile_traffic;
@@ -94,6 +95,7 @@ pub use recognise::{recognise_grid, HiddenGrid};
 pub use recording::{machine_from_recording, recorded_hosts, recorded_hosts_file};
 pub use report::{against_default, compare, table, Comparison, Row};
 pub use slots::{fit_comparison, fit_to_slots};
+pub use staged::{program_time, Program};
 pub use strategy::{baseline, check_sizes, Strategy};
 pub use swaps::refine;
 

@@ -986,6 +986,16 @@ impl MapMachine {
         }
     }
 
+    /// Latency of each link group (seconds; a bundle's links share theirs), as
+    /// [`MapMachine::link_latencies`] of its links.
+    pub(crate) fn link_group_latencies(&self) -> Vec<f64> {
+        let lat = self.link_latencies();
+        match &self.net {
+            Net::Graph { ecmp: Some(e), .. } => e.bundles.links.iter().map(|l| lat[l[0]]).collect(),
+            _ => lat,
+        }
+    }
+
     /// The number of links of link group `g`.
     #[inline]
     pub(crate) fn link_group_size(&self, g: usize) -> usize {

@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["pattern", "bundles"],
     &["machine"],
     &["recognise", "algorithms"],
-    &["metrics", "ecmp", "fluid"],
+    &["metrics", "ecmp", "fluid", "staged"],
     &["strategy"],
     // the optimiser's tools: scored candidates, swaps, tile grids and their embeddings
     &["candidates", "swaps", "tiles"],
