@@ -111,11 +111,16 @@ pub fn optimise_rounds(
         let o = super::restarts::restart(p, m, first, opts.seed, restarts_end, |seed| {
             one_run(p, m, starts, opts, seed, restarts_end, Some(0))
         })?;
-        let best = super::restarts::anytime_kept(p, m, o.best, |b| {
-            let patience = super::anytime::patience(opts.budget);
-            super::anytime::improve(p, m, b, opts.seed, deadline, patience, None).0
-        });
-        Outcome { best, ..o }
+        if !(o.dominates_starts || starts.is_empty()) {
+            // as `polish`: no anytime rounds from a mapping that does not beat the starts
+            o
+        } else {
+            let best = super::restarts::anytime_kept(p, m, o.best, |b| {
+                let patience = super::anytime::patience(opts.budget);
+                super::anytime::improve(p, m, b, opts.seed, deadline, patience, None).0
+            });
+            Outcome { best, ..o }
+        }
     } else {
         one_run(p, m, starts, opts, opts.seed, deadline, max_rounds)?
     };
