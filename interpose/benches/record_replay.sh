@@ -34,7 +34,9 @@ for machine in "--torus 2x2x2 --ranks-per-node 8" "--network data/topology/fat-t
     echo "== $machine"
     sed -n '2p' "$work/map.txt"
     for strategy in packed optimised; do
-        predicted=$(awk -v s="$strategy" '$1 == s { print "hop-bytes", $2, "MB, busiest link", $6, "MB" }' "$work/map.txt")
+        # the first line naming the strategy: its row of the strategy table (the
+        # per-direction table below it starts with the same name)
+        predicted=$(awk -v s="$strategy" '$1 == s { print "hop-bytes", $2, "MB, busiest link", $6, "MB"; exit }' "$work/map.txt")
         simulated=$(smpirun -platform "$work/platform.xml" -hostfile "$work/$strategy.hosts" -np 64 \
             --cfg=smpi/host-speed:1Gf "$work/replay" "$work/traffic.edges" 3 2>/dev/null |
             awk '$1 == "replay_time_s" { printf "%.3f ms", $2 * 1e3 }')

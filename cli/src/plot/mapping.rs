@@ -9,7 +9,7 @@ use plotters::drawing::DrawingAreaErrorKind;
 use plotters::prelude::*;
 
 use copr::Result;
-use copr_mapping::{Comparison, MapMachine, Pattern, Row};
+use copr_mapping::{ecmp_link_loads, Comparison, LinkLoadModel, MapMachine, Pattern, Perm, Row};
 
 use super::{detail, plot_err};
 
@@ -63,11 +63,20 @@ fn load_color(v: f64) -> RGBColor {
     )
 }
 
-/// Bytes on each link of `m` when task `t` sits on node `node_of(t)`.
-fn link_loads(p: &Pattern, m: &MapMachine, node_of: impl Fn(usize) -> usize) -> Vec<u128> {
+/// Bytes on each link of `m` under `map`, counted as the machine's busiest link is
+/// ([`MapMachine::link_model`]): split over the equal-cost paths where it routes ECMP
+/// (rounded up to whole bytes, as the metric is), on one route per message otherwise.
+fn link_loads(p: &Pattern, m: &MapMachine, map: &Perm) -> Vec<u128> {
+    if m.link_model() == LinkLoadModel::Ecmp {
+        if let Some(loads) = ecmp_link_loads(p, m, map) {
+            return loads.iter().map(|&b| b.ceil() as u128).collect();
+        }
+    }
+    let rpn = m.ranks_per_node();
     let mut load = vec![0u128; m.num_links()];
     for edge in p.edges() {
-        let (a, b) = (node_of(edge.src as usize), node_of(edge.dst as usize));
+        let a = map.apply(edge.src as usize) / rpn;
+        let b = map.apply(edge.dst as usize) / rpn;
         m.for_route(a, b, |l| load[l] += u128::from(edge.bytes));
     }
     load
@@ -151,16 +160,12 @@ fn draw_mapping(
         10,
         20,
     ))?;
-    let rpn = m.ranks_per_node();
     let mut columns: Vec<&Row> = Vec::new();
     if let Some(d) = cmp.row("packed").filter(|d| d.strategy != chosen.strategy) {
         columns.push(d);
     }
     columns.push(chosen);
-    let loads: Vec<Vec<u128>> = columns
-        .iter()
-        .map(|r| link_loads(p, m, |t| r.map.apply(t) / rpn))
-        .collect();
+    let loads: Vec<Vec<u128>> = columns.iter().map(|r| link_loads(p, m, &r.map)).collect();
     // one scale for both columns, so that equal colours are equal loads
     let lmax = loads.iter().flatten().copied().max().unwrap_or(0).max(1) as f64;
     let grid = TaskGrid::of(p);
@@ -190,9 +195,10 @@ fn draw_column_title(root: &Area<'_>, row: &Row, ox: i32) -> Drawn {
     };
     root.draw(&label(
         format!(
-            "{name}: hop-bytes {:.1} MB, busiest link {:.3} MB",
+            "{name}: hop-bytes {:.1} MB, busiest link {:.3} MB ({})",
             row.metrics.hop_bytes as f64 / 1e6,
-            row.metrics.max_link_bytes as f64 / 1e6
+            row.metrics.max_link_bytes as f64 / 1e6,
+            row.metrics.link_model
         ),
         ox,
         42,
@@ -470,4 +476,51 @@ fn draw_strategy_bars(root: &Area<'_>, cmp: &Comparison, chosen: &Row) -> Drawn 
         ))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copr_mapping::Edge;
+    use copr_topology::{FatTreeSpec, LinkSpec, Network};
+
+    /// By hand, on a k = 4 fat tree: host 0 sends 4 MB to host 4 (another pod). One
+    /// path loads its 6 links with 4 MB each; ECMP splits it over the edge switch's
+    /// 2 links up (2 MB each), the pod's 4 links to the core (1 MB each) and back
+    /// down the same way, 14 links in all, the host links with 4 MB.
+    #[test]
+    fn link_loads_follow_the_machines_link_model() {
+        let l = |latency| LinkSpec {
+            latency,
+            bandwidth: 1.25e10,
+        };
+        let net = Network::fat_tree(&FatTreeSpec {
+            k: 4,
+            host_link: l(1e-7),
+            edge_link: l(1.5e-7),
+            core_link: l(2e-7),
+        })
+        .unwrap();
+        let m = MapMachine::network(net, Some(vec![0, 4]), Default::default(), 1).unwrap();
+        let e = vec![Edge {
+            src: 0,
+            dst: 1,
+            bytes: 4_000_000,
+        }];
+        let p = Pattern::from_edges(2, e, "one message".into()).unwrap();
+        let id = Perm::identity(2);
+        let sorted = |mut v: Vec<u128>| {
+            v.retain(|&b| b > 0);
+            v.sort_unstable();
+            v
+        };
+        let mb = 1_000_000u128;
+        let mut want = vec![mb; 8];
+        want.extend([2 * mb; 4]);
+        want.extend([4 * mb; 2]);
+        assert_eq!(m.link_model(), LinkLoadModel::Ecmp);
+        assert_eq!(sorted(link_loads(&p, &m, &id)), want);
+        let single = m.with_single_path_loads();
+        assert_eq!(sorted(link_loads(&p, &single, &id)), vec![4 * mb; 6]);
+    }
 }
