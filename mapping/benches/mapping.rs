@@ -1077,9 +1077,8 @@ fn main() {
     {
         opts.seed = s.parse().expect("--seed N");
     }
-    // the optimiser runs its independent multilevel mappings concurrently (rayon, all
-    // cores) between 2049 and 16 384 tasks; the 102 400-task graph makes one mapping on
-    // one thread; the tables give wall and CPU time (`cpu_seconds`)
+    // the mapping code runs on one thread (no rayon); the tables give wall and CPU time
+    // (`cpu_seconds`), `scotch_gmap` may use more than one thread
     let dir = std::env::temp_dir().join(format!("copr-mapping-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     println!(

@@ -25,8 +25,6 @@
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use super::candidates::Scored;
 use super::machine::{MapMachine, DISTANCE_TABLE_NODES};
 use super::metrics::{evaluate, evaluate_known};
@@ -41,10 +39,6 @@ const LARGE_BALANCE_TRIES: usize = 6_000;
 
 /// Coarsening stops at this many vertices.
 const COARSEST: usize = 96;
-
-/// Tries of a bisection run concurrently above this many vertices (below, a try is
-/// too short to be worth a thread).
-const PARALLEL_VERTICES: usize = 512;
 
 /// How a dual recursive bisection searches.
 #[derive(Debug, Clone, Copy)]
@@ -569,42 +563,6 @@ fn bisect(g: &Graph, want0: i64, rng: &mut SplitMix, effort: Effort) -> Vec<u8> 
     side
 }
 
-/// The least-cost bisection of `g` (side 0 of weight `want0`) among `tries`
-/// multilevel bisections (the first of the least, in try order).
-///
-/// One try draws from `rng` itself. With external gains (`Effort::external`), several
-/// tries each draw from their own generator, seeded in turn from `rng`, and run
-/// concurrently (rayon) on graphs above [`PARALLEL_VERTICES`] vertices: each try is a
-/// function of its seed alone, so the result does not depend on the number of threads
-/// or on their scheduling. Without external gains they draw from `rng` one after the
-/// other.
-fn best_of_tries(
-    g: &Graph,
-    want0: i64,
-    rng: &mut SplitMix,
-    effort: Effort,
-    tries: usize,
-) -> Vec<u8> {
-    let one = |rng: &mut SplitMix| {
-        let side = bisect(g, want0, rng, effort);
-        (g.cost(&side), side)
-    };
-    let all: Vec<(i64, Vec<u8>)> = if tries > 1 && effort.external {
-        let streams: Vec<SplitMix> = (0..tries).map(|_| SplitMix(rng.next_u64())).collect();
-        if g.len() > PARALLEL_VERTICES {
-            streams.into_par_iter().map(|mut r| one(&mut r)).collect()
-        } else {
-            streams.into_iter().map(|mut r| one(&mut r)).collect()
-        }
-    } else {
-        (0..tries.max(1)).map(|_| one(rng)).collect()
-    };
-    all.into_iter()
-        .min_by_key(|x| x.0)
-        .map(|x| x.1)
-        .expect("at least one try")
-}
-
 /// A node near the middle of `nodes`: among up to 24 evenly spaced members, the one
 /// with the least hops to up to 48 evenly spaced members.
 fn middle(m: &MapMachine, nodes: &[usize]) -> usize {
@@ -700,7 +658,14 @@ pub(crate) fn dual_bisection(
         } else {
             effort.tries
         };
-        let side = best_of_tries(&g, want as i64, rng, effort, tries);
+        let side = (0..tries.max(1))
+            .map(|_| {
+                let side = bisect(&g, want as i64, rng, effort);
+                (g.cost(&side), side)
+            })
+            .min_by_key(|x| x.0)
+            .map(|x| x.1)
+            .expect("at least one try");
         let (mut ta, mut tb) = (Vec::with_capacity(want), Vec::new());
         let (pa, pb) = (mid.len() as u32, mid.len() as u32 + 1);
         mid.extend([ma, mb]);
@@ -775,11 +740,6 @@ fn local_part(local: &[u32], v: u32) -> bool {
 /// placement refined by swaps on the quotient graph (bytes between groups), as
 /// `(description, mapping)`. Stops at `deadline`, with the candidates finished by then
 /// (none when the first bisection is not done in time).
-///
-/// Above 2048 tasks (external gains) the mappings of several seeds are computed
-/// concurrently, each from its own generator seeded in turn from `rng`, as are the
-/// tries of each bisection ([`best_of_tries`]): the candidates are the same whatever
-/// the number of threads.
 pub(crate) fn candidates(
     p: &Pattern,
     m: &MapMachine,
@@ -789,6 +749,7 @@ pub(crate) fn candidates(
 ) -> Result<Vec<(String, Perm)>> {
     let rpn = m.ranks_per_node();
     let m1 = m.clone().with_ranks_per_node(1)?;
+    let mut out = Vec::new();
     // up to 2048 tasks each part on its own, above with external gains; very large
     // patterns, and dense graphs above 8192 tasks (more than 32 partners per task on
     // average, as SpMV, where the coarsening is most of the time): one mapping, one
@@ -808,10 +769,9 @@ pub(crate) fn candidates(
     } else {
         seeds.max(1)
     };
-    // one mapping: one bisection after the other from the seed given
-    let one = |s: usize, rng: &mut SplitMix| -> Result<Option<(String, Perm)>> {
+    for s in 0..seeds {
         let Some(map) = dual_bisection(p, m, rng, deadline, effort) else {
-            return Ok(None);
+            break;
         };
         let qp = Pattern::from_edges(m.nodes(), node_edges(p, &map, m), "node groups".into())?;
         let mut place = Perm::identity(m.nodes());
@@ -822,7 +782,7 @@ pub(crate) fn candidates(
                 place.apply(s / rpn) * rpn + s % rpn
             })
             .collect();
-        Ok(Some((
+        out.push((
             format!(
                 "multilevel dual bisection{} (seed {s}){}",
                 if effort.external {
@@ -833,31 +793,9 @@ pub(crate) fn candidates(
                 if moved { ", groups refined" } else { "" }
             ),
             strategy::perm(fwd),
-        )))
-    };
-    let found: Vec<Option<(String, Perm)>> = if seeds > 1 && effort.external {
-        // the mappings are independent: each from its own generator, seeded in turn
-        // from `rng`, all at once (the same mappings whatever the thread count)
-        let streams: Vec<SplitMix> = (0..seeds).map(|_| SplitMix(rng.next_u64())).collect();
-        streams
-            .into_par_iter()
-            .enumerate()
-            .map(|(s, mut r)| one(s, &mut r))
-            .collect::<Result<_>>()?
-    } else {
-        let mut found = Vec::with_capacity(seeds);
-        for s in 0..seeds {
-            let f = one(s, rng)?;
-            let done = f.is_none();
-            found.push(f);
-            if done {
-                break;
-            }
-        }
-        found
-    };
-    // those finished in time, up to the first that was not
-    Ok(found.into_iter().map_while(|f| f).collect())
+        ));
+    }
+    Ok(out)
 }
 
 /// Anytime improvement of the busiest link: from `best`, balancing swaps aim at a

@@ -33,15 +33,10 @@
 //! budget (more rounds completed) never gives a worse mapping on either measure (see
 //! [`optimise_rounds`]).
 //!
-//! Deterministic for a given seed and number of anytime rounds, whatever the number of
-//! threads; bounded by a time budget. Above 2048 tasks the independent parts run
-//! concurrently (rayon): the multilevel mapper's seeds (three) and the tries of each of
-//! its bisections, and the task-level refinement of the two best candidates, each from
-//! its own generator seeded in turn from the run's.
+//! Deterministic for a given seed and number of anytime rounds; bounded by a time
+//! budget.
 
 use std::time::{Duration, Instant};
-
-use rayon::prelude::*;
 
 use super::candidates::{baseline_starts, Options, Scored};
 use super::machine::MapMachine;
@@ -365,55 +360,21 @@ impl Run<'_> {
             .any(|s| s.metrics.hop_bytes <= s.metrics.hop_bytes_bound);
         let mut refined = Vec::new();
         // large patterns: one candidate, one pass (the mapping of 10⁵ tasks stays
-        // well under a second); above 2048 tasks two, refined concurrently
+        // well under a second)
         let (few, passes) = if p.tasks() > 16_384 {
             (1, 1)
         } else if p.tasks() > 2048 {
-            (2, 20)
+            (1, 20)
         } else {
             (3, 20)
         };
-        // (there the second only within 10 % of the first's hop-bytes: refinement
-        // gains less than that)
-        let first = by_hb.first().map_or(0, |&i| pool[i].metrics.hop_bytes);
-        let near =
-            |i: &usize| p.tasks() <= 2048 || pool[*i].metrics.hop_bytes <= first + first / 10;
-        let chosen: Vec<usize> = by_hb
-            .iter()
-            .take(if at_bound { 0 } else { few })
-            .copied()
-            .filter(near)
-            .collect();
-        if p.tasks() > 2048 && chosen.len() > 1 {
-            // independent refinements, each from its own generator seeded in turn from
-            // the run's: the same results whatever the number of threads
-            let streams: Vec<SplitMix> = chosen
-                .iter()
-                .map(|_| SplitMix(self.rng.next_u64()))
-                .collect();
-            let deadline = self.deadline;
-            let maps: Vec<Option<Perm>> = chosen
-                .par_iter()
-                .zip(streams)
-                .map(|(&i, mut r)| {
-                    let mut map = pool[i].map.clone();
-                    refine(p, m, &mut map, &mut r, deadline, passes).then_some(map)
-                })
-                .collect();
-            for (&i, map) in chosen.iter().zip(maps) {
-                if let Some(map) = map {
-                    refined.push(self.score(map, format!("{} + swaps", pool[i].origin)));
-                }
+        for &i in by_hb.iter().take(if at_bound { 0 } else { few }) {
+            if Instant::now() >= self.deadline {
+                break;
             }
-        } else {
-            for &i in &chosen {
-                if Instant::now() >= self.deadline {
-                    break;
-                }
-                let mut map = pool[i].map.clone();
-                if refine(p, m, &mut map, &mut self.rng, self.deadline, passes) {
-                    refined.push(self.score(map, format!("{} + swaps", pool[i].origin)));
-                }
+            let mut map = pool[i].map.clone();
+            if refine(p, m, &mut map, &mut self.rng, self.deadline, passes) {
+                refined.push(self.score(map, format!("{} + swaps", pool[i].origin)));
             }
         }
         pool.extend(refined);
