@@ -34,8 +34,8 @@ for machine in "--torus 2x2x2 --ranks-per-node 8" "--network data/topology/fat-t
     echo "== $machine"
     sed -n '2p' "$work/map.txt"
     for strategy in packed optimised; do
-        # the first line naming the strategy: its row of the strategy table (the
-        # per-direction table below it starts with the same name)
+        # the strategy's row of the first table only (on a torus the per-direction
+        # table's rows start with the strategy too)
         predicted=$(awk -v s="$strategy" '$1 == s { print "hop-bytes", $2, "MB, busiest link", $6, "MB"; exit }' "$work/map.txt")
         simulated=$(smpirun -platform "$work/platform.xml" -hostfile "$work/$strategy.hosts" -np 64 \
             --cfg=smpi/host-speed:1Gf "$work/replay" "$work/traffic.edges" 3 2>/dev/null |

@@ -13,6 +13,8 @@
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! cargo bench --bench mapping -- --seed 3         # the optimiser's seed (default 1)
 //! cargo bench --bench mapping -- --cases i --only 'fox 32x32 on 4x4x4'  # cases by name
+//!     # (`--only A,B`: names containing A or B; `--only-name TEXT`: names containing
+//!     # TEXT whole, commas included, e.g. --only-name 'mesh 3-D subdomains, 4096')
 //! cargo bench --bench mapping -- --cases i,j --only 'fat tree' --load-models 2
 //!     # the optimiser with its busiest link under ECMP and on one path, alternating
 //! cargo bench --bench mapping -- --cases i --only 'on fat tree' --single-path
@@ -30,8 +32,9 @@ use std::time::Instant;
 
 use copr::lap::Perm;
 use copr_mapping::{
-    self, compare, ecmp_max_link_time, evaluate, simgrid, Algorithm, AlgorithmSpec, CartGrid,
-    Collective, MapMachine, Metrics, NetKind, Options, Pattern, Strategy,
+    self, compare, ecmp_max_link_time, evaluate, program_time, simgrid, Algorithm, AlgorithmSpec,
+    CartGrid, Collective, MapMachine, Metrics, NetKind, Options, Pattern, Program, RoundModel,
+    Strategy,
 };
 use copr_topology::{FatTreeSpec, LinkSpec, Network};
 
@@ -824,10 +827,12 @@ fn simulate_algorithms(
         let case = cs.iter().find(|c| &c.name == name).unwrap();
         println!("\n#### SimGrid: {name}, one multiplication's communication\n");
         println!(
-            "| mapping | simulated ms | packed / this | copr max link µs | ECMP max link µs |"
+            "| mapping | simulated ms | staged model ms | packed / this | copr max link µs | ECMP max link µs |"
         );
-        println!("|---|---:|---:|---:|---:|");
+        println!("|---|---:|---:|---:|---:|---:|");
+        let prog = Program::algorithm(spec).unwrap();
         let mut times = Vec::new();
+        let mut modelled = Vec::new();
         for (k, (s, map)) in maps.iter().enumerate() {
             if !["packed", "hilbert", "optimised"].contains(&s.as_str()) && !s.starts_with("scotch")
             {
@@ -841,18 +846,43 @@ fn simulate_algorithms(
             );
             let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
             let ecmp = ecmp_max_link_time(&case.pattern, &case.machine, map);
+            let t0 = Instant::now();
+            let model = program_time(&prog, &case.machine, map, &RoundModel::simgrid_like());
+            eprintln!(
+                "  staged model {name} {s}: {:.1} s wall",
+                t0.elapsed().as_secs_f64()
+            );
+            modelled.push(model);
             times.push((s.clone(), t, lt, ecmp));
         }
         let packed = times.iter().find(|x| x.0 == "packed").map(|x| x.1);
-        for (s, t, lt, ecmp) in &times {
+        for ((s, t, lt, ecmp), model) in times.iter().zip(&modelled) {
             println!(
-                "| {s} | {:.3} | {:.2} | {:.1} | {} |",
+                "| {s} | {:.3} | {:.3} | {:.2} | {:.1} | {} |",
                 t * 1e3,
+                model * 1e3,
                 packed.map_or(f64::NAN, |p| p / t),
                 lt * 1e6,
                 ecmp.map_or("–".into(), |x| format!("{:.1}", x * 1e6))
             );
         }
+        // the model's ranking against SimGrid's: pairs of mappings in the same order
+        let (mut agree, mut pairs) = (0, 0);
+        for a in 0..times.len() {
+            for b in a + 1..times.len() {
+                if times[a].1 != times[b].1 {
+                    pairs += 1;
+                    agree += usize::from((times[a].1 < times[b].1) == (modelled[a] < modelled[b]));
+                }
+            }
+        }
+        let first = |v: &[f64]| (0..v.len()).min_by(|&a, &b| v[a].total_cmp(&v[b]));
+        let sim: Vec<f64> = times.iter().map(|x| x.1).collect();
+        println!(
+            "\nstaged model: pairs ranked as SimGrid ranks them {agree} of {pairs}; fastest: SimGrid {}, model {}",
+            first(&sim).map_or("–", |k| times[k].0.as_str()),
+            first(&modelled).map_or("–", |k| times[k].0.as_str())
+        );
         if let Some(o) = times.iter().find(|x| x.0 == "optimised").map(|x| x.1) {
             let beaten: Vec<&str> = times
                 .iter()
@@ -911,7 +941,7 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
         let plat = work.join("platform.xml");
         std::fs::write(&plat, platform(&case.machine)).unwrap();
         println!("\n#### SimGrid replay: {name}, one round of every message\n");
-        println!("| mapping | simulated ms | copr max link µs | copr fluid round ms (SimGrid-like sharing) |");
+        println!("| mapping | simulated µs | copr max link µs | copr fluid round µs (SimGrid-like sharing and latency) |");
         println!("|---|---:|---:|---:|");
         let mut times = Vec::new();
         for (s, map) in maps {
@@ -937,10 +967,10 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
                 &copr_mapping::RoundModel::simgrid_like(),
             );
             println!(
-                "| {s} | {:.3} | {:.1} | {:.3} |",
-                t * 1e3,
+                "| {s} | {:.3} | {:.3} | {:.3} |",
+                t * 1e6,
                 lt * 1e6,
-                fl * 1e3
+                fl * 1e6
             );
             times.push((s.clone(), t));
         }
@@ -1053,6 +1083,22 @@ fn speed(rounds: usize, dir: &Path) {
     );
 }
 
+/// The case filters of the command line: every `--only` value split at commas, and
+/// every `--only-name` value whole (for a name that contains a comma); each option may
+/// be given several times.
+fn name_filters(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let Some(v) = args.get(i + 1) else { break };
+        match a.as_str() {
+            "--only" => out.extend(v.split(',').map(str::to_string)),
+            "--only-name" => out.push(v.clone()),
+            _ => {}
+        }
+    }
+    out
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -1104,13 +1150,11 @@ fn main() {
     if which.iter().any(|w| w == "j") {
         large_graph_cases(&mut cs);
     }
-    // --only A,B: the cases whose name contains A or B (to rerun a few, e.g. SimGrid's)
-    if let Some(only) = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1))
-    {
-        let keep = |n: &str| only.split(',').any(|o| n.contains(o));
+    // --only A,B: the cases whose name contains A or B (to rerun a few, e.g. SimGrid's);
+    // --only-name TEXT: the cases whose name contains TEXT whole, commas included
+    let filters = name_filters(&args);
+    if !filters.is_empty() {
+        let keep = |n: &str| filters.iter().any(|o| n.contains(o.as_str()));
         cs.retain(|c| keep(&c.name));
         specs.retain(|(n, _)| keep(n));
     }

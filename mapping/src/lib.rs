@@ -63,11 +63,13 @@ mod pattern;
 mod recognise;
 mod recording;
 mod report;
+mod restarts;
 #[cfg(feature = "scotch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "scotch")))]
 pub mod scotch;
 pub mod simgrid;
 mod slots;
+mod staged;
 mod strategy;
 mod swaps;
 mod tile_traffic;
@@ -82,7 +84,7 @@ pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 #[cfg(feature = "mpi")]
 pub use errors::MpiError;
 pub use errors::{ExportError, Format, MachineError, MapError};
-pub use fluid::{round_time, RoundModel};
+pub use fluid::{round_time, RoundModel, Sharing};
 pub use machine::{LinkInfo, LinkLoadModel, MapMachine, NetKind, MAX_GRAPH_NODES};
 pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,
@@ -93,6 +95,7 @@ pub use recognise::{recognise_grid, HiddenGrid};
 pub use recording::{machine_from_recording, recorded_hosts, recorded_hosts_file};
 pub use report::{against_default, compare, table, Comparison, Row};
 pub use slots::{fit_comparison, fit_to_slots};
+pub use staged::{program_time, Program};
 pub use strategy::{baseline, check_sizes, Strategy};
 pub use swaps::refine;
 

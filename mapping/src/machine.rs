@@ -914,6 +914,17 @@ impl MapMachine {
         }
     }
 
+    /// Latency of every link in seconds, indexed as [`Self::link_inv_bandwidths`]: a
+    /// torus' `hop_latency` on each link (its `base_latency` belongs to no link), a
+    /// network edge's own latency, 0 on a flat machine.
+    pub fn link_latencies(&self) -> Vec<f64> {
+        match &self.net {
+            Net::Torus(t) => vec![t.params().hop_latency; t.num_links()],
+            Net::Graph { net, .. } => net.graph().edge_weights().map(|c| c.latency).collect(),
+            Net::Flat => vec![0.0; self.names.len()],
+        }
+    }
+
     /// The network graph and the host of every node, for a machine given as a network
     /// graph (its link ids are the graph's edge indices); `None` otherwise.
     pub(crate) fn network_parts(&self) -> Option<(&Network, &[usize])> {
@@ -972,6 +983,16 @@ impl MapMachine {
         match &self.net {
             Net::Graph { ecmp: Some(e), .. } => e.inv.clone(),
             _ => self.link_inv_bandwidths(),
+        }
+    }
+
+    /// Latency of each link group (seconds; a bundle's links share theirs), as
+    /// [`MapMachine::link_latencies`] of its links.
+    pub(crate) fn link_group_latencies(&self) -> Vec<f64> {
+        let lat = self.link_latencies();
+        match &self.net {
+            Net::Graph { ecmp: Some(e), .. } => e.bundles.links.iter().map(|l| lat[l[0]]).collect(),
+            _ => lat,
         }
     }
 

@@ -33,8 +33,14 @@
 //! budget (more rounds completed) never gives a worse mapping on either measure (see
 //! [`optimise_rounds`]).
 //!
-//! Deterministic for a given seed and number of anytime rounds; bounded by a time
-//! budget.
+//! **Restarts.** A graph pattern of at most 1024 tasks on a network graph (fat tree,
+//! dragonfly) is first mapped without the anytime phase, then again from other seeds
+//! within 60 % of the budget, the best kept by the time of one round of every message
+//! under SimGrid-like link sharing ([`crate::round_time`], see `restarts.rs`); the
+//! anytime phase then runs on it (its result kept when that round is no longer).
+//!
+//! Deterministic for a given seed and number of anytime rounds (and restarts);
+//! bounded by a time budget.
 
 use std::time::{Duration, Instant};
 
@@ -42,6 +48,7 @@ use super::candidates::{baseline_starts, Options, Scored};
 use super::machine::MapMachine;
 use super::metrics::evaluate;
 use super::pattern::{CartGrid, Pattern};
+use super::restarts::Outcome;
 use super::strategy::{
     self, along, baseline_until, best_tile, tile_boundary, tile_shapes, Strategy,
 };
@@ -79,7 +86,8 @@ pub fn optimise(
 /// [`optimise`] with the anytime phase (module docs) stopped after at most
 /// `max_rounds` rounds as well as at the budget: with a budget that is not reached, the
 /// result is a function of the seed and `max_rounds` alone, and never worse (on
-/// hop-bytes and on the busiest link) for a larger `max_rounds`.
+/// hop-bytes and on the busiest link) for a larger `max_rounds`. With `max_rounds`
+/// given there are no restarts (module docs).
 ///
 /// # Errors
 /// As [`optimise`].
@@ -91,12 +99,52 @@ pub fn optimise_rounds(
     max_rounds: Option<usize>,
 ) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
+    let deadline = Instant::now() + opts.budget;
+    // restarts from other seeds (graphs on network graphs, see `restarts`): runs
+    // without the anytime phase within 60 % of the budget, then the anytime phase on
+    // the best of them; not when the rounds are counted (then the result is a
+    // function of the seed and `max_rounds` alone)
+    let o = if max_rounds.is_none() && super::restarts::applies(p, m) {
+        let restarts_end = Instant::now() + opts.budget.mul_f64(0.6);
+        let first = one_run(p, m, starts, opts, opts.seed, restarts_end, Some(0))?;
+        let o = super::restarts::restart(p, m, first, opts.seed, restarts_end, |seed| {
+            one_run(p, m, starts, opts, seed, restarts_end, Some(0))
+        })?;
+        let best = super::restarts::anytime_kept(p, m, o.best, |b| {
+            let patience = super::anytime::patience(opts.budget);
+            super::anytime::improve(p, m, b, opts.seed, deadline, patience, None).0
+        });
+        Outcome { best, ..o }
+    } else {
+        one_run(p, m, starts, opts, opts.seed, deadline, max_rounds)?
+    };
+    Ok(Optimised {
+        best: o.best,
+        dominates_starts: o.dominates_starts,
+        tried: o.tried,
+    })
+}
+
+/// One run of the optimiser's steps with `seed`, until `deadline`.
+fn one_run(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    opts: &Options,
+    seed: u64,
+    deadline: Instant,
+    max_rounds: Option<usize>,
+) -> Result<Outcome> {
+    let opts = &Options {
+        seed,
+        budget: opts.budget,
+    };
     let mut run = Run {
         p,
         m,
         opts,
-        deadline: Instant::now() + opts.budget,
-        rng: SplitMix(opts.seed),
+        deadline,
+        rng: SplitMix(seed),
         bound: std::cell::Cell::new(None),
     };
     let mut cands: Vec<Scored> = Vec::new();
@@ -119,7 +167,7 @@ pub fn optimise_rounds(
     let tried = pool.len();
     let (best, dominates_starts) = run.settle(starts, pool);
     let best = run.polish(best, dominates_starts, starts, max_rounds);
-    Ok(Optimised {
+    Ok(Outcome {
         best,
         dominates_starts,
         tried,

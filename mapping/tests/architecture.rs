@@ -15,13 +15,13 @@ const LAYERS: &[&[&str]] = &[
     &["pattern", "bundles"],
     &["machine"],
     &["recognise", "algorithms"],
-    &["metrics", "ecmp", "fluid"],
+    &["metrics", "ecmp", "fluid", "staged"],
     &["strategy"],
     // the optimiser's tools: scored candidates, swaps, tile grids and their embeddings
     &["candidates", "swaps", "tiles"],
     &["multilevel"],
     // its phases (the padded-grid starts get the optimiser as an argument)
-    &["padded", "anytime", "tile_traffic", "scotch"],
+    &["padded", "anytime", "tile_traffic", "scotch", "restarts"],
     &["optimise"],
     &["report", "recording", "export", "simgrid"],
     &["slots"],

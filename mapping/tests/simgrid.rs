@@ -1,7 +1,8 @@
 //! SimGrid SMPI checks of the platforms `copr_mapping::simgrid` writes: ping-pong
 //! latencies and bandwidths against copr's hop counts, routes and link parameters,
 //! the torus routing difference on ties, a Cannon run, and the fat trees' ECMP
-//! platforms (their routes load links as ECMP does; simulated times match the model).
+//! platforms (their routes load links as ECMP does; simulated times match the model),
+//! and the staged model of the grid algorithms against their simulated runs.
 //!
 //! Builds `benches/simgrid/*.c` with `smpicc`; skipped (with a notice) when `smpicc`
 //! is not installed. `scripts/simgrid-check.sh` runs these tests.
@@ -15,7 +16,8 @@ use copr_mapping::simgrid::{
     TorusForm, SMPIRUN_FLAGS,
 };
 use copr_mapping::{
-    ecmp_link_loads, ecmp_max_link_time, Edge, MapMachine, Pattern, Perm, SplitMix,
+    ecmp_link_loads, ecmp_max_link_time, program_time, Algorithm, AlgorithmSpec, Collective, Edge,
+    MapMachine, Pattern, Perm, Program, RoundModel, SplitMix,
 };
 use copr_topology::{BandwidthModel, FatTreeSpec, LinkSpec, Network, Torus, TorusParams};
 
@@ -29,7 +31,7 @@ fn programs() -> Option<&'static PathBuf> {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("simgrid");
         std::fs::create_dir_all(&dir).unwrap();
         let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("benches/simgrid");
-        for p in ["pingpong", "cannon", "replay"] {
+        for p in ["pingpong", "cannon", "replay", "gridalg"] {
             let out = Command::new("smpicc")
                 .args(["-O2", "-Wall"])
                 .arg(src.join(format!("{p}.c")))
@@ -784,5 +786,68 @@ fn dragonfly_ecmp_platform_is_the_single_path_platform() {
             .map(|&x| x as f64)
             .collect();
         assert_loads_equal(&ecmp_link_loads(&p, &m, &map).unwrap(), &one, &what);
+    }
+}
+
+/// The staged model ([`program_time`]) of the grid algorithms' programs against
+/// `gridalg.c` simulated on the ECMP platform of a k = 4 fat tree × 4 (8 × 8 grids):
+/// within 3 % for packed and two scrambled mappings, and the same order where
+/// SimGrid's times differ by more than 3 %.
+#[test]
+fn staged_model_follows_simulated_grid_algorithms() {
+    let dir = need_simgrid!();
+    let m = fat_tree_machine(4, 4);
+    let xml = platform_xml(&m).unwrap();
+    for a in Algorithm::ALL {
+        let s = AlgorithmSpec {
+            algorithm: a,
+            rows: 8,
+            cols: 8,
+            block_bytes: 1 << 18,
+            collective: Collective::Binomial,
+        };
+        let prog = Program::algorithm(&s).unwrap();
+        let mut maps = vec![(0..64).collect::<Vec<usize>>()];
+        for seed in [3, 4] {
+            let mut v: Vec<usize> = (0..64).collect();
+            SplitMix(seed).shuffle(&mut v);
+            maps.push(v);
+        }
+        let mut got = Vec::new();
+        for (k, fwd) in maps.iter().enumerate() {
+            let map = Perm::from_forward(fwd.clone()).unwrap();
+            let nodes: Vec<usize> = fwd.iter().map(|&x| m.node_of_slot(x)).collect();
+            let args = ["8", "8", "262144", "binomial"];
+            let mut all = vec![a.name()];
+            all.extend(args);
+            let out = smpirun(
+                dir,
+                &format!("staged-{}-{k}", a.name()),
+                &xml,
+                &m,
+                &nodes,
+                "gridalg",
+                &all,
+            );
+            let sim = value(&out, "gridalg_time_s");
+            let model = program_time(&prog, &m, &map, &RoundModel::simgrid_like());
+            eprintln!(
+                "{} mapping {k}: simulated {sim:e} s, model {model:e} s",
+                a.name()
+            );
+            assert!(
+                close(model, sim, 0.03),
+                "{} mapping {k}: model {model:e} s, simulated {sim:e} s",
+                a.name()
+            );
+            got.push((sim, model));
+        }
+        for x in &got {
+            for y in &got {
+                if x.0 > 1.03 * y.0 {
+                    assert!(x.1 > y.1, "{}: {got:?}", a.name());
+                }
+            }
+        }
     }
 }
