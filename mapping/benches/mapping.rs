@@ -11,6 +11,7 @@
 //! cargo bench --bench mapping -- --quick --cases j  # graphs of 2048-16 384 tasks
 //! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
+//! cargo bench --bench mapping -- --seed 3         # the optimiser's seed (default 1)
 //! cargo bench --bench mapping -- --cases i --only 'fox 32x32 on 4x4x4'  # cases by name
 //!     # (`--only A,B`: names containing A or B; `--only-name TEXT`: names containing
 //!     # TEXT whole, commas included, e.g. --only-name 'mesh 3-D subdomains, 4096')
@@ -481,6 +482,18 @@ fn row(name: &str, m: &Metrics, secs: f64) {
     );
 }
 
+/// CPU seconds (user + system) of this process (all its threads) and of its children
+/// that were waited for, from `/proc/self/stat` (fields 14–17 of proc(5), in ticks of
+/// 1/100 s, Linux's USER_HZ); `None` where that file is missing.
+fn cpu_seconds() -> Option<(f64, f64)> {
+    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // the fields after the command name, which may hold spaces, start at field 3
+    let rest = s.get(s.rfind(')')? + 2..)?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let t = |i: usize| f.get(i - 3)?.parse::<f64>().ok();
+    Some(((t(14)? + t(15)?) / 100.0, (t(16)? + t(17)?) / 100.0))
+}
+
 /// Runs each case; returns the mappings of the 1024-rank cases and of the graph cases
 /// (h) for the simulator.
 fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(String, Perm)>)> {
@@ -489,6 +502,7 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
     for c in cs {
         println!("\n#### {}\n", c.name);
         let t0 = Instant::now();
+        let cpu0 = cpu_seconds();
         let cmp = compare(
             &c.pattern,
             &c.machine,
@@ -502,12 +516,14 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
         )
         .unwrap();
         let total = t0.elapsed().as_secs_f64();
+        let cpu1 = cpu_seconds();
         println!("| strategy | hop-bytes MB | mean dilation | max link MB | max link µs | max dilation | intra-node % | time s |");
         println!("|---|---:|---:|---:|---:|---:|---:|---:|");
         for r in &cmp.rows {
             row(&r.strategy, &r.metrics, r.seconds);
         }
         let sc = run_scotch(c, dir);
+        let cpu2 = cpu_seconds();
         if let Some((map, secs)) = &sc {
             row("scotch -Cd", &evaluate(&c.pattern, &c.machine, map), *secs);
         }
@@ -572,6 +588,15 @@ fn mapping_tables(cs: &[Case], dir: &Path, opts: &Options) -> Vec<(String, Vec<(
             if lt_ok { "yes" } else { "NO" },
             total
         );
+        // CPU time (user + system, all threads): copr's comparison in this process,
+        // `scotch_gmap -Cd` as the child it waited for
+        if let (Some(a), Some(b), Some(c2)) = (cpu0, cpu1, cpu2) {
+            println!(
+                "CPU s: all strategies {:.2}, scotch -Cd {:.2}",
+                b.0 - a.0,
+                c2.1 - b.1
+            );
+        }
         if c.pattern.tasks() == 1024 || c.name.starts_with("(h)") {
             let mut maps: Vec<(String, Perm)> = cmp
                 .rows
@@ -1091,7 +1116,15 @@ fn main() {
     {
         opts.budget = std::time::Duration::from_secs_f64(b.parse().expect("--budget SECONDS"));
     }
-    // rayon is not used by the mapping code; pin the claim "one core" anyway
+    if let Some(s) = args
+        .iter()
+        .position(|a| a == "--seed")
+        .and_then(|i| args.get(i + 1))
+    {
+        opts.seed = s.parse().expect("--seed N");
+    }
+    // the mapping code runs on one thread (no rayon); the tables give wall and CPU time
+    // (`cpu_seconds`), `scotch_gmap` may use more than one thread
     let dir = std::env::temp_dir().join(format!("copr-mapping-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     println!(
