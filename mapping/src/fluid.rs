@@ -484,17 +484,7 @@ mod tests {
         // pod 1. ECMP spreads them over both uplinks of each edge switch and all four
         // core links: each message alone on its host links, 1 MB / 12.5 GB/s; copr's
         // single path sends two of them through one uplink
-        let l = |latency| copr_topology::LinkSpec {
-            latency,
-            bandwidth: 1.25e10,
-        };
-        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
-            k: 4,
-            host_link: l(1e-7),
-            edge_link: l(1.5e-7),
-            core_link: l(2e-7),
-        })
-        .unwrap();
+        let net = crate::bundles::test_fat_tree(4);
         let m = MapMachine::network(net, None, Default::default(), 1).unwrap();
         let p = pattern(
             16,

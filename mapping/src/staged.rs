@@ -599,17 +599,7 @@ mod tests {
     }
 
     fn fat_tree_k4() -> MapMachine {
-        let l = |latency| copr_topology::LinkSpec {
-            latency,
-            bandwidth: 1.25e10,
-        };
-        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
-            k: 4,
-            host_link: l(1e-7),
-            edge_link: l(1.5e-7),
-            core_link: l(2e-7),
-        })
-        .unwrap();
+        let net = crate::bundles::test_fat_tree(4);
         MapMachine::network(net, None, Default::default(), 1).unwrap()
     }
 

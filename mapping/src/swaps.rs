@@ -925,17 +925,7 @@ mod tests {
     /// link by link, and the hop-bytes and busiest link the metrics'.
     #[test]
     fn incremental_ecmp_loads_match_a_fresh_count() {
-        let l = |latency| copr_topology::LinkSpec {
-            latency,
-            bandwidth: 1.25e10,
-        };
-        let net = copr_topology::Network::fat_tree(&copr_topology::FatTreeSpec {
-            k: 4,
-            host_link: l(1e-7),
-            edge_link: l(1.5e-7),
-            core_link: l(2e-7),
-        })
-        .unwrap();
+        let net = crate::bundles::test_fat_tree(4);
         let m = MapMachine::network(net, None, Default::default(), 4).unwrap();
         assert_eq!(m.link_model(), LinkLoadModel::Ecmp);
         let n = m.slots();
