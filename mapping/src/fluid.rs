@@ -20,19 +20,21 @@ use copr::lap::Perm;
 use super::machine::MapMachine;
 use super::pattern::Pattern;
 
-/// A link's fair share waiting in the heap (smallest share first).
+/// A value and an index in a `BinaryHeap` that pops the least value first (ties: the
+/// least index): a link's fair share here, a flow's next event time in the staged
+/// model.
 #[derive(PartialEq)]
-struct Share(f64, u32);
+pub(crate) struct Least(pub(crate) f64, pub(crate) u32);
 
-impl Eq for Share {}
+impl Eq for Least {}
 
-impl PartialOrd for Share {
+impl PartialOrd for Least {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Share {
+impl Ord for Least {
     fn cmp(&self, other: &Self) -> Ordering {
         other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
     }
@@ -286,7 +288,7 @@ pub(crate) struct MaxMin {
     count: Vec<f64>,
     fixed: Vec<u32>,
     epoch: u32,
-    heap: BinaryHeap<Share>,
+    heap: BinaryHeap<Least>,
     /// Links touched while fixing one bottleneck's flows (`seen[l] == epoch`).
     seen: Vec<u32>,
     touched: Vec<u32>,
@@ -337,9 +339,9 @@ impl MaxMin {
             self.cap_left[l] = cap[l];
             self.count[l] = on[l].iter().map(|&f| w[f as usize]).sum();
             self.heap
-                .push(Share(self.cap_left[l] / self.count[l], l as u32));
+                .push(Least(self.cap_left[l] / self.count[l], l as u32));
         }
-        while let Some(Share(s, l)) = self.heap.pop() {
+        while let Some(Least(s, l)) = self.heap.pop() {
             let l = l as usize;
             if self.count[l] <= 0.0 || s != self.cap_left[l] / self.count[l] {
                 continue; // stale
@@ -371,7 +373,7 @@ impl MaxMin {
                 self.seen[l2] = 0;
                 if self.count[l2] > 0.0 {
                     self.heap
-                        .push(Share(self.cap_left[l2] / self.count[l2], l2 as u32));
+                        .push(Least(self.cap_left[l2] / self.count[l2], l2 as u32));
                 }
             }
         }

@@ -24,14 +24,13 @@
 //! Messages inside a node take `bytes / loopback_bandwidth`, unshared and without
 //! latency.
 
-use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use copr::error::Result;
 use copr::lap::Perm;
 
 use super::algorithms::{Algorithm, AlgorithmSpec, Collective};
-use super::fluid::{capacities, MaxMin, RoundModel};
+use super::fluid::{capacities, Least, MaxMin, RoundModel};
 use super::machine::MapMachine;
 use super::pattern::Pattern;
 
@@ -287,24 +286,6 @@ fn tree(
     }
 }
 
-/// A time waiting in a heap (earliest first).
-#[derive(PartialEq)]
-struct At(f64, u32);
-
-impl Eq for At {}
-
-impl PartialOrd for At {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for At {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
-    }
-}
-
 /// A message on its way.
 struct Flow {
     src: u32,
@@ -342,7 +323,7 @@ struct Run<'a> {
     w: Vec<f64>,
     rate: Vec<f64>,
     /// Flows in their latency, by the time they start to share links.
-    waiting: BinaryHeap<At>,
+    waiting: BinaryHeap<Least>,
     /// Flows sharing links (or on a loopback at a fixed rate).
     active: Vec<u32>,
     on: Vec<Vec<u32>>,
@@ -412,7 +393,7 @@ impl Run<'_> {
             from,
             to,
         });
-        self.waiting.push(At(t + latency, f));
+        self.waiting.push(Least(t + latency, f));
     }
 
     /// Flow `f` starts to share its links.
@@ -525,7 +506,7 @@ pub fn program_time(prog: &Program, m: &MapMachine, map: &Perm, model: &RoundMod
     let mut done: Vec<u32> = Vec::new();
     loop {
         // flows whose latency is over start to share
-        while let Some(&At(s, f)) = run.waiting.peek() {
+        while let Some(&Least(s, f)) = run.waiting.peek() {
             if s > t + tau {
                 break;
             }
