@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::machine::{LinkLoadModel, MapMachine, NetKind};
+use super::machine::{LinkLoadModel, MapMachine, NetKind, DISTANCE_TABLE_NODES};
 use super::pattern::Pattern;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
@@ -742,10 +742,33 @@ fn through_busiest(
         })
         .unwrap_or(0);
     hot.clear();
+    // whether the route of each ordered pair of nodes passes, found on first use
+    // (0 not yet, 1 no, 2 yes) up to DISTANCE_TABLE_NODES nodes
+    let nodes = m.nodes();
+    let mut known = vec![
+        0u8;
+        if nodes <= DISTANCE_TABLE_NODES {
+            nodes * nodes
+        } else {
+            0
+        }
+    ];
     for e in p.edges() {
         let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
-        let mut through = false;
-        m.for_group_route(a, b, |l| through |= l == lstar);
+        let passes = || {
+            let mut through = false;
+            m.for_group_route(a, b, |l| through |= l == lstar);
+            through
+        };
+        let through = match known.get_mut(a * nodes + b) {
+            Some(k) => {
+                if *k == 0 {
+                    *k = 1 + u8::from(passes());
+                }
+                *k == 2
+            }
+            None => passes(),
+        };
         if through {
             hot.push(e.src as usize);
             hot.push(e.dst as usize);
@@ -1056,6 +1079,39 @@ mod tests {
         );
         let scratch = crate::ecmp::ecmp_max_link_time(&p, &m, &map).unwrap();
         assert!((t.max_link_time() - scratch).abs() <= 1e-12 * scratch);
+    }
+
+    #[test]
+    fn the_tasks_through_the_busiest_link_are_those_of_its_messages() {
+        // random messages on a 4x4 torus x 2: the hot list names, in message order, the
+        // two tasks of every message whose route passes the busiest link
+        let mut rng = SplitMix(21);
+        let edges: Vec<_> = (0..300)
+            .map(|_| crate::pattern::Edge {
+                src: (rng.next_u64() % 32) as u32,
+                dst: (rng.next_u64() % 32) as u32,
+                bytes: 1 + rng.next_u64() % 100,
+            })
+            .filter(|e| e.src != e.dst)
+            .collect();
+        let p = Pattern::from_edges(32, edges, String::new()).unwrap();
+        let m = crate::torus_machine(vec![4, 4], None, None, 2).unwrap();
+        let slot = shuffled(32, &mut rng).forward().to_vec();
+        let t = Tracked::new(&p, &m, &Perm::from_forward(slot.clone()).unwrap());
+        let lstar = scan(&t.load, &t.inv).1;
+        let mut want = Vec::new();
+        for e in p.edges() {
+            let (a, b) = (slot[e.src as usize] / 2, slot[e.dst as usize] / 2);
+            let mut through = false;
+            m.for_route(a, b, |l| through |= l == lstar);
+            if through {
+                want.extend([e.src as usize, e.dst as usize]);
+            }
+        }
+        let mut hot = Vec::new();
+        through_busiest(&p, &m, &slot, (&t.load, &t.inv), &mut hot);
+        assert!(!want.is_empty());
+        assert_eq!(hot, want);
     }
 
     #[test]
