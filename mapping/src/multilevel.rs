@@ -40,10 +40,9 @@ const LARGE_BALANCE_TRIES: usize = 6_000;
 /// Coarsening stops at this many vertices.
 const COARSEST: usize = 96;
 
-/// [`fm`] scans for its moves on graphs of at most this many vertices ([`scans`]) …
-const SCAN_VERTICES: usize = 128;
-/// … and where the mean degree is at least the vertex count over this.
-const SCAN_DENSITY: usize = 16;
+/// [`fm`] scans for its moves where the mean degree is at least the vertex count over
+/// this ([`scans`]).
+const SCAN_DENSITY: usize = 8;
 
 /// How a dual recursive bisection searches.
 #[derive(Debug, Clone, Copy)]
@@ -357,14 +356,15 @@ fn fm_with(
                 if v == u {
                     continue;
                 }
-                // u left v's side (v gains 2w) or joined it (v loses 2w)
+                // u left v's side (v gains 2w) or joined it (v loses 2w); a lower gain
+                // is pushed only when its stale entry reaches the top (`heap_top`)
                 if side[v] == side[u] {
                     gain[v] -= 2 * w;
                 } else {
                     gain[v] += 2 * w;
-                }
-                if let (false, Some(h)) = (locked[v], heaps.as_mut()) {
-                    h[side[v] as usize].push((gain[v], v as u32));
+                    if let (false, Some(h)) = (locked[v], heaps.as_mut()) {
+                        h[side[v] as usize].push((gain[v], v as u32));
+                    }
                 }
             }
             moves.push(u);
@@ -414,16 +414,22 @@ fn fm_with(
     }
 }
 
-/// Whether [`fm`] picks its moves by scanning every vertex instead of from heaps: on
-/// small graphs, and where a vertex has so many neighbours that the heap entries a move
-/// pushes cost more than a scan (the coarsest graphs of dense patterns).
+/// Whether [`fm`] picks its moves by scanning every vertex instead of from heaps: where
+/// a vertex has so many neighbours that the heap entries a move pushes cost more than a
+/// scan (the coarsest graphs of dense patterns).
 fn scans(n: usize, adjacency: usize) -> bool {
-    n <= SCAN_VERTICES || adjacency.saturating_mul(SCAN_DENSITY) >= n.saturating_mul(n)
+    adjacency.saturating_mul(SCAN_DENSITY) >= n.saturating_mul(n)
 }
 
 /// The top of a side's heap of `(gain, vertex)` after dropping the entries that are no
 /// longer current (lazy deletion: the vertex is locked, moved to the other side, or its
 /// gain changed since the entry was pushed).
+///
+/// A gain that rose is pushed when it rises; one that fell keeps its old, higher entry
+/// until that entry reaches the top, where it is replaced by the current gain. So every
+/// unlocked vertex of side `s` has an entry at least its `(gain, vertex)`, and the top
+/// once current is the greatest `(gain, vertex)` of the side: the vertex the heap would
+/// give with every change pushed.
 fn heap_top(
     heap: &mut BinaryHeap<(i64, u32)>,
     s: usize,
@@ -432,12 +438,15 @@ fn heap_top(
     locked: &[bool],
 ) -> Option<(i64, usize)> {
     while let Some(&(gn, u)) = heap.peek() {
-        let u = u as usize;
-        if locked[u] || side[u] as usize != s || gain[u] != gn {
+        let v = u as usize;
+        if locked[v] || side[v] as usize != s || gain[v] != gn {
             heap.pop();
+            if !locked[v] && side[v] as usize == s && gain[v] < gn {
+                heap.push((gain[v], u));
+            }
             continue;
         }
-        return Some((gn, u));
+        return Some((gn, v));
     }
     None
 }
@@ -445,16 +454,16 @@ fn heap_top(
 /// Each side's unlocked vertex of greatest `(gain, vertex)`, by a scan: the vertices
 /// [`heap_top`] gives, as every unlocked vertex has a current entry in its side's heap.
 fn scan_tops(side: &[u8], gain: &[i64], locked: &[bool]) -> [Option<(i64, usize)>; 2] {
-    let mut tops = [None; 2];
-    for (u, (&s, &gn)) in side.iter().zip(gain).enumerate() {
-        if !locked[u] {
-            let t: &mut Option<(i64, usize)> = &mut tops[s as usize];
-            if t.is_none_or(|b| (gn, u) > b) {
-                *t = Some((gn, u));
-            }
+    // (gain, vertex + 1), the vertex 0 for none: below every vertex's key
+    let mut tops = [(i64::MIN, 0usize); 2];
+    for (u, ((&s, &gn), &l)) in side.iter().zip(gain).zip(locked).enumerate() {
+        let key = (gn, u + 1);
+        let t = &mut tops[usize::from(s & 1)];
+        if !l && key > *t {
+            *t = key;
         }
     }
-    tops
+    tops.map(|(gn, u)| u.checked_sub(1).map(|u| (gn, u)))
 }
 
 /// Greedy growth of side 0 from `seed` up to weight `want0` (FM follows, in [`bisect`]).

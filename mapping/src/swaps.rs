@@ -602,9 +602,11 @@ impl<'a> Tracked<'a> {
                 let mut dh: i128 = 0;
                 pairs.for_each(&moved, [u, x], (slot, rpn), |na, nb, w| {
                     dh += sign as i128 * w as i128 * i128::from(m.hops(na, nb));
+                    // (the same value as `w as f64`, without the 128-bit conversion)
+                    let bytes = u64::try_from(w).map_or(w as f64, |w| w as f64);
                     m.for_group_route(na, nb, |l| {
                         touched.push((l, load[l]));
-                        load[l] += sign * w as f64;
+                        load[l] += sign * bytes;
                     });
                 });
                 dh
