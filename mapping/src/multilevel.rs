@@ -682,6 +682,10 @@ pub(crate) fn dual_bisection(
     let mut part = vec![0u32; p.tasks()];
     let all: Vec<usize> = (0..m.nodes()).collect();
     let mut mid = vec![middle(m, &all)];
+    // hops from the first half's middle minus from the second's, per middle node of
+    // the other parts (`i64::MIN` when not known for the part being cut)
+    let mut toward = vec![i64::MIN; m.nodes()];
+    let mut seen: Vec<usize> = Vec::new();
     let mut queue: std::collections::VecDeque<(Vec<usize>, Vec<usize>)> =
         std::collections::VecDeque::from([((0..p.tasks()).collect(), all)]);
     let next = |q: &mut std::collections::VecDeque<_>| {
@@ -720,10 +724,17 @@ pub(crate) fn dual_bisection(
                     continue;
                 }
                 let q = mid[part[v as usize] as usize];
-                let d = i64::from(m.hops(ma, q)) - i64::from(m.hops(mb, q));
+                if toward[q] == i64::MIN {
+                    toward[q] = i64::from(m.hops(ma, q)) - i64::from(m.hops(mb, q));
+                    seen.push(q);
+                }
+                let d = toward[q];
                 b = b.saturating_add(i64::try_from(w).unwrap_or(i64::MAX / 4).saturating_mul(d));
             }
             g.bias[i] = b;
+        }
+        for q in seen.drain(..) {
+            toward[q] = i64::MIN;
         }
         // `local` marks the part's tasks only while the bias is computed
         for &t in &tasks {
