@@ -23,21 +23,24 @@
 //! its busiest link is no busier, its `t` no longer, and either its `t` is shorter or
 //! its hop-bytes are no higher and one of hop-bytes and busiest link is lower. A
 //! restart competes with its run's chosen mapping (only when that is no worse than
-//! every start); an anytime round with the rounds' own best so far (rounds keep
-//! Pareto improvements of hop-bytes and busiest link, whatever their `t`). The order is
-//! transitive (exact comparisons, no tolerance), so the kept mapping after any step is
-//! better than or equal to the one after every earlier step.
+//! every start); an anytime round with its mapping (kicks and refinement from the
+//! mapping kept, `anytime::improve_judged`), measured afresh. The order is transitive
+//! (exact comparisons, no tolerance), so the kept mapping after any step is better
+//! than or equal to the one after every earlier step.
 //!
 //! **What a larger budget guarantees.** Nothing in the steps depends on the budget but
-//! the anytime rounds' patience, and a larger patience only adds rounds at the end;
-//! every step is a function of the seed and of the steps before it. The deadline only
+//! the anytime rounds' patience, and a larger patience only adds rounds at the end
+//! (the runs' nested optimiser runs, for a grid recognised or padded in the graph, get
+//! a fixed budget that the deadline cuts short); every step is a function of the seed
+//! and of the steps before it. The deadline only
 //! cuts the sequence short: a restart or round that reaches it is dropped, and the
 //! result is the mapping kept after the steps completed. So for the same seed, once
 //! the first run completes within both budgets, the larger budget's mapping is equal to
 //! or better by [`Objective::better`] than the smaller one's — except that wall-clock
 //! noise may complete fewer steps in a larger budget than another run did in a smaller
 //! one. ([`Objective::Pareto`], no worse on hop-bytes and the busiest link and better
-//! on one, is the order for other machines.)
+//! on one, is the order [`Objective::of`] gives on other machines, where this path
+//! does not apply.)
 
 use std::time::Instant;
 
@@ -528,8 +531,10 @@ mod tests {
 
     #[test]
     fn on_the_restart_path_a_later_step_is_never_worse_and_a_cut_run_is_a_prefix() {
-        let m = dragonfly(4);
-        let p = rgg(160, 3, 2);
+        let m = dragonfly(3);
+        // (a graph on which restarts and rounds both improve the mapping: most seeds of
+        // the graph give one or the other, which the asserts below would report)
+        let p = rgg(120, 3, 6);
         assert!(applies(&p, &m));
         let starts = crate::candidates::baseline_starts(&p, &m).unwrap();
         let opts = Options {
