@@ -64,6 +64,7 @@ mod recognise;
 mod recording;
 mod report;
 mod restarts;
+mod route_table;
 #[cfg(feature = "scotch")]
 #[cfg_attr(docsrs, doc(cfg(feature = "scotch")))]
 pub mod scotch;

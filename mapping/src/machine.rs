@@ -16,6 +16,7 @@ use copr::error::{Error, Result};
 
 use crate::bundles::{ecmp_bundles_within, Bundles};
 use crate::errors::MachineError;
+use crate::route_table::RouteTable;
 
 /// What connects the nodes.
 #[derive(Debug, Clone, Copy)]
@@ -146,6 +147,9 @@ pub struct MapMachine {
     capacity: Option<Vec<usize>>,
     /// [`MapMachine::distance_table`], built on first use (shared by clones).
     distances: std::sync::OnceLock<std::sync::Arc<[f64]>>,
+    /// A torus' [`RouteTable`], built on first route (shared by clones); `None` inside
+    /// when the torus is too large for one.
+    route_table: std::sync::OnceLock<Option<std::sync::Arc<RouteTable>>>,
 }
 
 /// Machines of at most this many nodes keep a table of their weighted node distances
@@ -321,6 +325,7 @@ impl MapMachine {
             tree: None,
             capacity: None,
             distances: std::sync::OnceLock::new(),
+            route_table: std::sync::OnceLock::new(),
         })
     }
 
@@ -1033,8 +1038,16 @@ impl MapMachine {
         }
         match &self.net {
             Net::Torus(t) => {
-                let n = t.ndims();
-                t.for_each_route_link(a, b, |l| f(l.id(n)));
+                let table = self
+                    .route_table
+                    .get_or_init(|| RouteTable::build(t).map(std::sync::Arc::new));
+                match table {
+                    Some(table) => table.route(a, b).iter().for_each(|&l| f(usize::from(l))),
+                    None => {
+                        let n = t.ndims();
+                        t.for_each_route_link(a, b, |l| f(l.id(n)));
+                    }
+                }
             }
             Net::Graph { routes, .. } => {
                 for &e in &routes[a * self.names.len() + b] {
