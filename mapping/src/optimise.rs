@@ -39,8 +39,17 @@
 //! message under SimGrid-like link sharing ([`crate::round_time`], see `restarts.rs`);
 //! the anytime phase then runs on it (its result kept when that round is no longer).
 //!
-//! Deterministic for a given seed and number of anytime rounds (and restarts);
-//! bounded by a time budget.
+//! **Grid algorithms on network graphs.** For the pattern of a grid algorithm
+//! ([`Pattern::algorithm`]: Cannon, Fox, Snyder, SUMMA) on a network graph the steps
+//! above get a third of the budget; then their mapping and structured mappings of the
+//! process grid (tiles in bit-reversed and row-major order, skewed rows) are timed with
+//! the staged flow model ([`crate::program_time`]) until the budget ends, and the one
+//! it times lowest is returned, whatever its hop-bytes and busiest link (then
+//! [`Optimised::dominates_starts`] says whether it happens to be no worse than every
+//! start on both): see `program_choice.rs`.
+//!
+//! Deterministic for a given seed and number of anytime rounds (and restarts, and
+//! candidates timed); bounded by a time budget.
 
 use std::time::{Duration, Instant};
 
