@@ -589,6 +589,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_timing_stops_at_its_cutoff_and_its_deadline() {
+        let m = crate::torus_machine(vec![4], None, None, 1).unwrap();
+        let p = Program::from_tasks(vec![
+            vec![send(2, 0, 1000), Op::Wait],
+            vec![],
+            vec![Op::Recv { from: 0, chan: 0 }, Op::Wait],
+            vec![],
+        ]);
+        let model = RoundModel::simgrid_like();
+        let id = Perm::identity(4);
+        let t = program_time(&p, &m, &id, &model);
+        let until = |d, cut| program_time_until(&p, &m, &id, &model, (d, cut));
+        assert_eq!(until(None, 2.0 * t), Some(t));
+        assert_eq!(until(None, 0.5 * t), Some(f64::INFINITY));
+        assert_eq!(until(Some(Instant::now()), f64::INFINITY), None);
+    }
+
+    #[test]
     fn a_lone_message_takes_its_latency_and_its_bytes_over_the_bandwidth() {
         let m = crate::torus_machine(vec![4], None, None, 1).unwrap();
         let p = Program::from_tasks(vec![
