@@ -588,8 +588,9 @@ pub(crate) fn program_time_until(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_timing_stops_at_its_cutoff_and_its_deadline() {
+    /// A ring of 4 nodes, one slot each, and a program of one message of 1000 bytes
+    /// from task 0 to task 2.
+    fn lone_message() -> (MapMachine, Program) {
         let m = crate::torus_machine(vec![4], None, None, 1).unwrap();
         let p = Program::from_tasks(vec![
             vec![send(2, 0, 1000), Op::Wait],
@@ -597,6 +598,12 @@ mod tests {
             vec![Op::Recv { from: 0, chan: 0 }, Op::Wait],
             vec![],
         ]);
+        (m, p)
+    }
+
+    #[test]
+    fn a_timing_stops_at_its_cutoff_and_its_deadline() {
+        let (m, p) = lone_message();
         let model = RoundModel::simgrid_like();
         let id = Perm::identity(4);
         let t = program_time(&p, &m, &id, &model);
@@ -608,13 +615,7 @@ mod tests {
 
     #[test]
     fn a_lone_message_takes_its_latency_and_its_bytes_over_the_bandwidth() {
-        let m = crate::torus_machine(vec![4], None, None, 1).unwrap();
-        let p = Program::from_tasks(vec![
-            vec![send(2, 0, 1000), Op::Wait],
-            vec![],
-            vec![Op::Recv { from: 0, chan: 0 }, Op::Wait],
-            vec![],
-        ]);
+        let (m, p) = lone_message();
         let inv = m.link_inv_bandwidths()[0];
         let lat = m.link_group_latencies()[0];
         let t = program_time(&p, &m, &Perm::identity(4), &RoundModel::simgrid_like());
