@@ -12,8 +12,10 @@
 //!
 //! **The objective order**: a round's mapping replaces the best only when it is no
 //! worse on both hop-bytes and the busiest link time and better on one (Pareto
-//! improvement). A round that reaches the deadline before it ends is dropped. The
-//! phase does not run at the hop-bytes bound, nor above 16 384 tasks.
+//! improvement; on the optimiser's restart path the caller's order instead, see
+//! [`improve_judged`] and `restarts.rs`). A round that reaches the deadline before it
+//! ends is dropped. The phase does not run at the hop-bytes bound, nor above 16 384
+//! tasks.
 //!
 //! So the result is a function of the seed and of the number of rounds completed: each
 //! round's outcome depends only on `(seed, r, best so far)`, and the best only improves.
@@ -31,6 +33,7 @@ use super::metrics::evaluate_known;
 use super::pattern::Pattern;
 use super::strategy;
 use super::swaps::{refine, refine_around, Tracked};
+use copr::lap::Perm;
 use copr::rng::SplitMix;
 
 /// Patterns above this many tasks skip the phase (as the optimiser refines them once,
@@ -68,12 +71,67 @@ pub(crate) fn patience(budget: Duration) -> usize {
 pub(crate) fn improve(
     p: &Pattern,
     m: &MapMachine,
-    mut best: Scored,
+    best: Scored,
     seed: u64,
     deadline: Instant,
     patience: usize,
     max_rounds: Option<usize>,
 ) -> (Scored, usize) {
+    let limits = Limits {
+        deadline,
+        patience,
+        max_rounds,
+    };
+    improve_judged(p, m, best, seed, limits, &mut |r| r.pareto)
+}
+
+/// Where [`improve_judged`] stops: the deadline, `patience` rounds in a row without
+/// improvement, or `max_rounds` rounds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// A round that reaches it is dropped, and the phase ends.
+    pub(crate) deadline: Instant,
+    /// Rounds in a row without improvement that end the phase.
+    pub(crate) patience: usize,
+    /// Rounds at most.
+    pub(crate) max_rounds: Option<usize>,
+}
+
+/// A completed round's mapping, as [`improve_judged`] shows it to its judge.
+pub(crate) struct Round<'a> {
+    /// The round's mapping.
+    pub(crate) map: &'a Perm,
+    /// Its origin, should it be kept.
+    pub(crate) origin: &'a str,
+    /// Its hop-bytes.
+    pub(crate) hop_bytes: u128,
+    /// Its busiest link time, seconds.
+    pub(crate) max_link_time: f64,
+    /// Whether it is a Pareto improvement on the best so far (the rule of
+    /// [`improve`]).
+    pub(crate) pareto: bool,
+}
+
+/// [`improve`] with another rule: after each completed round, `keep(round)` says
+/// whether the round's mapping replaces the best so far (it is called once per
+/// completed round, in order; [`improve`]'s rule is `round.pareto`). A kept round
+/// counts as an improvement for the patience.
+///
+/// # Complexity
+/// As [`improve`], plus the judge's.
+pub(crate) fn improve_judged(
+    p: &Pattern,
+    m: &MapMachine,
+    mut best: Scored,
+    seed: u64,
+    limits: Limits,
+    keep: &mut dyn FnMut(Round<'_>) -> bool,
+) -> (Scored, usize) {
+    let Limits {
+        deadline,
+        patience,
+        max_rounds,
+    } = limits;
     let n = p.tasks();
     let k = m.ranks_per_node();
     if m.nodes() < 2 || !(4..=LARGEST).contains(&n) || p.edges().is_empty() {
@@ -157,12 +215,20 @@ pub(crate) fn improve(
         rounds += 1;
         let (hb, lt) = (tracked.hop_bytes(), tracked.max_link_time());
         let (hb0, lt0) = (best_hb, best_lt);
-        if hb <= hb0 && lt <= lt0 && (hb < hb0 || lt < lt0) {
-            let origin = match best.origin.find(" + kicks (") {
-                Some(i) => best.origin[..i].to_string(),
-                None => best.origin.clone(),
-            };
-            best.origin = format!("{origin} + kicks ({rounds} rounds)");
+        let origin = match best.origin.find(" + kicks (") {
+            Some(i) => &best.origin[..i],
+            None => &best.origin,
+        };
+        let origin = format!("{origin} + kicks ({rounds} rounds)");
+        let round = Round {
+            map: &map,
+            origin: &origin,
+            hop_bytes: hb,
+            max_link_time: lt,
+            pareto: hb <= hb0 && lt <= lt0 && (hb < hb0 || lt < lt0),
+        };
+        if keep(round) {
+            best.origin = origin;
             best.map = map;
             (best_hb, best_lt) = (hb, lt);
             improved = true;

@@ -34,10 +34,14 @@
 //! [`optimise_rounds`]).
 //!
 //! **Restarts.** A graph pattern of at most 1024 tasks on a network graph (fat tree,
-//! dragonfly) is first mapped without the anytime phase, then again from other seeds
-//! until 60 % of the budget is spent, the best kept by the time of one round of every
-//! message under SimGrid-like link sharing ([`crate::round_time`], see `restarts.rs`);
-//! the anytime phase then runs on it (its result kept when that round is no longer).
+//! dragonfly) takes one sequence of steps instead (`restarts.rs`): the first run
+//! without the anytime phase, restarts from derived seeds until three in a row keep
+//! nothing (at most 12), then the anytime rounds; after each step the mapping kept is
+//! replaced only by one better by one order (the time of one round of every message
+//! under SimGrid-like link sharing, [`crate::round_time`], no longer and the busiest
+//! link no busier, hop-bytes within 5 % of the first run's). Only the rounds' patience
+//! depends on the budget, and the deadline only cuts the sequence short, so there too a
+//! larger budget never gives a worse mapping by that order.
 //!
 //! **Grid algorithms on network graphs.** For the pattern of a grid algorithm
 //! ([`Pattern::algorithm`]: Cannon, Fox, Snyder, SUMMA) on a network graph the steps
@@ -53,11 +57,12 @@
 
 use std::time::{Duration, Instant};
 
+use super::anytime::Round;
 use super::candidates::{baseline_starts, Options, Scored};
 use super::machine::MapMachine;
 use super::metrics::evaluate;
 use super::pattern::{CartGrid, Pattern};
-use super::restarts::Outcome;
+use super::restarts::{Outcome, Steps};
 use super::strategy::{
     self, along, baseline_until, best_tile, tile_boundary, tile_shapes, Strategy,
 };
@@ -107,46 +112,32 @@ pub fn optimise_rounds(
     opts: &Options,
     max_rounds: Option<usize>,
 ) -> Result<Optimised> {
+    optimise_until(p, m, starts, opts, max_rounds, Instant::now() + opts.budget)
+}
+
+/// [`optimise_rounds`] stopped at `deadline` (at most `opts.budget` away).
+fn optimise_until(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    opts: &Options,
+    max_rounds: Option<usize>,
+    deadline: Instant,
+) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
-    let end = Instant::now() + opts.budget;
-    // a grid algorithm's pattern on a network graph: a third of the budget for the
-    // steps below, the rest to choose by the staged model (`program_choice`), whose
-    // timings take seconds at p = 1024; not when the rounds are counted (the result
-    // is then a function of the seed and `max_rounds`)
+    // a grid algorithm's pattern on a network graph: a third of the time for the steps
+    // below, the rest to choose by the staged model (`program_choice`), whose timings
+    // take seconds at p = 1024; not when the rounds are counted (the result is then a
+    // function of the seed and `max_rounds`)
     let program = max_rounds
         .is_none()
         .then(|| super::program_choice::applies(p, m))
         .flatten();
-    let deadline = match program {
-        Some(_) => Instant::now() + opts.budget / 3,
-        None => end,
-    };
-    // restarts from other seeds (graphs on network graphs, see `restarts`): runs
-    // without the anytime phase (the first within the whole budget, the restarts
-    // within 60 % of it), then the anytime phase on the best of them; not when the
-    // rounds are counted (then the result is a function of the seed and `max_rounds`
-    // alone)
-    let o = if max_rounds.is_none() && super::restarts::applies(p, m) {
-        let restarts_end = Instant::now() + opts.budget.mul_f64(0.6);
-        let first = one_run(p, m, starts, opts, opts.seed, deadline, Some(0))?;
-        let o = super::restarts::restart(p, m, first, opts.seed, restarts_end, |seed| {
-            one_run(p, m, starts, opts, seed, restarts_end, Some(0))
-        })?;
-        if !(o.dominates_starts || starts.is_empty()) {
-            // as `polish`: no anytime rounds from a mapping that does not beat the starts
-            o
-        } else {
-            let best = super::restarts::anytime_kept(p, m, o.best, |b| {
-                let patience = super::anytime::patience(opts.budget);
-                super::anytime::improve(p, m, b, opts.seed, deadline, patience, None).0
-            });
-            Outcome { best, ..o }
-        }
-    } else {
-        one_run(p, m, starts, opts, opts.seed, deadline, max_rounds)?
-    };
     if let Some(spec) = program {
-        let (best, _) = super::program_choice::choose(p, m, &spec, o.best, end);
+        let now = Instant::now();
+        let steps_end = now + deadline.saturating_duration_since(now) / 3;
+        let o = one_run(p, m, starts, opts, steps_end, false, None)?;
+        let (best, _) = super::program_choice::choose(p, m, &spec, o.best, deadline);
         let dominates_starts = starts.iter().all(|s| {
             best.metrics.hop_bytes <= s.metrics.hop_bytes
                 && best.metrics.max_link_time <= s.metrics.max_link_time
@@ -157,6 +148,18 @@ pub fn optimise_rounds(
             tried: o.tried,
         });
     }
+    // restarts from other seeds (graphs on network graphs, see `restarts`); not when
+    // the rounds are counted (then the result is a function of the seed and
+    // `max_rounds` alone)
+    if max_rounds.is_none() && super::restarts::applies(p, m) {
+        let steps = Steps {
+            deadline,
+            max_steps: None,
+            trace: None,
+        };
+        return restart_path(p, m, starts, opts, steps);
+    }
+    let o = one_run(p, m, starts, opts, deadline, false, max_rounds)?;
     Ok(Optimised {
         best: o.best,
         dominates_starts: o.dominates_starts,
@@ -164,25 +167,80 @@ pub fn optimise_rounds(
     })
 }
 
-/// One run of the optimiser's steps with `seed`, until `deadline`.
+/// The budget a run on the restart path gives its nested optimiser runs (a grid
+/// recognised or padded in the graph), and their patience follows from: fixed, so that
+/// the run does not depend on the budget (the deadline still stops them): half the
+/// default budget, what they had at the default budget before.
+const NESTED_BUDGET: Duration = Duration::from_secs(5);
+
+/// The optimiser on the restart path (`restarts.rs`): the first run and restarts
+/// without the anytime phase, then the anytime rounds, within `steps`.
+///
+/// # Errors
+/// As [`optimise`].
+pub(crate) fn restart_path(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    opts: &Options,
+    steps: Steps<'_>,
+) -> Result<Optimised> {
+    strategy::check_sizes(p, m)?;
+    let deadline = steps.deadline;
+    let limits = super::anytime::Limits {
+        deadline,
+        patience: super::anytime::patience(opts.budget),
+        max_rounds: None,
+    };
+    let improve = Box::new(
+        |b: Scored, rounds: Option<usize>, keep: &mut dyn FnMut(Round<'_>) -> bool| {
+            let limits = super::anytime::Limits {
+                max_rounds: rounds,
+                ..limits
+            };
+            super::anytime::improve_judged(p, m, b, opts.seed, limits, keep);
+        },
+    );
+    let o = super::restarts::path(
+        p,
+        m,
+        opts.seed,
+        steps,
+        |seed| {
+            let run_opts = Options {
+                seed,
+                budget: 2 * NESTED_BUDGET,
+            };
+            one_run(p, m, starts, &run_opts, deadline, true, Some(0))
+        },
+        improve,
+    )?;
+    Ok(Optimised {
+        best: o.best,
+        dominates_starts: o.dominates_starts,
+        tried: o.tried,
+    })
+}
+
+/// One run of the optimiser's steps with `opts.seed`, until `deadline`; `fixed`: its
+/// nested optimiser runs get [`NESTED_BUDGET`] (else a share of the budget or of the
+/// time left).
 fn one_run(
     p: &Pattern,
     m: &MapMachine,
     starts: &[Scored],
     opts: &Options,
-    seed: u64,
     deadline: Instant,
+    fixed: bool,
     max_rounds: Option<usize>,
 ) -> Result<Outcome> {
-    let opts = &Options {
-        seed,
-        budget: opts.budget,
-    };
+    let seed = opts.seed;
     let mut run = Run {
         p,
         m,
         opts,
         deadline,
+        fixed,
         rng: SplitMix(seed),
         bound: std::cell::Cell::new(None),
     };
@@ -220,6 +278,8 @@ struct Run<'a> {
     m: &'a MapMachine,
     opts: &'a Options,
     deadline: Instant,
+    /// Whether nested optimiser runs get [`NESTED_BUDGET`].
+    fixed: bool,
     rng: SplitMix,
     /// The pattern's hop-bytes bound on the machine, once a mapping was scored.
     bound: std::cell::Cell<Option<u128>>,
@@ -246,18 +306,26 @@ impl Run<'_> {
     /// A graph pattern: the mappings of a grid hidden in it (the grid mapped, then its
     /// tasks renamed), or else of a grid padded with empty tasks.
     fn grid_in_graph(&mut self, cands: &mut Vec<Scored>) -> Result<()> {
-        let (p, m, opts) = (self.p, self.m, self.opts);
+        let (p, m, opts, fixed) = (self.p, self.m, self.opts, self.fixed);
         if let Some(h) = super::recognise::recognise_grid(p) {
-            let budget = opts.budget / 2;
-            for (origin, map) in hidden_grid_candidates(&h, m, opts.seed, budget)? {
+            let budget = if fixed {
+                NESTED_BUDGET
+            } else {
+                opts.budget / 2
+            };
+            let found = hidden_grid_candidates(&h, m, opts.seed, budget, self.deadline)?;
+            for (origin, map) in found {
                 cands.push(self.score(map, origin));
             }
         } else {
             // the tile grid is placed by the optimiser itself, within half the time
             // left once its starts are scored
             let place_tiles = |qg: &Pattern, m1: &MapMachine, deadline: Instant| -> Result<_> {
-                let left = || deadline.saturating_duration_since(Instant::now()) / 2;
-                let (_, o) = from_baselines(qg, m1, opts.seed, left)?;
+                let left = || match fixed {
+                    true => NESTED_BUDGET,
+                    false => deadline.saturating_duration_since(Instant::now()) / 2,
+                };
+                let (_, o) = from_baselines(qg, m1, opts.seed, left, deadline)?;
                 Ok((o.best.origin, o.best.map))
             };
             let found = super::padded::padded_grid_candidates(
@@ -587,23 +655,19 @@ fn start_targets(starts: &[Scored]) -> (u128, f64) {
 }
 
 /// The optimiser run from the baselines ([`baseline_starts`]) with `seed` and the
-/// budget `budget()` gives once they are scored: the starts and the result.
+/// budget `budget()` gives once they are scored, stopped at `until` if that comes
+/// first: the starts and the result.
 fn from_baselines(
     p: &Pattern,
     m: &MapMachine,
     seed: u64,
     budget: impl FnOnce() -> Duration,
+    until: Instant,
 ) -> Result<(Vec<Scored>, Optimised)> {
     let starts = baseline_starts(p, m)?;
-    let o = optimise(
-        p,
-        m,
-        &starts,
-        &Options {
-            seed,
-            budget: budget(),
-        },
-    )?;
+    let budget = budget();
+    let deadline = until.min(Instant::now() + budget);
+    let o = optimise_until(p, m, &starts, &Options { seed, budget }, None, deadline)?;
     Ok((starts, o))
 }
 
@@ -614,9 +678,10 @@ fn hidden_grid_candidates(
     m: &MapMachine,
     seed: u64,
     budget: Duration,
+    until: Instant,
 ) -> Result<Vec<(String, Perm)>> {
     let gp = Pattern::grid(&h.spec)?;
-    let (starts, o) = from_baselines(&gp, m, seed, || budget)?;
+    let (starts, o) = from_baselines(&gp, m, seed, || budget, until)?;
     let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
     let rename = |map: &Perm| {
         let mut fwd = vec![0usize; h.task.len()];
