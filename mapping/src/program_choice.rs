@@ -35,6 +35,9 @@ use super::pattern::Pattern;
 use super::staged::{program_time_until, Program};
 use copr::lap::Perm;
 
+/// The end of the origin of a mapping this step chose over the optimiser's.
+pub(crate) const CHOSEN_BY_MODEL: &str = "(staged model)";
+
 /// Programs of more messages than this are not timed (one evaluation of Cannon at
 /// p = 1024, 65 000 messages, takes seconds).
 pub(crate) const MAX_PROGRAM_MESSAGES: usize = 200_000;
@@ -163,7 +166,7 @@ pub(crate) fn choose(
         match time(&perm, best_t) {
             Some(t) if t < best_t => {
                 best_t = t;
-                best = Scored::new(p, m, perm, format!("{name} (staged model)"));
+                best = Scored::new(p, m, perm, format!("{name} {CHOSEN_BY_MODEL}"));
             }
             Some(_) => {}
             None => break,

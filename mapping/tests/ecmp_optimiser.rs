@@ -196,5 +196,11 @@ fn a_grid_algorithm_on_a_fat_tree_is_no_slower_in_the_staged_model_than_structur
             t(&tiles)
         );
         assert!(opt < packed, "{}: {opt} >= packed {packed}", a.name());
+        // a structured mapping chosen by the model is reported as such
+        let origin = cmp.row("optimised").unwrap().origin.clone().unwrap();
+        if origin.ends_with("(staged model)") {
+            let text = copr_mapping::table(&cmp);
+            assert!(text.contains("the least time of the algorithm's program in the staged model"));
+        }
     }
 }
