@@ -12,7 +12,7 @@ use copr_testkit::modules::module_graph;
 /// The modules, lowest layer first.
 const LAYERS: &[&[&str]] = &[
     &["errors", "curve", "paths"],
-    &["pattern", "bundles"],
+    &["pattern", "bundles", "route_table"],
     &["machine"],
     &["recognise", "algorithms"],
     &["metrics", "ecmp", "fluid", "staged"],
