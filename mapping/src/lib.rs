@@ -61,6 +61,7 @@ mod optimise;
 mod padded;
 mod paths;
 mod pattern;
+mod program_choice;
 mod recognise;
 mod recording;
 mod report;

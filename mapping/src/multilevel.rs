@@ -40,6 +40,10 @@ const LARGE_BALANCE_TRIES: usize = 6_000;
 /// Coarsening stops at this many vertices.
 const COARSEST: usize = 96;
 
+/// [`fm`] scans for its moves where the mean degree is at least the vertex count over
+/// this ([`scans`]).
+const SCAN_DENSITY: usize = 8;
+
 /// How a dual recursive bisection searches.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Effort {
@@ -250,6 +254,19 @@ fn excess(w0: i64, want0: i64, tol: i64) -> i64 {
 /// must reduce the imbalance. Each pass moves every vertex at most once and rolls back to the best
 /// prefix (least excess imbalance, then least cut); passes repeat while one improves.
 fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thorough: bool) {
+    let scan = scans(g.len(), g.adj.len());
+    fm_with(g, side, (want0, tol), max_passes, thorough, scan);
+}
+
+/// [`fm`], picking the moves by a scan (`scan`) or from heaps: the same moves either way.
+fn fm_with(
+    g: &Graph,
+    side: &mut [u8],
+    (want0, tol): (i64, i64),
+    max_passes: usize,
+    thorough: bool,
+    scan: bool,
+) {
     let n = g.len();
     let mut w0: i64 = (0..n).filter(|&u| side[u] == 0).map(|u| g.vw[u]).sum();
     let mut gain = vec![0i64; n];
@@ -288,34 +305,32 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
         // pops come in the same order however the heap was built
         for u in 0..n {
             locked[u] = false;
-            lists[side[u] as usize].push((gain[u], u as u32));
+            if !scan {
+                lists[side[u] as usize].push((gain[u], u as u32));
+            }
         }
-        let mut heaps: [BinaryHeap<(i64, u32)>; 2] = [
-            BinaryHeap::from(std::mem::take(&mut lists[0])),
-            BinaryHeap::from(std::mem::take(&mut lists[1])),
-        ];
+        let mut heaps: Option<[BinaryHeap<(i64, u32)>; 2]> = (!scan).then(|| {
+            [
+                BinaryHeap::from(std::mem::take(&mut lists[0])),
+                BinaryHeap::from(std::mem::take(&mut lists[1])),
+            ]
+        });
         moves.clear();
         let start = (excess(w0, want0, tol), cut);
         let mut best = start;
         let mut best_len = 0usize;
         let mut since = 0usize;
         loop {
-            // candidates: the top of each side's heap (lazy deletion)
+            // candidates: each side's unlocked vertex of greatest (gain, vertex)
+            let tops = match heaps.as_mut() {
+                Some(h) => [0, 1].map(|s| heap_top(&mut h[s], s, side, &gain, &locked)),
+                None => scan_tops(side, &gain, &locked),
+            };
             let mut pick: Option<(usize, i64)> = None;
-            #[allow(clippy::needless_range_loop)] // `s` is also the side compared
-            for s in 0..2 {
-                while let Some(&(gn, u)) = heaps[s].peek() {
-                    let u = u as usize;
-                    if locked[u] || side[u] as usize != s || gain[u] != gn {
-                        heaps[s].pop();
-                        continue;
-                    }
-                    break;
-                }
-                let Some(&(gn, u)) = heaps[s].peek() else {
+            for (s, top) in tops.into_iter().enumerate() {
+                let Some((gn, u)) = top else {
                     continue;
                 };
-                let u = u as usize;
                 let nw0 = if s == 0 { w0 - g.vw[u] } else { w0 + g.vw[u] };
                 let ok = excess(nw0, want0, slack) == 0
                     || excess(nw0, want0, slack) < excess(w0, want0, slack);
@@ -324,7 +339,9 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
                 }
             }
             let Some((u, gn)) = pick else { break };
-            heaps[side[u] as usize].pop();
+            if let Some(h) = heaps.as_mut() {
+                h[side[u] as usize].pop();
+            }
             locked[u] = true;
             if side[u] == 0 {
                 w0 -= g.vw[u];
@@ -339,14 +356,15 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
                 if v == u {
                     continue;
                 }
-                // u left v's side (v gains 2w) or joined it (v loses 2w)
+                // u left v's side (v gains 2w) or joined it (v loses 2w); a lower gain
+                // is pushed only when its stale entry reaches the top (`heap_top`)
                 if side[v] == side[u] {
                     gain[v] -= 2 * w;
                 } else {
                     gain[v] += 2 * w;
-                }
-                if !locked[v] {
-                    heaps[side[v] as usize].push((gain[v], v as u32));
+                    if let (false, Some(h)) = (locked[v], heaps.as_mut()) {
+                        h[side[v] as usize].push((gain[v], v as u32));
+                    }
                 }
             }
             moves.push(u);
@@ -363,7 +381,7 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
             }
         }
         // the heaps' storage kept for the next pass
-        for (l, h) in lists.iter_mut().zip(heaps) {
+        for (l, h) in lists.iter_mut().zip(heaps.into_iter().flatten()) {
             *l = h.into_vec();
             l.clear();
         }
@@ -396,8 +414,60 @@ fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thoro
     }
 }
 
-/// Greedy growth of side 0 from `seed` up to weight `want0`, then FM.
-fn grow(g: &Graph, seed: usize, want0: i64, tol: i64, thorough: bool) -> Vec<u8> {
+/// Whether [`fm`] picks its moves by scanning every vertex instead of from heaps: where
+/// a vertex has so many neighbours that the heap entries a move pushes cost more than a
+/// scan (the coarsest graphs of dense patterns).
+fn scans(n: usize, adjacency: usize) -> bool {
+    adjacency.saturating_mul(SCAN_DENSITY) >= n.saturating_mul(n)
+}
+
+/// The top of a side's heap of `(gain, vertex)` after dropping the entries that are no
+/// longer current (lazy deletion: the vertex is locked, moved to the other side, or its
+/// gain changed since the entry was pushed).
+///
+/// A gain that rose is pushed when it rises; one that fell keeps its old, higher entry
+/// until that entry reaches the top, where it is replaced by the current gain. So every
+/// unlocked vertex of side `s` has an entry at least its `(gain, vertex)`, and the top
+/// once current is the greatest `(gain, vertex)` of the side: the vertex the heap would
+/// give with every change pushed.
+fn heap_top(
+    heap: &mut BinaryHeap<(i64, u32)>,
+    s: usize,
+    side: &[u8],
+    gain: &[i64],
+    locked: &[bool],
+) -> Option<(i64, usize)> {
+    while let Some(&(gn, u)) = heap.peek() {
+        let v = u as usize;
+        if locked[v] || side[v] as usize != s || gain[v] != gn {
+            heap.pop();
+            if !locked[v] && side[v] as usize == s && gain[v] < gn {
+                heap.push((gain[v], u));
+            }
+            continue;
+        }
+        return Some((gn, v));
+    }
+    None
+}
+
+/// Each side's unlocked vertex of greatest `(gain, vertex)`, by a scan: the vertices
+/// [`heap_top`] gives, as every unlocked vertex has a current entry in its side's heap.
+fn scan_tops(side: &[u8], gain: &[i64], locked: &[bool]) -> [Option<(i64, usize)>; 2] {
+    // (gain, vertex + 1), the vertex 0 for none: below every vertex's key
+    let mut tops = [(i64::MIN, 0usize); 2];
+    for (u, ((&s, &gn), &l)) in side.iter().zip(gain).zip(locked).enumerate() {
+        let key = (gn, u + 1);
+        let t = &mut tops[usize::from(s & 1)];
+        if !l && key > *t {
+            *t = key;
+        }
+    }
+    tops.map(|(gn, u)| u.checked_sub(1).map(|u| (gn, u)))
+}
+
+/// Greedy growth of side 0 from `seed` up to weight `want0` (FM follows, in [`bisect`]).
+fn grow(g: &Graph, seed: usize, want0: i64, tol: i64) -> Vec<u8> {
     let n = g.len();
     let mut side = vec![1u8; n];
     // gain of moving a vertex onto side 0: bytes to side 0 minus to side 1, minus bias
@@ -447,7 +517,6 @@ fn grow(g: &Graph, seed: usize, want0: i64, tol: i64, thorough: bool) -> Vec<u8>
             }
         }
     }
-    fm(g, &mut side, want0, tol, 8, thorough);
     side
 }
 
@@ -498,8 +567,16 @@ fn bisect(g: &Graph, want0: i64, rng: &mut SplitMix, effort: Effort) -> Vec<u8> 
     }
     let tol = tol_of(coarsest);
     let mut best: Option<((i64, i64), Vec<u8>)> = None;
+    // growths from different seeds often end alike: FM is deterministic, so a repeated
+    // growth would give a bisection already weighed (and not kept, as it is no better)
+    let mut grown: Vec<Vec<u8>> = Vec::with_capacity(seeds.len());
     for s in seeds {
-        let side = grow(coarsest, s, want0, tol, effort.thorough);
+        let mut side = grow(coarsest, s, want0, tol);
+        if grown.contains(&side) {
+            continue;
+        }
+        grown.push(side.clone());
+        fm(coarsest, &mut side, want0, tol, 8, effort.thorough);
         let w0: i64 = (0..nc)
             .filter(|&u| side[u] == 0)
             .map(|u| coarsest.vw[u])
@@ -605,6 +682,10 @@ pub(crate) fn dual_bisection(
     let mut part = vec![0u32; p.tasks()];
     let all: Vec<usize> = (0..m.nodes()).collect();
     let mut mid = vec![middle(m, &all)];
+    // hops from the first half's middle minus from the second's, per middle node of
+    // the other parts (`i64::MIN` when not known for the part being cut)
+    let mut toward = vec![i64::MIN; m.nodes()];
+    let mut seen: Vec<usize> = Vec::new();
     let mut queue: std::collections::VecDeque<(Vec<usize>, Vec<usize>)> =
         std::collections::VecDeque::from([((0..p.tasks()).collect(), all)]);
     let next = |q: &mut std::collections::VecDeque<_>| {
@@ -643,10 +724,17 @@ pub(crate) fn dual_bisection(
                     continue;
                 }
                 let q = mid[part[v as usize] as usize];
-                let d = i64::from(m.hops(ma, q)) - i64::from(m.hops(mb, q));
+                if toward[q] == i64::MIN {
+                    toward[q] = i64::from(m.hops(ma, q)) - i64::from(m.hops(mb, q));
+                    seen.push(q);
+                }
+                let d = toward[q];
                 b = b.saturating_add(i64::try_from(w).unwrap_or(i64::MAX / 4).saturating_mul(d));
             }
             g.bias[i] = b;
+        }
+        for q in seen.drain(..) {
+            toward[q] = i64::MIN;
         }
         // `local` marks the part's tasks only while the bias is computed
         for &t in &tasks {
@@ -972,6 +1060,59 @@ mod tests {
         let side = bisect(&g, 40, &mut SplitMix(3), EXTERNAL);
         assert_eq!(side.iter().filter(|&&s| s == 0).count(), 40);
         assert_eq!(g.cut(&side), 2);
+    }
+
+    /// A seeded random graph of `n` vertices, each joined to about `degree` others
+    /// (weights 1…1000, vertex weights 1…3, biases of either sign).
+    fn random_graph(n: usize, degree: usize, seed: u64) -> Graph {
+        let mut rng = SplitMix(seed);
+        let mut w = std::collections::BTreeMap::new();
+        for u in 0..n {
+            for _ in 0..degree / 2 {
+                let v = (rng.next_u64() % n as u64) as usize;
+                if v != u {
+                    w.insert((u.min(v), u.max(v)), 1 + (rng.next_u64() % 1000) as i64);
+                }
+            }
+        }
+        let mut lists: Vec<Vec<(u32, i64)>> = vec![Vec::new(); n];
+        for (&(u, v), &x) in &w {
+            lists[u].push((v as u32, x));
+            lists[v].push((u as u32, x));
+        }
+        let mut g = Graph {
+            off: vec![0],
+            adj: Vec::new(),
+            vw: (0..n).map(|_| 1 + (rng.next_u64() % 3) as i64).collect(),
+            bias: (0..n)
+                .map(|_| (rng.next_u64() % 2001) as i64 - 1000)
+                .collect(),
+        };
+        for l in lists {
+            g.adj.extend(l);
+            g.off.push(g.adj.len());
+        }
+        g
+    }
+
+    #[test]
+    fn fm_moves_alike_by_scan_and_by_heaps() {
+        // sparse and dense, small and large, thorough and short passes: the same
+        // bisection whichever way the moves are picked (and FM does move vertices)
+        let mut moved = 0;
+        for (k, &(n, degree)) in [(40, 4), (90, 60), (300, 8), (500, 120)].iter().enumerate() {
+            let g = random_graph(n, degree, 11 + k as u64);
+            let total: i64 = g.vw.iter().sum();
+            let start: Vec<u8> = (0..n).map(|u| u8::from(u % 3 == 0)).collect();
+            for thorough in [false, true] {
+                let (mut a, mut b) = (start.clone(), start.clone());
+                fm_with(&g, &mut a, (total / 2, 2), 6, thorough, true);
+                fm_with(&g, &mut b, (total / 2, 2), 6, thorough, false);
+                assert_eq!(a, b, "{n} vertices, degree {degree}, thorough {thorough}");
+                moved += a.iter().zip(&start).filter(|(x, y)| x != y).count();
+            }
+        }
+        assert!(moved > 0);
     }
 
     #[test]

@@ -43,8 +43,17 @@
 //! depends on the budget, and the deadline only cuts the sequence short, so there too a
 //! larger budget never gives a worse mapping by that order.
 //!
-//! Deterministic for a given seed and number of anytime rounds (and restarts);
-//! bounded by a time budget.
+//! **Grid algorithms on network graphs.** For the pattern of a grid algorithm
+//! ([`Pattern::algorithm`]: Cannon, Fox, Snyder, SUMMA) on a network graph the steps
+//! above get a third of the budget; then their mapping and structured mappings of the
+//! process grid (tiles in bit-reversed and row-major order, skewed rows) are timed with
+//! the staged flow model ([`crate::program_time`]) until the budget ends, and the one
+//! it times lowest is returned, whatever its hop-bytes and busiest link (then
+//! [`Optimised::dominates_starts`] says whether it happens to be no worse than every
+//! start on both): see `program_choice.rs`.
+//!
+//! Deterministic for a given seed and number of anytime rounds (and restarts, and
+//! candidates timed); bounded by a time budget.
 
 use std::time::{Duration, Instant};
 
@@ -116,6 +125,29 @@ fn optimise_until(
     deadline: Instant,
 ) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
+    // a grid algorithm's pattern on a network graph: a third of the time for the steps
+    // below, the rest to choose by the staged model (`program_choice`), whose timings
+    // take seconds at p = 1024; not when the rounds are counted (the result is then a
+    // function of the seed and `max_rounds`)
+    let program = max_rounds
+        .is_none()
+        .then(|| super::program_choice::applies(p, m))
+        .flatten();
+    if let Some(spec) = program {
+        let now = Instant::now();
+        let steps_end = now + deadline.saturating_duration_since(now) / 3;
+        let o = one_run(p, m, starts, opts, steps_end, false, None)?;
+        let (best, _) = super::program_choice::choose(p, m, &spec, o.best, deadline);
+        let dominates_starts = starts.iter().all(|s| {
+            best.metrics.hop_bytes <= s.metrics.hop_bytes
+                && best.metrics.max_link_time <= s.metrics.max_link_time
+        });
+        return Ok(Optimised {
+            best,
+            dominates_starts,
+            tried: o.tried,
+        });
+    }
     // restarts from other seeds (graphs on network graphs, see `restarts`); not when
     // the rounds are counted (then the result is a function of the seed and
     // `max_rounds` alone)

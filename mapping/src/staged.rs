@@ -25,6 +25,7 @@
 //! latency.
 
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::time::Instant;
 
 use copr::error::Result;
 use copr::lap::Perm;
@@ -466,6 +467,22 @@ fn merge_window(prog: &Program, inv: &[f64]) -> f64 {
 /// `O(E·(A·h + L·log L))` for `E` distinct start and arrival times, at most `A`
 /// messages under way at once over `h` links each, `L` links.
 pub fn program_time(prog: &Program, m: &MapMachine, map: &Perm, model: &RoundModel) -> f64 {
+    program_time_until(prog, m, map, model, (None, f64::INFINITY)).unwrap_or(f64::INFINITY)
+}
+
+/// [`program_time`], given up (`None`) when the wall clock passes `deadline`, and
+/// `f64::INFINITY` as soon as the simulated time passes `cutoff` (the program cannot
+/// end before).
+///
+/// # Panics
+/// As [`program_time`].
+pub(crate) fn program_time_until(
+    prog: &Program,
+    m: &MapMachine,
+    map: &Perm,
+    model: &RoundModel,
+    (deadline, cutoff): (Option<Instant>, f64),
+) -> Option<f64> {
     assert_eq!(
         prog.tasks(),
         map.len(),
@@ -504,7 +521,12 @@ pub fn program_time(prog: &Program, m: &MapMachine, map: &Perm, model: &RoundMod
     let tau = merge_window(prog, &run.inv);
     let mut t = 0f64;
     let mut done: Vec<u32> = Vec::new();
+    let mut events = 0u32;
     loop {
+        if events % 256 == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+            return None;
+        }
+        events = events.wrapping_add(1);
         // flows whose latency is over start to share
         while let Some(&Least(s, f)) = run.waiting.peek() {
             if s > t + tau {
@@ -531,6 +553,9 @@ pub fn program_time(prog: &Program, m: &MapMachine, map: &Perm, model: &RoundMod
         if !next.is_finite() {
             break;
         }
+        if next > cutoff {
+            return Some(f64::INFINITY);
+        }
         let dt = next - t;
         t = next;
         done.clear();
@@ -553,18 +578,19 @@ pub fn program_time(prog: &Program, m: &MapMachine, map: &Perm, model: &RoundMod
             run.complete(f, t);
         }
     }
-    run.finish.iter().fold(
+    Some(run.finish.iter().fold(
         0f64,
         |a, &x| if x.is_nan() { f64::INFINITY } else { a.max(x) },
-    )
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_lone_message_takes_its_latency_and_its_bytes_over_the_bandwidth() {
+    /// A ring of 4 nodes, one slot each, and a program of one message of 1000 bytes
+    /// from task 0 to task 2.
+    fn lone_message() -> (MapMachine, Program) {
         let m = crate::torus_machine(vec![4], None, None, 1).unwrap();
         let p = Program::from_tasks(vec![
             vec![send(2, 0, 1000), Op::Wait],
@@ -572,6 +598,24 @@ mod tests {
             vec![Op::Recv { from: 0, chan: 0 }, Op::Wait],
             vec![],
         ]);
+        (m, p)
+    }
+
+    #[test]
+    fn a_timing_stops_at_its_cutoff_and_its_deadline() {
+        let (m, p) = lone_message();
+        let model = RoundModel::simgrid_like();
+        let id = Perm::identity(4);
+        let t = program_time(&p, &m, &id, &model);
+        let until = |d, cut| program_time_until(&p, &m, &id, &model, (d, cut));
+        assert_eq!(until(None, 2.0 * t), Some(t));
+        assert_eq!(until(None, 0.5 * t), Some(f64::INFINITY));
+        assert_eq!(until(Some(Instant::now()), f64::INFINITY), None);
+    }
+
+    #[test]
+    fn a_lone_message_takes_its_latency_and_its_bytes_over_the_bandwidth() {
+        let (m, p) = lone_message();
         let inv = m.link_inv_bandwidths()[0];
         let lat = m.link_group_latencies()[0];
         let t = program_time(&p, &m, &Perm::identity(4), &RoundModel::simgrid_like());

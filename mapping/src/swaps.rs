@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::machine::{LinkLoadModel, MapMachine, NetKind};
+use super::machine::{LinkLoadModel, MapMachine, NetKind, DISTANCE_TABLE_NODES};
 use super::pattern::Pattern;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
@@ -538,6 +538,7 @@ impl<'a> Tracked<'a> {
         let mut top = scan(&load, &inv);
         let mut pen = penalty(hb, top.0);
         let mut moved: Vec<(u32, u32, u64)> = Vec::new();
+        let mut pairs = PairSums::new(m.nodes());
         let mut touched: Vec<(usize, f64)> = Vec::new();
         // the tasks through the busiest link are listed again every `every` tries
         let every = if n <= 2048 { 256 } else { 2048 };
@@ -590,21 +591,24 @@ impl<'a> Tracked<'a> {
                     .iter()
                     .filter(|e| e.0 as usize != u && e.1 as usize != u),
             );
-            // `touched` gets each changed link with its load before the change
-            let apply = |slot: &[usize],
-                         load: &mut [f64],
-                         touched: &mut Vec<(usize, f64)>,
-                         sign: f64|
+            // `touched` gets each changed link with its load before the change; the
+            // messages between the same two nodes are routed once with their bytes
+            // summed (whole bytes: the same loads as one by one)
+            let mut apply = |slot: &[usize],
+                             load: &mut [f64],
+                             touched: &mut Vec<(usize, f64)>,
+                             sign: f64|
              -> i128 {
                 let mut dh: i128 = 0;
-                for &(a, b, w) in &moved {
-                    let (na, nb) = (slot[a as usize] / rpn, slot[b as usize] / rpn);
-                    dh += sign as i128 * i128::from(w) * i128::from(m.hops(na, nb));
+                pairs.for_each(&moved, [u, x], (slot, rpn), |na, nb, w| {
+                    dh += sign as i128 * w as i128 * i128::from(m.hops(na, nb));
+                    // (the same value as `w as f64`, without the 128-bit conversion)
+                    let bytes = u64::try_from(w).map_or(w as f64, |w| w as f64);
                     m.for_group_route(na, nb, |l| {
                         touched.push((l, load[l]));
-                        load[l] += sign * w as f64;
+                        load[l] += sign * bytes;
                     });
-                }
+                });
                 dh
             };
             touched.clear();
@@ -651,6 +655,77 @@ fn scan(load: &[f64], inv: &[f64]) -> (f64, usize) {
     best
 }
 
+/// The bytes of messages that move with two tasks, summed per ordered pair of nodes.
+///
+/// Every message has an end at one of the two tasks (`movers`), whose nodes are fixed
+/// while the messages are summed, so a pair of nodes is known by the mover, the
+/// direction and the other end's node: the sums live in a table of that key, cleared
+/// after each use.
+struct PairSums {
+    nodes: usize,
+    sum: Vec<u128>,
+    used: Vec<usize>,
+}
+
+impl PairSums {
+    fn new(nodes: usize) -> Self {
+        PairSums {
+            nodes,
+            sum: vec![0; 4 * nodes],
+            used: Vec::new(),
+        }
+    }
+
+    /// Calls `f(node, node, bytes)` for the ordered pairs of different nodes that
+    /// `msgs` (each with an end at `movers[0]` or `movers[1]`) join, task `t` in slot
+    /// `slot[t]`, with the bytes of their messages summed: once per key, so a pair
+    /// comes at most twice (from one mover's node to the other's, as sent by the first
+    /// mover and as received by the second).
+    fn for_each(
+        &mut self,
+        msgs: &[(u32, u32, u64)],
+        movers: [usize; 2],
+        (slot, rpn): (&[usize], usize),
+        mut f: impl FnMut(usize, usize, u128),
+    ) {
+        for &(a, b, w) in msgs {
+            let (a, b) = (a as usize, b as usize);
+            let (na, nb) = (slot[a] / rpn, slot[b] / rpn);
+            if na == nb || w == 0 {
+                continue;
+            }
+            // (mover, direction, other end's node)
+            let key = match (
+                movers.iter().position(|&t| t == a),
+                movers.iter().position(|&t| t == b),
+            ) {
+                (Some(i), _) => (2 * i) * self.nodes + nb,
+                (None, Some(i)) => (2 * i + 1) * self.nodes + na,
+                // (not a message of the movers: on its own)
+                (None, None) => {
+                    f(na, nb, u128::from(w));
+                    continue;
+                }
+            };
+            if self.sum[key] == 0 {
+                self.used.push(key);
+            }
+            self.sum[key] += u128::from(w);
+        }
+        for &key in &self.used {
+            let (kind, other) = (key / self.nodes, key % self.nodes);
+            let here = slot[movers[kind / 2]] / rpn;
+            let (na, nb) = if kind % 2 == 0 {
+                (here, other)
+            } else {
+                (other, here)
+            };
+            f(na, nb, std::mem::take(&mut self.sum[key]));
+        }
+        self.used.clear();
+    }
+}
+
 /// Lists in `hot` the two tasks of every message through the busiest link group (the
 /// first of the largest `load · inv`), when task `t` is in slot `slot[t]`.
 fn through_busiest(
@@ -669,10 +744,33 @@ fn through_busiest(
         })
         .unwrap_or(0);
     hot.clear();
+    // whether the route of each ordered pair of nodes passes, found on first use
+    // (0 not yet, 1 no, 2 yes) up to DISTANCE_TABLE_NODES nodes
+    let nodes = m.nodes();
+    let mut known = vec![
+        0u8;
+        if nodes <= DISTANCE_TABLE_NODES {
+            nodes * nodes
+        } else {
+            0
+        }
+    ];
     for e in p.edges() {
         let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
-        let mut through = false;
-        m.for_group_route(a, b, |l| through |= l == lstar);
+        let passes = || {
+            let mut through = false;
+            m.for_group_route(a, b, |l| through |= l == lstar);
+            through
+        };
+        let through = match known.get_mut(a * nodes + b) {
+            Some(k) => {
+                if *k == 0 {
+                    *k = 1 + u8::from(passes());
+                }
+                *k == 2
+            }
+            None => passes(),
+        };
         if through {
             hot.push(e.src as usize);
             hot.push(e.dst as usize);
@@ -983,6 +1081,75 @@ mod tests {
         );
         let scratch = crate::ecmp::ecmp_max_link_time(&p, &m, &map).unwrap();
         assert!((t.max_link_time() - scratch).abs() <= 1e-12 * scratch);
+    }
+
+    #[test]
+    fn the_tasks_through_the_busiest_link_are_those_of_its_messages() {
+        // random messages on a 4x4 torus x 2: the hot list names, in message order, the
+        // two tasks of every message whose route passes the busiest link
+        let mut rng = SplitMix(21);
+        let edges: Vec<_> = (0..300)
+            .map(|_| crate::pattern::Edge {
+                src: (rng.next_u64() % 32) as u32,
+                dst: (rng.next_u64() % 32) as u32,
+                bytes: 1 + rng.next_u64() % 100,
+            })
+            .filter(|e| e.src != e.dst)
+            .collect();
+        let p = Pattern::from_edges(32, edges, String::new()).unwrap();
+        let m = crate::torus_machine(vec![4, 4], None, None, 2).unwrap();
+        let slot = shuffled(32, &mut rng).forward().to_vec();
+        let t = Tracked::new(&p, &m, &Perm::from_forward(slot.clone()).unwrap());
+        let lstar = scan(&t.load, &t.inv).1;
+        let mut want = Vec::new();
+        for e in p.edges() {
+            let (a, b) = (slot[e.src as usize] / 2, slot[e.dst as usize] / 2);
+            let mut through = false;
+            m.for_route(a, b, |l| through |= l == lstar);
+            if through {
+                want.extend([e.src as usize, e.dst as usize]);
+            }
+        }
+        let mut hot = Vec::new();
+        through_busiest(&p, &m, &slot, (&t.load, &t.inv), &mut hot);
+        assert!(!want.is_empty());
+        assert_eq!(hot, want);
+    }
+
+    #[test]
+    fn pair_sums_are_the_bytes_per_pair_of_nodes() {
+        // 40 tasks on 10 nodes of 4; messages from and to tasks 3 and 17 (one between
+        // them, some within a node): the sums per ordered pair of different nodes
+        let mut rng = SplitMix(3);
+        let slot: Vec<usize> = shuffled(40, &mut rng).forward().to_vec();
+        let movers = [3usize, 17];
+        let mut msgs = vec![(3u32, 17u32, 5u64)];
+        for k in 0..200u64 {
+            let other = (rng.next_u64() % 40) as u32;
+            let mover = movers[(k % 2) as usize] as u32;
+            let bytes = 1 + rng.next_u64() % 1000;
+            msgs.push(if k % 3 == 0 {
+                (other, mover, bytes)
+            } else {
+                (mover, other, bytes)
+            });
+        }
+        let mut want = std::collections::BTreeMap::new();
+        for &(a, b, w) in &msgs {
+            let (na, nb) = (slot[a as usize] / 4, slot[b as usize] / 4);
+            if na != nb {
+                *want.entry((na, nb)).or_insert(0u128) += u128::from(w);
+            }
+        }
+        let mut sums = PairSums::new(10);
+        for _ in 0..2 {
+            // twice: the table is left clear
+            let mut got = std::collections::BTreeMap::new();
+            sums.for_each(&msgs, movers, (&slot, 4), |a, b, w| {
+                *got.entry((a, b)).or_insert(0u128) += w;
+            });
+            assert_eq!(got, want);
+        }
     }
 
     #[test]

@@ -21,7 +21,14 @@ const LAYERS: &[&[&str]] = &[
     &["candidates", "swaps", "tiles"],
     &["multilevel"],
     // its phases (the padded-grid starts get the optimiser as an argument)
-    &["padded", "anytime", "tile_traffic", "scotch", "restarts"],
+    &[
+        "padded",
+        "anytime",
+        "tile_traffic",
+        "scotch",
+        "restarts",
+        "program_choice",
+    ],
     &["optimise"],
     &["report", "recording", "export", "simgrid"],
     &["slots"],
