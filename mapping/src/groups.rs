@@ -240,16 +240,18 @@ impl<'a> Groups<'a> {
     }
 }
 
-/// The node groups of the two-stage way (module docs) for `p` on `m`: task → group,
-/// `m.nodes()` groups of `m.ranks_per_node()` tasks, refined from the nodes of each
-/// mapping of `from` and from the greedy grown groups; the groups that keep the most
-/// bytes inside, numbered by node when they came from `from` (then the identity is
-/// that mapping's placement of them), with whether they did. `None` when the pattern
-/// does not fill the machine, is larger than [`MAX_TASKS`], or `deadline` passes first.
+/// The node groups of the two-stage way (module docs) for `p` on `m`: groupings
+/// (task → group, `m.nodes()` groups of `m.ranks_per_node()` tasks) refined from the
+/// nodes of each mapping of `from` and from `grown_groups` (each group's tasks, when
+/// given), the most bytes kept inside first (one of each count), each with whether it
+/// came from `from` (then its groups are numbered by node, and the identity is that
+/// mapping's placement of them). Empty when the pattern does not fill the machine or
+/// is larger than [`MAX_TASKS`]; the starts not refined by `deadline` are left out.
 pub(crate) fn node_groups(
     p: &Pattern,
     m: &MapMachine,
     from: &[&Perm],
+    grown_groups: &[Vec<usize>],
     seed: u64,
     deadline: Instant,
 ) -> Vec<(Vec<u32>, bool)> {
@@ -274,13 +276,15 @@ pub(crate) fn node_groups(
             )
         })
         .collect();
-    let mut grown = vec![0u32; p.tasks()];
-    for (g, members) in super::optimise::graph_groups(p, k).iter().enumerate() {
-        for &t in members {
-            grown[t] = g as u32;
+    if grown_groups.len() == nodes {
+        let mut grown = vec![0u32; p.tasks()];
+        for (g, members) in grown_groups.iter().enumerate() {
+            for &t in members {
+                grown[t] = g as u32;
+            }
         }
+        starts.push((grown, false));
     }
-    starts.push((grown, false));
     let mut out: Vec<(i128, Vec<u32>, bool)> = Vec::new();
     for (of, placed) in starts {
         if Instant::now() >= deadline {
@@ -533,10 +537,13 @@ mod tests {
     fn node_groups_are_the_cliques_on_four_nodes() {
         let p = cliques();
         let m = MapMachine::flat(4, 4).expect("valid");
+        // the worst start: every group holds one task of each clique
+        let worst: Vec<Vec<usize>> = (0..4).map(|g| (4 * g..4 * g + 4).collect()).collect();
         let (of, _) = node_groups(
             &p,
             &m,
             &[],
+            &worst,
             1,
             Instant::now() + std::time::Duration::from_secs(5),
         )

@@ -523,7 +523,8 @@ impl Run<'_> {
             .chain(cands.iter().filter(|c| c.origin.starts_with("multilevel")))
             .map(|c| &c.map)
             .collect();
-        let found = super::groups::node_groups(p, m, &from, seed, deadline);
+        let grown = graph_groups(p, m.ranks_per_node());
+        let found = super::groups::node_groups(p, m, &from, &grown, seed, deadline);
         let m1 = m.clone().with_ranks_per_node(1)?;
         let k = m.ranks_per_node();
         for (of, placed) in found.into_iter().take(GROUPINGS) {
@@ -795,7 +796,7 @@ fn choose(starts: &[Scored], pool: Vec<Scored>) -> (Scored, bool) {
 ///
 /// # Complexity
 /// `O((n + m) log m)` for `n` tasks and `m` messages.
-pub(crate) fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
+fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
     use std::collections::{BinaryHeap, VecDeque};
     let n = p.tasks();
     let (off, adj) = p.undirected();
