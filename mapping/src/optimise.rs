@@ -173,6 +173,10 @@ fn optimise_until(
 /// default budget, what they had at the default budget before.
 const NESTED_BUDGET: Duration = Duration::from_secs(5);
 
+/// The node groupings (`groups.rs`) placed and kept as candidates: the most bytes
+/// inside first.
+const GROUPINGS: usize = 1;
+
 /// The optimiser on the restart path (`restarts.rs`): the first run and restarts
 /// without the anytime phase, then the anytime rounds, within `steps`.
 ///
@@ -260,6 +264,9 @@ fn one_run(
         run.grown_groups(&mut cands)?;
     }
     run.exhaustive_and_multilevel(starts, &mut cands)?;
+    if p.grid_spec().is_none() {
+        run.two_stage(starts, &mut cands)?;
+    }
     let pool = run.refine_best(starts, cands);
     let tried = pool.len();
     let (best, dominates_starts) = run.settle(starts, pool);
@@ -462,7 +469,9 @@ impl Run<'_> {
         let m1 = m.clone().with_ranks_per_node(1)?;
         for s in [Strategy::Packed, Strategy::Bisection] {
             if let Some(mut place) = baseline_until(s, &qp, &m1, Some(deadline))? {
-                refine(&qp, &m1, &mut place, &mut self.rng, deadline, 20);
+                // a stream of its own: the later steps see the same numbers
+                let mut rng = SplitMix(self.opts.seed ^ 0x7175_6f74);
+                refine(&qp, &m1, &mut place, &mut rng, deadline, 20);
                 let mut fwd = vec![0usize; p.tasks()];
                 for (g, members) in groups.iter().enumerate() {
                     let node = place.apply(g);
@@ -497,6 +506,46 @@ impl Run<'_> {
             for (name, map) in super::multilevel::candidates(p, m, 3, &mut self.rng, self.deadline)?
             {
                 cands.push(self.score(map, name));
+            }
+        }
+        Ok(())
+    }
+
+    /// A graph on nodes of several slots: node groups keeping the most bytes inside
+    /// (`groups.rs`, refined from the multilevel candidates' nodes and grown groups),
+    /// their quotient graph placed by the optimiser itself (within a quarter of the
+    /// time left, [`NESTED_BUDGET`] at most) and, when the groups came from a
+    /// candidate, where it put them; each placement searched further by swaps of groups.
+    fn two_stage(&mut self, starts: &[Scored], cands: &mut Vec<Scored>) -> Result<()> {
+        let (p, m, deadline, seed) = (self.p, self.m, self.deadline, self.opts.seed);
+        let from: Vec<&Perm> = starts
+            .iter()
+            .chain(cands.iter().filter(|c| c.origin.starts_with("multilevel")))
+            .map(|c| &c.map)
+            .collect();
+        let grown = graph_groups(p, m.ranks_per_node());
+        let found = super::groups::node_groups(p, m, &from, &grown, seed, deadline);
+        let m1 = m.clone().with_ranks_per_node(1)?;
+        let k = m.ranks_per_node();
+        for (of, placed) in found.into_iter().take(GROUPINGS) {
+            let qp = super::groups::quotient(p, &of, m.nodes())?;
+            let left =
+                || (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET);
+            let (_, o) = from_baselines(&qp, &m1, seed, left, deadline)?;
+            let mut places = vec![(
+                format!("node groups, placed: {}", o.best.origin),
+                o.best.map,
+            )];
+            if placed {
+                places.push((
+                    "node groups where a start put them".into(),
+                    Perm::identity(m.nodes()),
+                ));
+            }
+            for (origin, start) in places {
+                let place = super::groups::place(&qp, &m1, &start, seed, deadline);
+                let map = super::groups::expand(&of, &place, k);
+                cands.push(self.score(map, format!("{origin}, groups swapped")));
             }
         }
         Ok(())

@@ -28,6 +28,7 @@ const LAYERS: &[&[&str]] = &[
         "scotch",
         "restarts",
         "program_choice",
+        "groups",
     ],
     &["optimise"],
     &["report", "recording", "export", "simgrid"],
