@@ -1,6 +1,6 @@
 //! The mapper's typed errors, one enum per domain: the machine ([`MachineError`]),
 //! task and slot counts ([`MapError`]), the files the mapper writes and reads back
-//! ([`ExportError`]) and reordered communicators ([`MpiError`], feature `mpi`).
+//! ([`ExportError`]) and reordered communicators (`MpiError`, with the feature `mpi`).
 //!
 //! Each is carried by [`copr::Error::Extension`] (`copr::Error::from(e)`, and `?`
 //! converts), as [`crate::PatternError`] is; `downcast_ref` on the box recovers it:

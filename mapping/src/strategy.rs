@@ -113,7 +113,7 @@ pub fn check_sizes(p: &Pattern, m: &MapMachine) -> Result<()> {
 
 /// Runs a baseline strategy. `Ok(None)` when it does not apply (tiles, Hilbert and
 /// bisection of geometry need a grid pattern; the CP2K heuristic needs a torus).
-/// [`Strategy::Optimised`] is [`super::optimise`].
+/// [`Strategy::Optimised`] is [`super::optimise()`].
 ///
 /// # Errors
 /// [`MapError`] if the pattern does not fill the machine.
