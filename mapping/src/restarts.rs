@@ -532,11 +532,25 @@ mod tests {
     #[test]
     fn on_the_restart_path_a_later_step_is_never_worse_and_a_cut_run_is_a_prefix() {
         let m = dragonfly(3);
-        // (a graph on which restarts and rounds both improve the mapping: most seeds of
-        // the graph give one or the other, which the asserts below would report)
-        let p = rgg(120, 3, 6);
-        assert!(applies(&p, &m));
-        let starts = crate::candidates::baseline_starts(&p, &m).unwrap();
+        // graphs until one on which restarts and rounds both improve the mapping (most
+        // graphs give one or the other); every graph tried is checked whole
+        let mut seen = Vec::new();
+        for graph_seed in 6..14 {
+            let p = rgg(120, 3, graph_seed);
+            assert!(applies(&p, &m));
+            let improved = check_the_restart_path(&p, &m);
+            seen.push((graph_seed, improved));
+            if improved == (true, true) {
+                return;
+            }
+        }
+        panic!("no graph had both a restart and a round improve it: {seen:?}");
+    }
+
+    /// The checks of the test above on `p`; which kinds of step improved the mapping
+    /// (a restart, an anytime round).
+    fn check_the_restart_path(p: &Pattern, m: &MapMachine) -> (bool, bool) {
+        let starts = crate::candidates::baseline_starts(p, m).unwrap();
         let opts = Options {
             seed: 1,
             // the anytime phase's patience: 6 rounds
@@ -548,7 +562,7 @@ mod tests {
                 max_steps,
                 trace,
             };
-            crate::optimise::restart_path(&p, &m, &starts, &opts, steps).unwrap()
+            crate::optimise::restart_path(p, m, &starts, &opts, steps).unwrap()
         };
         let mut trace = Vec::new();
         let all = run(None, Some(&mut trace));
@@ -560,13 +574,12 @@ mod tests {
             .count();
         assert!(n > 1 + restarts, "no anytime round ran");
         let cap = trace[0].metrics.hop_bytes + trace[0].metrics.hop_bytes / 20;
-        // every step keeps the mapping or replaces it by a better one, and some step
-        // in the restarts and some anytime round do improve it
+        // every step keeps the mapping or replaces it by a better one
         let mut improved = (false, false);
         for i in 1..n {
             let (a, b) = (&trace[i].map, &trace[i - 1].map);
             if a != b {
-                assert!(better_by_hand(&p, &m, a, b, cap), "step {} is worse", i + 1);
+                assert!(better_by_hand(p, m, a, b, cap), "step {} is worse", i + 1);
                 if trace[i].origin.contains("kicks") {
                     improved.1 = true;
                 } else {
@@ -574,24 +587,16 @@ mod tests {
                 }
             }
         }
-        assert!(improved.0, "no restart improved: the test sees little");
-        assert!(
-            improved.1,
-            "no anytime round improved: the test sees little"
-        );
-        // and the whole path is better than its first run
-        assert!(better_by_hand(
-            &p,
-            &m,
-            &trace[n - 1].map,
-            &trace[0].map,
-            cap
-        ));
-        // a run stopped after k steps (a deadline after k steps) ends where the full
-        // run was after k steps
         let changes: Vec<usize> = (1..n)
             .filter(|&i| trace[i].map != trace[i - 1].map)
             .collect();
+        if changes.is_empty() {
+            return improved;
+        }
+        // the whole path is better than its first run
+        assert!(better_by_hand(p, m, &trace[n - 1].map, &trace[0].map, cap));
+        // a run stopped after k steps (a deadline after k steps) ends where the full
+        // run was after k steps
         let mut ks = vec![1, n - 1, changes[0] + 1, changes[changes.len() - 1] + 1];
         ks.sort_unstable();
         ks.dedup();
@@ -602,5 +607,6 @@ mod tests {
                 "after {k} steps"
             );
         }
+        improved
     }
 }
