@@ -50,6 +50,7 @@ mod ecmp;
 mod errors;
 pub mod export;
 mod fluid;
+mod gain_heap;
 mod groups;
 mod machine;
 mod metrics;

@@ -26,6 +26,7 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use super::candidates::Scored;
+use super::gain_heap::GainHeap;
 use super::machine::{MapMachine, DISTANCE_TABLE_NODES};
 use super::metrics::{evaluate, evaluate_known};
 use super::pattern::{Edge, Pattern};
@@ -225,10 +226,10 @@ impl Graph {
     fn cut(&self, side: &[u8]) -> i64 {
         let mut c = 0i64;
         for u in 0..self.len() {
+            let su = side[u];
             for &(v, w) in self.nbrs(u) {
-                if side[u] != side[v as usize] {
-                    c = c.saturating_add(w);
-                }
+                // branch-free: the sides of a dense graph's neighbours are unpredictable
+                c = c.saturating_add(w & -i64::from(side[v as usize] != su));
             }
         }
         c / 2
@@ -278,14 +279,15 @@ fn fm_with(
         if side[u] == 0 {
             bias0 += g.bias[u];
         }
+        let su = side[u];
+        let mut gu = gain[u];
         for &(v, w) in g.nbrs(u) {
-            if side[v as usize] != side[u] {
-                gain[u] += w;
-                crossing = crossing.saturating_add(w);
-            } else {
-                gain[u] -= w;
-            }
+            // branch-free: +w to the other side, -w to the same side
+            let other = i64::from(side[v as usize] != su);
+            gu += w * (2 * other - 1);
+            crossing = crossing.saturating_add(w & -other);
         }
+        gain[u] = gu;
     }
     let mut cut = (crossing / 2).saturating_add(bias0);
     let mut locked = vec![false; n];
@@ -351,21 +353,28 @@ fn fm_with(
             side[u] ^= 1;
             cut -= gn;
             gain[u] = -gain[u];
-            for &(v, w) in g.nbrs(u) {
-                let v = v as usize;
-                if v == u {
-                    continue;
-                }
-                // u left v's side (v gains 2w) or joined it (v loses 2w); a lower gain
-                // is pushed only when its stale entry reaches the top (`heap_top`)
-                if side[v] == side[u] {
-                    gain[v] -= 2 * w;
-                } else {
-                    gain[v] += 2 * w;
-                    if let (false, Some(h)) = (locked[v], heaps.as_mut()) {
-                        h[side[v] as usize].push((gain[v], v as u32));
+            let su = side[u];
+            match heaps.as_mut() {
+                Some(h) => {
+                    for &(v, w) in g.nbrs(u) {
+                        let v = v as usize;
+                        if v == u {
+                            continue;
+                        }
+                        // u left v's side (v gains 2w) or joined it (v loses 2w); a
+                        // lower gain is pushed only when its stale entry reaches the
+                        // top (`heap_top`)
+                        if side[v] == su {
+                            gain[v] -= 2 * w;
+                        } else {
+                            gain[v] += 2 * w;
+                            if !locked[v] {
+                                h[side[v] as usize].push((gain[v], v as u32));
+                            }
+                        }
                     }
                 }
+                None => shift_gains(g, u, side, &mut gain),
             }
             moves.push(u);
             let state = (excess(w0, want0, tol), cut);
@@ -395,22 +404,27 @@ fn fm_with(
                 w0 -= g.vw[u];
             }
             gain[u] = -gain[u];
-            for &(v, w) in g.nbrs(u) {
-                let v = v as usize;
-                if v == u {
-                    continue;
-                }
-                if side[v] == side[u] {
-                    gain[v] -= 2 * w;
-                } else {
-                    gain[v] += 2 * w;
-                }
-            }
+            shift_gains(g, u, side, &mut gain);
         }
         cut = best.1;
         if best >= start {
             break;
         }
+    }
+}
+
+/// The neighbours' gains after `u` changed side: `2w` more for those on the side `u`
+/// left, `2w` less for those on the side it joined (branch-free, as the neighbours'
+/// sides are unpredictable).
+fn shift_gains(g: &Graph, u: usize, side: &[u8], gain: &mut [i64]) {
+    let su = side[u];
+    for &(v, w) in g.nbrs(u) {
+        let v = v as usize;
+        if v == u {
+            continue;
+        }
+        let other = i64::from(side[v] != su);
+        gain[v] += 2 * w * (2 * other - 1);
     }
 }
 
@@ -472,29 +486,24 @@ fn grow(g: &Graph, seed: usize, want0: i64, tol: i64) -> Vec<u8> {
     let mut side = vec![1u8; n];
     // gain of moving a vertex onto side 0: bytes to side 0 minus to side 1, minus bias
     let mut conn: Vec<i64> = g.bias.iter().map(|&b| -b).collect();
-    let mut heap: BinaryHeap<(i64, u32)> = BinaryHeap::new();
+    // the vertices outside next to side 0, by (gain, vertex); gains only rise
+    let mut heap = GainHeap::new(n);
     let mut w0 = 0i64;
     let mut next_unvisited = 0usize;
     let mut cur = Some(seed);
     while w0 < want0 {
         let u = match cur.take() {
             Some(u) => u,
-            None => loop {
-                // (a vertex's entry is current when its gain has not changed since)
-                match heap.pop() {
-                    Some((c, u)) if side[u as usize] == 1 && conn[u as usize] == c => {
-                        break u as usize;
+            None => match heap.pop(&conn) {
+                Some(u) => u,
+                None => {
+                    // another component: the next vertex still outside
+                    while next_unvisited < n
+                        && (side[next_unvisited] == 0 || conn[next_unvisited] == i64::MIN)
+                    {
+                        next_unvisited += 1;
                     }
-                    Some(_) => continue,
-                    None => {
-                        // another component: the next vertex still outside
-                        while next_unvisited < n
-                            && (side[next_unvisited] == 0 || conn[next_unvisited] == i64::MIN)
-                        {
-                            next_unvisited += 1;
-                        }
-                        break next_unvisited;
-                    }
+                    next_unvisited
                 }
             },
         };
@@ -513,7 +522,7 @@ fn grow(g: &Graph, seed: usize, want0: i64, tol: i64) -> Vec<u8> {
             if side[v] == 1 && conn[v] != i64::MIN {
                 // gain of moving v in: bytes to side 0 minus bytes to side 1
                 conn[v] += 2 * w;
-                heap.push((conn[v], v as u32));
+                heap.raise(v, &conn);
             }
         }
     }
