@@ -245,23 +245,27 @@ fn algorithm_cases(out: &mut Vec<Case>, specs: &mut Vec<(String, AlgorithmSpec)>
 /// graph of a row-partitioned sparse matrix and a power-law graph at 4096 tasks (8x8x4
 /// torus x 16) and 16 384 tasks (16x8x8 x 16), and a mesh and a power-law graph of
 /// 2048 tasks on the k = 8 fat tree x 16.
-fn large_graph_cases(out: &mut Vec<Case>) {
-    let graphs = |n: usize| {
-        vec![
-            ("mesh 2-D subdomains", graphs::mesh(n, 2, 4001)),
-            ("mesh 3-D subdomains", graphs::mesh(n, 3, 4002)),
-            ("SpMV, rows partitioned", graphs::spmv(n, 4003)),
-            ("power-law (BA, m = 3)", graphs::power_law(n, 3, 4004)),
-        ]
-    };
+fn large_graph_cases(out: &mut Vec<Case>, keep: &dyn Fn(&str) -> bool) {
+    // each graph generated only when its case is kept (`--only`)
+    type Gen = fn(usize) -> Vec<(u32, u32, u64)>;
+    let graphs: [(&str, Gen); 4] = [
+        ("mesh 2-D subdomains", |n| graphs::mesh(n, 2, 4001)),
+        ("mesh 3-D subdomains", |n| graphs::mesh(n, 3, 4002)),
+        ("SpMV, rows partitioned", |n| graphs::spmv(n, 4003)),
+        ("power-law (BA, m = 3)", |n| graphs::power_law(n, 3, 4004)),
+    ];
     for (n, dims) in [(4096, [8u32, 8, 4]), (16384, [16, 8, 8])] {
-        for (what, e) in graphs(n) {
+        for (what, gen) in graphs {
+            let name = format!(
+                "(j) {what}, {n} tasks, on {}x{}x{} x 16",
+                dims[0], dims[1], dims[2]
+            );
+            if !keep(&name) {
+                continue;
+            }
             out.push(Case {
-                name: format!(
-                    "(j) {what}, {n} tasks, on {}x{}x{} x 16",
-                    dims[0], dims[1], dims[2]
-                ),
-                pattern: from_edges(n, e, what),
+                name,
+                pattern: from_edges(n, gen(n), what),
                 machine: torus(&dims, None, 16),
                 target: scotch::ScotchTarget::torus_cores(
                     &dims.iter().map(|&d| d as usize).collect::<Vec<_>>(),
@@ -270,14 +274,19 @@ fn large_graph_cases(out: &mut Vec<Case>) {
             });
         }
     }
-    for (what, e) in [
-        ("mesh 2-D subdomains", graphs::mesh(2048, 2, 4005)),
-        ("power-law (BA, m = 3)", graphs::power_law(2048, 3, 4006)),
-    ] {
+    let fat: [(&str, Gen); 2] = [
+        ("mesh 2-D subdomains", |n| graphs::mesh(n, 2, 4005)),
+        ("power-law (BA, m = 3)", |n| graphs::power_law(n, 3, 4006)),
+    ];
+    for (what, gen) in fat {
+        let name = format!("(j) {what}, 2048 tasks, on fat tree k=8 (128 hosts) x 16");
+        if !keep(&name) {
+            continue;
+        }
         let (m, t) = fat_tree(8, 16);
         out.push(Case {
-            name: format!("(j) {what}, 2048 tasks, on fat tree k=8 (128 hosts) x 16"),
-            pattern: from_edges(2048, e, what),
+            name,
+            pattern: from_edges(2048, gen(2048), what),
             machine: m,
             target: t,
         });
@@ -285,7 +294,8 @@ fn large_graph_cases(out: &mut Vec<Case>) {
 }
 
 /// A 102 400-task graph (the 2-D mesh of subdomains) on 20x20x16 x 16: copr's optimiser
-/// at its default budget, wall time on one core, `rounds` times.
+/// at its default budget, wall time, `rounds` times (on one core with
+/// `RAYON_NUM_THREADS=1`).
 fn large_graph_speed(rounds: usize) {
     let n = 102_400;
     let p = from_edges(n, graphs::mesh(n, 2, 4007), "mesh 2-D subdomains");
@@ -1045,7 +1055,7 @@ fn speed(rounds: usize, dir: &Path) {
         "\n#### Speed at p = 102 400 ({}), {rounds} alternating rounds\n",
         c.name
     );
-    println!("| round | copr optimiser s (one core) | scotch_gmap -Cd s | scotch / copr |");
+    println!("| round | copr optimiser s | scotch_gmap -Cd s | scotch / copr |");
     println!("|---:|---:|---:|---:|");
     let mut ratios = Vec::new();
     let mut coprs = Vec::new();
@@ -1123,7 +1133,9 @@ fn main() {
     {
         opts.seed = s.parse().expect("--seed N");
     }
-    // the mapping code runs on one thread (no rayon); the tables give wall and CPU time
+    // the mapping code uses a second thread where there is one (rayon: the multilevel
+    // bisection's tries and growths, anytime rounds run ahead, the routing of large
+    // patterns; RAYON_NUM_THREADS=1 for one); the tables give wall and CPU time
     // (`cpu_seconds`), `scotch_gmap` may use more than one thread
     let dir = std::env::temp_dir().join(format!("copr-mapping-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1146,18 +1158,17 @@ fn main() {
     if which.iter().any(|w| w == "i") {
         algorithm_cases(&mut cs, &mut specs);
     }
-    // the 2048-16 384-task graphs and the 102 400-task graph only when asked for
-    if which.iter().any(|w| w == "j") {
-        large_graph_cases(&mut cs);
-    }
     // --only A,B: the cases whose name contains A or B (to rerun a few, e.g. SimGrid's);
     // --only-name TEXT: the cases whose name contains TEXT whole, commas included
     let filters = name_filters(&args);
-    if !filters.is_empty() {
-        let keep = |n: &str| filters.iter().any(|o| n.contains(o.as_str()));
-        cs.retain(|c| keep(&c.name));
-        specs.retain(|(n, _)| keep(n));
+    let keep = |n: &str| filters.is_empty() || filters.iter().any(|o| n.contains(o.as_str()));
+    // the 2048-16 384-task graphs and the 102 400-task graph only when asked for (and
+    // only the graphs of the cases kept)
+    if which.iter().any(|w| w == "j") {
+        large_graph_cases(&mut cs, &keep);
     }
+    cs.retain(|c| keep(&c.name));
+    specs.retain(|(n, _)| keep(n));
     // --load-models N: the ECMP and single-path objectives side by side, N rounds
     if let Some(n) = args
         .iter()
