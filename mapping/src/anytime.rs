@@ -24,6 +24,13 @@
 //! can only delay). The phase also ends after [`patience`] rounds in a row without
 //! improvement, a number that grows with the budget (so a larger budget again runs a
 //! superset of the rounds).
+//!
+//! **Two threads.** Above 2048 tasks, when rayon has a second thread, round `r + 1`
+//! runs alongside round `r`, from the same best mapping on its own copy of the loads.
+//! Most rounds are not kept; then round `r + 1` had the input it would have had after
+//! `r`, and its outcome is judged next. When round `r` is kept, the early `r + 1` is
+//! dropped and runs again from the new best. The judge sees the same rounds in the same
+//! order as with one thread, so the result does not depend on the number of threads.
 
 use std::time::{Duration, Instant};
 
@@ -122,7 +129,7 @@ pub(crate) struct Round<'a> {
 pub(crate) fn improve_judged(
     p: &Pattern,
     m: &MapMachine,
-    mut best: Scored,
+    best: Scored,
     seed: u64,
     limits: Limits,
     keep: &mut dyn FnMut(Round<'_>) -> bool,
@@ -133,38 +140,122 @@ pub(crate) fn improve_judged(
         max_rounds,
     } = limits;
     let n = p.tasks();
-    let k = m.ranks_per_node();
     if m.nodes() < 2 || !(4..=LARGEST).contains(&n) || p.edges().is_empty() {
         return (best, 0);
     }
     let (off, adj) = p.undirected_ref();
     let bound = best.metrics.hop_bytes_bound;
+    let ctx = Ctx {
+        p,
+        m,
+        csr: (off, adj),
+        seed,
+        deadline,
+    };
     // the best mapping's loads, moved to each round's mapping and back: a round's
     // score costs the messages of the tasks it moved, not a full evaluation (the
     // same numbers as one)
     let mut tracked = Tracked::new(p, m, &best.map);
-    let (mut best_hb, mut best_lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
-    let mut improved = false;
-    let mut failures = 0;
+    let mut state = State {
+        best_hb: best.metrics.hop_bytes,
+        best_lt: best.metrics.max_link_time,
+        best,
+        improved: false,
+        failures: 0,
+        keep,
+    };
+    // above LOCAL_ABOVE tasks, with a second thread: the next round runs alongside
+    // (from the same best, on its own copy of the loads), used when this one is not kept
+    let ahead = n > LOCAL_ABOVE && rayon::current_num_threads() > 1;
+    let mut spare: Option<Tracked<'_>> = None;
     let mut rounds = 0;
-    while Instant::now() < deadline
-        && failures < patience
-        && max_rounds.is_none_or(|r| rounds < r)
-        // at the hop-bytes bound only the busiest link could improve, which the
-        // passes before this phase already aimed at
-        && best_hb > bound
-    {
+    // at the hop-bytes bound only the busiest link could improve, which the passes
+    // before this phase already aimed at
+    let go = |rounds: usize, s: &State<'_>| {
+        Instant::now() < deadline
+            && s.failures < patience
+            && max_rounds.is_none_or(|r| rounds < r)
+            && s.best_hb > bound
+    };
+    while go(rounds, &state) {
+        let from = (&state.best.map, (state.best_hb, state.best_lt));
+        let (first, second) = if ahead && max_rounds.is_none_or(|r| rounds + 1 < r) {
+            let sp = spare.get_or_insert_with(|| tracked.clone());
+            let (a, b) = rayon::join(
+                || ctx.round(from, rounds, &mut tracked),
+                || ctx.round(from, rounds + 1, sp),
+            );
+            (a, Some(b))
+        } else {
+            (ctx.round(from, rounds, &mut tracked), None)
+        };
+        // a round that reached the deadline is dropped
+        let Some(map) = first else { break };
+        rounds += 1;
+        let kept = state.judge(map, &mut tracked, rounds, n);
+        let (Some(second), Some(sp)) = (second, spare.as_mut()) else {
+            continue;
+        };
+        if kept || !go(rounds, &state) {
+            // it started from the mapping before this round's: not a round in order
+            sp.move_to(&state.best.map);
+            continue;
+        }
+        let Some(map) = second else {
+            sp.move_to(&state.best.map);
+            break;
+        };
+        rounds += 1;
+        if state.judge(map, sp, rounds, n) {
+            tracked.move_to(&state.best.map);
+        }
+    }
+    let State {
+        mut best, improved, ..
+    } = state;
+    if improved {
+        best.metrics = evaluate_known(p, m, &best.map, bound);
+    }
+    (best, rounds)
+}
+
+/// What every round of one anytime phase shares.
+struct Ctx<'a> {
+    p: &'a Pattern,
+    m: &'a MapMachine,
+    /// The pattern's undirected CSR (`Pattern::undirected_ref`).
+    csr: (&'a [usize], &'a [(u32, u64)]),
+    seed: u64,
+    deadline: Instant,
+}
+
+impl Ctx<'_> {
+    /// Round `r` (module docs) from `best` with hop-bytes and busiest link `targets`,
+    /// `tracked` holding `best`'s loads: the round's mapping, with `tracked` moved to
+    /// it, or `None` when the deadline passed during the round. A function of
+    /// `(seed, r, best)` alone.
+    fn round(
+        &self,
+        (best, targets): (&Perm, (u128, f64)),
+        r: usize,
+        tracked: &mut Tracked<'_>,
+    ) -> Option<Perm> {
+        let (p, m, deadline) = (self.p, self.m, self.deadline);
+        let (off, adj) = self.csr;
+        let n = p.tasks();
+        let k = m.ranks_per_node();
         let mut rng = SplitMix(
-            seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .wrapping_add(rounds as u64 + 1),
+            self.seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(r as u64 + 1),
         );
-        let mut fwd = best.map.forward().to_vec();
+        let mut fwd = best.forward().to_vec();
         let mut task_at = vec![usize::MAX; m.slots()];
         for (t, &s) in fwd.iter().enumerate() {
             task_at[s] = t;
         }
         let mut kicked: Vec<usize> = Vec::new();
-        for _ in 0..2 + rounds % 8 {
+        for _ in 0..2 + r % 8 {
             let x = (rng.next_u64() % n as u64) as usize;
             let nbs = &adj[off[x]..off[x + 1]];
             if nbs.is_empty() {
@@ -194,30 +285,45 @@ pub(crate) fn improve_judged(
             for &t in &kicked {
                 seeds.extend(adj[off[t]..off[t + 1]].iter().map(|e| e.0 as usize));
             }
-            let scale = best_hb as f64;
+            let scale = targets.0 as f64;
             refine_around(m, (off, adj), &mut map, &seeds, (LOCAL_LIMIT, scale));
         } else {
             refine(p, m, &mut map, &mut rng, deadline, 20);
         }
         tracked.move_to(&map);
-        if tracked.max_link_time() > best_lt {
+        if tracked.max_link_time() > targets.1 {
             let tries = if local {
                 LOCAL_TRIES
             } else {
                 (40 * n).min(60_000)
             };
-            tracked.balance((best_hb, best_lt), &mut rng, deadline, tries);
+            tracked.balance(targets, &mut rng, deadline, tries);
             map = tracked.perm();
         }
-        if Instant::now() >= deadline {
-            break;
-        }
-        rounds += 1;
+        (Instant::now() < deadline).then_some(map)
+    }
+}
+
+/// The best mapping of an anytime phase so far, and how it is judged.
+struct State<'k> {
+    best: Scored,
+    best_hb: u128,
+    best_lt: f64,
+    improved: bool,
+    /// Rounds in a row without improvement.
+    failures: usize,
+    keep: &'k mut dyn FnMut(Round<'_>) -> bool,
+}
+
+impl State<'_> {
+    /// Judges the `rounds`-th round's mapping `map` (its loads in `tracked`): kept as
+    /// the best, or `tracked` moved back to the best. Whether it was kept.
+    fn judge(&mut self, map: Perm, tracked: &mut Tracked<'_>, rounds: usize, n: usize) -> bool {
         let (hb, lt) = (tracked.hop_bytes(), tracked.max_link_time());
-        let (hb0, lt0) = (best_hb, best_lt);
-        let origin = match best.origin.find(" + kicks (") {
-            Some(i) => &best.origin[..i],
-            None => &best.origin,
+        let (hb0, lt0) = (self.best_hb, self.best_lt);
+        let origin = match self.best.origin.find(" + kicks (") {
+            Some(i) => &self.best.origin[..i],
+            None => &self.best.origin,
         };
         let origin = format!("{origin} + kicks ({rounds} rounds)");
         let round = Round {
@@ -227,24 +333,91 @@ pub(crate) fn improve_judged(
             max_link_time: lt,
             pareto: hb <= hb0 && lt <= lt0 && (hb < hb0 || lt < lt0),
         };
-        if keep(round) {
-            best.origin = origin;
-            best.map = map;
-            (best_hb, best_lt) = (hb, lt);
-            improved = true;
-            // above LOCAL_ABOVE tasks a gain below 0.1 % on both measures counts
-            // as no improvement for the patience (the mapping is still kept)
+        if (self.keep)(round) {
+            self.best.origin = origin;
+            self.best.map = map;
+            (self.best_hb, self.best_lt) = (hb, lt);
+            self.improved = true;
+            // above LOCAL_ABOVE tasks a round that gains less than 0.1 % on both
+            // measures counts as a failure (kept all the same)
             let small = n > LOCAL_ABOVE
                 && hb as f64 >= hb0 as f64 * (1.0 - 1e-3)
                 && lt >= lt0 * (1.0 - 1e-3);
-            failures = if small { failures + 1 } else { 0 };
+            self.failures = if small { self.failures + 1 } else { 0 };
+            true
         } else {
-            tracked.move_to(&best.map);
-            failures += 1;
+            tracked.move_to(&self.best.map);
+            self.failures += 1;
+            false
         }
     }
-    if improved {
-        best.metrics = evaluate_known(p, m, &best.map, bound);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{evaluate, Edge};
+    use copr_topology::{Torus, TorusParams};
+
+    #[test]
+    fn rounds_run_ahead_are_judged_as_in_order() {
+        // 4096 tasks from a packed start: many rounds improve it, first and second
+        // rounds of a pair among them; what the judge is shown (each round's origin,
+        // hop-bytes and busiest link, in order) and the result are the same with one
+        // thread (the rounds one after the other) and with two (a round run ahead)
+        let n = 4096;
+        let edges = copr_testkit::graphs::mesh(n, 3, 9)
+            .into_iter()
+            .map(|(src, dst, bytes)| Edge { src, dst, bytes })
+            .collect();
+        let p = Pattern::from_edges(n, edges, "mesh".into()).unwrap();
+        let m =
+            MapMachine::torus(Torus::full(TorusParams::new(vec![8, 8, 4])).unwrap(), 16).unwrap();
+        let map = Perm::identity(n);
+        let start = Scored {
+            origin: "packed".into(),
+            metrics: evaluate(&p, &m, &map),
+            map,
+        };
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut shown = Vec::new();
+                let limits = Limits {
+                    deadline: Instant::now() + Duration::from_secs(600),
+                    patience: 50,
+                    max_rounds: Some(30),
+                };
+                let (best, rounds) =
+                    improve_judged(&p, &m, start.clone(), 3, limits, &mut |r: Round<'_>| {
+                        shown.push((
+                            r.origin.to_string(),
+                            r.hop_bytes,
+                            r.max_link_time.to_bits(),
+                            r.pareto,
+                        ));
+                        r.pareto
+                    });
+                (best.map, rounds, shown)
+            })
+        };
+        let one = run(1);
+        // rounds 1, 3, 5, … run first in a pair, 2, 4, … ahead
+        let kept: Vec<usize> = (0..one.2.len())
+            .filter(|&i| one.2[i].3)
+            .map(|i| i + 1)
+            .collect();
+        assert!(
+            kept.iter().any(|&r| r % 2 == 1 && r < one.1) && kept.iter().any(|&r| r % 2 == 0),
+            "rounds kept: {kept:?} of {}",
+            one.1
+        );
+        let two = run(2);
+        assert_eq!(one.2, two.2, "the rounds shown to the judge");
+        assert_eq!(one.1, two.1);
+        assert!(one.0 == two.0, "the mappings differ");
     }
-    (best, rounds)
 }

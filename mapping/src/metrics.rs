@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::machine::{LinkLoadModel, MapMachine};
-use super::pattern::{CartGrid, Pattern};
+use super::pattern::{CartGrid, Edge, Pattern};
 use copr::lap::Perm;
 
 /// Load of one direction class of links (`x+`, `y-`, … on a torus).
@@ -266,6 +266,7 @@ pub fn link_loads(p: &Pattern, m: &MapMachine, node: &[u32]) -> Vec<u128> {
 }
 
 /// What routing every message of a pattern gives besides the link loads.
+#[derive(Default)]
 struct Routed {
     hop_bytes: u128,
     intra: u128,
@@ -275,18 +276,44 @@ struct Routed {
     msgs: u64,
 }
 
+/// Messages from which [`route_all`] routes chunks of them on both cores (each into
+/// its own loads, summed after: whole numbers, so the same sums in any order).
+const CONCURRENT_ROUTING_EDGES: usize = 1 << 16;
+
 /// Routes every message of `p` (task `t` on node `node[t]`), adding its bytes to the
 /// links it crosses.
 fn route_all(p: &Pattern, m: &MapMachine, node: &[u32], load: &mut [u128]) -> Routed {
-    let mut r = Routed {
-        hop_bytes: 0,
-        intra: 0,
-        total: 0,
-        hop_sum: 0,
-        dmax: 0,
-        msgs: 0,
-    };
-    for e in p.edges() {
+    use rayon::prelude::*;
+    let edges = p.edges();
+    if edges.len() < CONCURRENT_ROUTING_EDGES {
+        return route_edges(edges, m, node, load);
+    }
+    let parts: Vec<(Routed, Vec<u128>)> = edges
+        .par_chunks((edges.len() / 8).max(CONCURRENT_ROUTING_EDGES / 2))
+        .map(|chunk| {
+            let mut own = vec![0u128; load.len()];
+            (route_edges(chunk, m, node, &mut own), own)
+        })
+        .collect();
+    let mut r = Routed::default();
+    for (q, own) in parts {
+        r.hop_bytes += q.hop_bytes;
+        r.intra += q.intra;
+        r.total += q.total;
+        r.hop_sum += q.hop_sum;
+        r.dmax = r.dmax.max(q.dmax);
+        r.msgs += q.msgs;
+        for (l, x) in load.iter_mut().zip(own) {
+            *l += x;
+        }
+    }
+    r
+}
+
+/// [`route_all`] of some of the messages.
+fn route_edges(edges: &[Edge], m: &MapMachine, node: &[u32], load: &mut [u128]) -> Routed {
+    let mut r = Routed::default();
+    for e in edges {
         let (a, b) = (node[e.src as usize] as usize, node[e.dst as usize] as usize);
         let bytes = u128::from(e.bytes);
         r.total += bytes;

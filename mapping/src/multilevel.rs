@@ -21,6 +21,10 @@
 //! The result is a node-sized grouping placed on the machine; the optimiser then
 //! refines the placement of the groups and the tasks on the real objective
 //! (bandwidth-weighted hop-bytes, then the busiest link).
+//!
+//! With a second rayon thread, the tries of a bisection refine while the next one
+//! coarsens, and the growths of a dense coarsest graph run side by side
+//! (`concurrent.rs`); the bisections are those of the serial order.
 
 use std::collections::BinaryHeap;
 use std::time::Instant;
@@ -34,6 +38,8 @@ use super::strategy;
 use copr::error::Result;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
+
+mod concurrent;
 
 /// Balancing tries of each step of [`lower_busiest_link`] above 2048 tasks.
 const LARGE_BALANCE_TRIES: usize = 6_000;
@@ -548,7 +554,21 @@ fn far_from(g: &Graph, start: usize) -> usize {
 
 /// Multilevel bisection: side 0 gets total vertex weight exactly `want0` (the graph's
 /// vertices weigh 1).
+#[cfg(test)]
 fn bisect(g: &Graph, want0: i64, rng: &mut SplitMix, effort: Effort) -> Vec<u8> {
+    let c = coarsen_levels(g, want0, rng, effort);
+    refine_levels(g, c, want0, effort)
+}
+
+/// The part of a [`bisect`] that draws random numbers: the coarse levels (each with
+/// its fine vertices' coarse vertex) and the growths' seeds on the coarsest graph.
+struct Coarsened {
+    levels: Vec<(Graph, Vec<u32>)>,
+    seeds: Vec<usize>,
+}
+
+/// The coarsening of [`bisect`] and its growths' seeds (all of its random numbers).
+fn coarsen_levels(g: &Graph, want0: i64, rng: &mut SplitMix, effort: Effort) -> Coarsened {
     let total: i64 = g.vw.iter().sum();
     let mut levels: Vec<(Graph, Vec<u32>)> = Vec::new();
     let max_vw = (total / COARSEST as i64)
@@ -566,36 +586,32 @@ fn bisect(g: &Graph, want0: i64, rng: &mut SplitMix, effort: Effort) -> Vec<u8> 
         }
     }
     let coarsest = levels.last().map_or(g, |l| &l.0);
-    let tol_of = |h: &Graph| h.vw.iter().copied().max().unwrap_or(1) - 1;
-    // the coarsest bisection: best of several growths
     let nc = coarsest.len();
     let mut seeds = vec![far_from(coarsest, 0)];
     seeds.push(far_from(coarsest, seeds[0]));
     while seeds.len() < effort.growths.min(nc) {
         seeds.push((rng.next_u64() % nc as u64) as usize);
     }
+    Coarsened { levels, seeds }
+}
+
+/// The rest of [`bisect`], without random numbers: the coarsest bisection, the
+/// uncoarsening and the exact balance.
+fn refine_levels(g: &Graph, c: Coarsened, want0: i64, effort: Effort) -> Vec<u8> {
+    let Coarsened { levels, seeds } = c;
+    let coarsest = levels.last().map_or(g, |l| &l.0);
+    let tol_of = |h: &Graph| h.vw.iter().copied().max().unwrap_or(1) - 1;
+    let nc = coarsest.len();
     let tol = tol_of(coarsest);
-    let mut best: Option<((i64, i64), Vec<u8>)> = None;
-    // growths from different seeds often end alike: FM is deterministic, so a repeated
-    // growth would give a bisection already weighed (and not kept, as it is no better)
-    let mut grown: Vec<Vec<u8>> = Vec::with_capacity(seeds.len());
-    for s in seeds {
-        let mut side = grow(coarsest, s, want0, tol);
-        if grown.contains(&side) {
-            continue;
-        }
-        grown.push(side.clone());
-        fm(coarsest, &mut side, want0, tol, 8, effort.thorough);
+    let mut side = concurrent::best_growth(coarsest, &seeds, want0, tol, |side| {
+        fm(coarsest, side, want0, tol, 8, effort.thorough);
         let w0: i64 = (0..nc)
             .filter(|&u| side[u] == 0)
             .map(|u| coarsest.vw[u])
             .sum();
-        let key = (excess(w0, want0, tol), coarsest.cost(&side));
-        if best.as_ref().is_none_or(|b| key < b.0) {
-            best = Some((key, side));
-        }
-    }
-    let mut side = best.map(|b| b.1).unwrap_or_else(|| vec![0; nc]);
+        (excess(w0, want0, tol), coarsest.cost(side))
+    })
+    .unwrap_or_else(|| vec![0; nc]);
     // uncoarsen
     for i in (0..levels.len()).rev() {
         let fine = if i == 0 { g } else { &levels[i - 1].0 };
@@ -755,14 +771,7 @@ pub(crate) fn dual_bisection(
         } else {
             effort.tries
         };
-        let side = (0..tries.max(1))
-            .map(|_| {
-                let side = bisect(&g, want as i64, rng, effort);
-                (g.cost(&side), side)
-            })
-            .min_by_key(|x| x.0)
-            .map(|x| x.1)
-            .expect("at least one try");
+        let side = concurrent::best_try(&g, want as i64, rng, effort, tries);
         let (mut ta, mut tb) = (Vec::with_capacity(want), Vec::new());
         let (pa, pb) = (mid.len() as u32, mid.len() as u32 + 1);
         mid.extend([ma, mb]);
@@ -1073,7 +1082,7 @@ mod tests {
 
     /// A seeded random graph of `n` vertices, each joined to about `degree` others
     /// (weights 1…1000, vertex weights 1…3, biases of either sign).
-    fn random_graph(n: usize, degree: usize, seed: u64) -> Graph {
+    pub(super) fn random_graph(n: usize, degree: usize, seed: u64) -> Graph {
         let mut rng = SplitMix(seed);
         let mut w = std::collections::BTreeMap::new();
         for u in 0..n {

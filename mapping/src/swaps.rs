@@ -366,6 +366,7 @@ pub(crate) fn balance_tries(
 /// that loops scoring many nearby mappings (balancing, the anytime rounds) do not
 /// route every message again. Loads are sums of whole bytes in `f64`, exact below
 /// 2⁵³ bytes per link, so they equal a fresh evaluation's.
+#[derive(Clone)]
 pub(crate) struct Tracked<'a> {
     p: &'a Pattern,
     m: &'a MapMachine,
