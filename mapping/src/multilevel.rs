@@ -859,8 +859,10 @@ pub(crate) fn candidates(
     // up to 2048 tasks each part on its own, above with external gains; very large
     // patterns, and dense graphs above 8192 tasks (more than 32 partners per task on
     // average, as SpMV, where the coarsening is most of the time): one mapping, one
-    // try per bisection (for time)
-    let dense = p.tasks() > 8192 && p.edges().len() > 16 * p.tasks();
+    // try per bisection (for time); dense graphs of 2049-8192 tasks one mapping (the
+    // first seed's was the one kept on SpMV at every seed tried)
+    let heavy = p.edges().len() > 16 * p.tasks();
+    let dense = p.tasks() > 8192 && heavy;
     let effort = if p.tasks() > 16_384 {
         EXTERNAL_ONCE
     } else if dense {
@@ -870,7 +872,7 @@ pub(crate) fn candidates(
     } else {
         CLASSIC
     };
-    let seeds = if p.tasks() > 16_384 || dense {
+    let seeds = if p.tasks() > 16_384 || (heavy && p.tasks() > 2048) {
         1
     } else {
         seeds.max(1)
