@@ -155,7 +155,7 @@ pub(crate) fn applies(p: &Pattern, m: &MapMachine) -> bool {
 }
 
 /// The seed of restart `r` (≥ 1) of a run seeded `seed`.
-fn restart_seed(seed: u64, r: usize) -> u64 {
+pub(crate) fn restart_seed(seed: u64, r: usize) -> u64 {
     seed ^ (r as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)
 }
 
