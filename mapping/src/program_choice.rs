@@ -47,6 +47,7 @@ use super::candidates::Scored;
 use super::fluid::RoundModel;
 use super::machine::{MapMachine, NetKind};
 use super::pattern::Pattern;
+use super::restarts::Steps;
 use super::staged::{program_time_until, Program};
 use copr::error::Result;
 use copr::lap::Perm;
@@ -158,30 +159,10 @@ pub(crate) const PATIENCE: usize = 2;
 pub(crate) const NOT_TIMED: &str = "(not timed: the budget ended first)";
 
 /// Where [`choose`] stops: the deadline, and (to emulate a deadline that falls after a
-/// given step) a number of steps; with the mapping kept after each completed step
-/// recorded in `trace` when given.
-pub(crate) struct Cut<'a> {
-    /// The deadline: a step it interrupts is dropped, and none follows.
-    pub(crate) deadline: Instant,
-    /// Steps at most (each candidate timed, each optimiser's run with its timing).
-    pub(crate) max_steps: Option<usize>,
-    /// The mapping kept after each completed step, in order.
-    pub(crate) trace: Option<&'a mut Vec<Kept>>,
-}
-
-impl Cut<'_> {
-    /// Whether no step may follow `done` steps.
-    fn over(&self, done: usize) -> bool {
-        self.max_steps.is_some_and(|n| done >= n) || Instant::now() >= self.deadline
-    }
-
-    /// Records `kept` as the mapping after one more step.
-    fn record(&mut self, kept: &Option<Kept>) {
-        if let (Some(t), Some(k)) = (self.trace.as_deref_mut(), kept) {
-            t.push(k.clone());
-        }
-    }
-}
+/// given step) a number of steps (each candidate timed, each optimiser's run with its
+/// timing); with the mapping kept after each completed step recorded in `trace` when
+/// given.
+pub(crate) type Cut<'a> = Steps<'a, Kept>;
 
 /// The mapping kept after a step: where it came from, the mapping and its modelled
 /// time in seconds.
@@ -279,7 +260,9 @@ pub(crate) fn choose(
             });
         }
         done += 1;
-        cut.record(&kept);
+        if let Some(k) = &kept {
+            cut.record(k);
+        }
     }
     // the optimiser's mappings timed so far
     let mut seen: Vec<Perm> = Vec::new();
@@ -327,7 +310,9 @@ pub(crate) fn choose(
             failures += 1;
         }
         done += 1;
-        cut.record(&kept);
+        if let Some(k) = &kept {
+            cut.record(k);
+        }
     }
     let best = match kept {
         Some(k) => {
