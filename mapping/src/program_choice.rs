@@ -668,4 +668,31 @@ mod tests {
             all.best.origin
         );
     }
+
+    #[test]
+    fn the_report_says_how_the_mapping_was_chosen() {
+        let m = machine();
+        let p = Pattern::algorithm(&spec(Algorithm::Fox, 8)).unwrap();
+        let opts = crate::Options {
+            seed: 1,
+            budget: Duration::from_secs(3),
+        };
+        let strategies = [crate::Strategy::Packed, crate::Strategy::Optimised];
+        let mut cmp = crate::compare(&p, &m, &strategies, &opts, |_| {}).unwrap();
+        let origin = cmp.row("optimised").unwrap().origin.clone().unwrap();
+        assert!(origin.ends_with(CHOSEN_BY_MODEL), "{origin}");
+        let text = crate::table(&cmp);
+        assert!(text.contains(&format!("kept {origin}")));
+        assert!(text.contains("the least time of the algorithm's program in the staged model"));
+        // the same row had the budget ended before the first timing
+        let i = cmp
+            .rows
+            .iter()
+            .position(|r| r.strategy == "optimised")
+            .unwrap();
+        cmp.rows[i].origin = Some(format!("tiles 2x2, bit-reversed {NOT_TIMED}"));
+        let text = crate::table(&cmp);
+        assert!(text.contains("kept tiles 2x2, bit-reversed (not timed: the budget ended first)"));
+        assert!(text.contains("the first mapping the staged model times; none was timed in time"));
+    }
 }
