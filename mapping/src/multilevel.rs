@@ -23,8 +23,7 @@
 //! (bandwidth-weighted hop-bytes, then the busiest link).
 //!
 //! With a second rayon thread, the tries of a bisection refine while the next one
-//! coarsens, and the growths of a dense coarsest graph run side by side
-//! (`concurrent.rs`); the bisections are those of the serial order.
+//! coarsens (`concurrent.rs`); the bisections are those of the serial order.
 
 use std::collections::BinaryHeap;
 use std::time::Instant;

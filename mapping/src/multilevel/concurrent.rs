@@ -6,20 +6,12 @@
 //! Fiduccia–Mattheyses passes, the uncoarsening, [`refine_levels`]) is a function of
 //! those draws alone. So the tries of one bisection can draw from the one generator in
 //! turn, as they would one after the other, while each refines as soon as it has drawn:
-//! try `k + 1` coarsens while try `k` refines. The growths of the coarsest graph are
-//! independent of each other too. Both choose as the serial loops do (the first
-//! least key, growths that repeat an earlier one skipped), so the bisection, and the
-//! generator's state after it, are the same whatever the number of threads.
-
-use rayon::prelude::*;
+//! try `k + 1` coarsens while try `k` refines. The choice is the serial loop's (the
+//! first least cost), so the bisection, and the generator's state after it, are the
+//! same whatever the number of threads.
 
 use super::{coarsen_levels, grow, refine_levels, Effort, Graph};
 use copr::rng::SplitMix;
-
-/// Adjacency entries of the coarsest graph from which its growths run concurrently
-/// (below, a growth and its passes take a few microseconds: less than handing them to
-/// another thread).
-const CONCURRENT_GROWTHS_ADJACENCY: usize = 2048;
 
 /// The least-cost bisection of `tries` multilevel tries ([`super::bisect`] each, from
 /// `rng` in turn), the first one on ties: what the tries give one after the other, with
@@ -62,7 +54,9 @@ fn tries_from(
 /// The best bisection of the coarsest graph `g` among greedy growths from `seeds` (to
 /// side-0 weight `want0` within `tol`), each improved by `finish`, which returns its
 /// key: the first least key, and a growth equal to an earlier one is not finished again
-/// (its key would be the same). `None` without seeds.
+/// (its key would be the same). `None` without seeds. (One after the other: side by
+/// side, on a machine busy with other work, the many short growths cost more in
+/// waiting for the other thread than they save.)
 pub(super) fn best_growth<F>(
     g: &Graph,
     seeds: &[usize],
@@ -71,26 +65,18 @@ pub(super) fn best_growth<F>(
     finish: F,
 ) -> Option<Vec<u8>>
 where
-    F: Fn(&mut Vec<u8>) -> (i64, i64) + Sync,
+    F: Fn(&mut Vec<u8>) -> (i64, i64),
 {
-    let concurrent = g.adj.len() >= CONCURRENT_GROWTHS_ADJACENCY;
-    let grown: Vec<Vec<u8>> = if concurrent {
-        seeds.par_iter().map(|&s| grow(g, s, want0, tol)).collect()
-    } else {
-        seeds.iter().map(|&s| grow(g, s, want0, tol)).collect()
-    };
-    let firsts: Vec<Vec<u8>> = grown
+    let grown: Vec<Vec<u8>> = seeds.iter().map(|&s| grow(g, s, want0, tol)).collect();
+    let done: Vec<((i64, i64), Vec<u8>)> = grown
         .iter()
         .enumerate()
         .filter(|&(i, side)| !grown[..i].contains(side))
-        .map(|(_, side)| side.clone())
+        .map(|(_, side)| {
+            let mut side = side.clone();
+            (finish(&mut side), side)
+        })
         .collect();
-    let keyed = |mut side: Vec<u8>| (finish(&mut side), side);
-    let done: Vec<((i64, i64), Vec<u8>)> = if concurrent {
-        firsts.into_par_iter().map(keyed).collect()
-    } else {
-        firsts.into_iter().map(keyed).collect()
-    };
     done.into_iter()
         .reduce(|a, b| if b.0 < a.0 { b } else { a })
         .map(|x| x.1)
@@ -104,8 +90,7 @@ mod tests {
 
     #[test]
     fn tries_choose_as_one_after_the_other() {
-        // sparse and dense graphs (the dense ones' coarsest graphs grow concurrently),
-        // one to three tries: the bisection and the generator's state after it are the
+        // sparse and dense graphs, one to three tries: the bisection and the generator's state after it are the
         // serial loop's, in a pool of two threads
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
