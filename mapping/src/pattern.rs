@@ -263,7 +263,45 @@ impl PartialEq for UndirectedCache {
 struct GraphDoc {
     #[serde(default)]
     tasks: Option<u64>,
-    edges: Vec<(u64, u64, u64)>,
+    edges: Vec<Triple>,
+}
+
+/// One `[src, dst, bytes]` entry of a TOML or JSON graph: exactly three integers (a
+/// plain tuple would let TOML drop a fourth value unread).
+#[derive(Debug, Clone, Copy)]
+struct Triple(u64, u64, u64);
+
+impl<'de> Deserialize<'de> for Triple {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Triple;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an edge [src, dst, bytes] of three integers")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Triple, A::Error> {
+                use serde::de::{Error as _, IgnoredAny};
+                let mut v = [0u64; 3];
+                for (k, x) in v.iter_mut().enumerate() {
+                    *x = seq
+                        .next_element()?
+                        .ok_or_else(|| A::Error::invalid_length(k, &self))?;
+                }
+                let mut found = 3;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    found += 1;
+                }
+                if found > 3 {
+                    return Err(A::Error::invalid_length(found, &self));
+                }
+                Ok(Triple(v[0], v[1], v[2]))
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 impl Pattern {
@@ -275,6 +313,31 @@ impl Pattern {
     /// [`PatternError::TaskCount`] for `tasks == 0` or `tasks > MAX_TASKS`,
     /// [`PatternError::BytesOverflow`] if merged messages overflow 64 bits.
     pub fn from_edges(tasks: usize, edges: Vec<Edge>, description: String) -> Result<Self> {
+        Self::from_edges_with(tasks, edges, description, false)
+    }
+
+    /// [`Pattern::from_edges`] for a graph the optimiser derives (the bytes between
+    /// groups of tasks): merged messages beyond 64 bits saturate at `u64::MAX` instead
+    /// of failing, since a pattern whose messages each fit (the user's) may have groups
+    /// whose sums do not, and these graphs only steer the search (every mapping is
+    /// scored on the pattern itself).
+    ///
+    /// # Errors
+    /// As [`Pattern::from_edges`], but never [`PatternError::BytesOverflow`].
+    pub(crate) fn from_edges_saturating(
+        tasks: usize,
+        edges: Vec<Edge>,
+        description: String,
+    ) -> Result<Self> {
+        Self::from_edges_with(tasks, edges, description, true)
+    }
+
+    fn from_edges_with(
+        tasks: usize,
+        edges: Vec<Edge>,
+        description: String,
+        saturate: bool,
+    ) -> Result<Self> {
         if tasks == 0 || tasks > MAX_TASKS {
             return Err(PatternError::TaskCount {
                 tasks: tasks as u128,
@@ -294,7 +357,7 @@ impl Pattern {
         }
         Ok(Self {
             tasks,
-            edges: merge(edges)?,
+            edges: merge(edges, saturate)?,
             grid: None,
             shape: None,
             description,
@@ -451,7 +514,7 @@ impl Pattern {
                     .edges
                     .iter()
                     .enumerate()
-                    .map(|(k, &(s, d, b))| (k, s, d, b))
+                    .map(|(k, &Triple(s, d, b))| (k, s, d, b))
                     .collect();
                 (doc.tasks, raw)
             }
@@ -593,21 +656,26 @@ impl Pattern {
     }
 }
 
-/// Sorts messages, drops self-messages and empty ones, merges repeated pairs.
-fn merge(mut edges: Vec<Edge>) -> Result<Vec<Edge>> {
+/// Sorts messages, drops self-messages and empty ones, merges repeated pairs (their
+/// sum saturating at `u64::MAX` if `saturate`, else an overflow is an error).
+fn merge(mut edges: Vec<Edge>, saturate: bool) -> Result<Vec<Edge>> {
     edges.retain(|e| e.src != e.dst && e.bytes > 0);
     edges.sort_unstable_by_key(|e| (e.src, e.dst));
     let mut out: Vec<Edge> = Vec::with_capacity(edges.len());
     for e in edges {
         match out.last_mut() {
             Some(l) if l.src == e.src && l.dst == e.dst => {
-                l.bytes = l
-                    .bytes
-                    .checked_add(e.bytes)
-                    .ok_or(PatternError::BytesOverflow {
-                        src: u64::from(e.src),
-                        dst: u64::from(e.dst),
-                    })?;
+                l.bytes = match l.bytes.checked_add(e.bytes) {
+                    Some(b) => b,
+                    None if saturate => u64::MAX,
+                    None => {
+                        return Err(PatternError::BytesOverflow {
+                            src: u64::from(e.src),
+                            dst: u64::from(e.dst),
+                        }
+                        .into())
+                    }
+                };
             }
             _ => out.push(e),
         }
@@ -790,5 +858,30 @@ mod tests {
         let (off, adj) = p.undirected();
         assert_eq!(off, vec![0, 1, 3, 4]);
         assert_eq!(adj, vec![(1, 7), (0, 7), (2, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn toml_and_json_edges_take_exactly_three_values() {
+        let doc: GraphDoc = toml::from_str("edges = [[0, 1, 10], [1, 2, 3]]").unwrap();
+        let got: Vec<(u64, u64, u64)> = doc.edges.iter().map(|t| (t.0, t.1, t.2)).collect();
+        assert_eq!(got, vec![(0, 1, 10), (1, 2, 3)]);
+        // a fourth value was once dropped unread by TOML (the edge counted as 0 -> 1
+        // of 10 bytes); a missing third one is refused too
+        for text in [
+            "edges = [[0, 1, 10, 4]]",
+            "edges = [[0, 1]]",
+            "edges = [[0, 1, 2, [3]]]",
+        ] {
+            let e = toml::from_str::<GraphDoc>(text).unwrap_err().to_string();
+            assert!(e.contains("[src, dst, bytes]"), "{text}: {e}");
+        }
+        for text in [r#"{"edges": [[0, 1, 10, 4]]}"#, r#"{"edges": [[0]]}"#] {
+            let e = serde_json::from_str::<GraphDoc>(text)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("[src, dst, bytes]"), "{text}: {e}");
+        }
+        let doc: GraphDoc = serde_json::from_str(r#"{"tasks": 3, "edges": [[2, 0, 7]]}"#).unwrap();
+        assert_eq!((doc.tasks, doc.edges[0].0, doc.edges[0].2), (Some(3), 2, 7));
     }
 }
