@@ -449,7 +449,7 @@ pub(crate) fn place(
 /// groups, one task per group.
 ///
 /// # Errors
-/// As [`Pattern::from_edges`] (a sum of bytes that overflows).
+/// As [`Pattern::from_edges`] (sums of bytes beyond 64 bits saturate).
 pub(crate) fn quotient(p: &Pattern, of: &[u32], groups: usize) -> Result<Pattern> {
     let edges = p
         .edges()
@@ -460,7 +460,7 @@ pub(crate) fn quotient(p: &Pattern, of: &[u32], groups: usize) -> Result<Pattern
             bytes: e.bytes,
         })
         .collect();
-    Pattern::from_edges(groups, edges, "node groups".into())
+    Pattern::from_edges_saturating(groups, edges, "node groups".into())
 }
 
 /// The tasks' mapping from their groups' placement (`place`: group → node), each

@@ -465,7 +465,7 @@ impl Run<'_> {
                 bytes: e.bytes,
             })
             .collect();
-        let qp = Pattern::from_edges(groups.len(), qedges, "groups".into())?;
+        let qp = Pattern::from_edges_saturating(groups.len(), qedges, "groups".into())?;
         let m1 = m.clone().with_ranks_per_node(1)?;
         for s in [Strategy::Packed, Strategy::Bisection] {
             if let Some(mut place) = baseline_until(s, &qp, &m1, Some(deadline))? {
