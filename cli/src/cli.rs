@@ -642,6 +642,8 @@ fn map(a: MapArgs) -> Result<()> {
     }
     // nodes with fewer slots than others: no job task on a slot a node does not have
     mapping::fit_comparison(&mut cmp, &pattern, &machine, ranks)?;
+    // the job's ranks, not the slots the padded pattern fills
+    cmp.tasks = ranks;
     let recorded = recorded.map(|ran| mapping::evaluate(&pattern, &machine, &ran));
     let chosen = match a.export {
         Some(s) => cmp.row(s.name()).ok_or_else(|| {
