@@ -569,3 +569,48 @@ fn a_graph_on_nodes_of_different_sizes_exports_exactly_its_ranks() {
     assert_eq!(u128::from(int(&m["hop_bytes"])), hb);
     assert_eq!(u128::from(int(&m["max_link_bytes"])), ml);
 }
+
+#[test]
+fn a_network_machine_file_names_its_hosts_with_nodes() {
+    // `nodes =` beside `[network]` was once read and ignored: the rankfile said the
+    // network file's host names, and a list of the wrong length passed
+    let net = common::root().join("data/topology/fat-tree-k4.net.toml");
+    let machine = |name: &str, nodes: &str| {
+        write(
+            name,
+            &format!(
+                "ranks_per_node = [4, 2, 3]\nnodes = {nodes}\n[network]\nfile = \"{}\"\nhosts = \"h[0-2]\"\n",
+                net.display()
+            ),
+        )
+    };
+    let g = write(
+        "chain6.txt",
+        "0 1 100\n1 2 100\n2 3 100\n3 4 100\n4 5 100\n",
+    );
+    let rf = dir().join("network-rankfile");
+    let m = machine("named.toml", "[\"x\", \"y\", \"z\"]");
+    ok(&copr(&[
+        "map",
+        "--graph",
+        &g,
+        "--machine",
+        &m,
+        "--budget",
+        "0.2",
+        "--rankfile",
+        rf.to_str().unwrap(),
+    ]));
+    let text = std::fs::read_to_string(&rf).unwrap();
+    assert_eq!(text.lines().count(), 6, "{text}");
+    let counts = HashMap::from([("x", 4), ("y", 2), ("z", 3)]);
+    for line in text.lines() {
+        let host = line.split('=').nth(1).unwrap().split(' ').next().unwrap();
+        assert!(counts.contains_key(host), "{line}");
+    }
+    let m = machine("two-names.toml", "\"x,y\"");
+    refused(
+        &copr(&["map", "--graph", &g, "--machine", &m]),
+        &["two-names.toml", "2 names for 3 nodes"],
+    );
+}

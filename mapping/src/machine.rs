@@ -486,6 +486,11 @@ impl MapMachine {
                 None => e,
             }
         })?;
+        // a network's hosts keep their names in the network file; the machine file's
+        // `nodes` are the names the exports give them (as `copr map --nodes` does)
+        if let (Some(_), Some(names)) = (&cfg.network, cfg.node_names()?) {
+            m.set_node_names(names)?;
+        }
         if let Some(intra) = intra {
             match intra {
                 IntraNode::Tree(t) => m = m.with_node_tree(t)?,
