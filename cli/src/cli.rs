@@ -744,8 +744,11 @@ fn map_pattern(a: &MapArgs) -> Result<copr_mapping::Pattern> {
             _ => given,
         };
         match a.traffic.as_deref().and_then(mapping::Algorithm::from_name) {
-            None => Pattern::grid(&CartGrid::new(dims, vec![!a.open; n], bytes)?)?,
-            Some(algorithm) => algorithm_pattern(algorithm, &dims, &bytes, a)?,
+            None => Pattern::grid(&CartGrid::new(dims, vec![!a.open; n], bytes)?)
+                .map_err(|e| grid_sum_error(e, g))?,
+            Some(algorithm) => {
+                algorithm_pattern(algorithm, &dims, &bytes, a).map_err(|e| grid_sum_error(e, g))?
+            }
         }
     } else if let Some(f) = &a.graph {
         Pattern::from_file(f)?
@@ -756,6 +759,26 @@ fn map_pattern(a: &MapArgs) -> Result<copr_mapping::Pattern> {
         let v = plan.volumes().relabeled(plan.sigma());
         Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
     })
+}
+
+/// A grid's messages between one pair of tasks that sum past 64 bits, said in terms
+/// of the flags (the pattern's own error names two task numbers only).
+fn grid_sum_error(e: copr::Error, grid: &str) -> copr::Error {
+    let overflow = match &e {
+        copr::Error::Extension(b) => match b.downcast_ref::<copr_mapping::PatternError>() {
+            Some(&copr_mapping::PatternError::BytesOverflow { src, dst }) => Some((src, dst)),
+            _ => None,
+        },
+        _ => None,
+    };
+    match overflow {
+        Some((src, dst)) => copr::Error::Argument(format!(
+            "--grid {grid} --bytes: the messages from task {src} to task {dst} sum past \
+             2^64 - 1 bytes (a periodic dimension of extent 2 sends both its messages to \
+             one neighbour; an algorithm may send one pair several blocks): give fewer bytes"
+        )),
+        None => e,
+    }
 }
 
 /// `copr map`'s machine (with `--node-shape` and `--nodes`) and, for a machine read

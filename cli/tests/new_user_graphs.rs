@@ -614,3 +614,66 @@ fn a_network_machine_file_names_its_hosts_with_nodes() {
         &["two-names.toml", "2 names for 3 nodes"],
     );
 }
+
+#[test]
+fn grids_of_64_bit_messages_are_mapped_or_refused_in_terms_of_the_flags() {
+    // a 4x4 periodic grid, every message 2^64 - 1 bytes: the tile grids the optimiser
+    // derives (2x2 tiles of 2x2, extent 2) once merged past 64 bits and failed the run
+    let m = u64::MAX;
+    let mut g = Graph::new();
+    for r in 0..4 {
+        for c in 0..4 {
+            let t = 4 * r + c;
+            for (dr, dc) in [(1, 0), (3, 0), (0, 1), (0, 3)] {
+                g.insert((t, 4 * ((r + dr) % 4) + (c + dc) % 4), m);
+            }
+        }
+    }
+    let mj = dir().join("huge-grid.json");
+    for (net, rpn) in [
+        (Net::Torus(vec![2, 2]), 4),
+        (Net::Flat(4), 4),
+        (Net::Flat(3), 8),
+    ] {
+        let mut a: Vec<String> = ["--grid", "4x4", "--bytes", &m.to_string()]
+            .map(String::from)
+            .to_vec();
+        a.extend(net.args());
+        a.extend(
+            [
+                "--ranks-per-node",
+                &rpn.to_string(),
+                "--budget",
+                "0.5",
+                "--mapping-json",
+                mj.to_str().unwrap(),
+            ]
+            .map(String::from),
+        );
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (text, r) = map_json(&a);
+        let (hb, ml) = net.score(&g, rpn, &slots_of(&mj));
+        let exported = r["exported"].as_str().unwrap();
+        assert_eq!(field_of_row(&text, exported, "hop_bytes"), hb.to_string());
+        assert_eq!(
+            field_of_row(&text, exported, "max_link_bytes"),
+            ml.to_string()
+        );
+    }
+    // the user's own grid whose two messages to one neighbour pass 64 bits: refused,
+    // naming the flags
+    refused(
+        &copr(&[
+            "map",
+            "--grid",
+            "2x8",
+            "--bytes",
+            &m.to_string(),
+            "--flat",
+            "8",
+            "--ranks-per-node",
+            "2",
+        ]),
+        &["--grid 2x8 --bytes", "2^64 - 1"],
+    );
+}

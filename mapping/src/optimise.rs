@@ -402,7 +402,7 @@ impl Run<'_> {
         let mut placed: Vec<Placed> = Vec::new();
         for t in near {
             let q = tile_grid(g, t)?;
-            let qp = Pattern::grid(&q)?;
+            let qp = Pattern::grid_saturating(&q)?;
             let mut placements: Vec<(String, Perm)> = Vec::new();
             for (name, place) in embeddings(&q, &qp, &m1, 6, deadline) {
                 placements.push((format!("tiles {t:?}, embedding {name}"), place));
@@ -729,7 +729,7 @@ fn hidden_grid_candidates(
     budget: Duration,
     until: Instant,
 ) -> Result<Vec<(String, Perm)>> {
-    let gp = Pattern::grid(&h.spec)?;
+    let gp = Pattern::grid_saturating(&h.spec)?;
     let (starts, o) = from_baselines(&gp, m, seed, || budget, until)?;
     let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
     let rename = |map: &Perm| {

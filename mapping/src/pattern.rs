@@ -370,6 +370,21 @@ impl Pattern {
     /// # Errors
     /// An invalid grid ([`CartGrid::validate`]).
     pub fn grid(g: &CartGrid) -> Result<Self> {
+        Self::grid_with(g, false)
+    }
+
+    /// [`Pattern::grid`] for a grid the optimiser derives (the grid of node-sized
+    /// tiles, whose bytes per message are already saturated sums): the two messages
+    /// between the neighbours of an extent-2 dimension saturate at `u64::MAX` when
+    /// merged, as [`Pattern::from_edges_saturating`] does.
+    ///
+    /// # Errors
+    /// An invalid grid ([`CartGrid::validate`]).
+    pub(crate) fn grid_saturating(g: &CartGrid) -> Result<Self> {
+        Self::grid_with(g, true)
+    }
+
+    fn grid_with(g: &CartGrid, saturate: bool) -> Result<Self> {
         g.validate()?;
         let n = g.tasks();
         let mut edges = Vec::with_capacity(n * 2 * g.dims.len());
@@ -421,7 +436,7 @@ impl Pattern {
             },
             bytes.join("/")
         );
-        let mut p = Self::from_edges(n, edges, description)?;
+        let mut p = Self::from_edges_with(n, edges, description, saturate)?;
         p.grid = Some(g.clone());
         Ok(p)
     }

@@ -270,7 +270,7 @@ pub(crate) fn algorithm_tile_candidates(
             break;
         }
         let q = tile_grid(g, t)?;
-        let qgrid = Pattern::grid(&q)?;
+        let qgrid = Pattern::grid_saturating(&q)?;
         let mut placements: Vec<(String, Perm)> = embeddings(&q, &qgrid, &m1, 256, deadline)
             .into_iter()
             .map(|(name, pl)| (format!("embedding {name}"), pl))
