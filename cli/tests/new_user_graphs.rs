@@ -278,15 +278,26 @@ fn graphs_whose_group_sums_pass_64_bits_are_mapped() {
     }
 }
 
+/// Cases of [`exported_mappings_score_as_an_independent_router_says`]:
+/// `COPR_FUZZ_GRAPHS` (default 24; `scripts/fuzz-surfaces.sh` runs more).
+fn graph_cases() -> u64 {
+    std::env::var("COPR_FUZZ_GRAPHS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24)
+}
+
 #[test]
 fn exported_mappings_score_as_an_independent_router_says() {
     // seeded graphs of 1 .. slots tasks (isolated tasks, repeated pairs, both ways) on
-    // tori of sides 1, 2, 3 and 5 and on flat machines: the exported mapping puts every
-    // task on its own slot, and its hop-bytes and busiest link are what dimension-order
-    // routing (or the sender's link) gives
+    // tori of sides 1, 2, 3 and 5 and on flat machines, every node of the same size or
+    // (a machine file) of its own: the exported mapping puts every task on its own slot
+    // of a node that has it, the rankfile launches exactly the job's ranks there, and
+    // the hop-bytes and busiest link are what dimension-order routing (or the sender's
+    // link) gives
     let mut rng = SplitMix(28);
-    let mj = dir().join("random.json");
-    for case in 0..24 {
+    let (mj, rf) = (dir().join("random.json"), dir().join("random-rankfile"));
+    for case in 0..graph_cases() {
         let net = if case % 3 == 2 {
             Net::Flat([1, 2, 3, 5][rng.below(4)])
         } else {
@@ -296,8 +307,17 @@ fn exported_mappings_score_as_an_independent_router_says() {
                     .collect(),
             )
         };
-        let rpn = 1 + rng.below(4);
-        let slots = net.nodes() * rpn;
+        let uneven = case % 4 == 3;
+        let counts: Vec<usize> = (0..net.nodes())
+            .map(|_| 1 + rng.below(4))
+            .collect::<Vec<_>>();
+        let counts = if uneven {
+            counts
+        } else {
+            vec![counts[0]; net.nodes()]
+        };
+        let rpn = *counts.iter().max().unwrap();
+        let slots: usize = counts.iter().sum();
         let n = 1 + rng.below(slots);
         let mut g = Graph::new();
         for _ in 0..rng.below(3 * n + 1) {
@@ -309,27 +329,61 @@ fn exported_mappings_score_as_an_independent_router_says() {
         }
         let f = write(&format!("random-{case}.txt"), &graph_text(n, &g));
         let mut a: Vec<String> = vec!["--graph".into(), f];
-        a.extend(net.args());
+        if uneven {
+            let list: Vec<String> = counts.iter().map(usize::to_string).collect();
+            let table = match &net {
+                Net::Torus(d) => format!(
+                    "[torus]\ndims = [{}]\n",
+                    d.iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Net::Flat(k) => format!("[flat]\nnodes = {k}\n"),
+            };
+            let m = write(
+                &format!("random-{case}.toml"),
+                &format!("ranks_per_node = [{}]\n{table}", list.join(", ")),
+            );
+            a.extend(["--machine".into(), m]);
+        } else {
+            a.extend(net.args());
+            a.extend(["--ranks-per-node".into(), rpn.to_string()]);
+        }
         a.extend(
             [
-                "--ranks-per-node",
-                &rpn.to_string(),
                 "--budget",
                 "0.2",
                 "--seed",
                 &case.to_string(),
                 "--mapping-json",
                 mj.to_str().unwrap(),
+                "--rankfile",
+                rf.to_str().unwrap(),
+                "--nodes",
+                &format!("n[0-{}]", net.nodes() - 1),
             ]
             .map(String::from),
         );
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let (_, r) = map_json(&a);
         let slot_of = slots_of(&mj);
-        assert_eq!(slot_of.len(), n, "case {case}: one slot per task");
-        assert_eq!(int(&r["tasks"]), n as u64, "case {case}: the job's tasks");
-        assert!(slot_of.iter().all(|&s| s < slots));
-        assert_eq!(slot_of.iter().collect::<HashSet<_>>().len(), n);
+        let what = format!("case {case}: {net:?}, slots {counts:?}, {n} tasks");
+        assert_eq!(slot_of.len(), n, "{what}: one slot per task");
+        assert_eq!(int(&r["tasks"]), n as u64, "{what}: the job's tasks");
+        assert!(
+            slot_of.iter().all(|&s| s % rpn < counts[s / rpn]),
+            "{what}: a slot its node does not have: {slot_of:?}"
+        );
+        assert_eq!(slot_of.iter().collect::<HashSet<_>>().len(), n, "{what}");
+        let text = std::fs::read_to_string(&rf).unwrap();
+        let launched: Vec<String> = text.lines().map(String::from).collect();
+        let expected: Vec<String> = slot_of
+            .iter()
+            .enumerate()
+            .map(|(t, &s)| format!("rank {t}=n{} slot={}", s / rpn, s % rpn))
+            .collect();
+        assert_eq!(launched, expected, "{what}: the rankfile");
         let (hb, ml) = net.score(&g, rpn, &slot_of);
         let m = row(&r, r["exported"].as_str().unwrap());
         assert_eq!(
@@ -338,13 +392,9 @@ fn exported_mappings_score_as_an_independent_router_says() {
                 u128::from(int(&m["max_link_bytes"]))
             ),
             (hb, ml),
-            "case {case}: {net:?} x {rpn}, {n} tasks: {m}"
+            "{what}: {m}"
         );
-        assert_eq!(
-            int(&m["total_bytes"]),
-            g.values().sum::<u64>(),
-            "case {case}"
-        );
+        assert_eq!(int(&m["total_bytes"]), g.values().sum::<u64>(), "{what}");
         for row in r["rows"].as_array().unwrap() {
             let m = &row["metrics"];
             assert!(int(&m["hop_bytes"]) >= int(&m["hop_bytes_bound"]), "{row}");
