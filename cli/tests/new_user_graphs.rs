@@ -527,6 +527,19 @@ fn nothing_to_lower_is_not_reported_as_lowered() {
         .find(|l| l.starts_with("optimised: kept"))
         .unwrap_or_else(|| panic!("no kept line: {out}"));
     assert!(!kept.contains("lowered"), "{kept}");
+    // two tasks on two nodes of one slot: every mapping sends the one message over one
+    // link, and the comparison with the launcher's order says so (it said "1.00x less")
+    let g = write("pair.txt", "0 1 100\n");
+    let (out, _) = ok(&copr(&[
+        "map", "--graph", &g, "--flat", "2", "--budget", "0.2",
+    ]));
+    for what in ["hop-bytes ", "busiest link "] {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(what))
+            .unwrap_or_else(|| panic!("no {what}line: {out}"));
+        assert!(line.ends_with("(the same)"), "{line}");
+    }
 }
 
 #[test]
