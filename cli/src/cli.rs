@@ -149,9 +149,10 @@ pub(crate) struct MapArgs {
     /// That many nodes with no network model.
     #[arg(long, value_name = "NODES")]
     pub(crate) flat: Option<usize>,
-    /// Ranks per node (with --torus, --network, --flat).
-    #[arg(long, default_value_t = 1)]
-    pub(crate) ranks_per_node: usize,
+    /// Ranks per node (with --torus, --network, --flat; default 1). A machine file
+    /// gives its own (`ranks_per_node`), a recording the ranks each host ran.
+    #[arg(long)]
+    pub(crate) ranks_per_node: Option<usize>,
     /// The inside of a node in hwloc's synthetic syntax, e.g. `pack:2 core:8` (as many
     /// PUs as ranks per node): intra-node bytes are reported by the level two cores
     /// share, and the optimiser arranges tasks on cores.
@@ -535,6 +536,16 @@ fn check_needs(a: &MapArgs) -> Result<()> {
             a.torus.is_some(),
         ),
     ];
+    if a.ranks_per_node.is_some() && (a.machine.is_some() || a.machine_from_recording) {
+        return Err(copr::Error::Argument(format!(
+            "--ranks-per-node describes --torus, --network or --flat; {}",
+            if a.machine.is_some() {
+                "a machine file gives its own (`ranks_per_node = …`)"
+            } else {
+                "a recording gives the ranks each host ran"
+            }
+        )));
+    }
     match needs.iter().find(|&&(_, given, _, has)| given && !has) {
         Some((flag, _, needed, _)) => Err(copr::Error::Argument(format!(
             "{flag} describes the {} and needs {needed}",
@@ -825,13 +836,16 @@ fn map_machine(
             dims,
             a.link_bandwidth.clone(),
             a.alloc.as_deref(),
-            a.ranks_per_node,
+            a.ranks_per_node.unwrap_or(1),
         )?
     } else if let Some(f) = &a.network {
         let net = copr_topology::Network::from_file(f)?;
-        MapMachine::network(net, None, Default::default(), a.ranks_per_node)?
+        MapMachine::network(net, None, Default::default(), a.ranks_per_node.unwrap_or(1))?
     } else {
-        MapMachine::flat(a.flat.expect("clap requires a machine"), a.ranks_per_node)?
+        MapMachine::flat(
+            a.flat.expect("clap requires a machine"),
+            a.ranks_per_node.unwrap_or(1),
+        )?
     };
     if let Some(shape) = &a.node_shape {
         let tree =

@@ -740,3 +740,41 @@ fn grids_of_64_bit_messages_are_mapped_or_refused_in_terms_of_the_flags() {
         &["--grid 2x8 --bytes", "2^64 - 1"],
     );
 }
+
+#[test]
+fn ranks_per_node_beside_a_machine_file_is_refused_not_ignored() {
+    // the machine file says 16 per node; `--ranks-per-node 4` was silently dropped
+    let g = write("ring4.txt", "0 1 5\n1 2 5\n2 3 5\n3 0 5\n");
+    refused(
+        &copr(&[
+            "map",
+            "--graph",
+            &g,
+            "--machine",
+            "data/machines/torus-4x4x4.toml",
+            "--ranks-per-node",
+            "4",
+        ]),
+        &["--ranks-per-node", "machine file"],
+    );
+    refused(
+        &copr(&[
+            "map",
+            "--graph",
+            "data/graphs/recorded-halo-8.txt",
+            "--machine-from-recording",
+            "--ranks-per-node",
+            "4",
+        ]),
+        &["--ranks-per-node", "recording"],
+    );
+    // with the machine flags it is what it says, and 1 without it
+    for (flag, per_node) in [(Some("4"), "4 ranks per node"), (None, "1 rank per node")] {
+        let mut a = vec!["map", "--graph", &g, "--flat", "4", "--budget", "0.1"];
+        if let Some(k) = flag {
+            a.extend(["--ranks-per-node", k]);
+        }
+        let (out, _) = ok(&copr(&a));
+        assert!(out.contains(per_node), "{out}");
+    }
+}
