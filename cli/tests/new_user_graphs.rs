@@ -447,6 +447,12 @@ fn what_a_hand_written_graph_file_means() {
         total("g.json", r#"{"edges": [[0, 1, 10], [2, 1, 3]]}"#),
         (3, 13)
     );
+    // the extension in capitals, as machine files allow
+    assert_eq!(
+        total("G.JSON", r#"{"edges": [[0, 1, 10], [2, 1, 3]]}"#),
+        (3, 13)
+    );
+    assert_eq!(total("G.Toml", "edges = [[0, 1, 10]]\n"), (2, 10));
 }
 
 #[test]

@@ -502,10 +502,10 @@ impl Pattern {
     }
 
     /// Reads a graph file: TOML or JSON (`tasks = N` optional, `edges = [[src, dst,
-    /// bytes], …]`; `.toml`/`.json` by extension) or, for any other name, an edge list:
-    /// one message `src dst bytes` per line (whitespace or commas), `#` comments, and an
-    /// optional first line `tasks N`. Without `tasks`, the number of tasks is one more
-    /// than the largest id.
+    /// bytes], …]`; `.toml`/`.json` by extension, in any case) or, for any other name,
+    /// an edge list: one message `src dst bytes` per line (whitespace or commas), `#`
+    /// comments, and an optional first line `tasks N`. Without `tasks`, the number of
+    /// tasks is one more than the largest id.
     ///
     /// # Errors
     /// [`Error::Io`] if the file cannot be read (or exceeds 1 GiB), [`Error::Parse`]
@@ -513,7 +513,13 @@ impl Pattern {
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = copr::files::read_file(path)?;
         let text = copr_topology::files::skip_bom(&text);
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        // `.JSON` as `.json`, as machine files are read
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let ext = ext.as_str();
         let parse_err = |detail: String| Error::Parse {
             path: path.to_owned(),
             detail,
