@@ -204,6 +204,34 @@ fn small_graphs_score_as_computed_by_hand() {
         packed(&["--torus", "1x1x1", "--ranks-per-node", "4"]),
         (0, 0)
     );
+    // the other columns: hops per message (1, 2, 1 on the 2x2 torus; 0, 1, 1 on the
+    // two nodes), bytes kept inside a node, and the mean over the links (16 directed
+    // links of the 2x2 torus carry 121 bytes; 2 node links 11)
+    let (_, r) = map_json(&["--graph", &g, "--strategies", "packed", "--torus", "2x2"]);
+    let m = row(&r, "packed");
+    assert_eq!(m["dilation_mean"].as_f64().unwrap(), 4.0 / 3.0);
+    assert_eq!(
+        (int(&m["dilation_max"]), int(&m["intra_node_bytes"])),
+        (2, 0)
+    );
+    assert_eq!(m["mean_link_bytes"].as_f64().unwrap(), 121.0 / 16.0);
+    let (_, r) = map_json(&[
+        "--graph",
+        &g,
+        "--strategies",
+        "packed",
+        "--flat",
+        "2",
+        "--ranks-per-node",
+        "2",
+    ]);
+    let m = row(&r, "packed");
+    assert_eq!(m["dilation_mean"].as_f64().unwrap(), 2.0 / 3.0);
+    assert_eq!(
+        (int(&m["dilation_max"]), int(&m["intra_node_bytes"])),
+        (1, 100)
+    );
+    assert_eq!(m["mean_link_bytes"].as_f64().unwrap(), 11.0 / 2.0);
 }
 
 #[test]
