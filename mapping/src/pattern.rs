@@ -508,8 +508,9 @@ impl Pattern {
     /// tasks is one more than the largest id.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file cannot be read (or exceeds 1 GiB), [`Error::Parse`]
-    /// with the line number for a malformed line or field.
+    /// [`Error::Io`] if the file cannot be read (or exceeds
+    /// [`copr::files::MAX_FILE_BYTES`], 64 MiB), [`Error::Parse`] with the line number
+    /// for a malformed line or field.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = copr::files::read_file(path)?;
         let text = copr_topology::files::skip_bom(&text);
