@@ -22,6 +22,11 @@ use copr::volume::Volumes;
 /// 300–450 bytes per task with every strategy, so at most about 2 GB at this limit.
 pub const MAX_TASKS: usize = 1 << 22;
 
+/// A TOML graph file holds at most this many bytes, 16 MiB: the TOML reader keeps
+/// about 80 bytes per byte of an array of edges (1.3 GB at this size), where the edge
+/// list and JSON take the whole [`copr::files::MAX_FILE_BYTES`] in well under 1 GB.
+pub(crate) const MAX_TOML_GRAPH_BYTES: usize = 16 << 20;
+
 /// Why [`MAX_TASKS`] is what it is, for error messages.
 pub(crate) const MAX_TASKS_WHY: &str =
     "copr map keeps every strategy's mapping, about 400 bytes per task";
@@ -510,7 +515,8 @@ impl Pattern {
     /// # Errors
     /// [`Error::Io`] if the file cannot be read (or exceeds
     /// [`copr::files::MAX_FILE_BYTES`], 64 MiB), [`Error::Parse`] with the line number
-    /// for a malformed line or field.
+    /// for a malformed line or field, or for TOML of more than 16 MiB (its reader needs
+    /// about 80 bytes of memory per byte; the edge list and JSON take 64 MiB).
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = copr::files::read_file(path)?;
         let text = copr_topology::files::skip_bom(&text);
@@ -529,6 +535,13 @@ impl Pattern {
             "toml" | "json" => {
                 let doc: GraphDoc = if ext == "json" {
                     serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
+                } else if text.len() > MAX_TOML_GRAPH_BYTES {
+                    return Err(parse_err(format!(
+                        "{} bytes of TOML: a TOML graph holds at most {MAX_TOML_GRAPH_BYTES} \
+                         (its reader needs about 80 bytes of memory per byte); write a larger \
+                         graph as an edge list (`src dst bytes` per line) or as JSON",
+                        text.len()
+                    )));
                 } else {
                     toml::from_str(text).map_err(|e| parse_err(toml_detail(text, &e)))?
                 };
