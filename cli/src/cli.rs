@@ -1200,6 +1200,10 @@ fn certificate_text(k: &copr::relabel::Certificate, before: f64, cost_after: f64
 
 fn topo(a: TopoArgs) -> Result<()> {
     let input = Input::read(&a.file, a.format)?;
+    if matches!(input.format, ConfigFormat::Toml) {
+        // before the generic parse below, which would take 80 bytes per byte
+        copr_topology::files::check_toml_size(&input.text, Some(&a.file))?;
+    }
     let value: serde_json::Value = input.parse()?;
     let is_cost = value.get("terms").is_some();
     let in_file = |e: copr::Error| copr::Error::InFile {

@@ -816,3 +816,22 @@ fn ranks_per_node_beside_a_machine_file_is_refused_not_ignored() {
         assert!(out.contains(per_node), "{out}");
     }
 }
+
+#[test]
+fn a_machine_file_of_too_much_toml_is_refused_before_it_is_read() {
+    // 17 MiB of `ranks_per_node` list: the TOML reader took about 80 bytes per byte
+    // (4.5 GB for 60 MB) before any check; now one line at once, within 1 GiB
+    let list = "1,".repeat((17 << 20) / 2);
+    let m = write(
+        "huge-list.toml",
+        &format!("ranks_per_node = [{list}1]\n[flat]\nnodes = 4\n"),
+    );
+    let g = write("pair-for-huge.txt", "0 1 5\n");
+    for args in [
+        vec!["map", "--graph", g.as_str(), "--machine", m.as_str()],
+        vec!["topo", m.as_str()],
+    ] {
+        let out = common::capped(&args, common::root(), 1 << 20, Some(60));
+        refused(&out, &["huge-list.toml", "bytes of TOML", "JSON"]);
+    }
+}

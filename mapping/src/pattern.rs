@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use copr::error::{Error, Result};
 use copr::volume::Volumes;
+use copr_topology::files::MAX_TOML_BYTES;
 
 /// Patterns larger than this many tasks are refused (a task id in a file must not
 /// make copr allocate memory in proportion to it): 2²² = 4 194 304.
@@ -21,11 +22,6 @@ use copr::volume::Volumes;
 /// (16 bytes per task each), the optimiser's candidates and the pattern's edges: about
 /// 300–450 bytes per task with every strategy, so at most about 2 GB at this limit.
 pub const MAX_TASKS: usize = 1 << 22;
-
-/// A TOML graph file holds at most this many bytes, 16 MiB: the TOML reader keeps
-/// about 80 bytes per byte of an array of edges (1.3 GB at this size), where the edge
-/// list and JSON take the whole [`copr::files::MAX_FILE_BYTES`] in well under 1 GB.
-pub(crate) const MAX_TOML_GRAPH_BYTES: usize = 16 << 20;
 
 /// Why [`MAX_TASKS`] is what it is, for error messages.
 pub(crate) const MAX_TASKS_WHY: &str =
@@ -535,9 +531,10 @@ impl Pattern {
             "toml" | "json" => {
                 let doc: GraphDoc = if ext == "json" {
                     serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
-                } else if text.len() > MAX_TOML_GRAPH_BYTES {
+                } else if text.len() > MAX_TOML_BYTES {
+                    // the limit of every TOML file (1.3 GB of the reader's memory)
                     return Err(parse_err(format!(
-                        "{} bytes of TOML: a TOML graph holds at most {MAX_TOML_GRAPH_BYTES} \
+                        "{} bytes of TOML: a TOML graph holds at most {MAX_TOML_BYTES} \
                          (its reader needs about 80 bytes of memory per byte); write a larger \
                          graph as an edge list (`src dst bytes` per line) or as JSON",
                         text.len()
