@@ -13,6 +13,9 @@ use copr::rng::SplitMix;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// A flat machine of 4 nodes of 2 slots, and a short budget.
+const FOUR_NODES_OF_TWO: [&str; 6] = ["--flat", "4", "--ranks-per-node", "2", "--budget", "0.2"];
+
 fn dir() -> PathBuf {
     common::scratch("copr-new-user-graphs")
 }
@@ -154,12 +157,61 @@ impl Net {
     }
 }
 
+/// A seeded graph of `n` tasks, each sending to 4 random others `bytes(rng)` bytes.
+fn four_out(n: usize, seed: u64, mut bytes: impl FnMut(&mut SplitMix) -> u64) -> Graph {
+    let mut rng = SplitMix(seed);
+    let mut g = Graph::new();
+    for s in 0..n {
+        for _ in 0..4 {
+            let d = rng.below(n);
+            if d != s {
+                let w = bytes(&mut rng);
+                g.insert((s, d), w);
+            }
+        }
+    }
+    g
+}
+
 fn graph_text(tasks: usize, g: &Graph) -> String {
     let mut t = format!("tasks {tasks}\n");
     for (&(s, d), &w) in g {
         t.push_str(&format!("{s} {d} {w}\n"));
     }
     t
+}
+
+/// `copr map PATTERN` on `net` with `rpn` slots per node: the exported mapping's
+/// hop-bytes and busiest link (as written, they may pass `u64::MAX`) are what
+/// [`Net::score`] gives for `g`, the pattern's messages.
+fn exported_scores_as_routed(pattern: &[&str], net: &Net, rpn: usize, g: &Graph) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mj = dir().join(format!("scored-{k}.json"));
+    let mut a: Vec<String> = pattern.iter().map(|x| x.to_string()).collect();
+    a.extend(net.args());
+    a.extend(
+        [
+            "--ranks-per-node",
+            &rpn.to_string(),
+            "--budget",
+            "0.5",
+            "--mapping-json",
+            mj.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (text, r) = map_json(&a);
+    let (hb, ml) = net.score(g, rpn, &slots_of(&mj));
+    let exported = r["exported"].as_str().unwrap();
+    for (field, want) in [("hop_bytes", hb), ("max_link_bytes", ml)] {
+        assert_eq!(
+            field_of_row(&text, exported, field),
+            want.to_string(),
+            "{net:?} x {rpn}: {field}"
+        );
+    }
 }
 
 /// The exported mapping of `--mapping-json`: task -> slot.
@@ -207,31 +259,27 @@ fn small_graphs_score_as_computed_by_hand() {
     // the other columns: hops per message (1, 2, 1 on the 2x2 torus; 0, 1, 1 on the
     // two nodes), bytes kept inside a node, and the mean over the links (16 directed
     // links of the 2x2 torus carry 121 bytes; 2 node links 11)
-    let (_, r) = map_json(&["--graph", &g, "--strategies", "packed", "--torus", "2x2"]);
-    let m = row(&r, "packed");
-    assert_eq!(m["dilation_mean"].as_f64().unwrap(), 4.0 / 3.0);
+    let columns = |machine: &[&str]| {
+        let mut a = vec!["--graph", g.as_str(), "--strategies", "packed"];
+        a.extend_from_slice(machine);
+        let (_, r) = map_json(&a);
+        let m = row(&r, "packed").clone();
+        let f = |k: &str| m[k].as_f64().unwrap();
+        let (mean, most, inside) = (
+            f("dilation_mean"),
+            m["dilation_max"].clone(),
+            f("intra_node_bytes"),
+        );
+        (mean, int(&most), inside, f("mean_link_bytes"))
+    };
     assert_eq!(
-        (int(&m["dilation_max"]), int(&m["intra_node_bytes"])),
-        (2, 0)
+        columns(&["--torus", "2x2"]),
+        (4.0 / 3.0, 2, 0.0, 121.0 / 16.0)
     );
-    assert_eq!(m["mean_link_bytes"].as_f64().unwrap(), 121.0 / 16.0);
-    let (_, r) = map_json(&[
-        "--graph",
-        &g,
-        "--strategies",
-        "packed",
-        "--flat",
-        "2",
-        "--ranks-per-node",
-        "2",
-    ]);
-    let m = row(&r, "packed");
-    assert_eq!(m["dilation_mean"].as_f64().unwrap(), 2.0 / 3.0);
     assert_eq!(
-        (int(&m["dilation_max"]), int(&m["intra_node_bytes"])),
-        (1, 100)
+        columns(&["--flat", "2", "--ranks-per-node", "2"]),
+        (2.0 / 3.0, 1, 100.0, 11.0 / 2.0)
     );
-    assert_eq!(m["mean_link_bytes"].as_f64().unwrap(), 11.0 / 2.0);
 }
 
 #[test]
@@ -261,48 +309,11 @@ fn graphs_whose_group_sums_pass_64_bits_are_mapped() {
     // every message fits 64 bits, but the bytes between two node-sized groups do not:
     // the optimiser's group graphs once failed with "bytes from 0 to 1 overflow 64
     // bits", naming tasks of no file
-    let mut rng = SplitMix(7);
     let n = 96;
-    let mut g = Graph::new();
-    for s in 0..n {
-        for _ in 0..4 {
-            let d = rng.below(n);
-            if d != s {
-                let w = [u64::MAX, 1 << 63, 1 << 62, 1][rng.below(4)];
-                g.insert((s, d), w);
-            }
-        }
-    }
+    let g = four_out(n, 7, |rng| [u64::MAX, 1 << 63, 1 << 62, 1][rng.below(4)]);
     let f = write("huge-groups.txt", &graph_text(n, &g));
-    let mj = dir().join("huge-groups.json");
     for (net, rpn) in [(Net::Flat(8), 16), (Net::Torus(vec![2, 2, 2]), 16)] {
-        let mut a: Vec<String> = vec!["--graph".into(), f.clone()];
-        a.extend(net.args());
-        a.extend(
-            [
-                "--ranks-per-node",
-                &rpn.to_string(),
-                "--budget",
-                "1",
-                "--mapping-json",
-                mj.to_str().unwrap(),
-            ]
-            .map(String::from),
-        );
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        let (text, r) = map_json(&a);
-        let (hb, ml) = net.score(&g, rpn, &slots_of(&mj));
-        let exported = r["exported"].as_str().unwrap();
-        assert_eq!(
-            field_of_row(&text, exported, "hop_bytes"),
-            hb.to_string(),
-            "{net:?}"
-        );
-        assert_eq!(
-            field_of_row(&text, exported, "max_link_bytes"),
-            ml.to_string(),
-            "{net:?}"
-        );
+        exported_scores_as_routed(&["--graph", &f], &net, rpn, &g);
     }
 }
 
@@ -438,16 +449,9 @@ fn exported_mappings_score_as_an_independent_router_says() {
 fn what_a_hand_written_graph_file_means() {
     let total = |name: &str, text: &str| {
         let g = write(name, text);
-        let (_, r) = map_json(&[
-            "--graph",
-            &g,
-            "--flat",
-            "4",
-            "--ranks-per-node",
-            "2",
-            "--budget",
-            "0.2",
-        ]);
+        let mut a = vec!["--graph", g.as_str()];
+        a.extend(FOUR_NODES_OF_TWO);
+        let (_, r) = map_json(&a);
         (int(&r["tasks"]), int(&row(&r, "packed")["total_bytes"]))
     };
     // one task, and tasks without messages
@@ -553,17 +557,9 @@ fn malformed_graph_files_are_refused_in_one_line() {
 #[test]
 fn nothing_to_lower_is_not_reported_as_lowered() {
     let g = write("silent.txt", "tasks 8\n");
-    let (out, _) = ok(&copr(&[
-        "map",
-        "--graph",
-        &g,
-        "--flat",
-        "4",
-        "--ranks-per-node",
-        "2",
-        "--budget",
-        "0.2",
-    ]));
+    let mut a = vec!["map", "--graph", g.as_str()];
+    a.extend(FOUR_NODES_OF_TWO);
+    let (out, _) = ok(&copr(&a));
     let kept = out
         .lines()
         .find(|l| l.starts_with("optimised: kept"))
@@ -591,17 +587,8 @@ fn a_graph_on_nodes_of_different_sizes_exports_exactly_its_ranks() {
         "slurm.toml",
         "ranks_per_node = \"16(x24),8(x16)\"\nnodes = \"nid[0001-0040]\"\n[flat]\nnodes = 40\n",
     );
-    let mut rng = SplitMix(500);
     let n = 500;
-    let mut g = Graph::new();
-    for s in 0..n {
-        for _ in 0..4 {
-            let d = rng.below(n);
-            if d != s {
-                g.insert((s, d), 1 + rng.below(1 << 20) as u64);
-            }
-        }
-    }
+    let g = four_out(n, 500, |rng| 1 + rng.below(1 << 20) as u64);
     let f = write("slurm-graph.txt", &graph_text(n, &g));
     let p = |x: &str| dir().join(x).to_str().unwrap().to_string();
     let (rf, sh, smpi, mj) = (p("rankfile"), p("hosts"), p("smpi-hosts"), p("map.json"));
@@ -734,36 +721,12 @@ fn grids_of_64_bit_messages_are_mapped_or_refused_in_terms_of_the_flags() {
             }
         }
     }
-    let mj = dir().join("huge-grid.json");
     for (net, rpn) in [
         (Net::Torus(vec![2, 2]), 4),
         (Net::Flat(4), 4),
         (Net::Flat(3), 8),
     ] {
-        let mut a: Vec<String> = ["--grid", "4x4", "--bytes", &m.to_string()]
-            .map(String::from)
-            .to_vec();
-        a.extend(net.args());
-        a.extend(
-            [
-                "--ranks-per-node",
-                &rpn.to_string(),
-                "--budget",
-                "0.5",
-                "--mapping-json",
-                mj.to_str().unwrap(),
-            ]
-            .map(String::from),
-        );
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        let (text, r) = map_json(&a);
-        let (hb, ml) = net.score(&g, rpn, &slots_of(&mj));
-        let exported = r["exported"].as_str().unwrap();
-        assert_eq!(field_of_row(&text, exported, "hop_bytes"), hb.to_string());
-        assert_eq!(
-            field_of_row(&text, exported, "max_link_bytes"),
-            ml.to_string()
-        );
+        exported_scores_as_routed(&["--grid", "4x4", "--bytes", &m.to_string()], &net, rpn, &g);
     }
     // the user's own grid whose two messages to one neighbour pass 64 bits: refused,
     // naming the flags
