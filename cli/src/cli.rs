@@ -598,6 +598,17 @@ fn map(a: MapArgs) -> Result<()> {
     check_needs(&a)?;
     let pattern = map_pattern(&a)?;
     let (machine, recorded) = map_machine(&a, &pattern)?;
+    if !matches!(a.smpi_routing, SmpiRoutingArg::Auto)
+        && !matches!(machine.kind(), mapping::NetKind::Graph(..))
+    {
+        return Err(copr::Error::Argument(format!(
+            "--smpi-routing {}: chooses how a network graph (fat tree, dragonfly, …) routes; \
+             this machine is not one ({})",
+            clap::ValueEnum::to_possible_value(&a.smpi_routing)
+                .map_or(String::new(), |v| v.get_name().to_string()),
+            machine.description()
+        )));
+    }
     if !(a.budget.is_finite() && a.budget >= 0.0) {
         return Err(copr::Error::Argument(format!(
             "--budget {}: seconds must be a finite number >= 0",

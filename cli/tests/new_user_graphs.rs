@@ -802,3 +802,19 @@ fn a_machine_file_of_too_much_toml_is_refused_before_it_is_read() {
         refused(&out, &["huge-list.toml", "bytes of TOML", "JSON"]);
     }
 }
+
+#[test]
+fn smpi_routing_on_a_machine_without_a_network_graph_is_refused() {
+    // a torus routes in dimension order and a flat machine has no network: the option
+    // was accepted there and changed nothing
+    for machine in [
+        vec!["--torus", "2x2", "--ranks-per-node", "4"],
+        vec!["--flat", "4", "--ranks-per-node", "4"],
+    ] {
+        for routing in ["ecmp", "single-path"] {
+            let mut a = vec!["map", "--grid", "4x4", "--smpi-routing", routing];
+            a.extend(&machine);
+            refused(&copr(&a), &["--smpi-routing", routing, "network graph"]);
+        }
+    }
+}
