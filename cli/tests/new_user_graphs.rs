@@ -818,3 +818,30 @@ fn smpi_routing_on_a_machine_without_a_network_graph_is_refused() {
         }
     }
 }
+
+#[test]
+fn a_calibrated_machine_prices_its_links_at_the_measured_bandwidth() {
+    // data/topology/calibrated-4.toml measured 1.08e9 B/s between its two nodes; the
+    // busiest link's time once used the flat machine's default 5 GB/s instead
+    let g = write("ring4.txt", "tasks 4\n0 1 100\n1 2 100\n2 3 100\n3 0 100\n");
+    let (_, r) = map_json(&[
+        "--graph",
+        &g,
+        "--machine",
+        "data/topology/calibrated-4.toml",
+        "--strategies",
+        "packed",
+    ]);
+    // packed: tasks 0, 1 on one node, 2, 3 on the other; 1 -> 2 and 3 -> 0 cross
+    let m = row(&r, "packed");
+    assert_eq!(
+        (int(&m["hop_bytes"]), int(&m["max_link_bytes"])),
+        (200, 100)
+    );
+    let t = m["max_link_time"].as_f64().unwrap();
+    assert!((t - 100.0 / 1.08e9).abs() <= 1e-12 * t, "{t}");
+    assert!(r["machine"]
+        .as_str()
+        .unwrap()
+        .contains("node links 1.08 GB/s"));
+}
