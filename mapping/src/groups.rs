@@ -19,9 +19,8 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::machine::MapMachine;
-use super::pattern::{Edge, Pattern};
+use super::pattern::Pattern;
 use super::strategy;
-use copr::error::Result;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
 
@@ -445,24 +444,6 @@ pub(crate) fn place(
     strategy::perm(pos)
 }
 
-/// The quotient graph of `of` (task → group, `groups` groups): the bytes between
-/// groups, one task per group.
-///
-/// # Errors
-/// As [`Pattern::from_edges`] (a sum of bytes that overflows).
-pub(crate) fn quotient(p: &Pattern, of: &[u32], groups: usize) -> Result<Pattern> {
-    let edges = p
-        .edges()
-        .iter()
-        .map(|e| Edge {
-            src: of[e.src as usize],
-            dst: of[e.dst as usize],
-            bytes: e.bytes,
-        })
-        .collect();
-    Pattern::from_edges(groups, edges, "node groups".into())
-}
-
 /// The tasks' mapping from their groups' placement (`place`: group → node), each
 /// group's tasks on its node's slots in task order.
 pub(crate) fn expand(of: &[u32], place: &Perm, k: usize) -> Perm {
@@ -482,6 +463,7 @@ pub(crate) fn expand(of: &[u32], place: &Perm, k: usize) -> Perm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pattern::Edge;
 
     /// Four cliques of four tasks (1000 bytes each way inside), each task also sending
     /// 10 bytes to one task of every other clique; task `t` is numbered so that the
@@ -551,7 +533,7 @@ mod tests {
         for (t, &g) in of.iter().enumerate() {
             assert_eq!(g, of[t % 4], "task {t} is not with its clique");
         }
-        let q = quotient(&p, &of, 4).expect("valid");
+        let (q, _) = p.quotient(&of, 4, String::new()).expect("valid");
         let place = Perm::identity(4);
         let map = expand(&of, &place, 4);
         for (t, &g) in of.iter().enumerate() {

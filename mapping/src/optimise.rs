@@ -456,16 +456,7 @@ impl Run<'_> {
                 group_of[t] = g as u32;
             }
         }
-        let qedges = p
-            .edges()
-            .iter()
-            .map(|e| super::pattern::Edge {
-                src: group_of[e.src as usize],
-                dst: group_of[e.dst as usize],
-                bytes: e.bytes,
-            })
-            .collect();
-        let qp = Pattern::from_edges(groups.len(), qedges, "groups".into())?;
+        let (qp, _) = p.quotient(&group_of, groups.len(), "groups".into())?;
         let m1 = m.clone().with_ranks_per_node(1)?;
         for s in [Strategy::Packed, Strategy::Bisection] {
             if let Some(mut place) = baseline_until(s, &qp, &m1, Some(deadline))? {
@@ -528,7 +519,7 @@ impl Run<'_> {
         let m1 = m.clone().with_ranks_per_node(1)?;
         let k = m.ranks_per_node();
         for (of, placed) in found.into_iter().take(GROUPINGS) {
-            let qp = super::groups::quotient(p, &of, m.nodes())?;
+            let (qp, _) = p.quotient(&of, m.nodes(), "node groups".into())?;
             let left =
                 || (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET);
             let (_, o) = from_baselines(&qp, &m1, seed, left, deadline)?;
