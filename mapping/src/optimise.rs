@@ -44,25 +44,30 @@
 //! larger budget never gives a worse mapping by that order.
 //!
 //! **Grid algorithms on network graphs.** For the pattern of a grid algorithm
-//! ([`Pattern::algorithm`]: Cannon, Fox, Snyder, SUMMA) on a network graph the steps
-//! above get a third of the budget; then their mapping and structured mappings of the
-//! process grid (tiles in bit-reversed and row-major order, skewed rows) are timed with
-//! the staged flow model ([`crate::program_time`]) until the budget ends, and the one
-//! it times lowest is returned, whatever its hop-bytes and busiest link (then
-//! [`Optimised::dominates_starts`] says whether it happens to be no worse than every
-//! start on both): see `program_choice.rs`.
+//! ([`Pattern::algorithm`]: Cannon, Fox, Snyder, SUMMA) on a network graph the
+//! optimiser takes one sequence of steps instead, each a mapping timed with the staged
+//! flow model ([`crate::program_time`]): structured mappings of the process grid
+//! (tiles in bit-reversed and row-major order, skewed rows), then the steps above (no
+//! anytime phase, fixed budgets for their nested runs) with the seed and with derived
+//! seeds. The one timed lowest is returned, whatever its hop-bytes and busiest link
+//! (then [`Optimised::dominates_starts`] says whether it happens to be no worse than
+//! every start on both). Nothing in the sequence depends on the budget and the deadline
+//! only cuts it, so a larger budget never returns a mapping the model times higher:
+//! see `program_choice.rs`.
 //!
 //! Deterministic for a given seed and number of anytime rounds (and restarts, and
 //! candidates timed); bounded by a time budget.
 
 use std::time::{Duration, Instant};
 
+use super::algorithms::AlgorithmSpec;
 use super::anytime::Round;
 use super::candidates::{baseline_starts, Options, Scored};
 use super::groups::Anneal;
 use super::machine::MapMachine;
 use super::metrics::evaluate;
 use super::pattern::{CartGrid, Pattern};
+use super::program_choice::Cut;
 use super::restarts::{Outcome, Steps};
 use super::strategy::{
     self, along, baseline_until, best_tile, tile_boundary, tile_shapes, Strategy,
@@ -126,28 +131,20 @@ fn optimise_until(
     deadline: Instant,
 ) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
-    // a grid algorithm's pattern on a network graph: a third of the time for the steps
-    // below, the rest to choose by the staged model (`program_choice`), whose timings
-    // take seconds at p = 1024; not when the rounds are counted (the result is then a
-    // function of the seed and `max_rounds`)
+    // a grid algorithm's pattern on a network graph: one sequence of mappings timed by
+    // the staged model (`program_choice`); not when the rounds are counted (the result
+    // is then a function of the seed and `max_rounds`)
     let program = max_rounds
         .is_none()
         .then(|| super::program_choice::applies(p, m))
         .flatten();
     if let Some(spec) = program {
-        let now = Instant::now();
-        let steps_end = now + deadline.saturating_duration_since(now) / 3;
-        let o = one_run(p, m, starts, opts, steps_end, false, None)?;
-        let (best, _) = super::program_choice::choose(p, m, &spec, o.best, deadline);
-        let dominates_starts = starts.iter().all(|s| {
-            best.metrics.hop_bytes <= s.metrics.hop_bytes
-                && best.metrics.max_link_time <= s.metrics.max_link_time
-        });
-        return Ok(Optimised {
-            best,
-            dominates_starts,
-            tried: o.tried,
-        });
+        let cut = Cut {
+            deadline,
+            max_steps: None,
+            trace: None,
+        };
+        return program_path(p, m, starts, opts, &spec, cut);
     }
     // restarts from other seeds (graphs on network graphs, see `restarts`); not when
     // the rounds are counted (then the result is a function of the seed and
@@ -160,13 +157,74 @@ fn optimise_until(
         };
         return restart_path(p, m, starts, opts, steps);
     }
-    let o = one_run(p, m, starts, opts, deadline, false, max_rounds)?;
+    let o = one_run(p, m, starts, opts, deadline, Nested::Shares, max_rounds)?;
     Ok(Optimised {
         best: o.best,
         dominates_starts: o.dominates_starts,
         tried: o.tried,
     })
 }
+
+/// The optimiser for a grid algorithm's pattern on a network graph
+/// (`program_choice.rs`): structured mappings of its process grid, then the
+/// optimiser's runs (no anytime phase, fixed budgets for their nested runs) with the
+/// seed and with derived seeds, timed by the staged model within `cut`.
+///
+/// # Errors
+/// As [`optimise`].
+pub(crate) fn program_path(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    opts: &Options,
+    spec: &AlgorithmSpec,
+    cut: Cut<'_>,
+) -> Result<Optimised> {
+    strategy::check_sizes(p, m)?;
+    let deadline = cut.deadline;
+    let mut run = |r: usize| -> Result<(Scored, usize)> {
+        let seed = match r {
+            0 => opts.seed,
+            _ => super::restarts::restart_seed(opts.seed, r),
+        };
+        let run_opts = Options {
+            seed,
+            budget: 2 * NESTED_BUDGET,
+        };
+        let o = one_run(p, m, starts, &run_opts, deadline, Nested::AllFixed, Some(0))?;
+        Ok((o.best, o.tried))
+    };
+    let fixed = super::program_choice::first_candidates(spec, m, starts);
+    let c = super::program_choice::choose(p, m, spec, fixed, &mut run, cut)?;
+    let best = c.best;
+    let dominates_starts = starts.iter().all(|s| {
+        best.metrics.hop_bytes <= s.metrics.hop_bytes
+            && best.metrics.max_link_time <= s.metrics.max_link_time
+    });
+    Ok(Optimised {
+        best,
+        dominates_starts,
+        tried: c.tried,
+    })
+}
+
+/// The budgets of the optimiser runs nested in one run of its steps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Nested {
+    /// Shares of the budget or of the time left.
+    Shares,
+    /// [`NESTED_BUDGET`] for a grid recognised or padded in the graph; the node
+    /// groups' placement a share of the time left (the restart path).
+    Fixed,
+    /// [`NESTED_BUDGET`] for a grid recognised or padded in the graph, and
+    /// [`GROUPS_BUDGET`] for the node groups' placement: nothing depends on the time
+    /// left but where the deadline cuts (the grid algorithms' path).
+    AllFixed,
+}
+
+/// The budget of the node groups' placement in a run with [`Nested::AllFixed`]: about
+/// what it has at the default budget otherwise.
+const GROUPS_BUDGET: Duration = Duration::from_millis(500);
 
 /// The budget a run on the restart path gives its nested optimiser runs (a grid
 /// recognised or padded in the graph), and their patience follows from: fixed, so that
@@ -216,7 +274,7 @@ pub(crate) fn restart_path(
                 seed,
                 budget: 2 * NESTED_BUDGET,
             };
-            one_run(p, m, starts, &run_opts, deadline, true, Some(0))
+            one_run(p, m, starts, &run_opts, deadline, Nested::Fixed, Some(0))
         },
         improve,
     )?;
@@ -227,16 +285,15 @@ pub(crate) fn restart_path(
     })
 }
 
-/// One run of the optimiser's steps with `opts.seed`, until `deadline`; `fixed`: its
-/// nested optimiser runs get [`NESTED_BUDGET`] (else a share of the budget or of the
-/// time left).
+/// One run of the optimiser's steps with `opts.seed`, until `deadline`, its nested
+/// optimiser runs with the budgets `nested` says.
 fn one_run(
     p: &Pattern,
     m: &MapMachine,
     starts: &[Scored],
     opts: &Options,
     deadline: Instant,
-    fixed: bool,
+    nested: Nested,
     max_rounds: Option<usize>,
 ) -> Result<Outcome> {
     let seed = opts.seed;
@@ -245,7 +302,7 @@ fn one_run(
         m,
         opts,
         deadline,
-        fixed,
+        nested,
         rng: SplitMix(seed),
         bound: std::cell::Cell::new(None),
     };
@@ -286,8 +343,8 @@ struct Run<'a> {
     m: &'a MapMachine,
     opts: &'a Options,
     deadline: Instant,
-    /// Whether nested optimiser runs get [`NESTED_BUDGET`].
-    fixed: bool,
+    /// The budgets of nested optimiser runs.
+    nested: Nested,
     rng: SplitMix,
     /// The pattern's hop-bytes bound on the machine, once a mapping was scored.
     bound: std::cell::Cell<Option<u128>>,
@@ -314,7 +371,8 @@ impl Run<'_> {
     /// A graph pattern: the mappings of a grid hidden in it (the grid mapped, then its
     /// tasks renamed), or else of a grid padded with empty tasks.
     fn grid_in_graph(&mut self, cands: &mut Vec<Scored>) -> Result<()> {
-        let (p, m, opts, fixed) = (self.p, self.m, self.opts, self.fixed);
+        let (p, m, opts) = (self.p, self.m, self.opts);
+        let fixed = self.nested != Nested::Shares;
         if let Some(h) = super::recognise::recognise_grid(p) {
             let budget = if fixed {
                 NESTED_BUDGET
@@ -512,6 +570,7 @@ impl Run<'_> {
     /// which joins when no worse than the short one on both measures or balanced to be.
     fn two_stage(&mut self, starts: &[Scored], cands: &mut Vec<Scored>) -> Result<()> {
         let (p, m, deadline, seed) = (self.p, self.m, self.deadline, self.opts.seed);
+        let nested = self.nested;
         let from: Vec<&Perm> = starts
             .iter()
             .chain(cands.iter().filter(|c| c.origin.starts_with("multilevel")))
@@ -523,8 +582,10 @@ impl Run<'_> {
         let k = m.ranks_per_node();
         for (of, placed) in found.into_iter().take(GROUPINGS) {
             let (qp, _) = p.quotient(&of, m.nodes(), "node groups".into())?;
-            let left =
-                || (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET);
+            let left = || match nested {
+                Nested::AllFixed => GROUPS_BUDGET,
+                _ => (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET),
+            };
             let (_, o) = from_baselines(&qp, &m1, seed, left, deadline)?;
             let mut places = vec![(
                 format!("node groups, placed: {}", o.best.origin),

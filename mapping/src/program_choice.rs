@@ -1,6 +1,6 @@
 //! The last step of the optimiser for a grid algorithm's pattern (Cannon, Fox, Snyder,
 //! SUMMA: [`Pattern::algorithm`]) on a network graph: structured mappings of the
-//! process grid and the optimiser's own mapping, judged by the time of the algorithm's
+//! process grid and the optimiser's own mappings, judged by the time of the algorithm's
 //! program in the staged flow model ([`crate::program_time`], which follows SimGrid's
 //! ranking of these programs where the summed traffic's measures do not).
 //!
@@ -18,12 +18,27 @@
 //!   node boundaries at other columns, so the rows' binomial trees, rooted at a column
 //!   that moves with the row, cross nodes at other levels.
 //!
-//! The optimiser's mapping is timed first; each candidate replaces the best so far
-//! when its modelled time is lower (its timing stops as soon as the simulated clock
-//! passes the best's), until the deadline (an evaluation the deadline interrupts is
-//! dropped). So for the same optimiser's mapping a later deadline never gives a
-//! mapping the model times higher, and the result is a function of the seed and of
-//! how many candidates were timed.
+//! **One sequence that the deadline cuts** ([`choose`]). The steps, in this order:
+//! 1. each distinct structured candidate, timed (when there is none, each start
+//!    instead: the baselines the optimiser starts from);
+//! 2. the optimiser's run with the seed, its mapping timed;
+//! 3. runs with derived seeds (restarts `1 ..= `[`RESTARTS`]), each mapping timed,
+//!    until [`PATIENCE`] in a row are not faster than the best so far.
+//!
+//! The mapping kept is the one timed lowest so far (ties: the earlier); a timing stops
+//! as soon as its simulated clock passes the kept one's. Nothing in the steps depends on
+//! the budget (the optimiser's runs get fixed budgets for their nested runs, and no
+//! anytime rounds); the deadline only cuts the sequence: a step it interrupts (a
+//! timing, or an optimiser's run) is dropped, and none follows. So the result is the
+//! mapping kept after the steps completed, a function of the seed and of their number,
+//! and a run with a later deadline, which completes at least as many steps, never keeps
+//! a mapping the model times higher. When no step completed, the first candidate of
+//! the sequence is returned untimed (the first structured candidate; without one, the
+//! first start, or the optimiser's mapping when no start was given and its run
+//! completed; the identity otherwise): deterministic, and the mapping a later deadline
+//! times first. The structured candidates come first because they are built at once and
+//! are the fastest in SimGrid on the k = 8 fat tree (`benches/RESULTS.md`); one timing
+//! at p = 1024 takes 0.5–7 s, so a small budget times them alone.
 
 use std::time::Instant;
 
@@ -32,10 +47,12 @@ use super::candidates::Scored;
 use super::fluid::RoundModel;
 use super::machine::{MapMachine, NetKind};
 use super::pattern::Pattern;
+use super::restarts::Steps;
 use super::staged::{program_time_until, Program};
+use copr::error::Result;
 use copr::lap::Perm;
 
-/// The end of the origin of a mapping this step chose over the optimiser's.
+/// The end of the origin of the mapping this step keeps when it timed one.
 pub(crate) const CHOSEN_BY_MODEL: &str = "(staged model)";
 
 /// Programs of more messages than this are not timed (one evaluation of Cannon at
@@ -130,49 +147,189 @@ fn reversed(x: usize, len: usize) -> usize {
     }
 }
 
-/// `first` (the optimiser's mapping of `p`, the pattern of `spec`) or the structured
-/// candidate the staged model times lowest (module docs), with the model's time of the
-/// returned mapping when it was timed before `deadline`.
+/// Restarts of the optimiser (runs with derived seeds) at most, after its first run.
+pub(crate) const RESTARTS: usize = 4;
+
+/// Restarts in a row not faster in the model than the mapping kept, after which they
+/// stop.
+pub(crate) const PATIENCE: usize = 2;
+
+/// The end of the origin of a mapping returned untimed: the budget ended before the
+/// first step of the sequence completed.
+pub(crate) const NOT_TIMED: &str = "(not timed: the budget ended first)";
+
+/// Where [`choose`] stops: the deadline, and (to emulate a deadline that falls after a
+/// given step) a number of steps (each candidate timed, each optimiser's run with its
+/// timing); with the mapping kept after each completed step recorded in `trace` when
+/// given.
+pub(crate) type Cut<'a> = Steps<'a, Kept>;
+
+/// The mapping kept after a step: where it came from, the mapping and its modelled
+/// time in seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Kept {
+    /// Where it came from (without [`CHOSEN_BY_MODEL`]).
+    pub(crate) origin: String,
+    /// The mapping.
+    pub(crate) map: Perm,
+    /// Its time in the staged model.
+    pub(crate) time: f64,
+}
+
+/// What [`choose`] returns.
+pub(crate) struct Choice {
+    /// The mapping kept, its origin ending in [`CHOSEN_BY_MODEL`] (or [`NOT_TIMED`]).
+    pub(crate) best: Scored,
+    /// Candidates tried (the optimiser's runs count theirs).
+    pub(crate) tried: usize,
+}
+
+/// One optimiser's run of the sequence: `run(r)` is the run with the seed (`r = 0`) or
+/// restart `r`: its chosen mapping and the candidates it tried.
+pub(crate) type Runs<'a> = dyn FnMut(usize) -> Result<(Scored, usize)> + 'a;
+
+/// The candidates timed first (step 1 of the module docs): the distinct structured
+/// mappings of `spec`'s process grid on `m`, or, when there is none, the distinct
+/// `starts`.
+pub(crate) fn first_candidates(
+    spec: &AlgorithmSpec,
+    m: &MapMachine,
+    starts: &[Scored],
+) -> Vec<(String, Perm)> {
+    let mut fixed: Vec<(String, Perm)> = Vec::new();
+    for (name, map) in structured(spec.rows, spec.cols, m.ranks_per_node()) {
+        if let Ok(perm) = Perm::from_forward(map) {
+            if !fixed.iter().any(|(_, q)| *q == perm) {
+                fixed.push((name, perm));
+            }
+        }
+    }
+    if fixed.is_empty() {
+        for s in starts {
+            if !fixed.iter().any(|(_, q)| *q == s.map) {
+                fixed.push((s.origin.clone(), s.map.clone()));
+            }
+        }
+    }
+    fixed
+}
+
+/// The sequence of the module docs for `p`, the pattern of `spec`, on `m`: the
+/// candidates `fixed` ([`first_candidates`]), then the optimiser's runs `run(0)`,
+/// `run(1)`, …, each timed by the staged model, within `cut`.
+///
+/// # Errors
+/// Those of `run`.
 pub(crate) fn choose(
     p: &Pattern,
     m: &MapMachine,
     spec: &AlgorithmSpec,
-    first: Scored,
-    deadline: Instant,
-) -> (Scored, Option<f64>) {
-    let Ok(prog) = Program::algorithm(spec) else {
-        return (first, None);
-    };
+    fixed: Vec<(String, Perm)>,
+    run: &mut Runs<'_>,
+    mut cut: Cut<'_>,
+) -> Result<Choice> {
+    let deadline = cut.deadline;
     let model = RoundModel::simgrid_like();
+    let prog = Program::algorithm(spec).ok();
+    // a timing: `None` when the deadline interrupts it (or nothing can be timed)
     let time = |map: &Perm, cutoff: f64| {
-        program_time_until(&prog, m, map, &model, (Some(deadline), cutoff))
+        let prog = prog.as_ref()?;
+        program_time_until(prog, m, map, &model, (Some(deadline), cutoff))
     };
-    let Some(mut best_t) = time(&first.map, f64::INFINITY) else {
-        return (first, None);
-    };
-    let mut best = first;
-    let mut seen = vec![best.map.forward().to_vec()];
-    for (name, map) in structured(spec.rows, spec.cols, m.ranks_per_node()) {
-        if Instant::now() >= deadline {
+    let mut kept: Option<Kept> = None;
+    // the first candidate of the sequence, returned untimed when no step completes
+    let mut untimed: Option<Scored> = None;
+    let mut done = 0;
+    let mut tried = 0;
+    let mut cut_short = false;
+    for (name, map) in &fixed {
+        if cut.over(done) {
+            cut_short = true;
             break;
         }
-        if seen.contains(&map) {
-            continue;
-        }
-        let Ok(perm) = Perm::from_forward(map.clone()) else {
-            continue;
+        let Some(t) = time(map, kept.as_ref().map_or(f64::INFINITY, |k| k.time)) else {
+            cut_short = true;
+            break;
         };
-        seen.push(map);
-        match time(&perm, best_t) {
-            Some(t) if t < best_t => {
-                best_t = t;
-                best = Scored::new(p, m, perm, format!("{name} {CHOSEN_BY_MODEL}"));
-            }
-            Some(_) => {}
-            None => break,
+        tried += 1;
+        if kept.as_ref().is_none_or(|k| t < k.time) {
+            kept = Some(Kept {
+                origin: name.clone(),
+                map: map.clone(),
+                time: t,
+            });
+        }
+        done += 1;
+        if let Some(k) = &kept {
+            cut.record(k);
         }
     }
-    (best, Some(best_t))
+    // the optimiser's mappings timed so far
+    let mut seen: Vec<Perm> = Vec::new();
+    let mut failures = 0;
+    for r in 0..=RESTARTS {
+        if cut_short || cut.over(done) || failures >= PATIENCE {
+            break;
+        }
+        let (s, run_tried) = run(r)?;
+        if Instant::now() >= deadline {
+            // the run may have been cut short: dropped, and nothing follows
+            break;
+        }
+        tried += run_tried;
+        let origin = match r {
+            0 => s.origin.clone(),
+            _ => format!("restart {r}: {}", s.origin),
+        };
+        let timed_before = fixed.iter().any(|(_, q)| *q == s.map) || seen.contains(&s.map);
+        let t = if timed_before {
+            // timed already: nothing new
+            f64::INFINITY
+        } else {
+            match time(&s.map, kept.as_ref().map_or(f64::INFINITY, |k| k.time)) {
+                Some(t) => t,
+                None => {
+                    if kept.is_none() && fixed.is_empty() && untimed.is_none() {
+                        untimed = Some(Scored { origin, ..s });
+                    }
+                    break;
+                }
+            }
+        };
+        if !timed_before {
+            seen.push(s.map.clone());
+        }
+        if kept.as_ref().is_none_or(|k| t < k.time) && t.is_finite() {
+            kept = Some(Kept {
+                origin,
+                map: s.map.clone(),
+                time: t,
+            });
+            failures = 0;
+        } else {
+            failures += 1;
+        }
+        done += 1;
+        if let Some(k) = &kept {
+            cut.record(k);
+        }
+    }
+    let best = match kept {
+        Some(k) => {
+            let origin = format!("{} {CHOSEN_BY_MODEL}", k.origin);
+            Scored::new(p, m, k.map, origin)
+        }
+        None => {
+            let s = match (fixed.into_iter().next(), untimed) {
+                (Some((name, map)), _) => Scored::new(p, m, map, name),
+                (None, Some(s)) => s,
+                (None, None) => Scored::new(p, m, Perm::identity(p.tasks()), "packed".into()),
+            };
+            let origin = format!("{} {NOT_TIMED}", s.origin);
+            Scored { origin, ..s }
+        }
+    };
+    Ok(Choice { best, tried })
 }
 
 #[cfg(test)]
@@ -292,39 +449,250 @@ mod tests {
         assert_eq!(applies(&q, &m), None);
     }
 
+    fn scrambled(n: usize, seed: u64) -> Perm {
+        let mut fwd: Vec<usize> = (0..n).collect();
+        copr::rng::SplitMix(seed).shuffle(&mut fwd);
+        Perm::from_forward(fwd).unwrap()
+    }
+
+    /// `choose` with `fixed` first and the scripted runs `runs` (run `r` gives
+    /// `runs[r]`), within `deadline` and `max_steps`: the result, its trace and the runs
+    /// asked for. `slow_run`: run `r` waits until the deadline has passed.
+    fn scripted(
+        s: &AlgorithmSpec,
+        fixed: &[(String, Perm)],
+        runs: &[Perm],
+        (deadline, max_steps, slow_run): (Instant, Option<usize>, Option<usize>),
+    ) -> (Scored, Vec<Kept>, Vec<usize>) {
+        let (m, p) = (machine(), Pattern::algorithm(s).unwrap());
+        let mut asked = Vec::new();
+        let mut trace = Vec::new();
+        let mut run = |r: usize| -> Result<(Scored, usize)> {
+            asked.push(r);
+            if slow_run == Some(r) {
+                std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok((Scored::new(&p, &m, runs[r].clone(), format!("run {r}")), 1))
+        };
+        let cut = Cut {
+            deadline,
+            max_steps,
+            trace: Some(&mut trace),
+        };
+        let c = choose(&p, &m, s, fixed.to_vec(), &mut run, cut).unwrap();
+        (c.best, trace, asked)
+    }
+
     #[test]
-    fn keeps_the_faster_of_the_first_mapping_and_the_candidates() {
+    fn the_sequence_keeps_the_least_time_and_a_cut_run_is_the_prefix_it_timed() {
         let m = machine();
         let far = Instant::now() + Duration::from_secs(3600);
         let model = RoundModel::simgrid_like();
         for a in [Algorithm::Snyder, Algorithm::Summa] {
             let s = spec(a, 8);
-            let p = Pattern::algorithm(&s).unwrap();
             let prog = Program::algorithm(&s).unwrap();
             let t = |map: &Perm| program_time(&prog, &m, map, &model);
-            // a scrambled first mapping: slower than the best structured candidate
-            let mut fwd: Vec<usize> = (0..64).collect();
-            copr::rng::SplitMix(7).shuffle(&mut fwd);
-            let scrambled = Perm::from_forward(fwd).unwrap();
-            let first = Scored::new(&p, &m, scrambled.clone(), "scrambled".into());
-            let times: Vec<f64> = structured(8, 8, 4)
-                .into_iter()
-                .map(|(_, map)| t(&Perm::from_forward(map).unwrap()))
+            // scrambled mappings first, the structured ones as the runs' mappings, so
+            // that a run replaces the mapping kept
+            let fixed: Vec<(String, Perm)> = (0..3)
+                .map(|i| (format!("scrambled {i}"), scrambled(64, 10 + i)))
                 .collect();
-            let fastest = times.iter().copied().fold(f64::INFINITY, f64::min);
-            assert!(fastest < t(&scrambled), "{}", a.name());
-            let (best, bt) = choose(&p, &m, &s, first, far);
-            assert_ne!(best.origin, "scrambled");
-            assert_eq!(bt, Some(fastest));
-            assert_eq!(t(&best.map), fastest);
-            // the fastest as the first mapping: kept
-            let again = Scored::new(&p, &m, best.map.clone(), "kept".into());
-            let (kept, _) = choose(&p, &m, &s, again, far);
-            assert_eq!(kept.origin, "kept");
-            // a deadline already passed: the first mapping, untimed
-            let first = Scored::new(&p, &m, scrambled.clone(), "scrambled".into());
-            let (late, lt) = choose(&p, &m, &s, first, Instant::now());
-            assert_eq!((late.origin.as_str(), lt), ("scrambled", None));
+            let structured = first_candidates(&s, &m, &[]);
+            assert_eq!(structured.len(), 4, "{}", a.name());
+            let q: Vec<Perm> = structured.iter().map(|(_, q)| q.clone()).collect();
+            let runs = [
+                scrambled(64, 20),
+                q[0].clone(),
+                fixed[1].1.clone(),
+                q[1].clone(),
+                q[2].clone(),
+                q[3].clone(),
+            ];
+            // the expected choice, by hand: the least time among the fixed ones (the
+            // earlier on ties), then each run's mapping replaces it when faster and not
+            // timed before; the runs stop after PATIENCE in a row keep nothing
+            let mut best: (usize, f64) = (0, t(&fixed[0].1));
+            for (i, (_, q)) in fixed.iter().enumerate().skip(1) {
+                if t(q) < best.1 {
+                    best = (i, t(q));
+                }
+            }
+            let mut best_map = fixed[best.0].1.clone();
+            let (mut fails, mut calls) = (0, 0);
+            for (r, q) in runs.iter().enumerate() {
+                if fails >= PATIENCE || r > RESTARTS {
+                    break;
+                }
+                calls += 1;
+                let before = fixed.iter().any(|(_, f)| f == q) || runs[..r].contains(q);
+                if !before && t(q) < best.1 {
+                    best = (r, t(q));
+                    best_map = q.clone();
+                    fails = 0;
+                } else {
+                    fails += 1;
+                }
+            }
+            assert!(
+                !fixed.iter().any(|(_, f)| *f == best_map),
+                "no run replaced the fixed ones: the test sees nothing ({})",
+                a.name()
+            );
+            let (full, trace, asked) = scripted(&s, &fixed, &runs, (far, None, None));
+            assert_eq!(full.map, best_map, "{}", a.name());
+            assert!(full.origin.ends_with(CHOSEN_BY_MODEL));
+            assert!(
+                full.origin.contains(&format!("run {}", best.0)),
+                "{}",
+                full.origin
+            );
+            assert_eq!(asked, (0..calls).collect::<Vec<_>>());
+            // one entry per step, each the least time so far, timed afresh
+            assert_eq!(trace.len(), fixed.len() + calls);
+            for (i, k) in trace.iter().enumerate() {
+                assert_eq!(k.time, t(&k.map), "step {}", i + 1);
+                if i > 0 {
+                    assert!(k.time <= trace[i - 1].time, "step {} is slower", i + 1);
+                }
+            }
+            // counted steps: a run cut after k steps keeps what the full run kept then
+            for k in 0..=trace.len() {
+                let (cut, cut_trace, asked) = scripted(&s, &fixed, &runs, (far, Some(k), None));
+                assert_eq!(cut_trace[..], trace[..k], "after {k} steps");
+                assert_eq!(
+                    asked.len(),
+                    k.saturating_sub(fixed.len()),
+                    "after {k} steps"
+                );
+                if k == 0 {
+                    // nothing timed: the first candidate, untimed
+                    assert_eq!(cut.map, fixed[0].1);
+                    assert!(cut.origin.ends_with(NOT_TIMED), "{}", cut.origin);
+                } else {
+                    assert_eq!(cut.map, trace[k - 1].map, "after {k} steps");
+                }
+            }
+            // a deadline already passed: the first candidate, untimed, no run
+            let (late, _, asked) = scripted(&s, &fixed, &runs, (Instant::now(), None, None));
+            assert_eq!((&late.map, asked.len()), (&fixed[0].1, 0));
+            // a run the deadline interrupts is dropped, and nothing follows: what the
+            // fixed ones kept (when all were timed before the deadline)
+            let soon = Instant::now() + Duration::from_secs(2);
+            let (cut, cut_trace, asked) = scripted(&s, &fixed, &runs, (soon, None, Some(0)));
+            let n = cut_trace.len();
+            assert_eq!(cut_trace[..], trace[..n]);
+            match n {
+                0 => assert_eq!(cut.map, fixed[0].1),
+                _ => assert_eq!(cut.map, trace[n - 1].map),
+            }
+            assert!(
+                n <= fixed.len() && asked.len() <= 1,
+                "{n} steps, runs {asked:?}"
+            );
         }
+    }
+
+    #[test]
+    fn without_structured_candidates_the_starts_come_first() {
+        let m = machine();
+        let s = spec(Algorithm::Fox, 8);
+        let p = Pattern::algorithm(&s).unwrap();
+        let starts: Vec<Scored> = [3, 4, 3]
+            .iter()
+            .map(|&k| Scored::new(&p, &m, scrambled(64, k), format!("start {k}")))
+            .collect();
+        // the 8 x 8 grid on nodes of 4 has structured candidates: the starts are not used
+        let f = first_candidates(&s, &m, &starts);
+        assert_eq!(f[0].0, "tiles 2x2, bit-reversed");
+        // one slot per node: none; the distinct starts instead
+        let flat = MapMachine::flat(64, 1).unwrap();
+        assert!(structured(8, 8, 1).is_empty());
+        let f = first_candidates(&s, &flat, &starts);
+        let names: Vec<&str> = f.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["start 3", "start 4"]);
+    }
+
+    #[test]
+    fn through_the_optimiser_a_later_cut_is_never_slower_in_the_model() {
+        let m = machine();
+        let model = RoundModel::simgrid_like();
+        let s = spec(Algorithm::Cannon, 8);
+        let p = Pattern::algorithm(&s).unwrap();
+        let prog = Program::algorithm(&s).unwrap();
+        let starts = crate::candidates::baseline_starts(&p, &m).unwrap();
+        let opts = crate::Options {
+            seed: 3,
+            budget: Duration::from_secs(2),
+        };
+        let run = |max_steps: Option<usize>, trace: Option<&mut Vec<Kept>>| {
+            let cut = Cut {
+                deadline: Instant::now() + Duration::from_secs(3600),
+                max_steps,
+                trace,
+            };
+            crate::optimise::program_path(&p, &m, &starts, &opts, &s, cut).unwrap()
+        };
+        let mut trace = Vec::new();
+        let all = run(None, Some(&mut trace));
+        let n = trace.len();
+        let fixed = first_candidates(&s, &m, &starts).len();
+        assert!(n > fixed, "the optimiser's run was not timed: {n} steps");
+        assert_eq!(all.best.map, trace[n - 1].map);
+        // the model's time of the mapping kept, timed afresh, never rises from a step to
+        // the next
+        let times: Vec<f64> = trace
+            .iter()
+            .map(|k| program_time(&prog, &m, &k.map, &model))
+            .collect();
+        for i in 1..n {
+            assert!(
+                times[i] <= times[i - 1],
+                "step {} is slower: {times:?}",
+                i + 1
+            );
+        }
+        // a run stopped after k steps (a deadline after k steps) keeps what the full run
+        // kept then; after the first candidates, and after the optimiser's first run
+        for k in [1, fixed, fixed + 1, n] {
+            assert_eq!(
+                run(Some(k), None).best.map,
+                trace[k - 1].map,
+                "after {k} steps"
+            );
+        }
+        // the choice is the model's, and says so
+        assert!(
+            all.best.origin.ends_with(CHOSEN_BY_MODEL),
+            "{}",
+            all.best.origin
+        );
+    }
+
+    #[test]
+    fn the_report_says_how_the_mapping_was_chosen() {
+        let m = machine();
+        let p = Pattern::algorithm(&spec(Algorithm::Fox, 8)).unwrap();
+        let opts = crate::Options {
+            seed: 1,
+            budget: Duration::from_secs(3),
+        };
+        let strategies = [crate::Strategy::Packed, crate::Strategy::Optimised];
+        let mut cmp = crate::compare(&p, &m, &strategies, &opts, |_| {}).unwrap();
+        let origin = cmp.row("optimised").unwrap().origin.clone().unwrap();
+        assert!(origin.ends_with(CHOSEN_BY_MODEL), "{origin}");
+        let text = crate::table(&cmp);
+        assert!(text.contains(&format!("kept {origin}")));
+        assert!(text.contains("the least time of the algorithm's program in the staged model"));
+        // the same row had the budget ended before the first timing
+        let i = cmp
+            .rows
+            .iter()
+            .position(|r| r.strategy == "optimised")
+            .unwrap();
+        cmp.rows[i].origin = Some(format!("tiles 2x2, bit-reversed {NOT_TIMED}"));
+        let text = crate::table(&cmp);
+        assert!(text.contains("kept tiles 2x2, bit-reversed (not timed: the budget ended first)"));
+        assert!(text.contains("the first mapping the staged model times; none was timed in time"));
     }
 }

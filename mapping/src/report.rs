@@ -301,11 +301,13 @@ pub fn table(c: &Comparison) -> String {
     if let Some(r) = c.row("optimised") {
         let origin = r.origin.as_deref().unwrap_or("?");
         let staged = origin.ends_with(super::program_choice::CHOSEN_BY_MODEL);
+        let untimed = origin.ends_with(super::program_choice::NOT_TIMED);
         s.push_str(&format!(
             "optimised: kept {origin}\n  ({})\n",
             match c.optimiser_dominates {
-                Some(true) => "no worse than every baseline on hop-bytes and max link time",
                 _ if staged => "the least time of the algorithm's program in the staged model",
+                _ if untimed => "the first mapping the staged model times; none was timed in time",
+                Some(true) => "no worse than every baseline on hop-bytes and max link time",
                 _ => "no candidate beat every baseline on both measures: best combined score",
             }
         ));

@@ -155,30 +155,31 @@ pub(crate) fn applies(p: &Pattern, m: &MapMachine) -> bool {
 }
 
 /// The seed of restart `r` (≥ 1) of a run seeded `seed`.
-fn restart_seed(seed: u64, r: usize) -> u64 {
+pub(crate) fn restart_seed(seed: u64, r: usize) -> u64 {
     seed ^ (r as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)
 }
 
-/// Where [`path`] stops: the deadline, and (to emulate a deadline that falls after a
-/// given step) a number of steps; with the mapping kept after each step recorded in
-/// `trace` when given.
-pub(crate) struct Steps<'a> {
+/// Where [`path`] (or another sequence of steps that the deadline only cuts, such as
+/// `program_choice.rs`'s) stops: the deadline, and (to emulate a deadline that falls
+/// after a given step) a number of steps; with the mapping kept after each step
+/// recorded in `trace` when given.
+pub(crate) struct Steps<'a, T = Scored> {
     /// The deadline: a step that reaches it is dropped, and none follows.
     pub(crate) deadline: Instant,
-    /// Steps at most (the first run, each restart and each anytime round is one).
+    /// Steps at most (here the first run, each restart and each anytime round is one).
     pub(crate) max_steps: Option<usize>,
     /// The mapping kept after each completed step, in order.
-    pub(crate) trace: Option<&'a mut Vec<Scored>>,
+    pub(crate) trace: Option<&'a mut Vec<T>>,
 }
 
-impl Steps<'_> {
+impl<T: Clone> Steps<'_, T> {
     /// Whether no step may follow `done` steps.
-    fn over(&self, done: usize) -> bool {
+    pub(crate) fn over(&self, done: usize) -> bool {
         self.max_steps.is_some_and(|n| done >= n) || Instant::now() >= self.deadline
     }
 
     /// Records `kept` as the mapping after one more step.
-    fn record(&mut self, kept: &Scored) {
+    pub(crate) fn record(&mut self, kept: &T) {
         if let Some(t) = self.trace.as_deref_mut() {
             t.push(kept.clone());
         }
@@ -472,11 +473,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!((n, asked), (3, false));
-        // a restart past the deadline is dropped, and nothing follows it
+        // a restart past the deadline is dropped, and nothing follows it (a deadline
+        // far enough for the first run's judging in a debug build on a loaded machine)
         let mut calls = 0;
         let mut asked = false;
         let steps = Steps {
-            deadline: Instant::now() + Duration::from_millis(50),
+            deadline: Instant::now() + Duration::from_millis(1000),
             max_steps: None,
             trace: None,
         };
@@ -488,7 +490,7 @@ mod tests {
             |_| {
                 calls += 1;
                 if calls > 1 {
-                    std::thread::sleep(Duration::from_millis(60));
+                    std::thread::sleep(Duration::from_millis(1100));
                 }
                 Ok(Outcome {
                     best: if calls == 1 {
