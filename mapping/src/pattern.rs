@@ -645,6 +645,51 @@ impl Pattern {
         self.edges.iter().map(|e| u128::from(e.bytes)).sum()
     }
 
+    /// The quotient of the pattern under the grouping `group` (task → group, `groups`
+    /// groups), one task per group: `bytes(a→b) = Σ bytes(s→t)` over the messages with
+    /// `group[s] = a ≠ b = group[t]` (a pair's sum saturates at `u64::MAX`; messages
+    /// inside a group are dropped), and the bytes between groups (exact).
+    ///
+    /// # Complexity
+    /// `O(m log m)` for `m` messages.
+    ///
+    /// # Errors
+    /// As [`Pattern::from_edges`] (no groups, too many, a group number `>= groups`).
+    ///
+    /// # Panics
+    /// If `group` is shorter than the pattern's tasks (a broken caller contract).
+    pub(crate) fn quotient(
+        &self,
+        group: &[u32],
+        groups: usize,
+        description: String,
+    ) -> Result<(Self, u128)> {
+        let mut cut = 0u128;
+        let mut between: Vec<Edge> = Vec::with_capacity(self.edges.len());
+        for e in &self.edges {
+            let (src, dst) = (group[e.src as usize], group[e.dst as usize]);
+            if src != dst {
+                cut += u128::from(e.bytes);
+                between.push(Edge {
+                    src,
+                    dst,
+                    bytes: e.bytes,
+                });
+            }
+        }
+        between.sort_unstable_by_key(|e| (e.src, e.dst));
+        let mut edges: Vec<Edge> = Vec::with_capacity(between.len());
+        for e in between {
+            match edges.last_mut() {
+                Some(l) if (l.src, l.dst) == (e.src, e.dst) => {
+                    l.bytes = l.bytes.saturating_add(e.bytes);
+                }
+                _ => edges.push(e),
+            }
+        }
+        Ok((Self::from_edges(groups, edges, description)?, cut))
+    }
+
     /// Undirected adjacency: for each task, its neighbours and the bytes exchanged
     /// both ways (`bytes(u→v) + bytes(v→u)`), as CSR `(offsets, (neighbour, bytes))`.
     ///
@@ -861,6 +906,33 @@ mod tests {
         assert_eq!(q.undirected(), (off.to_vec(), adj.to_vec()));
         let r = Pattern::from_edges(3, vec![e(0, 2, 5)], String::new()).unwrap();
         assert_ne!(p, r);
+    }
+
+    #[test]
+    fn the_quotient_merges_messages_between_groups_and_drops_those_inside() {
+        let e = |src, dst, bytes| Edge { src, dst, bytes };
+        let big = u64::MAX - 1;
+        let p = Pattern::from_edges(
+            5,
+            vec![
+                e(0, 1, 5),   // inside group 0
+                e(0, 2, 7),   // 0 → 1
+                e(1, 3, 2),   // 0 → 1 again: merged
+                e(4, 0, 3),   // 2 → 0
+                e(2, 4, big), // 1 → 2, then saturates
+                e(3, 4, 9),
+            ],
+            String::new(),
+        )
+        .unwrap();
+        let (q, cut) = p.quotient(&[0, 0, 1, 1, 2], 3, "q".into()).unwrap();
+        let got: Vec<(u32, u32, u64)> = q.edges().iter().map(|e| (e.src, e.dst, e.bytes)).collect();
+        assert_eq!(got, [(0, 1, 9), (1, 2, u64::MAX), (2, 0, 3)]);
+        assert_eq!(cut, 9 + 3 + u128::from(big) + 9);
+        assert_eq!(q.tasks(), 3);
+        assert_eq!(q.description(), "q");
+        // a group number out of range is the pattern's error, not a panic
+        assert!(p.quotient(&[0, 0, 1, 1, 3], 3, String::new()).is_err());
     }
 
     #[test]
