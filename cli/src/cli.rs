@@ -149,9 +149,10 @@ pub(crate) struct MapArgs {
     /// That many nodes with no network model.
     #[arg(long, value_name = "NODES")]
     pub(crate) flat: Option<usize>,
-    /// Ranks per node (with --torus, --network, --flat).
-    #[arg(long, default_value_t = 1)]
-    pub(crate) ranks_per_node: usize,
+    /// Ranks per node (with --torus, --network, --flat; default 1). A machine file
+    /// gives its own (`ranks_per_node`), a recording the ranks each host ran.
+    #[arg(long)]
+    pub(crate) ranks_per_node: Option<usize>,
     /// The inside of a node in hwloc's synthetic syntax, e.g. `pack:2 core:8` (as many
     /// PUs as ranks per node): intra-node bytes are reported by the level two cores
     /// share, and the optimiser arranges tasks on cores.
@@ -535,6 +536,16 @@ fn check_needs(a: &MapArgs) -> Result<()> {
             a.torus.is_some(),
         ),
     ];
+    if a.ranks_per_node.is_some() && (a.machine.is_some() || a.machine_from_recording) {
+        return Err(copr::Error::Argument(format!(
+            "--ranks-per-node describes --torus, --network or --flat; {}",
+            if a.machine.is_some() {
+                "a machine file gives its own (`ranks_per_node = …`)"
+            } else {
+                "a recording gives the ranks each host ran"
+            }
+        )));
+    }
     match needs.iter().find(|&&(_, given, _, has)| given && !has) {
         Some((flag, _, needed, _)) => Err(copr::Error::Argument(format!(
             "{flag} describes the {} and needs {needed}",
@@ -587,6 +598,17 @@ fn map(a: MapArgs) -> Result<()> {
     check_needs(&a)?;
     let pattern = map_pattern(&a)?;
     let (machine, recorded) = map_machine(&a, &pattern)?;
+    if !matches!(a.smpi_routing, SmpiRoutingArg::Auto)
+        && !matches!(machine.kind(), mapping::NetKind::Graph(..))
+    {
+        return Err(copr::Error::Argument(format!(
+            "--smpi-routing {}: chooses how a network graph (fat tree, dragonfly, …) routes; \
+             this machine is not one ({})",
+            clap::ValueEnum::to_possible_value(&a.smpi_routing)
+                .map_or(String::new(), |v| v.get_name().to_string()),
+            machine.description()
+        )));
+    }
     if !(a.budget.is_finite() && a.budget >= 0.0) {
         return Err(copr::Error::Argument(format!(
             "--budget {}: seconds must be a finite number >= 0",
@@ -642,6 +664,8 @@ fn map(a: MapArgs) -> Result<()> {
     }
     // nodes with fewer slots than others: no job task on a slot a node does not have
     mapping::fit_comparison(&mut cmp, &pattern, &machine, ranks)?;
+    // the job's ranks, not the slots the padded pattern fills
+    cmp.tasks = ranks;
     let recorded = recorded.map(|ran| mapping::evaluate(&pattern, &machine, &ran));
     let chosen = match a.export {
         Some(s) => cmp.row(s.name()).ok_or_else(|| {
@@ -742,8 +766,11 @@ fn map_pattern(a: &MapArgs) -> Result<copr_mapping::Pattern> {
             _ => given,
         };
         match a.traffic.as_deref().and_then(mapping::Algorithm::from_name) {
-            None => Pattern::grid(&CartGrid::new(dims, vec![!a.open; n], bytes)?)?,
-            Some(algorithm) => algorithm_pattern(algorithm, &dims, &bytes, a)?,
+            None => Pattern::grid(&CartGrid::new(dims, vec![!a.open; n], bytes)?)
+                .map_err(|e| grid_sum_error(e, g))?,
+            Some(algorithm) => {
+                algorithm_pattern(algorithm, &dims, &bytes, a).map_err(|e| grid_sum_error(e, g))?
+            }
         }
     } else if let Some(f) = &a.graph {
         Pattern::from_file(f)?
@@ -754,6 +781,26 @@ fn map_pattern(a: &MapArgs) -> Result<copr_mapping::Pattern> {
         let v = plan.volumes().relabeled(plan.sigma());
         Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
     })
+}
+
+/// A grid's messages between one pair of tasks that sum past 64 bits, said in terms
+/// of the flags (the pattern's own error names two task numbers only).
+fn grid_sum_error(e: copr::Error, grid: &str) -> copr::Error {
+    let overflow = match &e {
+        copr::Error::Extension(b) => match b.downcast_ref::<copr_mapping::PatternError>() {
+            Some(&copr_mapping::PatternError::BytesOverflow { src, dst }) => Some((src, dst)),
+            _ => None,
+        },
+        _ => None,
+    };
+    match overflow {
+        Some((src, dst)) => copr::Error::Argument(format!(
+            "--grid {grid} --bytes: the messages from task {src} to task {dst} sum past \
+             2^64 - 1 bytes (a periodic dimension of extent 2 sends both its messages to \
+             one neighbour; an algorithm may send one pair several blocks): give fewer bytes"
+        )),
+        None => e,
+    }
 }
 
 /// `copr map`'s machine (with `--node-shape` and `--nodes`) and, for a machine read
@@ -800,13 +847,16 @@ fn map_machine(
             dims,
             a.link_bandwidth.clone(),
             a.alloc.as_deref(),
-            a.ranks_per_node,
+            a.ranks_per_node.unwrap_or(1),
         )?
     } else if let Some(f) = &a.network {
         let net = copr_topology::Network::from_file(f)?;
-        MapMachine::network(net, None, Default::default(), a.ranks_per_node)?
+        MapMachine::network(net, None, Default::default(), a.ranks_per_node.unwrap_or(1))?
     } else {
-        MapMachine::flat(a.flat.expect("clap requires a machine"), a.ranks_per_node)?
+        MapMachine::flat(
+            a.flat.expect("clap requires a machine"),
+            a.ranks_per_node.unwrap_or(1),
+        )?
     };
     if let Some(shape) = &a.node_shape {
         let tree =
@@ -1161,6 +1211,10 @@ fn certificate_text(k: &copr::relabel::Certificate, before: f64, cost_after: f64
 
 fn topo(a: TopoArgs) -> Result<()> {
     let input = Input::read(&a.file, a.format)?;
+    if matches!(input.format, ConfigFormat::Toml) {
+        // before the generic parse below, which would take 80 bytes per byte
+        copr_topology::files::check_toml_size(&input.text, Some(&a.file))?;
+    }
     let value: serde_json::Value = input.parse()?;
     let is_cost = value.get("terms").is_some();
     let in_file = |e: copr::Error| copr::Error::InFile {

@@ -26,7 +26,8 @@ pub enum NetKind<'a> {
     /// A network graph; machine node `k` is network host `hosts[k]`.
     Graph(&'a Network, &'a [usize]),
     /// No network model: every pair of nodes is one hop apart over the sender's own
-    /// injection link (at `copr_topology::DEFAULT_LINK_BANDWIDTH`, 5 GB/s).
+    /// injection link (at the bandwidth of a uniform network between the nodes, such
+    /// as a calibration measures; else `copr_topology::DEFAULT_LINK_BANDWIDTH`, 5 GB/s).
     Flat,
 }
 
@@ -46,7 +47,10 @@ enum Net {
         /// bundle-equivalent: the bundles the loads are counted on.
         ecmp: Option<Box<EcmpGroups>>,
     },
-    Flat,
+    /// Every node's one link, `inv_bw` seconds per byte.
+    Flat {
+        inv_bw: f64,
+    },
 }
 
 /// The bundles of equal-cost links of a network (see `bundles.rs`): the links of one
@@ -306,7 +310,9 @@ impl MapMachine {
         Self::checked(
             ranks_per_node,
             names,
-            Net::Flat,
+            Net::Flat {
+                inv_bw: 1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH,
+            },
             format!(
                 "{}, flat network, {} per node",
                 count(nodes, "node"),
@@ -486,6 +492,11 @@ impl MapMachine {
                 None => e,
             }
         })?;
+        // a network's hosts keep their names in the network file; the machine file's
+        // `nodes` are the names the exports give them (as `copr map --nodes` does)
+        if let (Some(_), Some(names)) = (&cfg.network, cfg.node_names()?) {
+            m.set_node_names(names)?;
+        }
         if let Some(intra) = intra {
             match intra {
                 IntraNode::Tree(t) => m = m.with_node_tree(t)?,
@@ -573,9 +584,24 @@ impl MapMachine {
                     .collect::<Result<Vec<_>>>()?;
                 Self::network(nc.network().clone(), Some(hosts), nc.model(), most)?
             }
-            _ => {
+            other => {
                 let mut f = Self::flat(names.len(), most)?;
                 f.set_node_names(names)?;
+                // a uniform network (a calibration's measured one) gives the links
+                // their bandwidth; a `[flat]` machine's is the default
+                if let Some(InterNode::Uniform(c)) = other {
+                    let default = 1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH;
+                    if c.inv_bandwidth > 0.0 && c.inv_bandwidth != default {
+                        f.net = Net::Flat {
+                            inv_bw: c.inv_bandwidth,
+                        };
+                        f.description = format!(
+                            "{}, node links {} GB/s",
+                            f.description,
+                            1e-9 / c.inv_bandwidth
+                        );
+                    }
+                }
                 f
             }
         };
@@ -809,7 +835,7 @@ impl MapMachine {
         match &self.net {
             Net::Torus(t) => NetKind::Torus(t),
             Net::Graph { net, hosts, .. } => NetKind::Graph(net, hosts),
-            Net::Flat => NetKind::Flat,
+            Net::Flat { .. } => NetKind::Flat,
         }
     }
 
@@ -828,7 +854,7 @@ impl MapMachine {
         match &self.net {
             Net::Torus(t) => t.hops(a, b),
             Net::Graph { routes, .. } => routes[a * self.names.len() + b].len() as u32,
-            Net::Flat => 1,
+            Net::Flat { .. } => 1,
         }
     }
 
@@ -837,7 +863,7 @@ impl MapMachine {
         match &self.net {
             Net::Torus(t) => t.num_links(),
             Net::Graph { edge_inv_bw, .. } => edge_inv_bw.len(),
-            Net::Flat => self.names.len(),
+            Net::Flat { .. } => self.names.len(),
         }
     }
 
@@ -865,10 +891,10 @@ impl MapMachine {
                 class: "net".into(),
                 inv_bandwidth: edge_inv_bw[l],
             },
-            Net::Flat => LinkInfo {
+            Net::Flat { inv_bw } => LinkInfo {
                 name: format!("{} injection", self.names[l]),
                 class: "inj".into(),
-                inv_bandwidth: 1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH,
+                inv_bandwidth: *inv_bw,
             },
         }
     }
@@ -880,7 +906,7 @@ impl MapMachine {
                 .flat_map(|d| [format!("{}+", dim_name(d)), format!("{}-", dim_name(d))])
                 .collect(),
             Net::Graph { .. } => vec!["net".into()],
-            Net::Flat => vec!["inj".into()],
+            Net::Flat { .. } => vec!["inj".into()],
         }
     }
 
@@ -915,7 +941,7 @@ impl MapMachine {
                 (0..t.num_links()).map(|l| per[(l % (2 * n)) / 2]).collect()
             }
             Net::Graph { edge_inv_bw, .. } => edge_inv_bw.clone(),
-            Net::Flat => vec![1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH; self.names.len()],
+            Net::Flat { inv_bw } => vec![*inv_bw; self.names.len()],
         }
     }
 
@@ -926,7 +952,7 @@ impl MapMachine {
         match &self.net {
             Net::Torus(t) => vec![t.params().hop_latency; t.num_links()],
             Net::Graph { net, .. } => net.graph().edge_weights().map(|c| c.latency).collect(),
-            Net::Flat => vec![0.0; self.names.len()],
+            Net::Flat { .. } => vec![0.0; self.names.len()],
         }
     }
 
@@ -1054,7 +1080,7 @@ impl MapMachine {
                     f(e as usize);
                 }
             }
-            Net::Flat => f(a),
+            Net::Flat { .. } => f(a),
         }
     }
 }

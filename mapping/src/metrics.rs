@@ -415,16 +415,36 @@ fn bound_as_given(p: &Pattern, m: &MapMachine, grid: Option<&CartGrid>) -> u128 
 fn pair_bound(p: &Pattern, k: usize) -> u128 {
     let (off, adj) = p.undirected_ref();
     let mut kept2 = 0u128;
-    let mut w: Vec<u64> = Vec::new();
+    let mut w: Vec<u128> = Vec::new();
     for t in 0..p.tasks() {
         w.clear();
-        w.extend(adj[off[t]..off[t + 1]].iter().map(|&(_, b)| b));
+        w.extend(
+            adj[off[t]..off[t + 1]]
+                .iter()
+                .map(|&(u, b)| pair_bytes_exact(p, t as u32, u, b)),
+        );
         if w.len() >= k {
             w.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
         }
-        kept2 += w.iter().take(k - 1).map(|&b| u128::from(b)).sum::<u128>();
+        kept2 += w.iter().take(k - 1).sum::<u128>();
     }
     p.total_bytes().saturating_sub(kept2 / 2)
+}
+
+/// The bytes between tasks `t` and `u` both ways, exactly: `b` from
+/// [`Pattern::undirected_ref`], which saturates at `u64::MAX` (then the two messages are
+/// looked up and summed in 128 bits).
+fn pair_bytes_exact(p: &Pattern, t: u32, u: u32, b: u64) -> u128 {
+    if b < u64::MAX {
+        return u128::from(b);
+    }
+    let edges = p.edges();
+    let one = |s: u32, d: u32| {
+        edges
+            .binary_search_by_key(&(s, d), |e| (e.src, e.dst))
+            .map_or(0, |i| u128::from(edges[i].bytes))
+    };
+    one(t, u) + one(u, t)
 }
 
 fn task_bound(p: &Pattern, k: usize) -> u128 {
@@ -568,5 +588,27 @@ mod tests {
         }
         let b = hop_bytes_bound(&p, &m);
         assert!(best >= b && b > 0, "{best} {b}");
+    }
+
+    #[test]
+    fn pair_bound_holds_when_a_pair_sums_past_64_bits() {
+        // 0 -> 1 and 1 -> 0 of u64::MAX each: the pair fits one node of 2 slots, so
+        // the packed mapping moves nothing and the bound must be 0 (the undirected
+        // adjacency saturates the pair at u64::MAX, which once left u64::MAX bytes
+        // "outside" every node)
+        let e = |src, dst| crate::Edge {
+            src,
+            dst,
+            bytes: u64::MAX,
+        };
+        let p = Pattern::from_edges(2, vec![e(0, 1), e(1, 0)], String::new()).unwrap();
+        let m = MapMachine::flat(4, 2).unwrap();
+        assert_eq!(hop_bytes_bound(&p, &m), 0);
+        let packed = evaluate(&p, &m, &Perm::identity(2));
+        assert_eq!(packed.hop_bytes, 0);
+        assert!(packed.hop_bytes_bound <= packed.hop_bytes);
+        // one slot per node: both messages cross, 2·(2^64 − 1) bytes
+        let one = MapMachine::flat(4, 1).unwrap();
+        assert_eq!(hop_bytes_bound(&p, &one), 2 * u128::from(u64::MAX));
     }
 }

@@ -819,7 +819,7 @@ fn node_edges(p: &Pattern, map: &Perm, m: &MapMachine) -> Vec<Edge> {
         if a != b {
             match sum[a * nodes + b].checked_add(e.bytes) {
                 Some(x) => sum[a * nodes + b] = x,
-                // the pattern reports the overflow
+                // the pattern saturates the sum
                 None => return each(),
             }
         }
@@ -880,7 +880,11 @@ pub(crate) fn candidates(
         let Some(map) = dual_bisection(p, m, rng, deadline, effort) else {
             break;
         };
-        let qp = Pattern::from_edges(m.nodes(), node_edges(p, &map, m), "node groups".into())?;
+        let qp = Pattern::from_edges_saturating(
+            m.nodes(),
+            node_edges(p, &map, m),
+            "node groups".into(),
+        )?;
         let mut place = Perm::identity(m.nodes());
         let moved = super::swaps::refine(&qp, &m1, &mut place, rng, deadline, 20);
         let fwd = (0..p.tasks())
@@ -927,7 +931,8 @@ pub(crate) fn lower_busiest_link(
     // the hop-bytes may rise by at most 6 % in all
     let cap = best.metrics.hop_bytes + best.metrics.hop_bytes * 6 / 100;
     let steps = if p.tasks() > 2048 { 12 } else { 32 };
-    if !super::swaps::Tracked::fits(p, m) {
+    // an idle busiest link (no message leaves a node) cannot be lowered
+    if !super::swaps::Tracked::fits(p, m) || best.metrics.max_link_time <= 0.0 {
         return best;
     }
     // the loads of `best`, moved back after a step that is not kept

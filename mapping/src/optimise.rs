@@ -63,6 +63,7 @@ use std::time::{Duration, Instant};
 use super::algorithms::AlgorithmSpec;
 use super::anytime::Round;
 use super::candidates::{baseline_starts, Options, Scored};
+use super::groups::Anneal;
 use super::machine::MapMachine;
 use super::metrics::evaluate;
 use super::pattern::{CartGrid, Pattern};
@@ -460,7 +461,7 @@ impl Run<'_> {
         let mut placed: Vec<Placed> = Vec::new();
         for t in near {
             let q = tile_grid(g, t)?;
-            let qp = Pattern::grid(&q)?;
+            let qp = Pattern::grid_saturating(&q)?;
             let mut placements: Vec<(String, Perm)> = Vec::new();
             for (name, place) in embeddings(&q, &qp, &m1, 6, deadline) {
                 placements.push((format!("tiles {t:?}, embedding {name}"), place));
@@ -514,16 +515,7 @@ impl Run<'_> {
                 group_of[t] = g as u32;
             }
         }
-        let qedges = p
-            .edges()
-            .iter()
-            .map(|e| super::pattern::Edge {
-                src: group_of[e.src as usize],
-                dst: group_of[e.dst as usize],
-                bytes: e.bytes,
-            })
-            .collect();
-        let qp = Pattern::from_edges(groups.len(), qedges, "groups".into())?;
+        let (qp, _) = p.quotient(&group_of, groups.len(), "groups".into())?;
         let m1 = m.clone().with_ranks_per_node(1)?;
         for s in [Strategy::Packed, Strategy::Bisection] {
             if let Some(mut place) = baseline_until(s, &qp, &m1, Some(deadline))? {
@@ -573,7 +565,9 @@ impl Run<'_> {
     /// (`groups.rs`, refined from the multilevel candidates' nodes and grown groups),
     /// their quotient graph placed by the optimiser itself (within a quarter of the
     /// time left, [`NESTED_BUDGET`] at most) and, when the groups came from a
-    /// candidate, where it put them; each placement searched further by swaps of groups.
+    /// candidate, where it put them; each placement searched further by swaps of groups
+    /// and a short annealing, and again with the long annealing (`groups::Anneal`),
+    /// which joins when no worse than the short one on both measures or balanced to be.
     fn two_stage(&mut self, starts: &[Scored], cands: &mut Vec<Scored>) -> Result<()> {
         let (p, m, deadline, seed) = (self.p, self.m, self.deadline, self.opts.seed);
         let nested = self.nested;
@@ -587,7 +581,7 @@ impl Run<'_> {
         let m1 = m.clone().with_ranks_per_node(1)?;
         let k = m.ranks_per_node();
         for (of, placed) in found.into_iter().take(GROUPINGS) {
-            let qp = super::groups::quotient(p, &of, m.nodes())?;
+            let (qp, _) = p.quotient(&of, m.nodes(), "node groups".into())?;
             let left = || match nested {
                 Nested::AllFixed => GROUPS_BUDGET,
                 _ => (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET),
@@ -604,12 +598,39 @@ impl Run<'_> {
                 ));
             }
             for (origin, start) in places {
-                let place = super::groups::place(&qp, &m1, &start, seed, deadline);
+                let place = super::groups::place(&qp, &m1, &start, Anneal::SHORT, seed, deadline);
                 let map = super::groups::expand(&of, &place, k);
-                cands.push(self.score(map, format!("{origin}, groups swapped")));
+                let short = self.score(map, format!("{origin}, groups swapped"));
+                let place = super::groups::place(&qp, &m1, &start, Anneal::LONG, seed, deadline);
+                let map = super::groups::expand(&of, &place, k);
+                let long = self.score(map, format!("{origin}, groups annealed"));
+                if let Some(c) = self.no_worse_than(long, &short) {
+                    cands.push(c);
+                }
+                cands.push(short);
             }
         }
         Ok(())
+    }
+
+    /// `c`, when it is no worse than `than` on both hop-bytes and the busiest link;
+    /// else, when it has fewer hop-bytes, the mapping balancing swaps find from it
+    /// within both of `than`'s measures (its own stream of random numbers), if any.
+    fn no_worse_than(&self, c: Scored, than: &Scored) -> Option<Scored> {
+        let (hb, lt) = (than.metrics.hop_bytes, than.metrics.max_link_time);
+        if c.metrics.hop_bytes <= hb && c.metrics.max_link_time <= lt * (1.0 + 1e-12) {
+            return Some(c);
+        }
+        if c.metrics.hop_bytes >= hb {
+            return None;
+        }
+        let mut map = c.map;
+        let mut rng = SplitMix(self.opts.seed ^ 0x6261_6c61_6e63);
+        if !balance(self.p, self.m, &mut map, hb, lt, &mut rng, self.deadline) {
+            return None;
+        }
+        let s = self.score(map, format!("{} + balancing swaps", c.origin));
+        (s.metrics.hop_bytes <= hb && s.metrics.max_link_time <= lt * (1.0 + 1e-12)).then_some(s)
     }
 
     /// The starts and candidates, with the best few (by hop-bytes) refined at the task
@@ -790,7 +811,7 @@ fn hidden_grid_candidates(
     budget: Duration,
     until: Instant,
 ) -> Result<Vec<(String, Perm)>> {
-    let gp = Pattern::grid(&h.spec)?;
+    let gp = Pattern::grid_saturating(&h.spec)?;
     let (starts, o) = from_baselines(&gp, m, seed, || budget, until)?;
     let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
     let rename = |map: &Perm| {

@@ -83,11 +83,11 @@ pub(crate) fn padded_grid_candidates(
         let mut placements: Vec<(String, Perm)> = Vec::new();
         let qp = if q.tasks() == m.nodes() {
             // one tile per node: the grid strategies place the tile grid
-            let qg = Pattern::grid(&q)?;
+            let qg = Pattern::grid_saturating(&q)?;
             placements.push(place_tiles(&qg, &m1, deadline)?);
             qg
         } else {
-            let qp = Pattern::grid(&q)?.padded(m.nodes())?;
+            let qp = Pattern::grid_saturating(&q)?.padded(m.nodes())?;
             for s in [Strategy::Packed, Strategy::Bisection] {
                 if let Some(place) = baseline(s, &qp, &m1)? {
                     placements.push((s.name().into(), place));

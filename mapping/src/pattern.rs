@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use copr::error::{Error, Result};
 use copr::volume::Volumes;
+use copr_topology::files::MAX_TOML_BYTES;
 
 /// Patterns larger than this many tasks are refused (a task id in a file must not
 /// make copr allocate memory in proportion to it): 2²² = 4 194 304.
@@ -263,7 +264,45 @@ impl PartialEq for UndirectedCache {
 struct GraphDoc {
     #[serde(default)]
     tasks: Option<u64>,
-    edges: Vec<(u64, u64, u64)>,
+    edges: Vec<Triple>,
+}
+
+/// One `[src, dst, bytes]` entry of a TOML or JSON graph: exactly three integers (a
+/// plain tuple would let TOML drop a fourth value unread).
+#[derive(Debug, Clone, Copy)]
+struct Triple(u64, u64, u64);
+
+impl<'de> Deserialize<'de> for Triple {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Triple;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an edge [src, dst, bytes] of three integers")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Triple, A::Error> {
+                use serde::de::{Error as _, IgnoredAny};
+                let mut v = [0u64; 3];
+                for (k, x) in v.iter_mut().enumerate() {
+                    *x = seq
+                        .next_element()?
+                        .ok_or_else(|| A::Error::invalid_length(k, &self))?;
+                }
+                let mut found = 3;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    found += 1;
+                }
+                if found > 3 {
+                    return Err(A::Error::invalid_length(found, &self));
+                }
+                Ok(Triple(v[0], v[1], v[2]))
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 impl Pattern {
@@ -275,6 +314,31 @@ impl Pattern {
     /// [`PatternError::TaskCount`] for `tasks == 0` or `tasks > MAX_TASKS`,
     /// [`PatternError::BytesOverflow`] if merged messages overflow 64 bits.
     pub fn from_edges(tasks: usize, edges: Vec<Edge>, description: String) -> Result<Self> {
+        Self::from_edges_with(tasks, edges, description, false)
+    }
+
+    /// [`Pattern::from_edges`] for a graph the optimiser derives (the bytes between
+    /// groups of tasks): merged messages beyond 64 bits saturate at `u64::MAX` instead
+    /// of failing, since a pattern whose messages each fit (the user's) may have groups
+    /// whose sums do not, and these graphs only steer the search (every mapping is
+    /// scored on the pattern itself).
+    ///
+    /// # Errors
+    /// As [`Pattern::from_edges`], but never [`PatternError::BytesOverflow`].
+    pub(crate) fn from_edges_saturating(
+        tasks: usize,
+        edges: Vec<Edge>,
+        description: String,
+    ) -> Result<Self> {
+        Self::from_edges_with(tasks, edges, description, true)
+    }
+
+    fn from_edges_with(
+        tasks: usize,
+        edges: Vec<Edge>,
+        description: String,
+        saturate: bool,
+    ) -> Result<Self> {
         if tasks == 0 || tasks > MAX_TASKS {
             return Err(PatternError::TaskCount {
                 tasks: tasks as u128,
@@ -294,7 +358,7 @@ impl Pattern {
         }
         Ok(Self {
             tasks,
-            edges: merge(edges)?,
+            edges: merge(edges, saturate)?,
             grid: None,
             shape: None,
             description,
@@ -307,6 +371,21 @@ impl Pattern {
     /// # Errors
     /// An invalid grid ([`CartGrid::validate`]).
     pub fn grid(g: &CartGrid) -> Result<Self> {
+        Self::grid_with(g, false)
+    }
+
+    /// [`Pattern::grid`] for a grid the optimiser derives (the grid of node-sized
+    /// tiles, whose bytes per message are already saturated sums): the two messages
+    /// between the neighbours of an extent-2 dimension saturate at `u64::MAX` when
+    /// merged, as [`Pattern::from_edges_saturating`] does.
+    ///
+    /// # Errors
+    /// An invalid grid ([`CartGrid::validate`]).
+    pub(crate) fn grid_saturating(g: &CartGrid) -> Result<Self> {
+        Self::grid_with(g, true)
+    }
+
+    fn grid_with(g: &CartGrid, saturate: bool) -> Result<Self> {
         g.validate()?;
         let n = g.tasks();
         let mut edges = Vec::with_capacity(n * 2 * g.dims.len());
@@ -358,7 +437,7 @@ impl Pattern {
             },
             bytes.join("/")
         );
-        let mut p = Self::from_edges(n, edges, description)?;
+        let mut p = Self::from_edges_with(n, edges, description, saturate)?;
         p.grid = Some(g.clone());
         Ok(p)
     }
@@ -424,18 +503,26 @@ impl Pattern {
     }
 
     /// Reads a graph file: TOML or JSON (`tasks = N` optional, `edges = [[src, dst,
-    /// bytes], …]`; `.toml`/`.json` by extension) or, for any other name, an edge list:
-    /// one message `src dst bytes` per line (whitespace or commas), `#` comments, and an
-    /// optional first line `tasks N`. Without `tasks`, the number of tasks is one more
-    /// than the largest id.
+    /// bytes], …]`; `.toml`/`.json` by extension, in any case) or, for any other name,
+    /// an edge list: one message `src dst bytes` per line (whitespace or commas), `#`
+    /// comments, and an optional first line `tasks N`. Without `tasks`, the number of
+    /// tasks is one more than the largest id.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file cannot be read (or exceeds 1 GiB), [`Error::Parse`]
-    /// with the line number for a malformed line or field.
+    /// [`Error::Io`] if the file cannot be read (or exceeds
+    /// [`copr::files::MAX_FILE_BYTES`], 64 MiB), [`Error::Parse`] with the line number
+    /// for a malformed line or field, or for TOML of more than 16 MiB (its reader needs
+    /// about 80 bytes of memory per byte; the edge list and JSON take 64 MiB).
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = copr::files::read_file(path)?;
         let text = copr_topology::files::skip_bom(&text);
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        // `.JSON` as `.json`, as machine files are read
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let ext = ext.as_str();
         let parse_err = |detail: String| Error::Parse {
             path: path.to_owned(),
             detail,
@@ -444,6 +531,14 @@ impl Pattern {
             "toml" | "json" => {
                 let doc: GraphDoc = if ext == "json" {
                     serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
+                } else if text.len() > MAX_TOML_BYTES {
+                    // the limit of every TOML file (1.3 GB of the reader's memory)
+                    return Err(parse_err(format!(
+                        "{} bytes of TOML: a TOML graph holds at most {MAX_TOML_BYTES} \
+                         (its reader needs about 80 bytes of memory per byte); write a larger \
+                         graph as an edge list (`src dst bytes` per line) or as JSON",
+                        text.len()
+                    )));
                 } else {
                     toml::from_str(text).map_err(|e| parse_err(toml_detail(text, &e)))?
                 };
@@ -451,7 +546,7 @@ impl Pattern {
                     .edges
                     .iter()
                     .enumerate()
-                    .map(|(k, &(s, d, b))| (k, s, d, b))
+                    .map(|(k, &Triple(s, d, b))| (k, s, d, b))
                     .collect();
                 (doc.tasks, raw)
             }
@@ -550,6 +645,51 @@ impl Pattern {
         self.edges.iter().map(|e| u128::from(e.bytes)).sum()
     }
 
+    /// The quotient of the pattern under the grouping `group` (task → group, `groups`
+    /// groups), one task per group: `bytes(a→b) = Σ bytes(s→t)` over the messages with
+    /// `group[s] = a ≠ b = group[t]` (a pair's sum saturates at `u64::MAX`; messages
+    /// inside a group are dropped), and the bytes between groups (exact).
+    ///
+    /// # Complexity
+    /// `O(m log m)` for `m` messages.
+    ///
+    /// # Errors
+    /// As [`Pattern::from_edges`] (no groups, too many, a group number `>= groups`).
+    ///
+    /// # Panics
+    /// If `group` is shorter than the pattern's tasks (a broken caller contract).
+    pub(crate) fn quotient(
+        &self,
+        group: &[u32],
+        groups: usize,
+        description: String,
+    ) -> Result<(Self, u128)> {
+        let mut cut = 0u128;
+        let mut between: Vec<Edge> = Vec::with_capacity(self.edges.len());
+        for e in &self.edges {
+            let (src, dst) = (group[e.src as usize], group[e.dst as usize]);
+            if src != dst {
+                cut += u128::from(e.bytes);
+                between.push(Edge {
+                    src,
+                    dst,
+                    bytes: e.bytes,
+                });
+            }
+        }
+        between.sort_unstable_by_key(|e| (e.src, e.dst));
+        let mut edges: Vec<Edge> = Vec::with_capacity(between.len());
+        for e in between {
+            match edges.last_mut() {
+                Some(l) if (l.src, l.dst) == (e.src, e.dst) => {
+                    l.bytes = l.bytes.saturating_add(e.bytes);
+                }
+                _ => edges.push(e),
+            }
+        }
+        Ok((Self::from_edges(groups, edges, description)?, cut))
+    }
+
     /// Undirected adjacency: for each task, its neighbours and the bytes exchanged
     /// both ways (`bytes(u→v) + bytes(v→u)`), as CSR `(offsets, (neighbour, bytes))`.
     ///
@@ -593,21 +733,26 @@ impl Pattern {
     }
 }
 
-/// Sorts messages, drops self-messages and empty ones, merges repeated pairs.
-fn merge(mut edges: Vec<Edge>) -> Result<Vec<Edge>> {
+/// Sorts messages, drops self-messages and empty ones, merges repeated pairs (their
+/// sum saturating at `u64::MAX` if `saturate`, else an overflow is an error).
+fn merge(mut edges: Vec<Edge>, saturate: bool) -> Result<Vec<Edge>> {
     edges.retain(|e| e.src != e.dst && e.bytes > 0);
     edges.sort_unstable_by_key(|e| (e.src, e.dst));
     let mut out: Vec<Edge> = Vec::with_capacity(edges.len());
     for e in edges {
         match out.last_mut() {
             Some(l) if l.src == e.src && l.dst == e.dst => {
-                l.bytes = l
-                    .bytes
-                    .checked_add(e.bytes)
-                    .ok_or(PatternError::BytesOverflow {
-                        src: u64::from(e.src),
-                        dst: u64::from(e.dst),
-                    })?;
+                l.bytes = match l.bytes.checked_add(e.bytes) {
+                    Some(b) => b,
+                    None if saturate => u64::MAX,
+                    None => {
+                        return Err(PatternError::BytesOverflow {
+                            src: u64::from(e.src),
+                            dst: u64::from(e.dst),
+                        }
+                        .into())
+                    }
+                };
             }
             _ => out.push(e),
         }
@@ -764,6 +909,33 @@ mod tests {
     }
 
     #[test]
+    fn the_quotient_merges_messages_between_groups_and_drops_those_inside() {
+        let e = |src, dst, bytes| Edge { src, dst, bytes };
+        let big = u64::MAX - 1;
+        let p = Pattern::from_edges(
+            5,
+            vec![
+                e(0, 1, 5),   // inside group 0
+                e(0, 2, 7),   // 0 → 1
+                e(1, 3, 2),   // 0 → 1 again: merged
+                e(4, 0, 3),   // 2 → 0
+                e(2, 4, big), // 1 → 2, then saturates
+                e(3, 4, 9),
+            ],
+            String::new(),
+        )
+        .unwrap();
+        let (q, cut) = p.quotient(&[0, 0, 1, 1, 2], 3, "q".into()).unwrap();
+        let got: Vec<(u32, u32, u64)> = q.edges().iter().map(|e| (e.src, e.dst, e.bytes)).collect();
+        assert_eq!(got, [(0, 1, 9), (1, 2, u64::MAX), (2, 0, 3)]);
+        assert_eq!(cut, 9 + 3 + u128::from(big) + 9);
+        assert_eq!(q.tasks(), 3);
+        assert_eq!(q.description(), "q");
+        // a group number out of range is the pattern's error, not a panic
+        assert!(p.quotient(&[0, 0, 1, 1, 3], 3, String::new()).is_err());
+    }
+
+    #[test]
     fn undirected_sums_both_ways() {
         let p = Pattern::from_edges(
             3,
@@ -790,5 +962,30 @@ mod tests {
         let (off, adj) = p.undirected();
         assert_eq!(off, vec![0, 1, 3, 4]);
         assert_eq!(adj, vec![(1, 7), (0, 7), (2, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn toml_and_json_edges_take_exactly_three_values() {
+        let doc: GraphDoc = toml::from_str("edges = [[0, 1, 10], [1, 2, 3]]").unwrap();
+        let got: Vec<(u64, u64, u64)> = doc.edges.iter().map(|t| (t.0, t.1, t.2)).collect();
+        assert_eq!(got, vec![(0, 1, 10), (1, 2, 3)]);
+        // a fourth value was once dropped unread by TOML (the edge counted as 0 -> 1
+        // of 10 bytes); a missing third one is refused too
+        for text in [
+            "edges = [[0, 1, 10, 4]]",
+            "edges = [[0, 1]]",
+            "edges = [[0, 1, 2, [3]]]",
+        ] {
+            let e = toml::from_str::<GraphDoc>(text).unwrap_err().to_string();
+            assert!(e.contains("[src, dst, bytes]"), "{text}: {e}");
+        }
+        for text in [r#"{"edges": [[0, 1, 10, 4]]}"#, r#"{"edges": [[0]]}"#] {
+            let e = serde_json::from_str::<GraphDoc>(text)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("[src, dst, bytes]"), "{text}: {e}");
+        }
+        let doc: GraphDoc = serde_json::from_str(r#"{"tasks": 3, "edges": [[2, 0, 7]]}"#).unwrap();
+        assert_eq!((doc.tasks, doc.edges[0].0, doc.edges[0].2), (Some(3), 2, 7));
     }
 }

@@ -322,12 +322,10 @@ pub fn against_default(c: &Comparison, chosen: &str) -> Option<String> {
     let (d, x) = (c.row("packed")?, c.row(chosen)?);
     let mb = |v: u128| v as f64 / 1e6;
     let factor = |before: u128, after: u128| {
-        if after == 0 {
-            if before == 0 {
-                "the same".to_string()
-            } else {
-                "all of it removed".to_string()
-            }
+        if after == before {
+            "the same".to_string()
+        } else if after == 0 {
+            "all of it removed".to_string()
         } else {
             let f = before as f64 / after as f64;
             if f >= 1.0 {

@@ -474,11 +474,13 @@ mod tests {
         .unwrap();
         assert_eq!((n, asked), (3, false));
         // a restart past the deadline is dropped, and nothing follows it (a deadline
-        // far enough for the first run's judging in a debug build on a loaded machine)
+        // far enough for the first run's judging in a debug build on a loaded machine;
+        // the second run ends after it, however long the first took)
         let mut calls = 0;
         let mut asked = false;
+        let deadline = Instant::now() + Duration::from_secs(5);
         let steps = Steps {
-            deadline: Instant::now() + Duration::from_millis(1000),
+            deadline,
             max_steps: None,
             trace: None,
         };
@@ -490,7 +492,8 @@ mod tests {
             |_| {
                 calls += 1;
                 if calls > 1 {
-                    std::thread::sleep(Duration::from_millis(1100));
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    std::thread::sleep(left + Duration::from_millis(50));
                 }
                 Ok(Outcome {
                     best: if calls == 1 {

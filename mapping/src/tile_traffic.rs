@@ -12,7 +12,6 @@
 //! those of the expanded mapping (messages inside a node cross no link), so every
 //! step is exact and cheap (a few hundred tiles at most).
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use super::machine::MapMachine;
@@ -43,26 +42,6 @@ fn tile_of(g: &CartGrid, t: &[usize]) -> Vec<u32> {
                 .fold(0usize, |acc, ((&x, &s), &e)| acc * e + x / s) as u32
         })
         .collect()
-}
-
-/// The quotient of `p` under the grouping `group` of `groups` groups (bytes between
-/// groups, messages inside a group dropped), and the bytes it carries.
-fn quotient(p: &Pattern, group: &[u32], groups: usize) -> Result<(Pattern, u128)> {
-    let mut sum: HashMap<(u32, u32), u64> = HashMap::new();
-    for e in p.edges() {
-        let (a, b) = (group[e.src as usize], group[e.dst as usize]);
-        if a != b {
-            let w = sum.entry((a, b)).or_default();
-            *w = w.saturating_add(e.bytes);
-        }
-    }
-    let cut = sum.values().map(|&b| u128::from(b)).sum();
-    let mut edges: Vec<Edge> = sum
-        .into_iter()
-        .map(|((src, dst), bytes)| Edge { src, dst, bytes })
-        .collect();
-    edges.sort_unstable_by_key(|e| (e.src, e.dst));
-    Ok((Pattern::from_edges(groups, edges, "tiles".into())?, cut))
 }
 
 /// Lowers the busiest link of `place` (one task of `qp` per node of `m1`) without
@@ -259,7 +238,7 @@ pub(crate) fn algorithm_tile_candidates(
     let m1 = m.clone().with_ranks_per_node(1)?;
     let mut by_cut: Vec<(u128, &Vec<usize>, Pattern)> = Vec::new();
     for t in shapes {
-        let (qp, cut) = quotient(p, &tile_of(g, t), m.nodes())?;
+        let (qp, cut) = p.quotient(&tile_of(g, t), m.nodes(), "tiles".into())?;
         by_cut.push((cut, t, qp));
     }
     by_cut.sort_by_key(|(cut, t, _)| (*cut, (*t).clone()));
@@ -270,7 +249,7 @@ pub(crate) fn algorithm_tile_candidates(
             break;
         }
         let q = tile_grid(g, t)?;
-        let qgrid = Pattern::grid(&q)?;
+        let qgrid = Pattern::grid_saturating(&q)?;
         let mut placements: Vec<(String, Perm)> = embeddings(&q, &qgrid, &m1, 256, deadline)
             .into_iter()
             .map(|(name, pl)| (format!("embedding {name}"), pl))
@@ -408,7 +387,7 @@ mod tests {
             String::new(),
         )
         .unwrap();
-        let (q, cut) = quotient(&p, &group, 2).unwrap();
+        let (q, cut) = p.quotient(&group, 2, String::new()).unwrap();
         assert_eq!(cut, 12);
         let mut e: Vec<(u32, u32, u64)> =
             q.edges().iter().map(|e| (e.src, e.dst, e.bytes)).collect();
@@ -492,7 +471,7 @@ mod tests {
         let m1 = m.clone().with_ranks_per_node(1).unwrap();
         let mut rng = SplitMix(5);
         for t in [vec![2, 4], vec![4, 2], vec![1, 8]] {
-            let (q, _) = quotient(&p, &tile_of(&g, &t), 8).unwrap();
+            let (q, _) = p.quotient(&tile_of(&g, &t), 8, String::new()).unwrap();
             let mut fwd: Vec<usize> = (0..8).collect();
             rng.shuffle(&mut fwd);
             let place = Perm::from_forward(fwd).unwrap();

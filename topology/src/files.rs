@@ -243,6 +243,12 @@ fn short(v: f64) -> String {
 /// parsed), so the limit also bounds what a parse can take.
 pub const MAX_FILE_BYTES: u64 = 1 << 26;
 
+/// TOML files (machine files, network descriptions, cost configs) are read up to this
+/// many bytes, 16 MiB: the TOML reader keeps about 80 bytes of memory per byte of an
+/// array (a 60 MB `ranks_per_node` list took 4.5 GB), where JSON is read up to
+/// [`MAX_FILE_BYTES`] in a few bytes per byte.
+pub const MAX_TOML_BYTES: usize = 16 << 20;
+
 /// Reads a whole file of at most [`MAX_FILE_BYTES`] as UTF-8 text. A NUL byte (never
 /// part of a TOML, JSON or line-based input) stops the reading at once: `/dev/zero` or
 /// a binary file given by mistake is refused after its first 64 KiB.
@@ -354,6 +360,7 @@ pub fn parse_str<T: DeserializeOwned>(
             Ok(value)
         }
         Format::Toml => {
+            check_toml_size(text, file)?;
             let de = toml::Deserializer::parse(text)
                 .map_err(|e| toml_error(origin.clone(), text, "(document)".into(), &e))?;
             serde_path_to_error::deserialize(de).map_err(|e| {
@@ -368,6 +375,33 @@ pub fn parse_str<T: DeserializeOwned>(
             })
         }
     }
+}
+
+/// Refuses TOML text longer than [`MAX_TOML_BYTES`] before a reader builds it.
+///
+/// ```
+/// use copr_topology::files::{check_toml_size, MAX_TOML_BYTES};
+/// assert!(check_toml_size("a = 1", None).is_ok());
+/// let big = "#".repeat(MAX_TOML_BYTES + 1);
+/// assert!(check_toml_size(&big, None).unwrap_err().to_string().contains("JSON"));
+/// ```
+///
+/// # Errors
+/// [`TopologyError::Parse`] naming the size, the limit and the JSON form.
+pub fn check_toml_size(text: &str, file: Option<&Path>) -> Result<()> {
+    if text.len() <= MAX_TOML_BYTES {
+        return Ok(());
+    }
+    Err(TopologyError::Parse {
+        origin: Origin::maybe_file(file),
+        field: "(document)".into(),
+        message: format!(
+            "{} bytes of TOML: at most {MAX_TOML_BYTES} are read (the TOML reader needs \
+             about 80 bytes of memory per byte); write a larger file as JSON (the same \
+             fields, a name ending in .json)",
+            text.len()
+        ),
+    })
 }
 
 /// Reads and deserialises a TOML or JSON file (format from the extension).

@@ -175,6 +175,8 @@ impl MachineFile {
 pub fn document_keys(text: &str, format: Format) -> Vec<String> {
     let text = files::skip_bom(text);
     match format {
+        // too large to read: the typed parse that follows says so
+        Format::Toml if text.len() > files::MAX_TOML_BYTES => Vec::new(),
         Format::Toml => toml::from_str::<toml::Table>(text)
             .map(|t| t.keys().cloned().collect())
             .unwrap_or_default(),
