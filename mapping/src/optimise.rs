@@ -191,7 +191,7 @@ pub(crate) fn program_path(
             seed,
             budget: 2 * NESTED_BUDGET,
         };
-        let o = one_run(p, m, starts, &run_opts, deadline, Nested::AllFixed, Some(0))?;
+        let o = one_run(p, m, starts, &run_opts, deadline, Nested::Fixed, Some(0))?;
         Ok((o.best, o.tried))
     };
     let fixed = super::program_choice::first_candidates(spec, m, starts);
@@ -213,17 +213,15 @@ pub(crate) fn program_path(
 enum Nested {
     /// Shares of the budget or of the time left.
     Shares,
-    /// [`NESTED_BUDGET`] for a grid recognised or padded in the graph; the node
-    /// groups' placement a share of the time left (the restart path).
-    Fixed,
     /// [`NESTED_BUDGET`] for a grid recognised or padded in the graph, and
     /// [`GROUPS_BUDGET`] for the node groups' placement: nothing depends on the time
-    /// left but where the deadline cuts (the grid algorithms' path).
-    AllFixed,
+    /// left but where the deadline cuts (the restart path and the grid algorithms'
+    /// path).
+    Fixed,
 }
 
-/// The budget of the node groups' placement in a run with [`Nested::AllFixed`]: about
-/// what it has at the default budget otherwise.
+/// The budget of the node groups' placement in a run with [`Nested::Fixed`]: about
+/// what an eighth of the time left gives it at the default budget.
 const GROUPS_BUDGET: Duration = Duration::from_millis(500);
 
 /// The budget a run on the restart path gives its nested optimiser runs (a grid
@@ -563,8 +561,9 @@ impl Run<'_> {
 
     /// A graph on nodes of several slots: node groups keeping the most bytes inside
     /// (`groups.rs`, refined from the multilevel candidates' nodes and grown groups),
-    /// their quotient graph placed by the optimiser itself (within a quarter of the
-    /// time left, [`NESTED_BUDGET`] at most) and, when the groups came from a
+    /// their quotient graph placed by the optimiser itself (within an eighth of the
+    /// time left, [`NESTED_BUDGET`] at most, or [`GROUPS_BUDGET`] on the restart and
+    /// grid algorithms' paths) and, when the groups came from a
     /// candidate, where it put them; each placement searched further by swaps of groups
     /// and a short annealing, and again with the long annealing (`groups::Anneal`),
     /// which joins when no worse than the short one on both measures or balanced to be.
@@ -583,8 +582,10 @@ impl Run<'_> {
         for (of, placed) in found.into_iter().take(GROUPINGS) {
             let (qp, _) = p.quotient(&of, m.nodes(), "node groups".into())?;
             let left = || match nested {
-                Nested::AllFixed => GROUPS_BUDGET,
-                _ => (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET),
+                Nested::Fixed => GROUPS_BUDGET,
+                Nested::Shares => {
+                    (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET)
+                }
             };
             let (_, o) = from_baselines(&qp, &m1, seed, left, deadline)?;
             let mut places = vec![(
