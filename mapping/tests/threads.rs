@@ -42,8 +42,9 @@ fn one_and_two_threads_give_the_same_mapping() {
     };
     let run = || optimise_rounds(&p, &m, &s, &opts, Some(24)).unwrap();
     let one: Optimised = in_pool(1, run);
+    // with the feature `scotch` libscotch maps graphs of this size instead
     assert!(
-        one.best.origin.contains("external gains"),
+        cfg!(feature = "scotch") || one.best.origin.contains("external gains"),
         "not the multilevel path: {}",
         one.best.origin
     );
