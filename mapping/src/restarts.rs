@@ -573,11 +573,8 @@ mod tests {
         let all = run(None, Some(&mut trace));
         let n = trace.len();
         assert_eq!(all.best.map, trace[n - 1].map);
-        let restarts = trace
-            .iter()
-            .filter(|s| s.origin.starts_with("restart") && !s.origin.contains("kicks"))
-            .count();
-        assert!(n > 1 + restarts, "no anytime round ran");
+        // (a step that keeps the mapping keeps its origin too, so which steps were
+        // rounds shows only where a round improved it: the test above asks for that)
         let cap = trace[0].metrics.hop_bytes + trace[0].metrics.hop_bytes / 20;
         // every step keeps the mapping or replaces it by a better one
         let mut improved = (false, false);
