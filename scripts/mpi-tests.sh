@@ -597,6 +597,60 @@ messages=$(grep -c "copr-interpose: COPR_RECORD=/nonexistent/dir/traffic.txt: ca
     "$record_dir/bad.txt" || true)
 [[ $messages == 1 ]] || { echo "expected one message, found $messages:" >&2; cat "$record_dir/bad.txt" >&2; exit 1; }
 [[ ! -e /nonexistent/dir/traffic.txt ]]
+echo "== small programs recorded (silent, collectives only, MPI_Sendrecv, persistent, MPI_Comm_split, sends to self) on 1, 2 and 7 ranks, then copr map"
+record_small="$capi_dir/record-small"
+mpicc -std=c11 -O1 -Wall -Wextra -Werror interpose/tests/c/record_small.c -o "$record_small"
+# the lines `src dst bytes` each mode's program sends on p ranks, sorted
+small_expected() {
+    awk -v mode="$1" -v p="$2" 'BEGIN {
+        for (r = 0; r < p; r++) {
+            if (mode == "sendrecv") b[r " " (r + 1) % p] += 100
+            if (mode == "persist" && r + 1 < p) b[r " " r + 1] += 24 * (r + 1)
+            if (mode == "split" && r + 2 < p) b[r " " r + 2] += 10
+            if (mode == "self") { b[r " " r] += 16; b[r " " (r + 1) % p] += 5 }
+        }
+        for (k in b) print k, b[k]
+    }' | sort -n -k1,1 -k2,2
+}
+for n in 1 2 7; do
+    for mode in silent coll sendrecv persist split self; do
+        traffic="$record_dir/small-$mode-$n.txt"
+        rm -f "$traffic"
+        "${MPIRUN[@]}" -n "$n" "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$record_small" "$mode"
+        diff <(awk '$1 ~ /^[0-9]+$/ { print $1, $2, $3 }' "$traffic" | sort -n -k1,1 -k2,2) \
+            <(small_expected "$mode" "$n") || {
+            echo "the recording of '$mode' on $n ranks differs from what the program sent" >&2
+            exit 1
+        }
+        grep -q "^tasks $n\$" "$traffic" || { echo "no 'tasks $n' in $traffic" >&2; exit 1; }
+        # mapped onto nodes of 2 (one slot empty for odd n): every byte between two
+        # different ranks is in the mapping's total
+        want=$(small_expected "$mode" "$n" | awk '$1 != $2 { s += $3 } END { print s + 0 }')
+        got=$("$copr_bin" map --graph "$traffic" --flat $(((n + 1) / 2)) --ranks-per-node 2 \
+            --budget 1 --strategies packed,optimised --json | grep -o '"total_bytes":[0-9]*' | sort -u)
+        [[ $got == "\"total_bytes\":$want" ]] || {
+            echo "copr map of '$mode' on $n ranks: $got, expected total_bytes $want" >&2
+            exit 1
+        }
+        "$copr_bin" map --graph "$traffic" --machine-from-recording --budget 1 >/dev/null
+    done
+done
+echo "== a run that aborts before MPI_Finalize: its recording says so, and copr map refuses it in one line"
+traffic="$record_dir/small-abort.txt"
+"${MPIRUN[@]}" -n 4 "${PRELOAD[@]}" -x COPR_RECORD="$traffic" "$record_small" abort >/dev/null 2>&1 && {
+    echo "the aborting program exited 0" >&2
+    exit 1
+}
+set +e
+"$copr_bin" map --graph "$traffic" --flat 2 --ranks-per-node 2 2>"$record_dir/abort-map.txt"
+status=$?
+set -e
+[[ $status == 2 && $(wc -l <"$record_dir/abort-map.txt") == 1 ]] &&
+    grep -q "an incomplete recording" "$record_dir/abort-map.txt" || {
+    echo "copr map of an aborted run's recording: exit $status," >&2
+    cat "$record_dir/abort-map.txt" >&2
+    exit 1
+}
 echo "== end to end: a scrambled-rank halo exchange recorded, then copr map: the metrics of the pattern written by hand"
 # task t of a periodic R x C grid runs on world rank (5 t + 3) mod p and sends 1000
 # bytes to each of its four neighbours; the same messages written here with awk

@@ -633,7 +633,8 @@ fn map(a: MapArgs) -> Result<()> {
         }
         .into());
     }
-    let pattern = if ranks < machine.slots() {
+    // (a recording may name more hosts than its graph has tasks: pad to the slots too)
+    let pattern = if pattern.tasks() < machine.slots() {
         if a.mpich_rank_order.is_some() && ranks < machine.used_slots() {
             return Err(copr::Error::Argument(format!(
                 "--mpich-rank-order: {ranks} tasks on {} slots leave slots empty, which \

@@ -550,7 +550,12 @@ impl Pattern {
                     .collect();
                 (doc.tasks, raw)
             }
-            _ => parse_edge_list(text).map_err(parse_err)?,
+            _ => {
+                let (declared, raw) = parse_edge_list(text).map_err(parse_err)?;
+                let bytes: Vec<u64> = raw.iter().map(|&(_, _, _, b)| b).collect();
+                crate::recording::check_recording(text, &bytes).map_err(parse_err)?;
+                (declared, raw)
+            }
         };
         let is_list = !matches!(ext, "toml" | "json");
         let at = |k: usize| {
@@ -588,9 +593,13 @@ impl Pattern {
                 t as usize
             }
             None if raw.is_empty() => {
-                return Err(parse_err(
-                    "no messages and no task count: nothing to map".into(),
-                ))
+                return Err(parse_err(if text.trim().is_empty() {
+                    "the file is empty: nothing to map (a recording by COPR_RECORD stays \
+                     empty when its run ends before MPI_Finalize)"
+                        .into()
+                } else {
+                    "no messages and no task count: nothing to map".into()
+                }))
             }
             None => max_id as usize + 1,
         };

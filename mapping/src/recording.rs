@@ -24,9 +24,10 @@ use copr::lap::Perm;
 /// [`ExportError`] naming the line for a malformed or repeated rank, or a rank
 /// missing from `0..ranks`.
 pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
-    let mut hosts: Vec<Option<String>> = Vec::new();
+    // by rank, so that memory follows the lines, not the largest rank named
+    let mut hosts: std::collections::BTreeMap<usize, String> = Default::default();
     for (i, line) in text.lines().enumerate() {
-        let Some(rest) = line.trim_start().strip_prefix("# host ") else {
+        let Some(rest) = host_line(line) else {
             continue;
         };
         let bad = |what: &str| ExportError::Line {
@@ -47,22 +48,88 @@ pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
         if r >= super::MAX_TASKS {
             return Err(bad("rank beyond the largest pattern").into());
         }
-        if r >= hosts.len() {
-            hosts.resize(r + 1, None);
-        }
-        if hosts[r].replace(name.to_string()).is_some() {
+        if hosts.insert(r, name.to_string()).is_some() {
             return Err(bad("the rank's host is given twice").into());
         }
     }
     if hosts.is_empty() {
         return Ok(None);
     }
-    hosts
-        .into_iter()
+    // ranks 0..n each once: the first rank whose key is not its position is missing
+    if let Some(r) = hosts
+        .keys()
         .enumerate()
-        .map(|(r, h)| h.ok_or_else(|| ExportError::NoHostLine { rank: r }.into()))
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+        .find_map(|(k, &r)| (k != r).then_some(k))
+    {
+        return Err(ExportError::NoHostLine { rank: r }.into());
+    }
+    Ok(Some(hosts.into_values().collect()))
+}
+
+/// The rest of a `# host RANK NAME` line after `host` (`#host` and tabs too), else
+/// `None`.
+fn host_line(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("host")?;
+    rest.starts_with(char::is_whitespace).then_some(rest)
+}
+
+/// How every file the recorder (`COPR_RECORD`) writes begins.
+const HEADER: &str = "# copr traffic recording";
+
+/// What the recorder writes at `MPI_Init`, replaced at `MPI_Finalize`: a file that still
+/// says it is from a run that ended before `MPI_Finalize`.
+pub const INCOMPLETE_RECORDING: &str = "# copr traffic recording: incomplete";
+
+/// Checks a graph file's text against what the recorder says of it: a recording still
+/// marked [`INCOMPLETE_RECORDING`] is refused, and a recording's `# total: M messages, B bytes`
+/// line must equal the sum of its messages' `bytes` (a truncated or edited recording
+/// is refused rather than mapped with traffic missing). Files that do not begin with
+/// the recorder's header line are not checked.
+///
+/// # Errors
+/// The reason, with the line of the `# total:` and both sums.
+pub(crate) fn check_recording(text: &str, bytes: &[u64]) -> std::result::Result<(), String> {
+    if text.lines().any(|l| l.starts_with(INCOMPLETE_RECORDING)) {
+        return Err(
+            "an incomplete recording: the recorder writes the file at MPI_Finalize, which \
+             this run did not reach (it aborted or was killed); record a run that ends"
+                .into(),
+        );
+    }
+    if !text.starts_with(HEADER) {
+        return Ok(());
+    }
+    let Some((ln, line)) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("# total: "))
+    else {
+        return Ok(());
+    };
+    // `# total: M messages, B bytes`
+    let stated = line
+        .split_whitespace()
+        .rev()
+        .nth(1)
+        .and_then(|b| b.parse::<u128>().ok())
+        .filter(|_| line.ends_with(" bytes"))
+        .ok_or_else(|| {
+            format!(
+                "line {}: expected `# total: M messages, B bytes`, found `{}`",
+                ln + 1,
+                line.trim()
+            )
+        })?;
+    let sum: u128 = bytes.iter().map(|&b| u128::from(b)).sum();
+    if sum != stated {
+        return Err(format!(
+            "line {}: the recording's total is {stated} bytes but its messages sum to {sum}: \
+             the file is truncated or edited (delete the `# total:` line to map it as it is)",
+            ln + 1
+        ));
+    }
+    Ok(())
 }
 
 /// The machine of a recorded run: its hosts (in order of first appearance) as the

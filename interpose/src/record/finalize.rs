@@ -33,7 +33,13 @@ pub(super) fn check_path() {
     let mut ok: u8 = 1;
     if rank == 0 {
         if let Some(p) = path() {
-            if let Err(e) = std::fs::File::create(&p) {
+            // replaced at MPI_Finalize; a run that ends before it leaves this line,
+            // which `copr map` refuses in one line instead of mapping no traffic
+            let marker = format!(
+                "{} ({ENV_RECORD}): the run has not reached MPI_Finalize, where the traffic is written\n",
+                copr_mapping::INCOMPLETE_RECORDING
+            );
+            if let Err(e) = std::fs::write(&p, marker) {
                 eprintln!(
                     "copr-interpose: {ENV_RECORD}={p}: cannot create the file ({e}); \
                      the traffic is not recorded"
