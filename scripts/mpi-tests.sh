@@ -709,6 +709,13 @@ rm -f "$graph_log"
     -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 4 --reordered
 expect_log "$graph_log" "traffic from COPR_GRAPH=$record_dir/pairs.txt"
 expect_log "$graph_log" "predicted hop-bytes 27.263 MB -> 4.194 MB, off-node traffic 81.2 % -> 12.5 % (recorded bytes)"
+echo "== COPR_GRAPH naming a recording of another run (16 ranks, this run 8): refused in the log, the library's order kept"
+awk 'BEGIN { print "tasks 16"; for (r = 0; r < 16; r++) print r, (r + 8) % 16, 1000 }' \
+    >"$record_dir/sixteen.txt"
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_GRAPH="$record_dir/sixteen.txt" \
+    -x COPR_INTERPOSE_LOG="$graph_log" "$dist_graph_test" ring 4 2 --identity
+expect_log "$graph_log" "COPR_GRAPH=$record_dir/sixteen.txt: a recording of 16 ranks, but this run has 8"
 echo "== the recorder under a reordering interposer: the interposer's own calls are not recorded"
 # dist_graph_test's MPI_Neighbor_alltoall sends 3 ints to each out-neighbour of the
 # vertex a process holds after the reorder (vertex v: v + 4 and v + 1 mod 8); the

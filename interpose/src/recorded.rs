@@ -15,7 +15,7 @@ use std::path::Path;
 
 use copr_mapping::mpi::{plan_mapping_at_root, MachineSource};
 use copr_mapping::{Edge, Options, Pattern, Perm};
-use mpi::ffi::{PMPI_Comm_rank, RSMPI_COMM_WORLD};
+use mpi::ffi::{PMPI_Comm_rank, PMPI_Comm_size, RSMPI_COMM_WORLD};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
@@ -50,6 +50,10 @@ pub(crate) fn pattern_at_root(
     let mut members = vec![0 as c_int; comm.size() as usize];
     root.gather_into_root(&world, &mut members[..]);
     let full = Pattern::from_file(Path::new(path)).map_err(|e| format!("{ENV_GRAPH}: {e}"))?;
+    let mut size: c_int = 0;
+    // SAFETY: writes one int; MPI_COMM_WORLD is valid between MPI_Init and MPI_Finalize.
+    unsafe { PMPI_Comm_size(RSMPI_COMM_WORLD, &mut size) };
+    of_this_run(&full, size, path)?;
     restrict(&full, &members, path).map(Some)
 }
 
@@ -78,6 +82,21 @@ pub(crate) fn plan(
         planned,
         UNIT,
     )
+}
+
+/// Refuses a recording of more ranks than this run's `MPI_COMM_WORLD` has (a recording
+/// of another run: its rank numbers are not this run's). Fewer is accepted: a graph
+/// written by hand need not name the ranks that send nothing.
+fn of_this_run(full: &Pattern, world_size: c_int, path: &str) -> Result<(), String> {
+    let world = usize::try_from(world_size).unwrap_or(0);
+    if full.tasks() > world {
+        return Err(format!(
+            "{ENV_GRAPH}={path}: a recording of {} ranks, but this run has {world} \
+             (a recording of another run?)",
+            full.tasks()
+        ));
+    }
+    Ok(())
 }
 
 /// The messages of `full` (tasks = world ranks) between `members` (world rank of each
@@ -154,5 +173,22 @@ mod tests {
             }]
         );
         assert!(restrict(&full, &[1, 2], "t").is_err());
+    }
+
+    #[test]
+    fn a_recording_of_more_ranks_than_the_run_is_refused() {
+        let edge = Edge {
+            src: 0,
+            dst: 15,
+            bytes: 1,
+        };
+        let full = Pattern::from_edges(16, vec![edge], "t".into()).expect("a valid pattern");
+        let e = of_this_run(&full, 8, "t.txt").expect_err("16 ranks in a run of 8");
+        assert!(
+            e.contains("16 ranks") && e.contains("this run has 8"),
+            "{e}"
+        );
+        assert!(of_this_run(&full, 16, "t.txt").is_ok());
+        assert!(of_this_run(&full, 32, "t.txt").is_ok());
     }
 }
