@@ -126,7 +126,8 @@ pub(crate) struct MapArgs {
     pub(crate) plan: Option<PathBuf>,
     /// A machine file (`[torus]`, `[network]` or `[flat]` with `ranks_per_node` and
     /// `nodes`; or `[inter]`/`[placement]` as `copr topo` reads; or a cost config, a
-    /// network description, a calibration's output).
+    /// network description, a calibration's output; or an Open MPI hostfile or MPICH
+    /// machine file: its nodes and slots, no network model).
     #[arg(long, value_name = "FILE")]
     pub(crate) machine: Option<PathBuf>,
     /// The machine of the run recorded in the --graph file (`COPR_RECORD`): its
@@ -1216,13 +1217,21 @@ fn topo(a: TopoArgs) -> Result<()> {
         // before the generic parse below, which would take 80 bytes per byte
         copr_topology::files::check_toml_size(&input.text, Some(&a.file))?;
     }
-    let value: serde_json::Value = input.parse()?;
+    // a launcher's host list is no TOML: read below as the machine it names
+    let from_file = a.format.is_none() && a.file != Path::new("-");
+    let value = match input.parse::<serde_json::Value>() {
+        Ok(value) => value,
+        Err(_) if from_file && copr_topology::hostfile_machine(&input.text).is_some() => {
+            serde_json::Value::Null
+        }
+        Err(e) => return Err(e),
+    };
     let is_cost = value.get("terms").is_some();
     let in_file = |e: copr::Error| copr::Error::InFile {
         path: a.file.clone(),
         source: Box::new(e),
     };
-    let machine = if a.format.is_none() && a.file != Path::new("-") {
+    let machine = if from_file {
         // from the file, so that errors name it with their lines
         if is_cost {
             copr_cost_models::load_setup(&a.file, a.ranks)?.machine

@@ -412,7 +412,11 @@ pub fn load_setup(path: &Path, ranks: Option<usize>) -> Result<CostSetup> {
     let text = files::read_text(path)?;
     let format = Format::from_path(path);
     let keys = copr_topology::document_keys(&text, format);
-    if !keys.is_empty() && !keys.iter().any(|k| k == "terms") {
+    // a machine file, or a launcher's host list (not TOML: no keys)
+    let host_list = keys.is_empty()
+        && format == Format::Toml
+        && copr_topology::hostfile_machine(&text).is_some();
+    if host_list || (!keys.is_empty() && !keys.iter().any(|k| k == "terms")) {
         let file = copr_topology::MachineFile::read(path)?;
         let machine = Arc::new(file.build(ranks)?);
         let model = sum_of(&Term::of_machine(&file.config), Some(&machine))?;

@@ -42,6 +42,8 @@ mod autocorr;
 mod config;
 mod error;
 pub mod files;
+mod hostfile;
+pub use hostfile::hostfile_machine;
 mod hwloc;
 pub use hwloc::current_binding_pu;
 mod link;

@@ -146,6 +146,17 @@ impl MachineFile {
             };
             return Ok(made(config, MachineFileKind::RankMatrix));
         }
+        // not TOML: an Open MPI hostfile or an MPICH machine file names nodes and slots
+        if format == Format::Toml && keys.is_empty() {
+            if let Some(read) = crate::hostfile::hostfile_machine(&text) {
+                let config = read.map_err(|(line, message)| TopologyError::Parse {
+                    origin: crate::Origin::file(path).at_line(line),
+                    field: "hostfile".into(),
+                    message,
+                })?;
+                return Ok(made(config, MachineFileKind::Machine));
+            }
+        }
         let config = files::parse_checked(&text, format, Some(path), |c: &TopologyConfig, doc| {
             c.validate(&FieldPath::root()).map_err(|e| doc.invalid(e))
         })?;

@@ -20,7 +20,10 @@ use crate::torus::{
 
 /// Node names: a Slurm-style list (`"nid[00012-00019,00033]"`) or an array.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected node names: a Slurm list such as \"nid[001-004]\" or an array of names"
+)]
 pub enum NodeNames {
     /// A compressed list ([`expand_nodelist`]).
     List(String),
@@ -44,7 +47,11 @@ impl NodeNames {
 /// Slots (ranks) per node: the same number on every node, one number per node, or
 /// `SLURM_TASKS_PER_NODE` syntax (`"16(x24),8(x16)"`, [`expand_tasks_per_node`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected slots per node: a whole number >= 1, one per node ([16, 16, 8]) \
+                 or SLURM_TASKS_PER_NODE syntax (\"16(x2),8\")"
+)]
 pub enum SlotCounts {
     /// Every node alike.
     Each(usize),

@@ -1,0 +1,156 @@
+//! Launcher host lists as machines: an Open MPI hostfile (`node1 slots=16`, a name
+//! alone for one slot, a name listed again for more) or an MPICH machine file
+//! (`node1:16`). Such a file names the nodes and their slots and nothing of the
+//! network, so it is read as the short form's `[flat]` machine with `nodes` and
+//! `ranks_per_node` per node.
+
+use crate::config::{FlatSection, NodeNames, SlotCounts, TopologyConfig};
+
+/// The slots of one line, or why the line cannot be read.
+fn line_slots(fields: &[&str]) -> Result<(String, usize), String> {
+    let count = |v: &str, what: &str| -> Result<usize, String> {
+        match v.parse::<usize>() {
+            Ok(0) => Err(format!("{what}=0: a node with no slots")),
+            Ok(n) => Ok(n),
+            Err(_) => Err(format!("{what}=`{v}` is not a whole number")),
+        }
+    };
+    let (name, mut slots) = match fields[0].split_once(':') {
+        Some((name, n)) => (name, Some(count(n, "`:`")?)),
+        None => (fields[0], None),
+    };
+    for f in &fields[1..] {
+        let (k, v) = f
+            .split_once('=')
+            .ok_or_else(|| format!("`{f}`: expected `slots=N`"))?;
+        match k {
+            "slots" | "slot" if slots.is_none() => slots = Some(count(v, k)?),
+            "slots" | "slot" => return Err(format!("`{f}`: the slots are given twice")),
+            // the most ranks a launcher may oversubscribe to: not a slot
+            "max_slots" | "max-slots" => {
+                count(v, k)?;
+            }
+            _ => {
+                return Err(format!(
+                    "`{f}`: unknown key (a hostfile line is `NAME slots=N`)"
+                ))
+            }
+        }
+    }
+    Ok((name.to_string(), slots.unwrap_or(1)))
+}
+
+/// Whether `word` may be a host name (letters, digits, `.`, `-`, `_`; not starting
+/// with `-` or `.`).
+fn host_like(word: &str) -> bool {
+    word.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+}
+
+/// Reads `text` as a host list when it looks like one: every line with data starts
+/// with a host name (optionally `:N`) and its other words are `key=value`. `None` when
+/// it does not look like one (the caller reports its own parse error).
+///
+/// ```
+/// use copr_topology::hostfile_machine;
+/// let cfg = hostfile_machine("# two nodes\nn1 slots=4\nn2 slots=2 max_slots=8\n")
+///     .unwrap()
+///     .unwrap();
+/// let m = cfg.build(".".as_ref(), None).unwrap();
+/// assert_eq!((m.ranks(), m.placement().node_name(1)), (6, "n2"));
+/// assert!(hostfile_machine("n1 slots=0\n").unwrap().is_err());
+/// assert!(hostfile_machine("[flat]\nnodes = 2\n").is_none());
+/// ```
+///
+/// # Errors
+/// The inner `Err`: the line number (from 1) and what is wrong (a count of 0 or not a number,
+/// an unknown key, slots given twice).
+pub fn hostfile_machine(text: &str) -> Option<Result<TopologyConfig, (usize, String)>> {
+    let data: Vec<(usize, Vec<&str>)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("")))
+        .map(|(n, l)| (n, l.split_whitespace().collect::<Vec<_>>()))
+        .filter(|(_, f)| !f.is_empty())
+        .collect();
+    let looks = !data.is_empty()
+        && data.iter().all(|(_, f)| {
+            let name = f[0].split_once(':').map_or(f[0], |(n, _)| n);
+            host_like(name) && f[1..].iter().all(|w| w.contains('='))
+        });
+    if !looks {
+        return None;
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut slots: Vec<usize> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for (n, fields) in &data {
+        let (name, k) = match line_slots(fields) {
+            Ok(v) => v,
+            Err(e) => return Some(Err((*n, e))),
+        };
+        // a host listed again adds its slots, as Open MPI counts them
+        let at = *index.entry(name.clone()).or_insert_with(|| {
+            names.push(name);
+            slots.push(0);
+            names.len() - 1
+        });
+        slots[at] = match slots[at].checked_add(k) {
+            Some(s) => s,
+            None => return Some(Err((*n, "the node's slots overflow".into()))),
+        };
+    }
+    Some(Ok(TopologyConfig {
+        description: Some(format!("hostfile of {} nodes", names.len())),
+        flat: Some(FlatSection { nodes: names.len() }),
+        ranks_per_node: Some(SlotCounts::PerNode(slots)),
+        nodes: Some(NodeNames::Array(names)),
+        ..Default::default()
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(text: &str) -> (Vec<String>, Vec<usize>) {
+        let cfg = hostfile_machine(text).expect("a hostfile").expect("valid");
+        let Some(NodeNames::Array(n)) = cfg.nodes else {
+            panic!("names")
+        };
+        let Some(SlotCounts::PerNode(s)) = cfg.ranks_per_node else {
+            panic!("slots")
+        };
+        (n, s)
+    }
+
+    #[test]
+    fn open_mpi_and_mpich_forms() {
+        assert_eq!(
+            counts("a slots=2\nb\na\nc:3\n"),
+            (vec!["a".into(), "b".into(), "c".into()], vec![3, 1, 3])
+        );
+        assert_eq!(counts("n-1.x max-slots=9 slots=4 # c\n").1, vec![4]);
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        let e = |t: &str| hostfile_machine(t).expect("a hostfile").unwrap_err().1;
+        assert_eq!(
+            hostfile_machine("a slots=2\nb slots=x\n").map(|r| r.unwrap_err()),
+            Some((2, "slots=`x` is not a whole number".to_string()))
+        );
+        assert!(e("a cpu=2\n").contains("unknown key"), "{}", e("a cpu=2\n"));
+        assert!(e("a slots=1 slots=2\n").contains("twice"));
+        assert!(e("a:0\n").contains("no slots"));
+        // TOML, JSON and prose are not host lists
+        assert!(hostfile_machine("nodes = 4\n").is_none());
+        assert!(hostfile_machine("{\"flat\": {}}").is_none());
+        assert!(hostfile_machine("two words\n").is_none());
+        assert!(hostfile_machine("# only a comment\n").is_none());
+    }
+}
