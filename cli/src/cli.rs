@@ -1212,6 +1212,11 @@ fn certificate_text(k: &copr::relabel::Certificate, before: f64, cost_after: f64
 }
 
 fn topo(a: TopoArgs) -> Result<()> {
+    if a.ranks == Some(0) {
+        return Err(copr::Error::Argument(
+            "--ranks 0: the number of ranks must be >= 1".into(),
+        ));
+    }
     let input = Input::read(&a.file, a.format)?;
     if matches!(input.format, ConfigFormat::Toml) {
         // before the generic parse below, which would take 80 bytes per byte

@@ -181,3 +181,11 @@ fn slot_counts_and_node_names_of_a_wrong_type_say_what_is_expected() {
         .collect();
     assert_eq!(per, want);
 }
+
+#[test]
+fn topo_of_zero_ranks_is_refused_before_the_placement_speaks() {
+    // (before: "for 0 ranks, use rule = packed …, or calibrate on 0 ranks")
+    let out = common::copr(&["topo", "data/topology/calibrated-4.toml", "--ranks", "0"]);
+    let e = refused(&out, &["--ranks 0", ">= 1"]);
+    assert!(!e.contains("calibrate on 0"), "{e}");
+}
