@@ -200,10 +200,11 @@ fn render(
     alltoall: bool,
 ) -> String {
     let mut t = String::new();
-    let (mut messages, mut bytes) = (0u64, 0u64);
+    // u128: the sum of 64-bit counters must not wrap (`copr map` checks it)
+    let (mut messages, mut bytes) = (0u128, 0u128);
     for row in edges.iter().flat_map(|e| e.chunks_exact(3)) {
-        messages += row[1];
-        bytes += row[2];
+        messages += u128::from(row[1]);
+        bytes += u128::from(row[2]);
     }
     let _ = writeln!(
         t,
@@ -274,6 +275,13 @@ mod tests {
         );
         assert!(t.contains("# host 1 b\n"));
         assert!(t.contains("# total: 6 messages, 372 bytes\n"));
+        // totals past 64 bits are written whole
+        let big = vec![vec![1, 1, u64::MAX], vec![0, 1, u64::MAX]];
+        let wide = render(2, &big, &[vec![], vec![]], &hosts, false);
+        assert!(
+            wide.contains("# total: 2 messages, 36893488147419103230 bytes\n"),
+            "{wide}"
+        );
         assert!(t.contains(
             "# collective MPI_Allreduce on a communicator of all 2 ranks: 5 calls, 80 bytes in the send arguments\n"
         ));
