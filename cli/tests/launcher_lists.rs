@@ -189,3 +189,35 @@ fn topo_of_zero_ranks_is_refused_before_the_placement_speaks() {
     let e = refused(&out, &["--ranks 0", ">= 1"]);
     assert!(!e.contains("calibrate on 0"), "{e}");
 }
+
+#[test]
+fn a_slurm_list_with_two_groups_in_a_name_names_every_combination() {
+    // (before: "one bracket group per name is supported")
+    let dir = scratch("copr-launcher-groups");
+    let rf = dir.join("rankfile");
+    ok(&copr_in(
+        &dir,
+        &[
+            "map",
+            "--grid",
+            "4",
+            "--flat",
+            "4",
+            "--nodes",
+            "r[1-2]n[08-9]",
+            "--strategies",
+            "packed",
+            "--export",
+            "packed",
+            "--rankfile",
+            rf.to_str().expect("utf-8"),
+        ],
+    ));
+    let text = std::fs::read_to_string(&rf).expect("rankfile written");
+    let hosts: Vec<&str> = text
+        .lines()
+        .map(|l| l.split_once('=').expect("rank R=HOST").1)
+        .map(|r| r.split_once(' ').expect("HOST slot=S").0)
+        .collect();
+    assert_eq!(hosts, ["r1n08", "r1n09", "r2n08", "r2n09"]);
+}

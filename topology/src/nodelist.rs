@@ -38,12 +38,6 @@ pub enum NodeListError {
         /// The whole list.
         list: String,
     },
-    /// More than one bracket group in one name (`a[1-2]b[3]`).
-    #[error("`{item}`: one bracket group per name is supported")]
-    TwoGroups {
-        /// The name.
-        item: String,
-    },
     /// A part of a bracket group (or a count) that is not a number or a range.
     #[error("`{item}`: `{part}` is not a number or range")]
     NotNumber {
@@ -70,7 +64,8 @@ pub enum NodeListError {
 
 /// Expands a Slurm-style compressed node list: `nid[00012-00019,00033],login1` →
 /// `nid00012 … nid00019 nid00033 login1`. Leading zeros of a range's start set the
-/// width.
+/// width. A name with several groups takes every combination, the first group varying
+/// slowest (`r[1-2]n[1-2]`: `r1n1 r1n2 r2n1 r2n2`).
 ///
 /// ```
 /// use copr_topology::{expand_nodelist, NodeListError};
@@ -120,43 +115,74 @@ pub fn expand_nodelist(s: &str) -> Result<Vec<String>, NodeListError> {
         if item.is_empty() {
             return Err(NodeListError::Empty { list: list() });
         }
-        let (Some(open), Some(close)) = (item.find('['), item.find(']')) else {
-            out.push(item.to_string());
-            continue;
-        };
-        let (prefix, inner, suffix) = (&item[..open], &item[open + 1..close], &item[close + 1..]);
-        if suffix.contains('[') {
-            return Err(NodeListError::TwoGroups { item: item.into() });
-        }
-        for part in inner.split(',') {
-            let (a, b) = match part.split_once('-') {
-                Some((a, b)) => (a.trim(), b.trim()),
-                None => (part.trim(), part.trim()),
+        // literal text and bracket groups in turn, the first group varying slowest:
+        // `a[1-2]b[3-4]` is a1b3 a1b4 a2b3 a2b4
+        let mut parts: Vec<Vec<String>> = Vec::new();
+        let mut rest = item;
+        while let Some(open) = rest.find('[') {
+            let Some(len) = rest[open..].find(']') else {
+                return Err(NodeListError::Unclosed { list: list() });
             };
-            let bad = || NodeListError::NotNumber {
+            let close = open + len;
+            parts.push(vec![rest[..open].to_string()]);
+            parts.push(expand_group(
+                item,
+                &rest[open + 1..close],
+                MAX_NODELIST - out.len(),
+            )?);
+            rest = &rest[close + 1..];
+        }
+        parts.push(vec![rest.to_string()]);
+        let room = MAX_NODELIST - out.len();
+        let total = parts
+            .iter()
+            .try_fold(1usize, |n, p| n.checked_mul(p.len()).filter(|&n| n <= room))
+            .ok_or_else(|| NodeListError::TooMany { list: list() })?;
+        let mut at = vec![0usize; parts.len()];
+        for _ in 0..total {
+            out.push(parts.iter().zip(&at).map(|(p, &k)| p[k].as_str()).collect());
+            for k in (0..parts.len()).rev() {
+                at[k] += 1;
+                if at[k] < parts[k].len() {
+                    break;
+                }
+                at[k] = 0;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The numbers of one bracket group (`1-3,7` of `n[1-3,7]`), each as wide as the
+/// digits of its range's start; at most `room` of them.
+fn expand_group(item: &str, inner: &str, room: usize) -> Result<Vec<String>, NodeListError> {
+    let mut out = Vec::new();
+    for part in inner.split(',') {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part.trim(), part.trim()),
+        };
+        let bad = || NodeListError::NotNumber {
+            item: item.into(),
+            part: part.into(),
+        };
+        let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
+        if !digits(a) || !digits(b) {
+            return Err(bad());
+        }
+        let lo: u64 = a.parse().map_err(|_| bad())?;
+        let hi: u64 = b.parse().map_err(|_| bad())?;
+        if hi < lo {
+            return Err(NodeListError::Backwards {
                 item: item.into(),
                 part: part.into(),
-            };
-            let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
-            if !digits(a) || !digits(b) {
-                return Err(bad());
-            }
-            let lo: u64 = a.parse().map_err(|_| bad())?;
-            let hi: u64 = b.parse().map_err(|_| bad())?;
-            if hi < lo {
-                return Err(NodeListError::Backwards {
-                    item: item.into(),
-                    part: part.into(),
-                });
-            }
-            if hi - lo >= (MAX_NODELIST - out.len()) as u64 {
-                return Err(NodeListError::TooMany { list: list() });
-            }
-            let width = a.len();
-            for v in lo..=hi {
-                out.push(format!("{prefix}{v:0width$}{suffix}"));
-            }
+            });
         }
+        if hi - lo >= (room - out.len().min(room)) as u64 {
+            return Err(NodeListError::TooMany { list: item.into() });
+        }
+        let width = a.len();
+        out.extend((lo..=hi).map(|v| format!("{v:0width$}")));
     }
     Ok(out)
 }
@@ -243,6 +269,19 @@ mod tests {
             Err(NodeListError::Nested { at: 2, .. })
         ));
         assert_eq!(expand_nodelist("a[1-2]-ib").unwrap(), ["a1-ib", "a2-ib"]);
+        // several groups in one name, the first varying slowest, as Slurm expands them
+        assert_eq!(
+            expand_nodelist("r[1-2]n[08-9],x").unwrap(),
+            ["r1n08", "r1n09", "r2n08", "r2n09", "x"]
+        );
+        assert!(matches!(
+            expand_nodelist("a[0-4095]b[0-4095]"),
+            Err(NodeListError::TooMany { .. })
+        ));
+        assert_eq!(
+            expand_nodelist("a[0-2047]b[0-2047]").unwrap().len(),
+            1 << 22
+        );
         let e = expand_nodelist("n[3-1]").unwrap_err().to_string();
         assert_eq!(e, "`n[3-1]`: range `3-1` runs backwards");
     }
