@@ -1386,6 +1386,14 @@ fn sweep(a: SweepArgs) -> Result<()> {
         target_order,
         blocks
     );
+    if cfg.blocks.is_empty() {
+        let field = a.config.as_ref().map_or("blocks".to_string(), |p| {
+            format!("{}: field `blocks`", p.display())
+        });
+        return Err(copr::Error::Argument(format!(
+            "{field}: an empty list: no block size to sweep (give at least one)"
+        )));
+    }
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(cfg.blocks.len() as u64);
         b.set_message("block sizes");

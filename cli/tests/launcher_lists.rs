@@ -221,3 +221,20 @@ fn a_slurm_list_with_two_groups_in_a_name_names_every_combination() {
         .collect();
     assert_eq!(hosts, ["r1n08", "r1n09", "r2n08", "r2n09"]);
 }
+
+#[test]
+fn a_sweep_of_no_block_size_is_refused() {
+    // (before: "0 block sizes", exit 0, and an empty chart)
+    let dir = scratch("copr-sweep-empty");
+    write(
+        &dir,
+        "sw.toml",
+        "m = 100\nn = 100\nnprow = 2\nnpcol = 2\ntarget_block = 10\nblocks = []\n",
+    );
+    let out = copr_in(&dir, &["sweep", "--config", "sw.toml"]);
+    refused(&out, &["sw.toml: field `blocks`", "empty"]);
+    assert!(
+        !dir.join("copr-sweep.svg").exists(),
+        "a chart of nothing was written"
+    );
+}
