@@ -70,6 +70,7 @@ fn host_like(word: &str) -> bool {
 /// The inner `Err`: the line number (from 1) and what is wrong (a count of 0 or not a number,
 /// an unknown key, slots given twice).
 pub fn hostfile_machine(text: &str) -> Option<Result<TopologyConfig, (usize, String)>> {
+    let text = crate::files::skip_bom(text);
     let data: Vec<(usize, Vec<&str>)> = text
         .lines()
         .enumerate()
@@ -135,6 +136,8 @@ mod tests {
             (vec!["a".into(), "b".into(), "c".into()], vec![3, 1, 3])
         );
         assert_eq!(counts("n-1.x max-slots=9 slots=4 # c\n").1, vec![4]);
+        // as an editor may save it: a byte-order mark, CR LF
+        assert_eq!(counts("\u{feff}a slots=2\r\nb:1\r\n").1, vec![2, 1]);
     }
 
     #[test]
