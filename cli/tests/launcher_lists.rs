@@ -238,3 +238,40 @@ fn a_sweep_of_no_block_size_is_refused() {
         "a chart of nothing was written"
     );
 }
+
+#[test]
+fn the_slurm_hostfile_copr_writes_reads_back_as_its_machine() {
+    let dir = scratch("copr-launcher-roundtrip");
+    ok(&copr_in(
+        &dir,
+        &[
+            "map",
+            "--grid",
+            "4x4",
+            "--flat",
+            "4",
+            "--ranks-per-node",
+            "4",
+            "--nodes",
+            "n[1-4]",
+            "--budget",
+            "1",
+            "--slurm-hostfile",
+            "hosts.out",
+        ],
+    ));
+    // one line per rank: each node named as often as it runs ranks
+    let (o, _) = ok(&copr_in(
+        &dir,
+        &[
+            "map",
+            "--grid",
+            "4x4",
+            "--machine",
+            "hosts.out",
+            "--budget",
+            "1",
+        ],
+    ));
+    assert!(o.contains("4 nodes x 4 ranks"), "{o}");
+}
