@@ -594,9 +594,7 @@ impl Pattern {
             }
             None if raw.is_empty() => {
                 return Err(parse_err(if text.trim().is_empty() {
-                    "the file is empty: nothing to map (a recording by COPR_RECORD stays \
-                     empty when its run ends before MPI_Finalize)"
-                        .into()
+                    "the file is empty: nothing to map".into()
                 } else {
                     "no messages and no task count: nothing to map".into()
                 }))
