@@ -275,3 +275,20 @@ fn the_slurm_hostfile_copr_writes_reads_back_as_its_machine() {
     ));
     assert!(o.contains("4 nodes x 4 ranks"), "{o}");
 }
+
+#[test]
+fn too_many_slots_on_nodes_of_different_sizes_names_the_largest_node() {
+    // 4 194 307 slots in all, held as 4 nodes of the largest count: the message says
+    // which count it multiplied (before, "4 nodes x 4194304 ranks per node" read as
+    // the allocation's own size)
+    let dir = scratch("copr-launcher-many");
+    write(
+        &dir,
+        "m.toml",
+        "ranks_per_node = \"4194304,1(x3)\"\n[flat]\nnodes = 4\n",
+    );
+    refused(
+        &copr_in(&dir, &["map", "--grid", "2", "--machine", "m.toml"]),
+        &["4 nodes x 4194304 ranks per node (the largest node's)"],
+    );
+}

@@ -98,7 +98,7 @@ pub enum MachineError {
     #[error("ranks_per_node must be >= 1, got 0")]
     ZeroRanksPerNode,
     /// More slots than the mapper supports.
-    #[error("{nodes} nodes x {ranks_per_node} ranks per node = {slots} slots; at most {max} are supported")]
+    #[error("{nodes} nodes x {ranks_per_node} ranks per node (the largest node's) = {slots} slots; at most {max} are supported")]
     TooManySlots {
         /// Nodes.
         nodes: u128,
