@@ -11,7 +11,7 @@
 //! 2. **Placement.** The quotient graph (one vertex per group, the bytes between
 //!    groups) is mapped onto the machine with one slot per node by the multilevel
 //!    dual bisection, each part on its own and then annealed by swaps of groups
-//!    ([`ANNEAL`]), and with external gains (kept as it is: its busiest link is often
+//!    ([`anneal_for`]), and with external gains (kept as it is: its busiest link is often
 //!    the less busy).
 //! 3. **Expansion.** Each group's tasks go onto its node's slots; the optimiser then
 //!    refines the tasks like any other candidate.
@@ -46,16 +46,30 @@ pub(crate) fn replaces_multilevel(p: &Pattern, m: &MapMachine) -> bool {
 }
 
 /// The annealing of the quotient's placement: [`Anneal::LONG`]'s kind of moves (half
-/// of them next to a partner's node), 3000 per group, without the `O(G²)` descents:
-/// about half a second on the 1024 groups of the benchmark's 16 384-task meshes, a
-/// second on SpMV's. Fewer (300 or 1000 per group) left the hop-bytes of the mesh's
-/// and SpMV's placements 5-10 % higher; the dual bisection's placement alone is 15 %
-/// (SpMV) to 50 % (2-D mesh) above the annealed one.
-pub(crate) const ANNEAL: Anneal = Anneal {
-    moves_per_group: 3000,
-    near_partners: true,
-    descend: false,
-};
+/// of them next to a partner's node), without the `O(G²)` descents, 3000 per group
+/// unless that looks at more than [`ANNEAL_WORK`] partners in all (a move costs the
+/// partners of the two groups swapped), then fewer, at least 500 a group.
+///
+/// On the benchmark's 16 384-task graphs (1024 groups; quotients of 13 partners per
+/// group for the 3-D mesh, 27 for SpMV, 65 for the power-law graph), 1000 instead of
+/// 3000 moves a group left the annealed hop-bytes 11 % higher on the mesh, 1.2 % on
+/// SpMV and 1.7 % on the power-law graph, whose 3000 moves a group took 1.5 s at load
+/// 5 (0.25 s for the 738 it now gets). The 256 groups of 4096 tasks get 3000 (the
+/// power-law graph's 842 missed its busiest-link target at one seed of four).
+pub(crate) fn anneal_for(q: &Pattern) -> Anneal {
+    let groups = q.tasks().max(1);
+    // the mean number of partners of a group
+    let partners = (q.undirected_ref().1.len() / groups).max(1);
+    Anneal {
+        moves_per_group: (ANNEAL_WORK / groups / partners).clamp(500, 3000),
+        near_partners: true,
+        descend: false,
+    }
+}
+
+/// The annealing's work, in partners looked at, over all moves (see [`anneal_for`]):
+/// 48 000 a group of 1024.
+const ANNEAL_WORK: usize = 48_000 * 1024;
 
 /// Task → group: `nodes` groups of exactly `k` tasks keeping as many bytes inside as
 /// the multilevel recursive bisection of the graph alone finds (module docs; with the
@@ -151,7 +165,7 @@ pub(crate) fn candidates(
         if Instant::now() >= deadline {
             break;
         }
-        let pl = place(&q, &m1, &start, ANNEAL, seed, deadline);
+        let pl = place(&q, &m1, &start, anneal_for(&q), seed, deadline);
         out.push((
             format!("{what}, {how}, groups annealed"),
             expand(&of, &pl, k),
