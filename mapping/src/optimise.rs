@@ -620,18 +620,14 @@ impl Run<'_> {
 
     /// A graph of 2049-16 384 tasks (`groups::large::replaces_multilevel`): the
     /// two-stage mappings of `groups::large` (node groups of the graph's partition,
-    /// their quotient placed) instead of the multilevel mapper's.
+    /// their quotient placed) instead of the multilevel mapper's (so there are no
+    /// other mappings' nodes to refine).
     fn large_two_stage(&mut self, cands: &mut Vec<Scored>) -> Result<()> {
         let (p, m) = (self.p, self.m);
         if !super::groups::large::replaces_multilevel(p, m) {
             return Ok(());
         }
-        let from: Vec<&Perm> = cands
-            .iter()
-            .filter(|c| c.origin.starts_with("multilevel"))
-            .map(|c| &c.map)
-            .collect();
-        let found = super::groups::large::candidates(p, m, &from, self.opts.seed, self.deadline)?;
+        let found = super::groups::large::candidates(p, m, &[], self.opts.seed, self.deadline)?;
         for (origin, map) in found {
             cands.push(self.score(map, origin));
         }

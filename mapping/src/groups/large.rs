@@ -5,9 +5,9 @@
 //!    slot count) by the multilevel recursive bisection on a machine whose nodes are
 //!    all one hop apart (so the bisection keeps bytes inside parts and nothing else),
 //!    and each part's tasks are then swapped between parts ([`Groups::refine`]) while
-//!    that keeps more bytes inside. The nodes of other mappings (the multilevel
-//!    mapper's on the real machine) are refined the same way, and the grouping keeping
-//!    the most bytes inside is kept.
+//!    that keeps more bytes inside. The nodes of mappings a caller gives are refined
+//!    the same way (the optimiser gives none: the multilevel mapper does not run on
+//!    these graphs), and the grouping keeping the most bytes inside is kept.
 //! 2. **Placement.** The quotient graph (one vertex per group, the bytes between
 //!    groups) is mapped onto the machine with one slot per node by the multilevel
 //!    dual bisection, each part on its own and then annealed by swaps of groups
@@ -73,7 +73,8 @@ const ANNEAL_WORK: usize = 48_000 * 1024;
 
 /// Task → group: `nodes` groups of exactly `k` tasks keeping as many bytes inside as
 /// the multilevel recursive bisection of the graph alone finds (module docs; with the
-/// effort the multilevel mapper gives `p`), before the swaps; `None` when `deadline` passes first or the sizes do not match.
+/// effort the multilevel mapper gives `p`), before the swaps; `None` when `deadline`
+/// passes first or the sizes do not match.
 ///
 /// # Complexity
 /// That of [`multilevel::dual_bisection`]: `O((n + m) log n)` per level, about
@@ -103,8 +104,9 @@ fn refined(p: &Pattern, of: Vec<u32>, nodes: usize, rng: &mut SplitMix) -> (i128
 /// The two-stage mappings of `p` on `m` (module docs), as `(description, mapping)`:
 /// the groups of the graph's partition and of each mapping of `from` refined by swaps,
 /// the grouping keeping the most bytes inside placed by the dual bisection of its
-/// quotient (and, when it came from `from`, from where that mapping put it), each
-/// placement searched by swaps and annealing. Empty when the pattern does not fill
+/// quotient, each part on its own (and, when it came from `from`, from where that
+/// mapping put it), then annealed, and by the dual bisection with external gains as it
+/// is. Empty when the pattern does not fill
 /// the machine, a node holds one slot or there is one node; stops at `deadline` with
 /// what is finished.
 ///
