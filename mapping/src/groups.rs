@@ -27,6 +27,8 @@ use super::strategy;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
 
+pub(crate) mod large;
+
 /// Above this many tasks the two-stage candidate is not built (its placement search
 /// is timed at 1024 tasks only; the multilevel mapper's external gains serve larger
 /// graphs).
@@ -312,6 +314,10 @@ pub(crate) struct Anneal {
     pub(crate) moves_per_group: usize,
     /// Half of the moves next to a partner's node.
     pub(crate) near_partners: bool,
+    /// Swaps of two groups while one lowers the hop-bytes, each group trying every
+    /// other, before and after the annealing (`O(G²)` tries a pass on `G` groups: for
+    /// the few groups of up to 2048 tasks).
+    pub(crate) descend: bool,
 }
 
 impl Anneal {
@@ -319,6 +325,7 @@ impl Anneal {
     pub(crate) const SHORT: Self = Self {
         moves_per_group: 4000,
         near_partners: false,
+        descend: true,
     };
     /// 60 000 moves per group, half of them next to a partner's node: about 0.2 s on
     /// 64 groups, and on the SpMV graph's groups (1024 tasks on 4×4×4 × 16) 3–5 % fewer
@@ -326,6 +333,7 @@ impl Anneal {
     pub(crate) const LONG: Self = Self {
         moves_per_group: 60_000,
         near_partners: true,
+        descend: true,
     };
 }
 
@@ -450,9 +458,12 @@ pub(crate) fn place(
             }
             queue.clear();
         };
-    let mut queue: VecDeque<usize> = (0..groups).collect();
+    let mut queue: VecDeque<usize> = VecDeque::new();
     let mut log = Vec::new();
-    descend(&mut pos, &mut queue, &mut log);
+    if anneal.descend {
+        queue.extend(0..groups);
+        descend(&mut pos, &mut queue, &mut log);
+    }
     let c0 = place_cost((off, adj), &d, nodes, &pos);
     // annealing: random swaps of two groups, a rise of `x` taken with probability
     // e^(−x/T), T falling geometrically from the mean rise of random swaps to a
@@ -526,8 +537,10 @@ pub(crate) fn place(
         }
     }
     let mut pos = best;
-    queue.extend(0..groups);
-    descend(&mut pos, &mut queue, &mut log);
+    if anneal.descend {
+        queue.extend(0..groups);
+        descend(&mut pos, &mut queue, &mut log);
+    }
     strategy::perm(pos)
 }
 

@@ -840,6 +840,23 @@ fn local_part(local: &[u32], v: u32) -> bool {
     local[v as usize] != u32::MAX
 }
 
+/// The effort of a dual recursive bisection of `p`: up to 2048 tasks each part on its
+/// own, above with external gains; very large patterns, and dense graphs above 8192
+/// tasks (more than 16 messages per task, as SpMV, where the coarsening is most of the
+/// time): one try per bisection (for time).
+pub(crate) fn effort_for(p: &Pattern) -> Effort {
+    let heavy = p.edges().len() > 16 * p.tasks();
+    if p.tasks() > 16_384 {
+        EXTERNAL_ONCE
+    } else if p.tasks() > 8192 && heavy {
+        EXTERNAL_DENSE
+    } else if p.tasks() > 2048 {
+        EXTERNAL
+    } else {
+        CLASSIC
+    }
+}
+
 /// Candidates of the multilevel mapper for the optimiser: dual recursive bisection
 /// from `seeds` seeds (the first from `rng`'s state), each with its node groups'
 /// placement refined by swaps on the quotient graph (bytes between groups), as
@@ -855,27 +872,15 @@ pub(crate) fn candidates(
     let rpn = m.ranks_per_node();
     let m1 = m.clone().with_ranks_per_node(1)?;
     let mut out = Vec::new();
-    // up to 2048 tasks each part on its own, above with external gains; very large
-    // patterns, and dense graphs above 8192 tasks (more than 32 partners per task on
-    // average, as SpMV, where the coarsening is most of the time): one mapping, one
-    // try per bisection (for time); dense graphs of 2049-8192 tasks one mapping (the
-    // first seed's was the one kept on SpMV at every seed tried)
     let heavy = p.edges().len() > 16 * p.tasks();
-    let dense = p.tasks() > 8192 && heavy;
-    let effort = if p.tasks() > 16_384 {
-        EXTERNAL_ONCE
-    } else if dense {
-        EXTERNAL_DENSE
-    } else if p.tasks() > 2048 {
-        EXTERNAL
-    } else {
-        CLASSIC
-    };
+    let effort = effort_for(p);
     let seeds = if p.tasks() > 16_384 || (heavy && p.tasks() > 2048) {
         1
     } else {
         seeds.max(1)
     };
+    // very large patterns and dense graphs of more than 2048 tasks: one mapping (the
+    // first seed's was the one kept on SpMV at every seed tried)
     for s in 0..seeds {
         let Some(map) = dual_bisection(p, m, rng, deadline, effort) else {
             break;

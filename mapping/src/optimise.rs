@@ -322,6 +322,7 @@ fn one_run(
     run.exhaustive_and_multilevel(starts, &mut cands)?;
     if p.grid_spec().is_none() {
         run.two_stage(starts, &mut cands)?;
+        run.large_two_stage(&mut cands)?;
     }
     let pool = run.refine_best(starts, cands);
     let tried = pool.len();
@@ -550,7 +551,10 @@ impl Run<'_> {
                 cands.push(self.score(map, "every mapping enumerated".into()));
             }
         }
-        if p.grid_spec().is_none() && m.nodes() > 1 {
+        if p.grid_spec().is_none()
+            && m.nodes() > 1
+            && !super::groups::large::replaces_multilevel(p, m)
+        {
             for (name, map) in super::multilevel::candidates(p, m, 3, &mut self.rng, self.deadline)?
             {
                 cands.push(self.score(map, name));
@@ -610,6 +614,22 @@ impl Run<'_> {
                 }
                 cands.push(short);
             }
+        }
+        Ok(())
+    }
+
+    /// A graph of 2049-16 384 tasks (`groups::large::replaces_multilevel`): the
+    /// two-stage mappings of `groups::large` (node groups of the graph's partition,
+    /// their quotient placed) instead of the multilevel mapper's (so there are no
+    /// other mappings' nodes to refine).
+    fn large_two_stage(&mut self, cands: &mut Vec<Scored>) -> Result<()> {
+        let (p, m) = (self.p, self.m);
+        if !super::groups::large::replaces_multilevel(p, m) {
+            return Ok(());
+        }
+        let found = super::groups::large::candidates(p, m, &[], self.opts.seed, self.deadline)?;
+        for (origin, map) in found {
+            cands.push(self.score(map, origin));
         }
         Ok(())
     }

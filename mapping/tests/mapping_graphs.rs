@@ -283,8 +283,9 @@ fn more_anytime_rounds_are_never_worse_for_the_same_seed() {
 
 #[test]
 fn more_anytime_rounds_are_never_worse_above_2048_tasks() {
-    // above 2048 tasks the multilevel mapper uses external gains and the anytime
-    // rounds refine only around the kicked tasks: still never worse with more rounds
+    // above 2048 tasks the two-stage mapping (the graph partitioned into node groups,
+    // their quotient placed) replaces the multilevel mapper's, and the anytime rounds
+    // refine only around the kicked tasks: still never worse with more rounds
     let m = torus(vec![6, 6, 4], 16);
     let p = geometric_graph(2304, 0.034, 5);
     let s = starts(&p, &m);
@@ -299,7 +300,7 @@ fn more_anytime_rounds_are_never_worse_above_2048_tasks() {
     let b = optimise_rounds(&p, &m, &s, &opts, Some(2)).unwrap();
     assert_eq!(a.best.map, b.best.map);
     assert!(
-        a.best.origin.contains("external gains"),
+        a.best.origin.starts_with("two-stage: graph partitioned"),
         "{}",
         a.best.origin
     );

@@ -27,9 +27,10 @@ fn pattern(n: usize, e: Vec<(u32, u32, u64)>, what: &str) -> Pattern {
 
 #[test]
 fn one_and_two_threads_give_the_same_mapping() {
-    // a dense graph of 4096 tasks on 8x8x4 nodes x 16: external gains with two tries
-    // per bisection, nearly complete coarsest graphs (concurrent growths), more
-    // messages than are routed in one piece, and local anytime rounds
+    // a dense graph of 4096 tasks on 8x8x4 nodes x 16: the two-stage path (the graph
+    // partitioned by bisections of two tries, nearly complete coarsest graphs with
+    // concurrent growths; the quotient placed and annealed), more messages than are
+    // routed in one piece, and local anytime rounds
     let n = 4096;
     let p = pattern(n, copr_testkit::graphs::spmv(n, 4003), "SpMV");
     assert!(p.edges().len() >= 1 << 16, "{} messages", p.edges().len());
@@ -44,8 +45,8 @@ fn one_and_two_threads_give_the_same_mapping() {
     let one: Optimised = in_pool(1, run);
     // with the feature `scotch` libscotch maps graphs of this size instead
     assert!(
-        cfg!(feature = "scotch") || one.best.origin.contains("external gains"),
-        "not the multilevel path: {}",
+        cfg!(feature = "scotch") || one.best.origin.starts_with("two-stage: graph partitioned"),
+        "not the two-stage path: {}",
         one.best.origin
     );
     eprintln!("{}", one.best.origin);

@@ -1,0 +1,294 @@
+//! The two-stage way for graphs of more than [`super::MAX_TASKS`] tasks: node groups
+//! from a partition of the graph alone, then their quotient placed on the machine.
+//!
+//! 1. **Groups.** The graph is cut into `nodes` parts of exactly `k` tasks (a node's
+//!    slot count) by the multilevel recursive bisection on a machine whose nodes are
+//!    all one hop apart (so the bisection keeps bytes inside parts and nothing else),
+//!    and each part's tasks are then swapped between parts ([`Groups::refine`]) while
+//!    that keeps more bytes inside. The nodes of mappings a caller gives are refined
+//!    the same way (the optimiser gives none: the multilevel mapper does not run on
+//!    these graphs), and the grouping keeping the most bytes inside is kept.
+//! 2. **Placement.** The quotient graph (one vertex per group, the bytes between
+//!    groups) is mapped onto the machine with one slot per node by the multilevel
+//!    dual bisection, each part on its own and then annealed by swaps of groups
+//!    ([`anneal_for`]), and with external gains (kept as it is: its busiest link is often
+//!    the less busy).
+//! 3. **Expansion.** Each group's tasks go onto its node's slots; the optimiser then
+//!    refines the tasks like any other candidate.
+
+use std::time::Instant;
+
+use super::{expand, place, Anneal, Groups};
+use crate::machine::MapMachine;
+use crate::multilevel;
+use crate::pattern::Pattern;
+use copr::error::Result;
+use copr::lap::Perm;
+use copr::rng::SplitMix;
+
+/// Above this many tasks the multilevel mapper's dual bisection keeps the graphs (a
+/// mapping of 10⁵ tasks within seconds).
+pub(crate) const MAX_TASKS: usize = 16_384;
+
+/// Whether the two-stage candidates replace the multilevel mapper's for `p` on `m`: a
+/// graph (not a grid) of more than [`super::MAX_TASKS`] and at most [`MAX_TASKS`]
+/// tasks filling a machine of at least three nodes of several slots. On the
+/// benchmark's meshes, SpMV and power-law graphs of 4096 and 16 384 tasks they keep
+/// more bytes inside nodes and give fewer hop-bytes (`benches/RESULTS.md`).
+pub(crate) fn replaces_multilevel(p: &Pattern, m: &MapMachine) -> bool {
+    p.grid_spec().is_none()
+        && p.tasks() > super::MAX_TASKS
+        && p.tasks() <= MAX_TASKS
+        && p.tasks() == m.slots()
+        && m.used_slots() == m.slots()
+        && m.nodes() >= 3
+        && m.ranks_per_node() >= 2
+}
+
+/// The annealing of the quotient's placement: [`Anneal::LONG`]'s kind of moves (half
+/// of them next to a partner's node), without the `O(G²)` descents, 3000 per group
+/// unless that looks at more than [`ANNEAL_WORK`] partners in all (a move costs the
+/// partners of the two groups swapped), then fewer, at least 500 a group.
+///
+/// On the benchmark's 16 384-task graphs (1024 groups; quotients of 13 partners per
+/// group for the 3-D mesh, 27 for SpMV, 65 for the power-law graph), 1000 instead of
+/// 3000 moves a group left the annealed hop-bytes 11 % higher on the mesh, 1.2 % on
+/// SpMV and 1.7 % on the power-law graph, whose 3000 moves a group took 1.5 s at load
+/// 5 (0.25 s for the 738 it now gets). The 256 groups of 4096 tasks get 3000 (the
+/// power-law graph's 842 missed its busiest-link target at one seed of four).
+pub(crate) fn anneal_for(q: &Pattern) -> Anneal {
+    let groups = q.tasks().max(1);
+    // the mean number of partners of a group
+    let partners = (q.undirected_ref().1.len() / groups).max(1);
+    Anneal {
+        moves_per_group: (ANNEAL_WORK / groups / partners).clamp(500, 3000),
+        near_partners: true,
+        descend: false,
+    }
+}
+
+/// The annealing's work, in partners looked at, over all moves (see [`anneal_for`]):
+/// 48 000 a group of 1024.
+const ANNEAL_WORK: usize = 48_000 * 1024;
+
+/// Task → group: `nodes` groups of exactly `k` tasks keeping as many bytes inside as
+/// the multilevel recursive bisection of the graph alone finds (module docs; with the
+/// effort the multilevel mapper gives `p`), before the swaps; `None` when `deadline`
+/// passes first or the sizes do not match.
+///
+/// # Complexity
+/// That of [`multilevel::dual_bisection`]: `O((n + m) log n)` per level, about
+/// `log₂ nodes` levels.
+pub(crate) fn partition(
+    p: &Pattern,
+    nodes: usize,
+    k: usize,
+    rng: &mut SplitMix,
+    deadline: Instant,
+) -> Option<Vec<u32>> {
+    if nodes.checked_mul(k) != Some(p.tasks()) {
+        return None;
+    }
+    let flat = MapMachine::flat(nodes, k).ok()?;
+    let map = multilevel::dual_bisection(p, &flat, rng, deadline, multilevel::effort_for(p))?;
+    Some((0..p.tasks()).map(|t| (map.apply(t) / k) as u32).collect())
+}
+
+/// A grouping refined by swaps ([`Groups::refine`]), with the bytes it keeps inside.
+fn refined(p: &Pattern, of: Vec<u32>, nodes: usize, rng: &mut SplitMix) -> (i128, Vec<u32>) {
+    let mut g = Groups::new(p.undirected_ref(), of, nodes);
+    g.refine(rng);
+    (g.kept(), g.of)
+}
+
+/// The two-stage mappings of `p` on `m` (module docs), as `(description, mapping)`:
+/// the groups of the graph's partition and of each mapping of `from` refined by swaps,
+/// the grouping keeping the most bytes inside placed by the dual bisection of its
+/// quotient, each part on its own (and, when it came from `from`, from where that
+/// mapping put it), then annealed, and by the dual bisection with external gains as it
+/// is. Empty when the pattern does not fill
+/// the machine, a node holds one slot or there is one node; stops at `deadline` with
+/// what is finished.
+///
+/// # Errors
+/// Never in practice: the quotient graph and the one-slot machine are built from
+/// valid inputs.
+pub(crate) fn candidates(
+    p: &Pattern,
+    m: &MapMachine,
+    from: &[&Perm],
+    seed: u64,
+    deadline: Instant,
+) -> Result<Vec<(String, Perm)>> {
+    let (k, nodes) = (m.ranks_per_node(), m.nodes());
+    if p.tasks() != m.slots() || m.used_slots() != m.slots() || nodes < 3 || k < 2 {
+        return Ok(Vec::new());
+    }
+    // streams of their own, so that the optimiser's other steps see the same numbers
+    let mut rng = SplitMix(seed ^ 0x6c61_7267_6532);
+    let mut groupings: Vec<(i128, Vec<u32>, Option<usize>, &str)> = Vec::new();
+    if let Some(of) = partition(p, nodes, k, &mut rng, deadline) {
+        let (kept, of) = refined(p, of, nodes, &mut rng);
+        groupings.push((kept, of, None, "graph partitioned"));
+    }
+    for (i, map) in from.iter().enumerate() {
+        if Instant::now() >= deadline {
+            break;
+        }
+        let of = (0..p.tasks()).map(|t| (map.apply(t) / k) as u32).collect();
+        let (kept, of) = refined(p, of, nodes, &mut rng);
+        groupings.push((kept, of, Some(i), "a mapping's nodes"));
+    }
+    // the most bytes inside; ties: the earlier
+    let Some((_, of, placed, name)) = groupings
+        .into_iter()
+        .enumerate()
+        .max_by_key(|(i, g)| (g.0, std::cmp::Reverse(*i)))
+        .map(|(_, g)| g)
+    else {
+        return Ok(Vec::new());
+    };
+    let (q, _) = p.quotient(&of, nodes, "node groups".into())?;
+    let m1 = m.clone().with_ranks_per_node(1)?;
+    let mut prng = SplitMix(seed ^ 0x7175_6f74_6965);
+    let mut out = Vec::new();
+    let what = format!("two-stage: {name} into node groups");
+    // each part placed on its own (then annealed), and with external gains (a less
+    // busy link, not annealed: the annealing lowers the hop-bytes, not the loads)
+    let mut starts: Vec<(String, Perm)> = Vec::new();
+    if let Some(pl) = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::CLASSIC)
+    {
+        starts.push(("quotient by dual bisection".into(), pl));
+    }
+    if placed.is_some() {
+        starts.push(("where the mapping put them".into(), Perm::identity(nodes)));
+    }
+    for (how, start) in starts {
+        if Instant::now() >= deadline {
+            break;
+        }
+        let pl = place(&q, &m1, &start, anneal_for(&q), seed, deadline);
+        out.push((
+            format!("{what}, {how}, groups annealed"),
+            expand(&of, &pl, k),
+        ));
+    }
+    if let Some(pl) = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::EXTERNAL)
+    {
+        out.push((
+            format!("{what}, quotient by dual bisection with external gains"),
+            expand(&of, &pl, k),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::Edge;
+    use std::time::Duration;
+
+    /// `cliques` cliques of `k` tasks (1000 bytes each way inside), numbered
+    /// interleaved (task `t` in clique `t % cliques`), each task also sending 10 bytes
+    /// to the next task (a ring through every clique).
+    fn planted(cliques: usize, k: usize) -> Pattern {
+        let n = cliques * k;
+        let mut edges = Vec::new();
+        for t in 0..n {
+            for s in 0..n {
+                if s != t && s % cliques == t % cliques {
+                    edges.push(Edge {
+                        src: t as u32,
+                        dst: s as u32,
+                        bytes: 1000,
+                    });
+                }
+            }
+            let s = (t + 1) % n;
+            if s % cliques != t % cliques {
+                edges.push(Edge {
+                    src: t as u32,
+                    dst: s as u32,
+                    bytes: 10,
+                });
+            }
+        }
+        Pattern::from_edges(n, edges, "planted cliques".into()).expect("valid")
+    }
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(60)
+    }
+
+    #[test]
+    fn the_partition_has_exact_sizes_and_finds_planted_cliques() {
+        let (cliques, k) = (32, 8);
+        let p = planted(cliques, k);
+        let of = partition(&p, cliques, k, &mut SplitMix(5), far()).expect("in time");
+        let (_, of) = refined(&p, of, cliques, &mut SplitMix(6));
+        for g in 0..cliques as u32 {
+            assert_eq!(of.iter().filter(|&&x| x == g).count(), k, "group {g}");
+        }
+        for (t, &g) in of.iter().enumerate() {
+            assert_eq!(g, of[t % cliques], "task {t} is not with its clique");
+        }
+        // sizes that do not fill the nodes: no partition
+        assert!(partition(&p, cliques, k + 1, &mut SplitMix(5), far()).is_none());
+    }
+
+    #[test]
+    fn candidates_are_permutations_with_the_cliques_on_nodes() {
+        let (cliques, k) = (32, 8);
+        let p = planted(cliques, k);
+        let m = crate::torus_machine(vec![4, 4, 2], None, None, k).expect("valid");
+        let packed = Perm::identity(p.tasks());
+        let found = candidates(&p, &m, &[&packed], 3, far()).expect("valid");
+        // the partition's groups win (the packed nodes hold one task of each clique),
+        // placed by the dual bisection and from where the packed mapping put them
+        assert!(!found.is_empty());
+        for (name, map) in &found {
+            assert!(name.starts_with("two-stage: graph partitioned"), "{name}");
+            let mut seen = vec![false; p.tasks()];
+            for t in 0..p.tasks() {
+                let s = map.apply(t);
+                assert!(!std::mem::replace(&mut seen[s], true), "slot {s} twice");
+                assert_eq!(s / k, map.apply(t % cliques) / k, "{name}: task {t}");
+            }
+        }
+        // the ring between cliques is laid on neighbouring nodes: no more hop-bytes
+        // than packed's scattered cliques
+        let packed_hb = crate::evaluate(&p, &m, &packed).hop_bytes;
+        let hb = crate::evaluate(&p, &m, &found[0].1).hop_bytes;
+        assert!(hb < packed_hb, "{hb} vs packed {packed_hb}");
+        // every byte inside a clique stays inside its node, and the ring of cliques
+        // (a Hamiltonian cycle of the torus exists: 10 bytes a task, one hop each) is
+        // laid within half a hop a message of it
+        let ring = 10 * p.tasks() as u128;
+        assert!(hb >= ring && 2 * hb <= 3 * ring, "{hb} vs ring {ring}");
+    }
+
+    #[test]
+    fn candidates_depend_on_the_seed_alone() {
+        let p = planted(16, 4);
+        let m = crate::torus_machine(vec![4, 4], None, None, 4).expect("valid");
+        let a = candidates(&p, &m, &[], 9, far()).expect("valid");
+        let b = candidates(&p, &m, &[], 9, far()).expect("valid");
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.0, y.0);
+            assert_eq!(x.1, y.1);
+        }
+    }
+
+    #[test]
+    fn nothing_for_one_slot_nodes_or_a_pattern_that_does_not_fill() {
+        let p = planted(16, 4);
+        let m1 = crate::torus_machine(vec![8, 8], None, None, 1).expect("valid");
+        assert!(candidates(&p, &m1, &[], 1, far())
+            .expect("valid")
+            .is_empty());
+        let m = crate::torus_machine(vec![4, 8], None, None, 4).expect("valid");
+        assert!(candidates(&p, &m, &[], 1, far()).expect("valid").is_empty());
+    }
+}
