@@ -94,11 +94,11 @@ pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,
 };
 pub use optimise::{optimise, optimise_rounds, Optimised};
-pub use pattern::{pair_bytes, CartGrid, Edge, Pattern, PatternError, MAX_TASKS};
-pub use recognise::{recognise_grid, HiddenGrid};
-pub use recording::{
-    machine_from_recording, recorded_hosts, recorded_hosts_file, INCOMPLETE_RECORDING,
+pub use pattern::{
+    pair_bytes, CartGrid, Edge, Pattern, PatternError, INCOMPLETE_RECORDING, MAX_TASKS,
 };
+pub use recognise::{recognise_grid, HiddenGrid};
+pub use recording::{machine_from_recording, recorded_hosts, recorded_hosts_file};
 pub use report::{against_default, compare, table, Comparison, Row};
 pub use slots::{fit_comparison, fit_to_slots};
 pub use staged::{program_time, Program};

@@ -74,64 +74,6 @@ fn host_line(line: &str) -> Option<&str> {
     rest.starts_with(char::is_whitespace).then_some(rest)
 }
 
-/// How every file the recorder (`COPR_RECORD`) writes begins.
-const HEADER: &str = "# copr traffic recording";
-
-/// What the recorder writes at `MPI_Init`, replaced at `MPI_Finalize`: a file that still
-/// says it is from a run that ended before `MPI_Finalize`.
-pub const INCOMPLETE_RECORDING: &str = "# copr traffic recording: incomplete";
-
-/// Checks a graph file's text against what the recorder says of it: a recording still
-/// marked [`INCOMPLETE_RECORDING`] is refused, and a recording's `# total: M messages, B bytes`
-/// line must equal the sum of its messages' `bytes` (a truncated or edited recording
-/// is refused rather than mapped with traffic missing). Files that do not begin with
-/// the recorder's header line are not checked.
-///
-/// # Errors
-/// The reason, with the line of the `# total:` and both sums.
-pub(crate) fn check_recording(text: &str, bytes: &[u64]) -> std::result::Result<(), String> {
-    if text.lines().any(|l| l.starts_with(INCOMPLETE_RECORDING)) {
-        return Err(
-            "an incomplete recording: the recorder writes the file at MPI_Finalize, which \
-             this run did not reach (it aborted or was killed); record a run that ends"
-                .into(),
-        );
-    }
-    if !text.starts_with(HEADER) {
-        return Ok(());
-    }
-    let Some((ln, line)) = text
-        .lines()
-        .enumerate()
-        .find(|(_, l)| l.starts_with("# total: "))
-    else {
-        return Ok(());
-    };
-    // `# total: M messages, B bytes`
-    let stated = line
-        .split_whitespace()
-        .rev()
-        .nth(1)
-        .and_then(|b| b.parse::<u128>().ok())
-        .filter(|_| line.ends_with(" bytes"))
-        .ok_or_else(|| {
-            format!(
-                "line {}: expected `# total: M messages, B bytes`, found `{}`",
-                ln + 1,
-                line.trim()
-            )
-        })?;
-    let sum: u128 = bytes.iter().map(|&b| u128::from(b)).sum();
-    if sum != stated {
-        return Err(format!(
-            "line {}: the recording's total is {stated} bytes but its messages sum to {sum}: \
-             the file is truncated or edited (delete the `# total:` line to map it as it is)",
-            ln + 1
-        ));
-    }
-    Ok(())
-}
-
 /// The machine of a recorded run: its hosts (in order of first appearance) as the
 /// nodes, each with as many slots as ranks ran on it, no network model (every node
 /// pair one hop); and the run's own placement as a mapping onto it (rank `r` on the
