@@ -627,7 +627,7 @@ impl Run<'_> {
         if !super::groups::large::replaces_multilevel(p, m) {
             return Ok(());
         }
-        let found = super::groups::large::candidates(p, m, &[], self.opts.seed, self.deadline)?;
+        let found = super::groups::large::candidates(p, m, self.opts.seed, self.deadline)?;
         for (origin, map) in found {
             cands.push(self.score(map, origin));
         }

@@ -552,8 +552,8 @@ impl Pattern {
             }
             _ => {
                 let (declared, raw) = parse_edge_list(text).map_err(parse_err)?;
-                let bytes: Vec<u64> = raw.iter().map(|&(_, _, _, b)| b).collect();
-                check_recording(text, &bytes).map_err(parse_err)?;
+                let total = raw.iter().map(|&(_, _, _, b)| u128::from(b)).sum();
+                check_recording(text, total).map_err(parse_err)?;
                 (declared, raw)
             }
         };
@@ -855,13 +855,13 @@ pub const INCOMPLETE_RECORDING: &str = "# copr traffic recording: incomplete";
 
 /// Checks a graph file's text against what the recorder says of it: a recording still
 /// marked [`INCOMPLETE_RECORDING`] is refused, and a recording's `# total: M messages, B bytes`
-/// line must equal the sum of its messages' `bytes` (a truncated or edited recording
+/// line must equal `total`, the sum of its messages' bytes (a truncated or edited recording
 /// is refused rather than mapped with traffic missing). Files that do not begin with
 /// the recorder's header line are not checked.
 ///
 /// # Errors
 /// The reason, with the line of the `# total:` and both sums.
-pub(crate) fn check_recording(text: &str, bytes: &[u64]) -> std::result::Result<(), String> {
+pub(crate) fn check_recording(text: &str, total: u128) -> std::result::Result<(), String> {
     if text.lines().any(|l| l.starts_with(INCOMPLETE_RECORDING)) {
         return Err(
             "an incomplete recording: the recorder writes the file at MPI_Finalize, which \
@@ -893,10 +893,9 @@ pub(crate) fn check_recording(text: &str, bytes: &[u64]) -> std::result::Result<
                 line.trim()
             )
         })?;
-    let sum: u128 = bytes.iter().map(|&b| u128::from(b)).sum();
-    if sum != stated {
+    if total != stated {
         return Err(format!(
-            "line {}: the recording's total is {stated} bytes but its messages sum to {sum}: \
+            "line {}: the recording's total is {stated} bytes but its messages sum to {total}: \
              the file is truncated or edited (delete the `# total:` line to map it as it is)",
             ln + 1
         ));

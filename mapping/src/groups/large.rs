@@ -5,9 +5,7 @@
 //!    slot count) by the multilevel recursive bisection on a machine whose nodes are
 //!    all one hop apart (so the bisection keeps bytes inside parts and nothing else),
 //!    and each part's tasks are then swapped between parts ([`Groups::refine`]) while
-//!    that keeps more bytes inside. The nodes of mappings a caller gives are refined
-//!    the same way (the optimiser gives none: the multilevel mapper does not run on
-//!    these graphs), and the grouping keeping the most bytes inside is kept.
+//!    that keeps more bytes inside.
 //! 2. **Placement.** The quotient graph (one vertex per group, the bytes between
 //!    groups) is mapped onto the machine with one slot per node by the multilevel
 //!    dual bisection, each part on its own and then annealed by swaps of groups
@@ -102,13 +100,10 @@ fn refined(p: &Pattern, of: Vec<u32>, nodes: usize, rng: &mut SplitMix) -> (i128
 }
 
 /// The two-stage mappings of `p` on `m` (module docs), as `(description, mapping)`:
-/// the groups of the graph's partition and of each mapping of `from` refined by swaps,
-/// the grouping keeping the most bytes inside placed by the dual bisection of its
-/// quotient, each part on its own (and, when it came from `from`, from where that
-/// mapping put it), then annealed, and by the dual bisection with external gains as it
-/// is. Empty when the pattern does not fill
-/// the machine, a node holds one slot or there is one node; stops at `deadline` with
-/// what is finished.
+/// the graph's partition refined by swaps, its quotient placed by the dual bisection,
+/// each part on its own and then annealed, and by the dual bisection with external
+/// gains as it is. Empty when the pattern does not fill the machine, a node holds one
+/// slot or there are fewer than three nodes; stops at `deadline` with what is finished.
 ///
 /// # Errors
 /// Never in practice: the quotient graph and the one-slot machine are built from
@@ -116,7 +111,6 @@ fn refined(p: &Pattern, of: Vec<u32>, nodes: usize, rng: &mut SplitMix) -> (i128
 pub(crate) fn candidates(
     p: &Pattern,
     m: &MapMachine,
-    from: &[&Perm],
     seed: u64,
     deadline: Instant,
 ) -> Result<Vec<(String, Perm)>> {
@@ -126,52 +120,27 @@ pub(crate) fn candidates(
     }
     // streams of their own, so that the optimiser's other steps see the same numbers
     let mut rng = SplitMix(seed ^ 0x6c61_7267_6532);
-    let mut groupings: Vec<(i128, Vec<u32>, Option<usize>, &str)> = Vec::new();
-    if let Some(of) = partition(p, nodes, k, &mut rng, deadline) {
-        let (kept, of) = refined(p, of, nodes, &mut rng);
-        groupings.push((kept, of, None, "graph partitioned"));
-    }
-    for (i, map) in from.iter().enumerate() {
-        if Instant::now() >= deadline {
-            break;
-        }
-        let of = (0..p.tasks()).map(|t| (map.apply(t) / k) as u32).collect();
-        let (kept, of) = refined(p, of, nodes, &mut rng);
-        groupings.push((kept, of, Some(i), "a mapping's nodes"));
-    }
-    // the most bytes inside; ties: the earlier
-    let Some((_, of, placed, name)) = groupings
-        .into_iter()
-        .enumerate()
-        .max_by_key(|(i, g)| (g.0, std::cmp::Reverse(*i)))
-        .map(|(_, g)| g)
-    else {
+    let Some(of) = partition(p, nodes, k, &mut rng, deadline) else {
         return Ok(Vec::new());
     };
+    let (_, of) = refined(p, of, nodes, &mut rng);
     let (q, _) = p.quotient(&of, nodes, "node groups".into())?;
     let m1 = m.clone().with_ranks_per_node(1)?;
     let mut prng = SplitMix(seed ^ 0x7175_6f74_6965);
     let mut out = Vec::new();
-    let what = format!("two-stage: {name} into node groups");
+    let what = "two-stage: graph partitioned into node groups";
     // each part placed on its own (then annealed), and with external gains (a less
     // busy link, not annealed: the annealing lowers the hop-bytes, not the loads)
-    let mut starts: Vec<(String, Perm)> = Vec::new();
-    if let Some(pl) = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::CLASSIC)
+    if let Some(start) =
+        multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::CLASSIC)
     {
-        starts.push(("quotient by dual bisection".into(), pl));
-    }
-    if placed.is_some() {
-        starts.push(("where the mapping put them".into(), Perm::identity(nodes)));
-    }
-    for (how, start) in starts {
-        if Instant::now() >= deadline {
-            break;
+        if Instant::now() < deadline {
+            let pl = place(&q, &m1, &start, anneal_for(&q), seed, deadline);
+            out.push((
+                format!("{what}, quotient by dual bisection, groups annealed"),
+                expand(&of, &pl, k),
+            ));
         }
-        let pl = place(&q, &m1, &start, anneal_for(&q), seed, deadline);
-        out.push((
-            format!("{what}, {how}, groups annealed"),
-            expand(&of, &pl, k),
-        ));
     }
     if let Some(pl) = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::EXTERNAL)
     {
@@ -243,9 +212,7 @@ mod tests {
         let p = planted(cliques, k);
         let m = crate::torus_machine(vec![4, 4, 2], None, None, k).expect("valid");
         let packed = Perm::identity(p.tasks());
-        let found = candidates(&p, &m, &[&packed], 3, far()).expect("valid");
-        // the partition's groups win (the packed nodes hold one task of each clique),
-        // placed by the dual bisection and from where the packed mapping put them
+        let found = candidates(&p, &m, 3, far()).expect("valid");
         assert!(!found.is_empty());
         for (name, map) in &found {
             assert!(name.starts_with("two-stage: graph partitioned"), "{name}");
@@ -272,8 +239,8 @@ mod tests {
     fn candidates_depend_on_the_seed_alone() {
         let p = planted(16, 4);
         let m = crate::torus_machine(vec![4, 4], None, None, 4).expect("valid");
-        let a = candidates(&p, &m, &[], 9, far()).expect("valid");
-        let b = candidates(&p, &m, &[], 9, far()).expect("valid");
+        let a = candidates(&p, &m, 9, far()).expect("valid");
+        let b = candidates(&p, &m, 9, far()).expect("valid");
         assert_eq!(a.len(), b.len());
         for (x, y) in a.iter().zip(&b) {
             assert_eq!(x.0, y.0);
@@ -285,10 +252,8 @@ mod tests {
     fn nothing_for_one_slot_nodes_or_a_pattern_that_does_not_fill() {
         let p = planted(16, 4);
         let m1 = crate::torus_machine(vec![8, 8], None, None, 1).expect("valid");
-        assert!(candidates(&p, &m1, &[], 1, far())
-            .expect("valid")
-            .is_empty());
+        assert!(candidates(&p, &m1, 1, far()).expect("valid").is_empty());
         let m = crate::torus_machine(vec![4, 8], None, None, 4).expect("valid");
-        assert!(candidates(&p, &m, &[], 1, far()).expect("valid").is_empty());
+        assert!(candidates(&p, &m, 1, far()).expect("valid").is_empty());
     }
 }
