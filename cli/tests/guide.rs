@@ -310,3 +310,45 @@ fn the_book_lists_every_page_and_every_link_resolves() {
         broken.join("\n")
     );
 }
+
+/// The README's pictures are what its commands draw today: each picture under `docs/`
+/// equals, byte for byte, the `--svg` file of the README command shown with it, run as
+/// the bash blocks are. A change to the drawing or to the numbers fails here until the
+/// picture is drawn again (run the command, copy the file over the picture).
+#[test]
+fn the_readme_pictures_are_what_its_commands_draw() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let pictures = [
+        (
+            "docs/plan-b5000.svg",
+            "copr plan data/plans/paper-b5000.toml --svg plan.svg",
+            "plan.svg",
+        ),
+        (
+            "docs/map-32x32-on-4x4x4.svg",
+            "copr map --grid 32x32 --machine data/machines/torus-4x4x4.toml --rankfile rankfile --svg map.svg",
+            "map.svg",
+        ),
+    ];
+    for (picture, command, drawn) in pictures {
+        assert!(
+            readme.contains(&format!("]({picture})")),
+            "the README shows no {picture}"
+        );
+        assert!(readme.contains(command), "the README shows no `{command}`");
+        let dir = scratch(&format!("picture-{drawn}"));
+        let out = run_block(&dir, command);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = std::fs::read(dir.join(drawn)).unwrap();
+        let want = std::fs::read(root().join(picture)).unwrap();
+        assert!(
+            got == want,
+            "{picture} is not what `{command}` draws now: run it and copy {drawn} over {picture}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
