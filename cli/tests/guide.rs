@@ -352,3 +352,107 @@ fn the_readme_pictures_are_what_its_commands_draw() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A heading's anchor as GitHub makes it: the heading's text (code marks, emphasis and
+/// link targets dropped) in lower case, letters, digits, spaces, `-` and `_` kept, spaces
+/// made `-`; the second heading of the same anchor gets `-1`, the third `-2`.
+fn anchors(page: &str) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if fenced || hashes == 0 || hashes > 6 || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        // link targets out: `[text](target)` counts as `text`
+        let mut text = String::new();
+        let mut rest = line[hashes..].trim();
+        while let Some(k) = rest.find("](") {
+            text.push_str(&rest[..k]);
+            rest = rest[k + 2..].split_once(')').map_or("", |(_, r)| r);
+        }
+        text.push_str(rest);
+        let slug: String = text
+            .to_lowercase()
+            .chars()
+            .filter(|&c| c.is_alphabetic() || c.is_ascii_digit() || " -_".contains(c))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = seen.iter().filter(|s| **s == slug).count();
+        out.push(if n == 0 {
+            slug.clone()
+        } else {
+            format!("{slug}-{n}")
+        });
+        seen.push(slug);
+    }
+    out
+}
+
+#[test]
+fn anchors_are_made_as_github_makes_them() {
+    let page = "# Scale: planning at 10⁵ ranks\n```\n# not a heading\n```\n\
+                ## `copr map` (issue 13), δ ≥ 2 – x\n## Notes\n## Notes\n#notes\n";
+    assert_eq!(
+        anchors(page),
+        [
+            "scale-planning-at-10-ranks",
+            "copr-map-issue-13-δ--2--x",
+            "notes",
+            "notes-1"
+        ]
+    );
+}
+
+/// Every `#anchor` link of the README, the guide and `benches/RESULTS.md` (the
+/// results page's headline table links its sections) names a heading of its page.
+#[test]
+fn every_anchor_link_names_a_heading() {
+    let mut files = pages();
+    files.push(root().join("benches/RESULTS.md"));
+    files.push(root().join("ARCHITECTURE.md"));
+    let mut broken = Vec::new();
+    let mut seen = 0;
+    for page in &files {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let mut rest = line;
+            while let Some(k) = rest.find("](") {
+                rest = &rest[k + 2..];
+                let Some(end) = rest.find(')') else { break };
+                let target = &rest[..end];
+                rest = &rest[end..];
+                let Some((file, anchor)) = target.split_once('#') else {
+                    continue;
+                };
+                if file.contains("://") {
+                    continue;
+                }
+                let linked = if file.is_empty() {
+                    page.clone()
+                } else {
+                    page.parent().unwrap().join(file)
+                };
+                let Ok(linked_text) = std::fs::read_to_string(&linked) else {
+                    broken.push(format!("{}:{}: no file {file}", page.display(), i + 1));
+                    continue;
+                };
+                seen += 1;
+                if !anchors(&linked_text).iter().any(|a| a == anchor) {
+                    broken.push(format!(
+                        "{}:{}: no heading #{anchor}",
+                        page.display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(seen >= 7, "only {seen} anchor links");
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
