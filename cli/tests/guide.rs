@@ -456,3 +456,41 @@ fn every_anchor_link_names_a_heading() {
     assert!(seen >= 7, "only {seen} anchor links");
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// Every TOML example of the README and the guide is a file copr reads: a plan (a
+/// `[source]` or `[[transform]]` table) with `copr plan`, anything else (a machine
+/// file, a cost config) with `copr topo`. Each is written next to copies of the
+/// network descriptions of `data/topology/`, which the examples name by relative path.
+#[test]
+fn every_toml_example_is_a_file_copr_reads() {
+    let mut checked = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.file_name().unwrap().to_string_lossy().to_string();
+        for b in blocks(&text).iter().filter(|b| b.lang == "toml") {
+            let dir = scratch(&format!("toml-{name}-{}", b.line));
+            let topology = dir.join("topology");
+            std::fs::create_dir_all(&topology).unwrap();
+            for e in std::fs::read_dir(root().join("data/topology")).unwrap() {
+                let p = e.unwrap().path();
+                std::fs::copy(&p, topology.join(p.file_name().unwrap())).unwrap();
+            }
+            std::fs::write(topology.join("example.toml"), &b.text).unwrap();
+            let plan = b.text.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("[source]") || l.starts_with("[[transform]]")
+            });
+            let command = if plan { "plan" } else { "topo" };
+            let out = run_block(&dir, &format!("copr {command} topology/example.toml"));
+            assert!(
+                out.status.success(),
+                "{name}:{}: `copr {command}` refuses the example:\n{}",
+                b.line,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} TOML examples");
+}
