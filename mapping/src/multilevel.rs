@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use super::candidates::Scored;
 use super::gain_heap::GainHeap;
-use super::machine::{MapMachine, DISTANCE_TABLE_NODES};
+use super::machine::{MapMachine, NetKind, DISTANCE_TABLE_NODES};
 use super::metrics::{evaluate, evaluate_known};
 use super::pattern::{Edge, Pattern};
 use super::strategy;
@@ -699,6 +699,9 @@ pub(crate) fn dual_bisection(
     effort: Effort,
 ) -> Option<Perm> {
     let rpn = m.ranks_per_node();
+    // on a flat machine every external gain is 0 (the other parts' middle nodes are one
+    // hop from both halves) and the cut's bytes count once: nothing to compute
+    let external = effort.external && !matches!(m.kind(), NetKind::Flat);
     let (off, adj) = p.undirected_ref();
     let mut local = vec![u32::MAX; p.tasks()];
     let mut fwd = vec![0usize; p.tasks()];
@@ -736,12 +739,12 @@ pub(crate) fn dual_bisection(
         let (ma, mb) = (middle(m, na), middle(m, nb));
         let mut g = Graph::induced(off, adj, &tasks, &mut local);
         let dab = i64::from(m.hops(ma, mb).max(1));
-        if effort.external {
+        if external && dab > 1 {
             for e in &mut g.adj {
                 e.1 = e.1.saturating_mul(dab);
             }
         }
-        for (i, &t) in tasks.iter().enumerate().filter(|_| effort.external) {
+        for (i, &t) in tasks.iter().enumerate().filter(|_| external) {
             let mut b = 0i64;
             for &(v, w) in &adj[off[t]..off[t + 1]] {
                 if local_part(&local, v) {

@@ -573,6 +573,11 @@ impl Run<'_> {
     /// which joins when no worse than the short one on both measures or balanced to be.
     fn two_stage(&mut self, starts: &[Scored], cands: &mut Vec<Scored>) -> Result<()> {
         let (p, m, deadline, seed) = (self.p, self.m, self.deadline, self.opts.seed);
+        if p.tasks() > super::groups::MAX_TASKS {
+            // no grouping is refined there (`groups::node_groups`): not even the grown
+            // groups are needed
+            return Ok(());
+        }
         let nested = self.nested;
         let from: Vec<&Perm> = starts
             .iter()
