@@ -336,8 +336,10 @@ impl<'a> Swaps<'a> {
 /// of the first's neighbours. Returns whether the targets were met.
 ///
 /// # Complexity
-/// Per try `O(deg·h + L)` for links `L` (the largest load is rescanned); every 256
-/// tries `O(m·h)`.
+/// Per try `O(deg·h)`, plus `O(L)` for `L` links when the try touched the busiest link
+/// and left every link it touched below the busiest time before it (a rescan); every
+/// 256 tries (2048 above 2048 tasks) `O(n + m)` and one route per pair of nodes the
+/// messages join, to list the tasks through the busiest link.
 pub(crate) fn balance(
     p: &Pattern,
     m: &MapMachine,
