@@ -303,3 +303,109 @@ fn the_feature_scan_sees_statements_and_skips_items() {
         [Path::new("src/gain/mpi.rs"), Path::new("src/gain/mpi")]
     );
 }
+
+/// ARCHITECTURE.md, the newcomer's map, names every module of every crate in its
+/// layer lists (the list of a folder runs from "`folder`:" to the next folder's), and
+/// every mapper module in its one-line-per-module map; and every `.rs` file it names
+/// is a file of the workspace.
+#[test]
+fn architecture_md_names_every_module_and_only_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let layers = {
+        let start = text.find("- crates:").expect("the layer lists");
+        let end = start + text[start..].find("\n\n").unwrap_or(text.len() - start);
+        &text[start..end]
+    };
+    let folders = [
+        ("src", "`src/` (copr):"),
+        ("mapping/src", "`mapping/src`:"),
+        ("topology/src", "`topology/src`:"),
+        ("cost-models/src", "`cost-models/src`:"),
+        ("cli/src", "`cli/src`:"),
+        ("interpose/src", "`interpose/src`:"),
+        ("capi/src", "`capi/src`:"),
+        ("scalapack/src", "`scalapack/src`:"),
+        ("testkit/src", "`testkit/src`:"),
+    ];
+    let starts: Vec<usize> = folders
+        .iter()
+        .map(|(dir, mark)| {
+            layers
+                .find(mark)
+                .unwrap_or_else(|| panic!("ARCHITECTURE.md lists no layers of {dir}"))
+        })
+        .collect();
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut missing = Vec::new();
+    for (k, (dir, mark)) in folders.iter().enumerate() {
+        let start = starts[k] + mark.len();
+        let end = starts
+            .iter()
+            .filter(|&&s| s > starts[k])
+            .min()
+            .copied()
+            .unwrap_or(layers.len());
+        let listed = words(&layers[start..end]);
+        for m in module_graph(&root.join(dir)).unwrap().modules {
+            if !listed.contains(&m) {
+                missing.push(format!("{dir}: {m}"));
+            }
+        }
+    }
+    // the mapper's map: one line per module, `name.rs` or `name/`
+    let map = text
+        .split("## The mapper's way through")
+        .nth(1)
+        .and_then(|t| t.split("```").nth(1))
+        .expect("ARCHITECTURE.md's map of mapping/src");
+    for m in module_graph(&root.join("mapping/src")).unwrap().modules {
+        let named = map
+            .lines()
+            .any(|l| l.starts_with(&format!("{m}.rs")) || l.starts_with(&format!("{m}/")));
+        if !named {
+            missing.push(format!("the map of mapping/src: {m}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "modules ARCHITECTURE.md does not name: {missing:?}"
+    );
+    // every `.rs` file it names exists (a name alone, `cma.rs`, may be in any folder)
+    let mut files = Vec::new();
+    for dir in [
+        "src",
+        "mapping",
+        "topology",
+        "cost-models",
+        "cli",
+        "capi",
+        "interpose",
+        "scalapack",
+        "testkit",
+        "tests",
+        "benches",
+        "examples",
+    ] {
+        rust_files(&root.join(dir), &mut files).unwrap();
+    }
+    let files: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.strip_prefix(root).ok()?.to_str().map(str::to_owned))
+        .collect();
+    let mut named = 0;
+    for token in text.split(|c: char| c.is_whitespace() || "`()[],;:+".contains(c)) {
+        if let Some(stem) = token.strip_suffix(".rs") {
+            named += 1;
+            let exists = files
+                .iter()
+                .any(|f| f == token || f.ends_with(&format!("/{stem}.rs")));
+            assert!(exists, "ARCHITECTURE.md names {token}, which is no file");
+        }
+    }
+    assert!(named > 40, "only {named} files named");
+}

@@ -1,5 +1,5 @@
 //! The one list of ScaLAPACK and PBLAS routines copr serves, for every crate that
-//! exports them: the `copr_` entry points of [`crate::exports`] are checked against it
+//! exports them: the `copr_` entry points of `exports` (feature `mpi`) are checked against it
 //! at compile time (they are written out there, because cbindgen makes the C header
 //! from the declarations as they stand in the source, without expanding macros), and
 //! `copr-scalapack` makes its unprefixed routines (`pdgemr2d_`, `Cpdgemr2d`, …) from

@@ -310,3 +310,187 @@ fn the_book_lists_every_page_and_every_link_resolves() {
         broken.join("\n")
     );
 }
+
+/// The README's pictures are what its commands draw today: each picture under `docs/`
+/// equals, byte for byte, the `--svg` file of the README command shown with it, run as
+/// the bash blocks are. A change to the drawing or to the numbers fails here until the
+/// picture is drawn again (run the command, copy the file over the picture).
+#[test]
+fn the_readme_pictures_are_what_its_commands_draw() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let pictures = [
+        (
+            "docs/plan-b5000.svg",
+            "copr plan data/plans/paper-b5000.toml --svg plan.svg",
+            "plan.svg",
+        ),
+        (
+            "docs/map-32x32-on-4x4x4.svg",
+            "copr map --grid 32x32 --machine data/machines/torus-4x4x4.toml --rankfile rankfile --svg map.svg",
+            "map.svg",
+        ),
+    ];
+    for (picture, command, drawn) in pictures {
+        assert!(
+            readme.contains(&format!("]({picture})")),
+            "the README shows no {picture}"
+        );
+        assert!(readme.contains(command), "the README shows no `{command}`");
+        let dir = scratch(&format!("picture-{drawn}"));
+        let out = run_block(&dir, command);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = std::fs::read(dir.join(drawn)).unwrap();
+        let want = std::fs::read(root().join(picture)).unwrap();
+        assert!(
+            got == want,
+            "{picture} is not what `{command}` draws now: run it and copy {drawn} over {picture}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A heading's anchor as GitHub makes it: the heading's text (code marks, emphasis and
+/// link targets dropped) in lower case, letters, digits, spaces, `-` and `_` kept, spaces
+/// made `-`; the second heading of the same anchor gets `-1`, the third `-2`.
+fn anchors(page: &str) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if fenced || hashes == 0 || hashes > 6 || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        // link targets out: `[text](target)` counts as `text`
+        let mut text = String::new();
+        let mut rest = line[hashes..].trim();
+        while let Some(k) = rest.find("](") {
+            text.push_str(&rest[..k]);
+            rest = rest[k + 2..].split_once(')').map_or("", |(_, r)| r);
+        }
+        text.push_str(rest);
+        let slug: String = text
+            .to_lowercase()
+            .chars()
+            .filter(|&c| c.is_alphabetic() || c.is_ascii_digit() || " -_".contains(c))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = seen.iter().filter(|s| **s == slug).count();
+        out.push(if n == 0 {
+            slug.clone()
+        } else {
+            format!("{slug}-{n}")
+        });
+        seen.push(slug);
+    }
+    out
+}
+
+#[test]
+fn anchors_are_made_as_github_makes_them() {
+    let page = "# Scale: planning at 10⁵ ranks\n```\n# not a heading\n```\n\
+                ## `copr map` (issue 13), δ ≥ 2 – x\n## Notes\n## Notes\n#notes\n";
+    assert_eq!(
+        anchors(page),
+        [
+            "scale-planning-at-10-ranks",
+            "copr-map-issue-13-δ--2--x",
+            "notes",
+            "notes-1"
+        ]
+    );
+}
+
+/// Every `#anchor` link of the README, the guide and `benches/RESULTS.md` (the
+/// results page's headline table links its sections) names a heading of its page.
+#[test]
+fn every_anchor_link_names_a_heading() {
+    let mut files = pages();
+    files.push(root().join("benches/RESULTS.md"));
+    files.push(root().join("ARCHITECTURE.md"));
+    let mut broken = Vec::new();
+    let mut seen = 0;
+    for page in &files {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let mut rest = line;
+            while let Some(k) = rest.find("](") {
+                rest = &rest[k + 2..];
+                let Some(end) = rest.find(')') else { break };
+                let target = &rest[..end];
+                rest = &rest[end..];
+                let Some((file, anchor)) = target.split_once('#') else {
+                    continue;
+                };
+                if file.contains("://") {
+                    continue;
+                }
+                let linked = if file.is_empty() {
+                    page.clone()
+                } else {
+                    page.parent().unwrap().join(file)
+                };
+                let Ok(linked_text) = std::fs::read_to_string(&linked) else {
+                    broken.push(format!("{}:{}: no file {file}", page.display(), i + 1));
+                    continue;
+                };
+                seen += 1;
+                if !anchors(&linked_text).iter().any(|a| a == anchor) {
+                    broken.push(format!(
+                        "{}:{}: no heading #{anchor}",
+                        page.display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(seen >= 7, "only {seen} anchor links");
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// Every TOML example of the README and the guide is a file copr reads: a plan (a
+/// `[source]` or `[[transform]]` table) with `copr plan`, anything else (a machine
+/// file, a cost config) with `copr topo`. Each is written next to copies of the
+/// network descriptions of `data/topology/`, which the examples name by relative path.
+#[test]
+fn every_toml_example_is_a_file_copr_reads() {
+    let mut checked = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.file_name().unwrap().to_string_lossy().to_string();
+        for b in blocks(&text).iter().filter(|b| b.lang == "toml") {
+            let dir = scratch(&format!("toml-{name}-{}", b.line));
+            let topology = dir.join("topology");
+            std::fs::create_dir_all(&topology).unwrap();
+            for e in std::fs::read_dir(root().join("data/topology")).unwrap() {
+                let p = e.unwrap().path();
+                std::fs::copy(&p, topology.join(p.file_name().unwrap())).unwrap();
+            }
+            std::fs::write(topology.join("example.toml"), &b.text).unwrap();
+            let plan = b.text.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("[source]") || l.starts_with("[[transform]]")
+            });
+            let command = if plan { "plan" } else { "topo" };
+            let out = run_block(&dir, &format!("copr {command} topology/example.toml"));
+            assert!(
+                out.status.success(),
+                "{name}:{}: `copr {command}` refuses the example:\n{}",
+                b.line,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} TOML examples");
+}

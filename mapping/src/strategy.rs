@@ -72,7 +72,7 @@ impl Strategy {
             Self::RoundRobin => "tasks dealt to nodes in turn (Cray method 0)",
             Self::Folded => "round-robin, every other pass backwards (Cray method 2)",
             Self::Tiles => "grid cells in node-sized tiles, tiles in row-major order",
-            Self::Hilbert => "grid cells along a Hilbert curve onto nodes along one of the torus",
+            Self::Hilbert => "grid cells along a Hilbert curve onto nodes along a Hilbert curve of the torus",
             Self::Cp2k => "the CP2K paper's heuristic: Hilbert cells onto nodes along the best torus direction",
             Self::Bisection => "recursive bisection of the pattern and the machine together",
             Self::Optimised => "copr's optimiser: grouping into nodes, placement of the groups, refinement",

@@ -65,8 +65,7 @@ pub struct ExecStats {
     /// Incoming packages the transport received straight into A (no unpacking).
     pub received_in_place: usize,
     /// Incoming packages read straight from the sender's B in node-shared memory
-    /// into A (no packing, no window; see
-    /// [`SharedBuffer`](crate::transport::SharedBuffer)).
+    /// into A (no packing, no window; see `transport::SharedBuffer`, feature `mpi`).
     pub read_from_source: usize,
     /// Incoming packages whose moves this execution mapped onto their sender's B
     /// (found from the receiver's own pieces of the package) before reading them from
