@@ -853,7 +853,8 @@ fn map_machine(
         )?
     } else if let Some(f) = &a.network {
         let net = copr_topology::Network::from_file(f)?;
-        MapMachine::network(net, None, Default::default(), a.ranks_per_node.unwrap_or(1))?
+        MapMachine::network(net, None, Default::default(), a.ranks_per_node.unwrap_or(1))
+            .map_err(|e| e.in_file(f))?
     } else {
         MapMachine::flat(
             a.flat.expect("clap requires a machine"),
@@ -952,29 +953,27 @@ fn torus_link_bytes(
 
 /// The recorded run's own placement against the exported mapping, on one line.
 fn recorded_line(ran: &copr_mapping::Metrics, new: &copr_mapping::Metrics) -> String {
-    let mb = |b: u128| b as f64 / 1e6;
-    let ratio = |old: f64, new: f64| {
-        if new > 0.0 && old > new {
-            format!(" ({:.2}x less)", old / new)
+    let ratio = |old: u128, new: u128| {
+        let (o, n) = (old as f64, new as f64);
+        if new > 0 && old > new {
+            format!(" ({:.2}x less)", o / n)
         } else if old == new {
             " (the same)".to_string()
-        } else if old > 0.0 && new > old {
-            format!(" ({:.2}x more)", new / old)
+        } else if old > 0 && new > old {
+            format!(" ({:.2}x more)", n / o)
         } else {
             String::new()
         }
     };
+    let b = copr_mapping::bytes_text;
     format!(
-        "recorded run: hop-bytes {:.3} MB, busiest link {:.3} MB; exported mapping: {:.3} MB{}, {:.3} MB{}",
-        mb(ran.hop_bytes),
-        mb(ran.max_link_bytes),
-        mb(new.hop_bytes),
-        ratio(mb(ran.hop_bytes), mb(new.hop_bytes)),
-        mb(new.max_link_bytes),
-        ratio(
-            mb(ran.max_link_bytes),
-            mb(new.max_link_bytes)
-        ),
+        "recorded run: hop-bytes {}, busiest link {}; exported mapping: {}{}, {}{}",
+        b(ran.hop_bytes),
+        b(ran.max_link_bytes),
+        b(new.hop_bytes),
+        ratio(ran.hop_bytes, new.hop_bytes),
+        b(new.max_link_bytes),
+        ratio(ran.max_link_bytes, new.max_link_bytes),
     )
 }
 
@@ -1044,21 +1043,28 @@ fn plan(a: PlanArgs) -> Result<()> {
         println!("{j}");
         return Ok(());
     }
-    let gb = |b: u64| b as f64 / 1e9;
+    // GB from 1 GB up, else as `copr map` prints bytes (a small plan showed 0.000 GB)
+    let gb = |b: u64| {
+        if b >= 1_000_000_000 {
+            format!("{:.3} GB", b as f64 / 1e9)
+        } else {
+            copr_mapping::bytes_text(u128::from(b))
+        }
+    };
     println!("ranks            {}", report.ranks);
     println!(
-        "total            {} elements ({:.3} GB at {} B/element)",
+        "total            {} elements ({} at {} B/element)",
         report.total_elements,
         gb(report.total_bytes),
         report.element_size
     );
     println!(
-        "remote before    {} elements ({:.3} GB)",
+        "remote before    {} elements ({})",
         report.remote_before,
         gb(report.remote_bytes_before)
     );
     println!(
-        "remote after     {} elements ({:.3} GB)",
+        "remote after     {} elements ({})",
         report.remote_after,
         gb(report.remote_bytes_after)
     );

@@ -75,6 +75,10 @@ fn usage_error_line(report: &str) -> String {
         .collect();
     let text = text.join(" ");
     let text = text.strip_prefix("error: ").unwrap_or(&text);
+    // clap's own pointer to --help, when it gives one, is said once at the end
+    let text = text
+        .trim_end_matches("For more information, try '--help'.")
+        .trim_end();
     error_line(&format!("{text} (see --help)"))
 }
 

@@ -108,7 +108,11 @@ fn a_bad_hostfile_line_is_named() {
     for (text, needle) in [
         (
             "a slots=4\nb slots=x\n",
-            "hosts:2: field `hostfile`: slots=`x` is not a whole number",
+            "hosts:2: field `hostfile`: `slots=x`: the slots must be a whole number, not `x`",
+        ),
+        (
+            "a:4\nb:x\n",
+            "hosts:2: field `hostfile`: `b:x`: the slots must be a whole number, not `x`",
         ),
         ("a slots=0\n", "no slots"),
         ("a:0\n", "no slots"),

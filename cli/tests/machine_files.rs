@@ -466,8 +466,7 @@ fn a_recording_is_the_machine_and_its_placement_is_priced() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("recorded run: hop-bytes 0.001 MB")
-            && text.contains("0.000 MB (100.00x less)"),
+        text.contains("recorded run: hop-bytes 1.000 kB") && text.contains("10 B (100.00x less)"),
         "{text}"
     );
     // a graph without host lines

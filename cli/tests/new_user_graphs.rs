@@ -845,3 +845,209 @@ fn a_calibrated_machine_prices_its_links_at_the_measured_bandwidth() {
         .unwrap()
         .contains("node links 1.08 GB/s"));
 }
+
+#[test]
+fn a_node_matrix_prices_each_nodes_link_at_its_measured_bandwidth() {
+    // an `[inter]` node x node matrix (what `copr calibrate` writes for 2-64 nodes):
+    // n0 and n2 send at 1 GB/s, n1 at 0.5 GB/s; the flat view once priced every node
+    // link at the default 5 GB/s
+    write(
+        "inter3.toml",
+        "names = [\"n0\", \"n1\", \"n2\"]\n\
+         latency = [[0.0, 1e-6, 1e-6], [1e-6, 0.0, 1e-6], [1e-6, 1e-6, 0.0]]\n\
+         inv_bandwidth = [[0.0, 1e-9, 1e-9], [2e-9, 0.0, 2e-9], [1e-9, 1e-9, 0.0]]\n",
+    );
+    let machine = write(
+        "matrix3.toml",
+        "[intra]\nkind = \"uniform\"\nlatency = 1e-7\nbandwidth = 1e10\n\
+         [inter]\nkind = \"matrix\"\nfile = \"inter3.toml\"\n\
+         [placement]\nrule = \"packed\"\nranks = 3\nranks_per_node = 1\n",
+    );
+    // a ring 0 -> 1 -> 2 -> 0 of 100 bytes, one task per node: each node's link carries
+    // 100 bytes, n1's at 2e-9 s/B
+    let g = write("ring3.txt", "tasks 3\n0 1 100\n1 2 100\n2 0 100\n");
+    let (_, r) = map_json(&[
+        "--graph",
+        &g,
+        "--machine",
+        &machine,
+        "--strategies",
+        "packed",
+    ]);
+    let m = row(&r, "packed");
+    assert_eq!(
+        (int(&m["hop_bytes"]), int(&m["max_link_bytes"])),
+        (300, 100)
+    );
+    let t = m["max_link_time"].as_f64().unwrap();
+    assert!((t - 200e-9).abs() <= 1e-12 * t, "{t}");
+    assert!(r["machine"]
+        .as_str()
+        .unwrap()
+        .contains("node links 0.5-1 GB/s"));
+}
+
+#[test]
+fn only_the_selected_hosts_of_a_network_must_reach_each_other() {
+    // hosts a and b hang off switch s; host c has no link at all
+    write(
+        "stray.net.toml",
+        "name = \"stray\"\nhosts = [\"a\", \"b\", \"c\"]\nswitches = [\"s\"]\n\
+         [defaults]\nlatency = 1e-6\nbandwidth = 1e9\n\
+         [[links]]\na = \"a\"\nb = \"s\"\n[[links]]\na = \"b\"\nb = \"s\"\n",
+    );
+    let machine = |name: &str, hosts: &str| {
+        write(
+            name,
+            &format!(
+                "ranks_per_node = 1\n[network]\nfile = \"stray.net.toml\"\nhosts = \"{hosts}\"\n"
+            ),
+        )
+    };
+    let ab = machine("stray-ab.toml", "b,a");
+    ok(&copr(&["topo", &ab]));
+    // a ring of two tasks, 100 bytes each way, two hops (b -> s -> a)
+    let g = write("pair.txt", "tasks 2\n0 1 100\n1 0 100\n");
+    let (_, r) = map_json(&["--graph", &g, "--machine", &ab, "--strategies", "packed"]);
+    let m = row(&r, "packed");
+    assert_eq!(
+        (int(&m["hop_bytes"]), int(&m["max_link_bytes"])),
+        (400, 100)
+    );
+    let t = m["max_link_time"].as_f64().unwrap();
+    assert!((t - 100e-9).abs() <= 1e-12 * t, "{t}");
+    // a selected host that cannot be reached is still refused, and so is a repeat
+    let ac = machine("stray-ac.toml", "a,c");
+    refused(&copr(&["topo", &ac]), &["stray.net.toml", "no path", "`c`"]);
+    let aa = machine("stray-aa.toml", "a,a");
+    refused(&copr(&["topo", &aa]), &["network.hosts", "`a`", "twice"]);
+}
+
+#[test]
+fn a_unit_in_a_cost_field_names_the_field() {
+    // `[inter]` is read by its `kind`: the error once named only `inter`
+    let m = write(
+        "unit.toml",
+        "[intra]\nkind = \"uniform\"\nlatency = 1e-7\nbandwidth = 1e10\n\
+         [inter]\nkind = \"uniform\"\nlatency = 1e-6\nbandwidth = \"1 GB/s\"\n\
+         [placement]\nrule = \"packed\"\nranks = 4\nranks_per_node = 2\n",
+    );
+    for args in [
+        vec!["topo", m.as_str()],
+        vec!["map", "--grid", "2x2", "--machine", &m],
+    ] {
+        refused(
+            &copr(&args),
+            &[
+                "unit.toml:8",
+                "`inter.bandwidth`",
+                "\"1 GB/s\"",
+                "without a unit",
+            ],
+        );
+    }
+}
+
+#[test]
+fn counts_of_one_are_singular_and_small_traffic_shows_its_bytes() {
+    // one node of one slot
+    let hosts = write("one-host", "n1 slots=1\n");
+    let err = refused(
+        &copr(&["map", "--grid", "2x1", "--machine", &hosts]),
+        &["2 tasks", "1 slot ", "hostfile of 1 node:"],
+    );
+    assert!(
+        !err.contains("1 slots") && !err.contains("1 nodes"),
+        "{err}"
+    );
+    // 5 + 700 bytes once printed as 0.001 MB and 0.001 MB
+    let g = write("small.txt", "tasks 3\n0 1 5\n1 2 700\n");
+    let (out, _) = ok(&copr(&[
+        "map",
+        "--graph",
+        &g,
+        "--flat",
+        "3",
+        "--strategies",
+        "packed",
+    ]));
+    let header = out.lines().find(|l| l.starts_with("strategy")).unwrap();
+    assert!(
+        header.contains("hop-bytes B") && header.contains("maxlink B"),
+        "{out}"
+    );
+    let packed: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("packed"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!((packed[1], packed[5]), ("705", "700"), "{out}");
+    assert!(
+        out.contains("hop-bytes     705 -> 705 B (the same)"),
+        "{out}"
+    );
+    // a network of one switch: `1 switch`
+    let net = write(
+        "one-switch.net.toml",
+        "name = \"star\"\nhosts = [\"a\", \"b\"]\nswitches = [\"s\"]\n\
+         [defaults]\nlatency = 1e-6\nbandwidth = 1e9\n\
+         [[links]]\na = \"a\"\nb = \"s\"\n[[links]]\na = \"b\"\nb = \"s\"\n",
+    );
+    let (out, _) = ok(&copr(&["topo", &net]));
+    assert!(out.contains("2 hosts, 1 switch, 4 directed links"), "{out}");
+    // a plan of 10 x 10 doubles: 800 bytes, once printed as 0.000 GB
+    let (out, _) = ok(&copr(&[
+        "plan",
+        "--source",
+        "block-cyclic:m=10,n=10,mb=1,nb=1,nprow=2,npcol=1",
+        "--target",
+        "block-cyclic:m=10,n=10,mb=5,nb=5,nprow=2,npcol=1",
+    ]));
+    assert!(
+        out.contains("total            100 elements (800 B at 8 B/element)"),
+        "{out}"
+    );
+    // rows 0-4 go to rank 0: rank 1 sends it rows 1 and 3, rank 0 sends rank 1 rows
+    // 6 and 8: 40 elements, 320 bytes
+    assert!(
+        out.contains("remote before    40 elements (320 B)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_empty_machine_file_is_refused() {
+    // it once mapped onto one node of as many slots as tasks
+    for (name, text) in [
+        ("empty.toml", ""),
+        ("comments.toml", "# a machine, some day\n"),
+        ("empty.json", "{}"),
+    ] {
+        let m = write(name, text);
+        for args in [
+            vec!["topo", m.as_str()],
+            vec!["map", "--grid", "2x2", "--machine", &m],
+        ] {
+            refused(&copr(&args), &[name, "describes no machine"]);
+        }
+    }
+}
+
+#[test]
+fn networks_given_with_network_name_their_file() {
+    // a one-way link: b cannot reach a; the error once named only the network
+    let net = write(
+        "one-way.net.toml",
+        "name = \"x\"\nhosts = [\"a\", \"b\"]\n\
+         [[links]]\na = \"a\"\nb = \"b\"\nlatency = 0\nbandwidth = 1e9\ndirected = true\n",
+    );
+    refused(
+        &copr(&["map", "--grid", "2", "--network", &net]),
+        &["one-way.net.toml", "no path"],
+    );
+    // one host needs no links
+    let one = write("one.net.toml", "name = \"one\"\nhosts = [\"a\"]\n");
+    let (_, r) = map_json(&["--grid", "2", "--network", &one, "--ranks-per-node", "2"]);
+    assert_eq!(int(&row(&r, "packed")["hop_bytes"]), 0);
+}

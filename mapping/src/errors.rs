@@ -18,6 +18,25 @@ use std::path::PathBuf;
 
 use copr::error::Error;
 
+/// `n` and the noun, in the plural unless `n` is 1: `1 node`, `2 nodes`, `2 switches`.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else if noun.ends_with("ch") || noun.ends_with('s') || noun.ends_with('x') {
+        format!("{n} {noun}es")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// [`count`] of a count that may pass `usize`.
+fn count128(n: u128, noun: &str) -> String {
+    match usize::try_from(n) {
+        Ok(n) => count(n, noun),
+        Err(_) => format!("{n} {noun}s"),
+    }
+}
+
 macro_rules! carried_by_extension {
     ($($t:ty),*) => {$(
         impl From<$t> for Error {
@@ -98,7 +117,7 @@ pub enum MachineError {
     #[error("ranks_per_node must be >= 1, got 0")]
     ZeroRanksPerNode,
     /// More slots than the mapper supports.
-    #[error("{nodes} nodes x {ranks_per_node} ranks per node (the largest node's) = {slots} slots; at most {max} are supported")]
+    #[error("{} x {} per node (the largest node's) = {slots} slots; at most {max} are supported", count128(*.nodes, "node"), count(*.ranks_per_node, "rank"))]
     TooManySlots {
         /// Nodes.
         nodes: u128,
@@ -121,7 +140,7 @@ pub enum MachineError {
     #[error("intra: mapping needs a tree (kind = \"tree\" or an hwloc kind)")]
     IntraNotTree,
     /// A node tree whose PU count is not the ranks per node.
-    #[error("intra: the node tree has {pus} PUs but a node runs {ranks_per_node} ranks")]
+    #[error("intra: the node tree has {} but a node runs {}", count(*.pus, "PU"), count(*.ranks_per_node, "rank"))]
     NodeTree {
         /// PUs of the tree.
         pus: usize,
@@ -129,7 +148,7 @@ pub enum MachineError {
         ranks_per_node: usize,
     },
     /// A list of node names of the wrong length.
-    #[error("nodes: {names} names for {nodes} nodes")]
+    #[error("nodes: {} for {}", count(*.names, "name"), count(*.nodes, "node"))]
     NodeNames {
         /// Names given.
         names: usize,
@@ -230,7 +249,7 @@ pub enum MachineError {
 #[non_exhaustive]
 pub enum MapError {
     /// A pattern that does not fill the machine exactly.
-    #[error("the pattern has {tasks} tasks but the machine has {slots} slots ({nodes} nodes x {ranks_per_node} ranks per node)")]
+    #[error("the pattern has {} but the machine has {} ({} x {} per node)", count(*.tasks, "task"), count(*.slots, "slot"), count(*.nodes, "node"), count(*.ranks_per_node, "rank"))]
     TasksSlots {
         /// Tasks of the pattern.
         tasks: usize,
@@ -242,7 +261,7 @@ pub enum MapError {
         ranks_per_node: usize,
     },
     /// More tasks than the slots the machine's nodes have.
-    #[error("the job has {tasks} tasks but the machine has {slots} slots ({machine})")]
+    #[error("the job has {} but the machine has {} ({machine})", count(*.tasks, "task"), count(*.slots, "slot"))]
     TooFewSlots {
         /// Tasks of the job.
         tasks: usize,

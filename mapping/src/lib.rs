@@ -99,7 +99,7 @@ pub use pattern::{
 };
 pub use recognise::{recognise_grid, HiddenGrid};
 pub use recording::{machine_from_recording, recorded_hosts, recorded_hosts_file};
-pub use report::{against_default, compare, table, Comparison, Row};
+pub use report::{against_default, bytes_text, compare, table, Comparison, Row};
 pub use slots::{fit_comparison, fit_to_slots};
 pub use staged::{program_time, Program};
 pub use strategy::{baseline, check_sizes, Strategy};

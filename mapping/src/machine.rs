@@ -15,7 +15,7 @@ use copr_topology::{
 use copr::error::{Error, Result};
 
 use crate::bundles::{ecmp_bundles_within, Bundles};
-use crate::errors::MachineError;
+use crate::errors::{count, MachineError};
 use crate::route_table::RouteTable;
 
 /// What connects the nodes.
@@ -27,7 +27,8 @@ pub enum NetKind<'a> {
     Graph(&'a Network, &'a [usize]),
     /// No network model: every pair of nodes is one hop apart over the sender's own
     /// injection link (at the bandwidth of a uniform network between the nodes, such
-    /// as a calibration measures; else `copr_topology::DEFAULT_LINK_BANDWIDTH`, 5 GB/s).
+    /// as a calibration measures, or the slowest of the node's row of a node × node
+    /// matrix; else `copr_topology::DEFAULT_LINK_BANDWIDTH`, 5 GB/s).
     Flat,
 }
 
@@ -47,9 +48,9 @@ enum Net {
         /// bundle-equivalent: the bundles the loads are counted on.
         ecmp: Option<Box<EcmpGroups>>,
     },
-    /// Every node's one link, `inv_bw` seconds per byte.
+    /// Every node's one link, node `k`'s `inv_bw[k]` seconds per byte.
     Flat {
-        inv_bw: f64,
+        inv_bw: Vec<f64>,
     },
 }
 
@@ -117,6 +118,35 @@ fn ecmp_groups(
         .map(|l| edge_inv_bw[l[0]] / l.len() as f64)
         .collect();
     Some(Box::new(EcmpGroups { bundles, inv }))
+}
+
+/// The inverse bandwidth of each node's link on a flat view of `inter`, for nodes
+/// `names` in machine order: a uniform network's for every node; for a node × node
+/// matrix, the largest inverse bandwidth of the node's row towards the other nodes
+/// named (its slowest pair); `None` (the default bandwidth) for anything else, an
+/// unknown name or a zero (unmeasured) bandwidth.
+fn flat_inv_bandwidths(inter: Option<&InterNode>, names: &[String]) -> Option<Vec<f64>> {
+    let inv = match inter? {
+        InterNode::Uniform(c) => vec![c.inv_bandwidth; names.len()],
+        InterNode::Matrix(t) => {
+            let idx = names
+                .iter()
+                .map(|n| t.index_of(n))
+                .collect::<Option<Vec<_>>>()?;
+            idx.iter()
+                .map(|&a| {
+                    idx.iter()
+                        .filter(|&&b| b != a)
+                        .map(|&b| t.link_cost(a, b).inv_bandwidth)
+                        .fold(0.0, f64::max)
+                })
+                .collect()
+        }
+        _ => return None,
+    };
+    let default = 1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH;
+    (inv.iter().all(|&x| x > 0.0 && x.is_finite()) && inv.iter().any(|&x| x != default))
+        .then_some(inv)
 }
 
 /// Tori of more dimensions are refused.
@@ -311,7 +341,7 @@ impl MapMachine {
             ranks_per_node,
             names,
             Net::Flat {
-                inv_bw: 1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH,
+                inv_bw: vec![1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH; nodes],
             },
             format!(
                 "{}, flat network, {} per node",
@@ -588,19 +618,22 @@ impl MapMachine {
                 let mut f = Self::flat(names.len(), most)?;
                 f.set_node_names(names)?;
                 // a uniform network (a calibration's measured one) gives the links
-                // their bandwidth; a `[flat]` machine's is the default
-                if let Some(InterNode::Uniform(c)) = other {
-                    let default = 1.0 / copr_topology::DEFAULT_LINK_BANDWIDTH;
-                    if c.inv_bandwidth > 0.0 && c.inv_bandwidth != default {
-                        f.net = Net::Flat {
-                            inv_bw: c.inv_bandwidth,
-                        };
-                        f.description = format!(
-                            "{}, node links {} GB/s",
-                            f.description,
-                            1e-9 / c.inv_bandwidth
-                        );
-                    }
+                // its bandwidth; a node × node matrix gives each node's link the
+                // slowest bandwidth of the node's row among the machine's nodes (exact
+                // when a row is uniform, else an upper bound of the pair-by-pair
+                // time); a `[flat]` machine's is the default
+                if let Some(inv) = flat_inv_bandwidths(other, &f.names) {
+                    let (lo, hi) = inv.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+                        (lo.min(x), hi.max(x))
+                    });
+                    let gbs = |x: f64| format!("{}", 1e-9 / x);
+                    let range = if lo == hi {
+                        gbs(lo)
+                    } else {
+                        format!("{}-{}", gbs(hi), gbs(lo))
+                    };
+                    f.description = format!("{}, node links {range} GB/s", f.description);
+                    f.net = Net::Flat { inv_bw: inv };
                 }
                 f
             }
@@ -894,7 +927,7 @@ impl MapMachine {
             Net::Flat { inv_bw } => LinkInfo {
                 name: format!("{} injection", self.names[l]),
                 class: "inj".into(),
-                inv_bandwidth: *inv_bw,
+                inv_bandwidth: inv_bw[l],
             },
         }
     }
@@ -941,7 +974,7 @@ impl MapMachine {
                 (0..t.num_links()).map(|l| per[(l % (2 * n)) / 2]).collect()
             }
             Net::Graph { edge_inv_bw, .. } => edge_inv_bw.clone(),
-            Net::Flat { inv_bw } => vec![*inv_bw; self.names.len()],
+            Net::Flat { inv_bw } => inv_bw.clone(),
         }
     }
 
@@ -1145,15 +1178,6 @@ fn tasks_per_node(counts: &[usize]) -> String {
         i = j;
     }
     items.join(",")
-}
-
-/// `n` and the noun, in the plural unless `n` is 1: `1 node`, `2 nodes`.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 #[cfg(test)]

@@ -82,7 +82,7 @@ pub enum PatternError {
         tasks: usize,
     },
     /// A pattern padded to fewer slots than it has tasks.
-    #[error("the pattern has {tasks} tasks but the machine has only {slots} slots")]
+    #[error("the pattern has {} but the machine has only {}", crate::errors::count(*.tasks, "task"), crate::errors::count(*.slots, "slot"))]
     TooFewSlots {
         /// Tasks of the pattern.
         tasks: usize,
@@ -462,8 +462,10 @@ impl Pattern {
             slots,
             self.edges.clone(),
             format!(
-                "{} ({} tasks on {slots} slots)",
-                self.description, self.tasks
+                "{} ({} on {})",
+                self.description,
+                crate::errors::count(self.tasks, "task"),
+                crate::errors::count(slots, "slot")
             ),
         )?;
         if slots == self.tasks {

@@ -207,16 +207,68 @@ fn link_model_text(model: LinkLoadModel) -> &'static str {
     }
 }
 
-/// A lower bound in MB, or "no bound" where none above 0 is known.
+/// The unit byte counts up to `max` are printed in: bytes below 1 kB, kB (10³ bytes)
+/// below 1 MB, else MB (10⁶ bytes), so that no count above 0 prints as 0.000.
+#[derive(Clone, Copy)]
+struct ByteUnit {
+    name: &'static str,
+    per: f64,
+    decimals: usize,
+}
+
+impl ByteUnit {
+    fn for_max(max: u128) -> Self {
+        let (name, per, decimals) = match max {
+            0..1_000 => ("B", 1.0, 0),
+            1_000..1_000_000 => ("kB", 1e3, 3),
+            _ => ("MB", 1e6, 3),
+        };
+        Self {
+            name,
+            per,
+            decimals,
+        }
+    }
+
+    /// `x` in this unit, `width` wide, without the unit's name.
+    fn num(self, x: u128, width: usize) -> String {
+        format!(
+            "{:>width$.prec$}",
+            x as f64 / self.per,
+            prec = self.decimals
+        )
+    }
+
+    /// `x` in this unit, with its name.
+    fn text(self, x: u128) -> String {
+        format!("{} {}", self.num(x, 0), self.name)
+    }
+}
+
+/// A byte count as `copr map` prints it: bytes below 1 kB, kB (10³ bytes) below 1 MB,
+/// else MB (10⁶ bytes).
+///
+/// ```
+/// use copr_mapping::bytes_text;
+/// assert_eq!(bytes_text(120), "120 B");
+/// assert_eq!(bytes_text(4500), "4.500 kB");
+/// assert_eq!(bytes_text(4_194_304), "4.194 MB");
+/// ```
+pub fn bytes_text(x: u128) -> String {
+    ByteUnit::for_max(x).text(x)
+}
+
+/// A lower bound with its unit, or "no bound" where none above 0 is known.
 fn bound_text(b: u128) -> String {
     if b == 0 {
         "no bound".into()
     } else {
-        format!("{:.3} MB", b as f64 / 1e6)
+        bytes_text(b)
     }
 }
 
-/// The comparison as a text table (bytes in MB = 10⁶ bytes, times in µs).
+/// The comparison as a text table (bytes in MB = 10⁶ bytes, or kB or bytes where a
+/// column's largest count is below 1 MB; times in µs).
 pub fn table(c: &Comparison) -> String {
     let mut s = String::new();
     s.push_str(&format!("pattern  {}\nmachine  {}\n", c.pattern, c.machine));
@@ -226,9 +278,21 @@ pub fn table(c: &Comparison) -> String {
         .first()
         .map(|r| r.metrics.classes.iter().map(|k| k.class.clone()).collect())
         .unwrap_or_default();
+    let unit_of = |f: &dyn Fn(&Metrics) -> u128| {
+        ByteUnit::for_max(c.rows.iter().map(|r| f(&r.metrics)).max().unwrap_or(0))
+    };
+    let hb_unit = unit_of(&|m| m.hop_bytes);
+    let link_unit = unit_of(&|m| m.max_link_bytes);
     s.push_str(&format!(
         "{:<12} {:>12} {:>9} {:>6} {:>5} {:>10} {:>10} {:>10}",
-        "strategy", "hop-bytes MB", "intra %", "dil", "dmax", "maxlink MB", "maxlink µs", "time s"
+        "strategy",
+        format!("hop-bytes {}", hb_unit.name),
+        "intra %",
+        "dil",
+        "dmax",
+        format!("maxlink {}", link_unit.name),
+        "maxlink µs",
+        "time s"
     ));
     let per_class = classes.len() > 1 && classes.len() <= 8;
     // with a node tree: intra-node bytes between cores that share only the widest level
@@ -237,11 +301,15 @@ pub fn table(c: &Comparison) -> String {
         .first()
         .and_then(|r| r.metrics.intra_levels.last())
         .map(|l| l.level.clone());
+    let far_bytes = |m: &Metrics| m.intra_levels.last().map_or(0, |l| l.bytes);
+    let far_unit = unit_of(&far_bytes);
     if let Some(l) = &far {
-        s.push_str(&format!(" {:>12}", format!("in-node:{l} MB")));
+        s.push_str(&format!(
+            " {:>12}",
+            format!("in-node:{l} {}", far_unit.name)
+        ));
     }
     s.push('\n');
-    let mb = |x: u128| x as f64 / 1e6;
     for r in &c.rows {
         let m = &r.metrics;
         let intra = if m.total_bytes == 0 {
@@ -250,34 +318,34 @@ pub fn table(c: &Comparison) -> String {
             100.0 * m.intra_node_bytes as f64 / m.total_bytes as f64
         };
         s.push_str(&format!(
-            "{:<12} {:>12.3} {:>9.2} {:>6.3} {:>5} {:>10.3} {:>10.3} {:>10.4}",
+            "{:<12} {} {:>9.2} {:>6.3} {:>5} {} {:>10.3} {:>10.4}",
             r.strategy,
-            mb(m.hop_bytes),
+            hb_unit.num(m.hop_bytes, 12),
             intra,
             m.dilation_mean,
             m.dilation_max,
-            mb(m.max_link_bytes),
+            link_unit.num(m.max_link_bytes, 10),
             m.max_link_time * 1e6,
             r.seconds
         ));
         if far.is_some() {
-            let b = m.intra_levels.last().map_or(0, |l| l.bytes);
-            s.push_str(&format!(" {:>12.3}", mb(b)));
+            s.push_str(&format!(" {}", far_unit.num(far_bytes(m), 12)));
         }
         s.push('\n');
     }
     // the busiest link per direction (torus) or class: a table of its own, so that
     // no line is wider than 100 characters
     if per_class {
+        let class_unit = unit_of(&|m| m.classes.iter().map(|k| k.max_bytes).max().unwrap_or(0));
         s.push_str(&format!("{:<12}", "busiest link"));
         for k in &classes {
-            s.push_str(&format!(" {:>9}", format!("{k} MB")));
+            s.push_str(&format!(" {:>9}", format!("{k} {}", class_unit.name)));
         }
         s.push('\n');
         for r in &c.rows {
             s.push_str(&format!("{:<12}", r.strategy));
             for k in &r.metrics.classes {
-                s.push_str(&format!(" {:>9.3}", mb(k.max_bytes)));
+                s.push_str(&format!(" {}", class_unit.num(k.max_bytes, 9)));
             }
             s.push('\n');
         }
@@ -320,7 +388,10 @@ pub fn table(c: &Comparison) -> String {
 /// missing.
 pub fn against_default(c: &Comparison, chosen: &str) -> Option<String> {
     let (d, x) = (c.row("packed")?, c.row(chosen)?);
-    let mb = |v: u128| v as f64 / 1e6;
+    let both = |a: u128, b: u128| {
+        let u = ByteUnit::for_max(a.max(b));
+        (u.num(a, 0), u.text(b))
+    };
     let factor = |before: u128, after: u128| {
         if after == before {
             "the same".to_string()
@@ -337,13 +408,10 @@ pub fn against_default(c: &Comparison, chosen: &str) -> Option<String> {
     };
     let (hd, hx) = (d.metrics.hop_bytes, x.metrics.hop_bytes);
     let (ld, lx) = (d.metrics.max_link_bytes, x.metrics.max_link_bytes);
+    let ((hd_text, hx_text), (ld_text, lx_text)) = (both(hd, hx), both(ld, lx));
     Some(format!(
-        "against the default (packed -> {chosen}):\n  hop-bytes     {:.3} -> {:.3} MB ({})\n  busiest link  {:.3} -> {:.3} MB ({})",
-        mb(hd),
-        mb(hx),
+        "against the default (packed -> {chosen}):\n  hop-bytes     {hd_text} -> {hx_text} ({})\n  busiest link  {ld_text} -> {lx_text} ({})",
         factor(hd, hx),
-        mb(ld),
-        mb(lx),
         factor(ld, lx)
     ))
 }

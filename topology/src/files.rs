@@ -352,8 +352,18 @@ pub fn parse_str<T: DeserializeOwned>(
             let mut de = serde_json::Deserializer::from_str(text);
             let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
                 let field = path_name(e.path());
+                let string_at = string_value_at(text, format, e.path(), &e.inner().to_string());
                 let inner = e.into_inner();
-                json_error(origin.clone(), field, &inner)
+                let mut err = json_error(origin.clone(), field, &inner);
+                if let TopologyError::Parse {
+                    origin,
+                    field,
+                    message,
+                } = &mut err
+                {
+                    refine_string_error(string_at, field, &mut origin.line, message);
+                }
+                err
             })?;
             de.end()
                 .map_err(|e| json_error(origin.clone(), "(document)".into(), &e))?;
@@ -366,10 +376,19 @@ pub fn parse_str<T: DeserializeOwned>(
             serde_path_to_error::deserialize(de).map_err(|e| {
                 let field = path_name(e.path());
                 let unknown_at = unknown_field_line(text, e.path(), e.inner().message());
+                let string_at = string_value_at(text, format, e.path(), e.inner().message());
                 let inner = e.into_inner();
                 let mut err = toml_error(origin, text, field, &inner);
-                if let (Some(line), TopologyError::Parse { origin, .. }) = (unknown_at, &mut err) {
-                    origin.line = Some(line);
+                if let TopologyError::Parse {
+                    origin,
+                    field,
+                    message,
+                } = &mut err
+                {
+                    if let Some(line) = unknown_at {
+                        origin.line = Some(line);
+                    }
+                    refine_string_error(string_at, field, &mut origin.line, message);
                 }
                 err
             })
@@ -509,6 +528,110 @@ fn unknown_field_line(
         }
     }
     find(cur, key).map(|offset| line_of_offset(text, offset))
+}
+
+/// A value of the wrong type: the field and line of the value itself (serde names
+/// only the table around it when the table is read by its `kind`), and, for a string
+/// where a number goes, a hint.
+fn refine_string_error(
+    found: Option<(FieldPath, usize)>,
+    field: &mut String,
+    line: &mut Option<usize>,
+    message: &mut String,
+) {
+    let Some((below, at)) = found else { return };
+    if !below.0.is_empty() {
+        *field = below.to_string();
+        *line = Some(at);
+    }
+    if message.starts_with("invalid type: string")
+        && NUMBER_TYPES.iter().any(|t| message.ends_with(t))
+    {
+        message.push_str(" (write the number alone, without a unit)");
+    }
+}
+
+/// The endings of serde's "invalid type" messages where a number was expected.
+const NUMBER_TYPES: [&str; 8] = [
+    "expected f64",
+    "expected f32",
+    "expected u64",
+    "expected u32",
+    "expected usize",
+    "expected i64",
+    "expected u16",
+    "expected u8",
+];
+
+/// For serde's `invalid type: string "…"` (or integer, floating point, boolean) at
+/// `path`: the path below `path` of the first value equal to it (`path` itself when
+/// it names the value) and its 1-based line. Tables read by a `kind` tag are read whole, so serde's path
+/// stops at the table.
+fn string_value_at(
+    text: &str,
+    format: Format,
+    path: &serde_path_to_error::Path,
+    message: &str,
+) -> Option<(FieldPath, usize)> {
+    use serde_json::Value;
+    use serde_path_to_error::Segment;
+    let rest = message.strip_prefix("invalid type: ")?;
+    let want = if let Some(r) = rest.strip_prefix("string \"") {
+        Value::String(r[..r.rfind("\", expected ")?].to_string())
+    } else {
+        // `integer `2``, `floating point `5.5``, `boolean `true``
+        let (kind, r) = rest.split_once(" `")?;
+        let v = &r[..r.find('`')?];
+        match kind {
+            "integer" => Value::Number(match v.parse::<i64>() {
+                Ok(i) => i.into(),
+                Err(_) => v.parse::<u64>().ok()?.into(),
+            }),
+            "floating point" => serde_json::Number::from_f64(v.parse().ok()?).map(Value::Number)?,
+            "boolean" => Value::Bool(v.parse().ok()?),
+            _ => return None,
+        }
+    };
+    let want = &want;
+    let doc: Value = match format {
+        Format::Json => serde_json::from_str(text).ok()?,
+        Format::Toml => toml::from_str(text).ok()?,
+    };
+    let mut at = FieldPath::root();
+    let mut cur = &doc;
+    for seg in path.iter() {
+        match (seg, cur) {
+            (Segment::Map { key }, Value::Object(o)) => {
+                cur = o.get(key.as_str())?;
+                at = at.key(key);
+            }
+            (Segment::Seq { index }, Value::Array(a)) => {
+                cur = a.get(*index)?;
+                at = at.index(*index);
+            }
+            _ => {}
+        }
+    }
+    fn find(v: &Value, want: &Value, at: &FieldPath) -> Option<FieldPath> {
+        let same = match (v, want) {
+            (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+            _ => v == want,
+        };
+        if same {
+            return Some(at.clone());
+        }
+        match v {
+            Value::Object(o) => o.iter().find_map(|(k, v)| find(v, want, &at.key(k))),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| find(v, want, &at.index(i))),
+            _ => None,
+        }
+    }
+    let below = find(cur, want, &at)?;
+    let line = locate_line(text, format, &below)?;
+    Some((below, line))
 }
 
 fn path_name(p: &serde_path_to_error::Path) -> String {
@@ -760,5 +883,22 @@ mod tests {
         assert_eq!(at(root.key("a\"b").index(0)), Some(2));
         // not JSON at all
         assert_eq!(locate_line("{\"a\": ", Format::Json, &root.key("a")), None);
+    }
+
+    #[test]
+    fn a_string_for_a_number_inside_a_kind_table_names_its_key() {
+        let toml = "[inter]\nkind = \"uniform\"\nlatency = 1e-6\nbandwidth = \"1 GB/s\"\n";
+        let json =
+            "{\"inter\": {\"kind\": \"uniform\",\n \"latency\": \"1 us\",\n \"bandwidth\": 1e9}}";
+        for (text, format, name, want) in [
+            (toml, Format::Toml, "m.toml", "m.toml:4: field `inter.bandwidth`: invalid type: string \"1 GB/s\", expected f64 (write the number alone, without a unit)"),
+            (json, Format::Json, "m.json", "m.json:2: field `inter.latency`: invalid type: string \"1 us\", expected f64 (write the number alone, without a unit)"),
+            ("[placement]\nrule = \"round-robin\"\nranks = 5\nnodes = 2\n", Format::Toml, "p.toml", "p.toml:4: field `placement.nodes`: invalid type: integer `2`, expected a sequence"),
+        ] {
+            let e = parse_str::<crate::TopologyConfig>(text, format, Some(Path::new(name)))
+                .unwrap_err()
+                .to_string();
+            assert_eq!(e, want);
+        }
     }
 }

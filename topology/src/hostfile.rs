@@ -8,15 +8,22 @@ use crate::config::{FlatSection, NodeNames, SlotCounts, TopologyConfig};
 
 /// The slots of one line, or why the line cannot be read.
 fn line_slots(fields: &[&str]) -> Result<(String, usize), String> {
+    // `what` names the field as written: `slots=4`, or `node1:4` for the MPICH form
     let count = |v: &str, what: &str| -> Result<usize, String> {
         match v.parse::<usize>() {
-            Ok(0) => Err(format!("{what}=0: a node with no slots")),
+            Ok(0) => Err(format!("{what}: a node with no slots")),
             Ok(n) => Ok(n),
-            Err(_) => Err(format!("{what}=`{v}` is not a whole number")),
+            Err(_) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => Err(format!(
+                "{what}: {v} slots are too many (at most {})",
+                usize::MAX
+            )),
+            Err(_) => Err(format!(
+                "{what}: the slots must be a whole number, not `{v}`"
+            )),
         }
     };
     let (name, mut slots) = match fields[0].split_once(':') {
-        Some((name, n)) => (name, Some(count(n, "`:`")?)),
+        Some((name, n)) => (name, Some(count(n, &format!("`{}`", fields[0]))?)),
         None => (fields[0], None),
     };
     for f in &fields[1..] {
@@ -24,11 +31,11 @@ fn line_slots(fields: &[&str]) -> Result<(String, usize), String> {
             .split_once('=')
             .ok_or_else(|| format!("`{f}`: expected `slots=N`"))?;
         match k {
-            "slots" | "slot" if slots.is_none() => slots = Some(count(v, k)?),
+            "slots" | "slot" if slots.is_none() => slots = Some(count(v, &format!("`{f}`"))?),
             "slots" | "slot" => return Err(format!("`{f}`: the slots are given twice")),
             // the most ranks a launcher may oversubscribe to: not a slot
             "max_slots" | "max-slots" => {
-                count(v, k)?;
+                count(v, &format!("`{f}`"))?;
             }
             _ => {
                 return Err(format!(
@@ -106,7 +113,10 @@ pub fn hostfile_machine(text: &str) -> Option<Result<TopologyConfig, (usize, Str
         };
     }
     Some(Ok(TopologyConfig {
-        description: Some(format!("hostfile of {} nodes", names.len())),
+        description: Some(format!(
+            "hostfile of {}",
+            crate::placement::count(names.len(), "node")
+        )),
         flat: Some(FlatSection { nodes: names.len() }),
         ranks_per_node: Some(SlotCounts::PerNode(slots)),
         nodes: Some(NodeNames::Array(names)),
@@ -145,8 +155,17 @@ mod tests {
         let e = |t: &str| hostfile_machine(t).expect("a hostfile").unwrap_err().1;
         assert_eq!(
             hostfile_machine("a slots=2\nb slots=x\n").map(|r| r.unwrap_err()),
-            Some((2, "slots=`x` is not a whole number".to_string()))
+            Some((
+                2,
+                "`slots=x`: the slots must be a whole number, not `x`".to_string()
+            ))
         );
+        // the MPICH form names the whole field, and a number too large says so
+        assert_eq!(
+            e("n1:x\n"),
+            "`n1:x`: the slots must be a whole number, not `x`"
+        );
+        assert!(e("n1:99999999999999999999999\n").contains("too many"));
         assert!(e("a cpu=2\n").contains("unknown key"), "{}", e("a cpu=2\n"));
         assert!(e("a slots=1 slots=2\n").contains("twice"));
         assert!(e("a:0\n").contains("no slots"));

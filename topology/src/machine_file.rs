@@ -160,6 +160,15 @@ impl MachineFile {
         let config = files::parse_checked(&text, format, Some(path), |c: &TopologyConfig, doc| {
             c.validate(&FieldPath::root()).map_err(|e| doc.invalid(e))
         })?;
+        if keys.is_empty() {
+            // empty, only comments, or `{}`: it read as one node of one slot
+            return Err(TopologyError::Inconsistent {
+                origin: crate::Origin::file(path),
+                field: "(document)".into(),
+                message: "the file describes no machine (no keys): give `[torus]`,                           `[network]` or `[flat]` with `ranks_per_node`, or the long form                           (docs/machines.md)"
+                    .into(),
+            });
+        }
         Ok(made(config, MachineFileKind::Machine))
     }
 

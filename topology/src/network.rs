@@ -54,7 +54,8 @@ pub struct NetworkDescription {
     /// Defaults for links that omit latency or bandwidth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<LinkDefaults>,
-    /// The links.
+    /// The links (none for a network of one host).
+    #[serde(default)]
     pub links: Vec<LinkEntry>,
 }
 
@@ -490,6 +491,71 @@ impl Network {
         &self.graph[self.hosts[h]].name
     }
 
+    /// The index of the host called `name`; `None` for a switch or an unknown name.
+    pub fn host_index(&self, name: &str) -> Option<usize> {
+        let v = *self.by_name.get(name)?;
+        self.hosts.iter().position(|&h| h == v)
+    }
+
+    /// The same network with only the hosts `names`, in that order: the other hosts
+    /// stay in the graph as switches (routes may still pass through them), so only
+    /// the hosts kept need to reach each other ([`Network::costs`]).
+    ///
+    /// ```
+    /// use copr_topology::{BandwidthModel, LinkCost, Network};
+    /// let mut n = Network::new("two and a stray");
+    /// for h in ["a", "b", "c"] {
+    ///     n.add_host(h).unwrap();
+    /// }
+    /// n.add_switch("s").unwrap();
+    /// n.add_link("a", "s", LinkCost::new(1.0, 0.5).unwrap()).unwrap();
+    /// n.add_link("b", "s", LinkCost::new(1.0, 0.5).unwrap()).unwrap();
+    /// assert!(n.costs(BandwidthModel::Bottleneck).is_err()); // c is cut off
+    /// let ab = n.with_hosts(&["b".to_string(), "a".to_string()]).unwrap();
+    /// assert_eq!((ab.num_hosts(), ab.host_name(0)), (2, "b"));
+    /// assert_eq!(ab.costs(BandwidthModel::Bottleneck).unwrap().hops(0, 1), 2);
+    /// ```
+    ///
+    /// # Errors
+    /// [`TopologyError::Inconsistent`] (field `hosts`) for a name that is not a host,
+    /// [`TopologyError::Duplicate`] for a host named twice.
+    pub fn with_hosts(&self, names: &[String]) -> Result<Self> {
+        let host_of: HashMap<NodeIndex, usize> = self
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| (v, k))
+            .collect();
+        let mut kept = Vec::with_capacity(names.len());
+        let mut seen = std::collections::HashSet::new();
+        for name in names {
+            let found = self.by_name.get(name).and_then(|v| host_of.get(v));
+            let Some(&k) = found else {
+                return Err(crate::link::inconsistent(
+                    "hosts",
+                    format!("`{name}` is not a host of the network `{}`", self.name),
+                ));
+            };
+            if !seen.insert(k) {
+                return Err(TopologyError::Duplicate {
+                    origin: crate::Origin::none(),
+                    field: "hosts".into(),
+                    id: name.clone(),
+                    first: "earlier".into(),
+                });
+            }
+            kept.push(self.hosts[k]);
+        }
+        let mut net = self.clone();
+        for (k, &v) in self.hosts.iter().enumerate() {
+            if !seen.contains(&k) {
+                net.graph[v].kind = VertexKind::Switch;
+            }
+        }
+        net.hosts = kept;
+        Ok(net)
+    }
+
     /// Cheapest paths from vertex `from` to every vertex (`None`:
     /// unreachable), with predecessor edges.
     ///
@@ -853,11 +919,11 @@ impl NetworkCosts {
         start.push(adj.len() as u32);
         let rows = (0..classes.len()).map(|_| OnceLock::new()).collect();
         let description = format!(
-            "network `{}`: {} hosts, {} switches, {} directed links, {} bandwidth model",
+            "network `{}`: {}, {}, {}, {} bandwidth model",
             net.name(),
-            h,
-            g.node_count() - h,
-            g.edge_count(),
+            crate::placement::count(h, "host"),
+            crate::placement::count(g.node_count() - h, "switch"),
+            crate::placement::count(g.edge_count(), "directed link"),
             model
         );
         Ok(Self {

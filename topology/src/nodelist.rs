@@ -55,7 +55,7 @@ pub enum NodeListError {
         part: String,
     },
     /// More than [`MAX_NODELIST`] names or nodes.
-    #[error("`{list}`: more than {MAX_NODELIST} names")]
+    #[error("`{list}`: more than {MAX_NODELIST} nodes")]
     TooMany {
         /// The whole list.
         list: String,
@@ -304,5 +304,10 @@ mod tests {
             expand_tasks_per_node("1(x99999999)"),
             Err(NodeListError::TooMany { .. })
         ));
+        // slot counts have no names: the message counts nodes
+        let e = expand_tasks_per_node("16(x2),8(x100000000000)")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "`16(x2),8(x100000000000)`: more than 4194304 nodes");
     }
 }

@@ -297,9 +297,9 @@ impl TopologyConfig {
                         return Err(inconsistent(
                             "nodes",
                             format!(
-                                "{} names for the {} nodes of the torus",
-                                names.len(),
-                                torus.num_nodes()
+                                "{} for the {} of the torus",
+                                crate::placement::count(names.len(), "name"),
+                                crate::placement::count(torus.num_nodes(), "node")
                             ),
                         ));
                     }
@@ -321,21 +321,35 @@ impl TopologyConfig {
         } else if let Some(n) = &self.network {
             let path = files::resolve(base, &n.file);
             let net = Network::from_file(&path)?;
-            let hosts = match &n.hosts {
-                Some(h) => h
-                    .expand()
-                    .map_err(|e| nodelist_error("network.hosts", &e))?,
-                None => (0..net.num_hosts())
-                    .map(|k| net.host_name(k).to_string())
-                    .collect(),
+            // a selection keeps only its hosts (the others become switches), so only
+            // they must reach each other
+            let (net, hosts) = match &n.hosts {
+                Some(h) => {
+                    let hosts = h
+                        .expand()
+                        .map_err(|e| nodelist_error("network.hosts", &e))?;
+                    if let Some(h) = hosts.iter().find(|h| net.host_index(h).is_none()) {
+                        return Err(inconsistent(
+                            "network.hosts",
+                            format!("`{h}` is not a host of the network {}", path.display()),
+                        ));
+                    }
+                    let net = net.with_hosts(&hosts).map_err(|e| match e {
+                        TopologyError::Duplicate { id, .. } => {
+                            inconsistent("network.hosts", format!("`{id}` is named twice"))
+                        }
+                        e => e,
+                    })?;
+                    (net, hosts)
+                }
+                None => {
+                    let hosts = (0..net.num_hosts())
+                        .map(|k| net.host_name(k).to_string())
+                        .collect();
+                    (net, hosts)
+                }
             };
             let costs = net.costs(n.bandwidth_model).map_err(|e| e.in_file(&path))?;
-            if let Some(h) = hosts.iter().find(|h| costs.host_index(h).is_none()) {
-                return Err(inconsistent(
-                    "network.hosts",
-                    format!("`{h}` is not a host of the network {}", path.display()),
-                ));
-            }
             Ok((InterNode::Network(costs), hosts))
         } else {
             let nodes = self.flat.as_ref().map_or(1, |f| f.nodes);
@@ -343,7 +357,11 @@ impl TopologyConfig {
                 Some(n) if n.len() != nodes => {
                     return Err(inconsistent(
                         "nodes",
-                        format!("{} names for {nodes} nodes", n.len()),
+                        format!(
+                            "{} for {}",
+                            crate::placement::count(n.len(), "name"),
+                            crate::placement::count(nodes, "node")
+                        ),
                     ))
                 }
                 Some(n) => n,
@@ -366,7 +384,9 @@ impl TopologyConfig {
             return Err(inconsistent(
                 "ranks_per_node",
                 format!(
-                    "{ranks} ranks on a machine of {slots} slots (at most {MAX_RANKS} ranks, at least 1)"
+                    "{} on a machine of {} (at most {MAX_RANKS} ranks, at least 1)",
+                    crate::placement::count(ranks, "rank"),
+                    crate::placement::count(slots, "slot")
                 ),
             ));
         }
