@@ -1,5 +1,6 @@
 //! Fuzzing the surfaces added after the first hardening round: generated absurd
-//! machine files, graph files, batch plans and `copr map` flags, and a seeded mutation
+//! machine files, graph files, batch plans, `copr map` flags, `copr plan` layout flags
+//! and `copr sweep` options (with absurd cost configs), and a seeded mutation
 //! fuzz over every sample file in `data/`. Every run must end in an answer (exit 0, no
 //! panic, no `inf` or `NaN` printed) or in exit 2 with one `copr: error:` line — never
 //! a signal, a hang or an allocation past the cap: each run is under `ulimit -v`
@@ -533,7 +534,65 @@ fn absurd(rng: &mut Rng, dir: &Path, k: usize) -> Vec<String> {
         p.to_str().unwrap().to_string()
     };
     let s = |x: &str| x.to_string();
-    match k % 4 {
+    // a cost config with absurd numbers, for `plan --cost` and `sweep --cost`
+    // mostly a sane cost, else an absurd one
+    let price = |rng: &mut Rng| {
+        if rng.below(3) == 0 {
+            rng.pick(&floats)
+        } else {
+            rng.pick(&["1e-6", "2.5e-10", "1e9", "1"])
+        }
+    };
+    let cost = |rng: &mut Rng, k: usize| -> String {
+        let mut t = format!(
+            "[[terms]]\nmodel = \"{}\"\nweight = {}\n",
+            rng.pick(&["latency-bandwidth", "volume", "transform", "locality"]),
+            price(rng)
+        );
+        for level in ["intra", "inter"] {
+            t.push_str(&format!(
+                "[topology.{level}]\nkind = \"uniform\"\nlatency = {}\nbandwidth = {}\n",
+                price(rng),
+                price(rng)
+            ));
+        }
+        t.push_str(&format!(
+            "[topology.placement]\nrule = \"{}\"\nranks = {}\nranks_per_node = {}\n",
+            rng.pick(&["packed", "packed", "round-robin", "spread"]),
+            rng.pick(&big),
+            rng.pick(&big)
+        ));
+        file(format!("cost-{k}.toml"), t)
+    };
+    // grid sides and block sizes: at most 64 x 64 ranks answer (a 4096 x 4096 grid
+    // is refused or takes seconds; the batches above try those)
+    let side = [
+        "0",
+        "1",
+        "2",
+        "3",
+        "64",
+        "4294967296",
+        "18446744073709551615",
+    ];
+    let size = ["0", "1", "7", "64", "1000", "65536", "4294967296", "-1"];
+    // mostly a sane value, so that most layouts are valid and the rest of the input
+    // is reached; else an absurd one
+    let side = |rng: &mut Rng| {
+        if rng.below(4) == 0 {
+            rng.pick(&side)
+        } else {
+            rng.pick(&["1", "2", "3", "4", "8"])
+        }
+    };
+    let size = |rng: &mut Rng| {
+        if rng.below(4) == 0 {
+            rng.pick(&size)
+        } else {
+            rng.pick(&["1", "5", "32", "100", "1000", "100000"])
+        }
+    };
+    match k % 6 {
         // a machine file
         0 => {
             let ndims = 1 + rng.below(9);
@@ -619,6 +678,72 @@ fn absurd(rng: &mut Rng, dir: &Path, k: usize) -> Vec<String> {
             }
             let f = file(format!("batch-{k}.toml"), t);
             vec![s("plan"), f, s("--json")]
+        }
+        // `copr plan` with layouts given as flags
+        3 => {
+            let mut a = vec![s("plan")];
+            let transpose = rng.below(3) == 0;
+            let (m, n) = (size(rng), size(rng));
+            // the target is op(source)'s shape, or now and then another
+            let target = if transpose {
+                (n, m)
+            } else if rng.below(4) == 0 {
+                (size(rng), size(rng))
+            } else {
+                (m, n)
+            };
+            for (flag, (m, n)) in [("--source", (m, n)), ("--target", target)] {
+                let mut l = format!(
+                    "block-cyclic:m={m},n={n},mb={},nb={},nprow={},npcol={}",
+                    size(rng),
+                    size(rng),
+                    side(rng),
+                    side(rng)
+                );
+                match rng.below(4) {
+                    0 => l.push_str(&format!(",rsrc={}", side(rng))),
+                    1 => l.push_str(&format!(",submatrix={{ia={},ja=0,m=1,n=1}}", size(rng))),
+                    2 => l.push_str(&format!(",ranks={}", rng.pick(&big))),
+                    _ => {}
+                }
+                a.extend([s(flag), l]);
+            }
+            if transpose {
+                a.extend([s("--op"), s(rng.pick(&["transpose", "conj-transpose"]))]);
+            }
+            if rng.below(2) == 0 {
+                a.extend([s("--element-size"), s(rng.pick(&big))]);
+            }
+            if rng.below(2) == 0 {
+                a.extend([s("--cost"), cost(rng, k)]);
+            }
+            a.push(s("--json"));
+            a
+        }
+        // `copr sweep`
+        4 => {
+            let blocks: Vec<&str> = (0..1 + rng.below(3)).map(|_| size(rng)).collect();
+            let mut a = vec![
+                s("sweep"),
+                s("--m"),
+                s(size(rng)),
+                s("--n"),
+                s(size(rng)),
+                s("--nprow"),
+                s(side(rng)),
+                s("--npcol"),
+                s(side(rng)),
+                s("--target-block"),
+                s(size(rng)),
+                s("--blocks"),
+                blocks.join(","),
+                s("--json"),
+                s("--no-svg"),
+            ];
+            if rng.below(2) == 0 {
+                a.extend([s("--cost"), cost(rng, k)]);
+            }
+            a
         }
         // flags
         _ => {

@@ -145,6 +145,19 @@ fn bad_layout_flags_name_the_flag_and_the_field() {
         (&["--target", PAPER_TARGET], &["--source is missing"]),
         (&[], &["give a plan FILE"]),
         (
+            &[
+                "--source",
+                "block-cyclic:m=100,n=100,mb=5,nb=5,nprow=2,npcol=2,mb=7",
+                "--target",
+                t,
+            ],
+            &["--source: ", "duplicate key `mb`"],
+        ),
+        (
+            &["--source", PAPER_SOURCE, "--target", "grid:kind=grid"],
+            &["--target: ", "duplicate key `kind`"],
+        ),
+        (
             &["data/plans/gemm-summa.toml", "--target", t],
             &["--target", "gemm-summa.toml", "batch"],
         ),
@@ -276,4 +289,51 @@ fn absurd_layout_flags_are_refused_in_one_line() {
         let err = common::refused(&out, &["--source"]);
         assert!(err.len() < 1200 && !err.contains('\u{1b}'), "{err}");
     }
+}
+
+/// A plan file that gives a field twice is refused, naming the field, in TOML and in
+/// JSON alike (serde alone keeps the last of two keys inside a JSON layout, so a file
+/// with `"mb": 1, …, "mb": 2` was planned with one of them, silently).
+#[test]
+fn plan_files_with_a_field_given_twice_are_refused() {
+    let dir = common::scratch("dup-fields");
+    let layout = |extra: &str| {
+        format!(
+            "{{\"kind\": \"block-cyclic\", \"m\": 4, \"n\": 4, \"mb\": 1, \"nb\": 1, \"nprow\": 2, \"npcol\": 2{extra}}}"
+        )
+    };
+    let cases = [
+        (
+            "source.json",
+            format!(
+                "{{\"source\": {},\n \"target\": {}}}",
+                layout(", \"mb\": 2"),
+                layout("")
+            ),
+            "source: duplicate field `mb`",
+        ),
+        (
+            "batch.json",
+            format!(
+                "{{\"transform\": [{{\"source\": {}, \"target\": {}}}]}}",
+                layout(""),
+                layout(", \"npcol\": 2")
+            ),
+            "duplicate field `npcol`",
+        ),
+        (
+            "plan.toml",
+            "[source]\nkind = \"block-cyclic\"\nm = 4\nm = 5\n".to_string(),
+            "line 4: duplicate key `m`",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = common::write(&dir, name, &text);
+        common::refused(&copr(&["plan", path.to_str().unwrap()]), &[name, needle]);
+    }
+    // the same layouts without the second key are planned: 8 of 16 elements move
+    let ok = format!("{{\"source\": {}, \"target\": {}}}", layout(""), layout(""));
+    let path = common::write(&dir, "ok.json", &ok);
+    let v = json(&copr(&["plan", path.to_str().unwrap(), "--json"]));
+    assert_eq!(v["remote_before"], 0);
 }

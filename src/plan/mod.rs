@@ -253,8 +253,9 @@ pub fn parse_config<T: serde::de::DeserializeOwned>(
                 let line = field_line(path, message).or((inner.line() > 0).then_some(inner.line()));
                 parse(line, path, message)
             };
-            let mut de = serde_json::Deserializer::from_str(text);
-            let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            // serde keeps the last of two equal keys inside a layout (a tagged
+            // enum): refuse them first, as TOML does and serde does elsewhere
+            let path_err = |e: serde_path_to_error::Error<serde_json::Error>| {
                 let inner_is_syntax = e.inner().is_syntax() || e.inner().is_eof();
                 // a syntax error is about the text, not about a field
                 let path = if inner_is_syntax {
@@ -263,13 +264,29 @@ pub fn parse_config<T: serde::de::DeserializeOwned>(
                     e.path().to_string()
                 };
                 json_err(&path, e.into_inner())
-            })?;
+            };
+            let mut de = serde_json::Deserializer::from_str(text);
+            serde_path_to_error::deserialize::<_, UniqueKeys>(&mut de).map_err(path_err)?;
+            let mut de = serde_json::Deserializer::from_str(text);
+            let value = serde_path_to_error::deserialize(&mut de).map_err(path_err)?;
             de.end().map_err(|e| json_err(".", e))?;
             Ok(value)
         }
         ConfigFormat::Toml => {
-            let de = toml::Deserializer::parse(text)
-                .map_err(|e| parse(e.span().map(|s| line_of(text, s.start)), ".", e.message()))?;
+            let de = toml::Deserializer::parse(text).map_err(|e| {
+                let message = e.message().trim();
+                // toml says "duplicate key" without the key: name it from the span
+                let key = e
+                    .span()
+                    .filter(|_| message == "duplicate key")
+                    .and_then(|s| text.get(s))
+                    .map(|k| format!("{message} `{}`", k.trim()));
+                parse(
+                    e.span().map(|s| line_of(text, s.start)),
+                    ".",
+                    key.as_deref().unwrap_or(message),
+                )
+            })?;
             serde_path_to_error::deserialize(de).map_err(|e| {
                 let path = e.path().to_string();
                 let inner = e.into_inner();
@@ -278,6 +295,64 @@ pub fn parse_config<T: serde::de::DeserializeOwned>(
                 parse(line, &path, inner.message())
             })
         }
+    }
+}
+
+/// Any JSON value, read only to find an object with two equal keys.
+struct UniqueKeys;
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeys)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self, E> {
+        Ok(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(self)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!("duplicate field `{key}`")));
+            }
+            map.next_value::<UniqueKeys>()?;
+        }
+        Ok(self)
     }
 }
 
@@ -549,5 +624,43 @@ impl Plan {
             solver_seconds,
             certificate: Some(certificate),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LAYOUT: &str =
+        r#"{"kind": "block-cyclic", "m": 4, "n": 4, "mb": 1, "nb": 1, "nprow": 2, "npcol": 2"#;
+
+    fn json_plan(source_extra: &str) -> Result<PlanSpec> {
+        let text = format!("{{\"source\": {LAYOUT}{source_extra}}},\n\"target\": {LAYOUT}}}}}");
+        parse_config(&text, ConfigFormat::Json, Path::new("p.json"))
+    }
+
+    #[test]
+    fn a_json_key_given_twice_is_refused_with_its_name() {
+        let spec = json_plan("").unwrap();
+        assert_eq!(spec.source, spec.target);
+        let e = json_plan(r#", "mb": 2"#).unwrap_err().to_string();
+        assert!(
+            e.starts_with("p.json: line 1: source: duplicate field `mb`"),
+            "{e}"
+        );
+        let text = r#"{"transform": [{"name": "A", "name": "B"}]}"#;
+        let e = parse_config::<BatchSpec>(text, ConfigFormat::Json, Path::new("b.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("transform[0]: duplicate field `name`"), "{e}");
+    }
+
+    #[test]
+    fn a_toml_key_given_twice_is_named() {
+        let text = "[source]\nkind = \"grid\"\nranks = 2\n ranks = 3\n";
+        let e = parse_config::<PlanSpec>(text, ConfigFormat::Toml, Path::new("p.toml"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "p.toml: line 4: duplicate key `ranks`");
     }
 }
