@@ -806,7 +806,7 @@ impl Run<'_> {
 const NODES_SLACK: f64 = 0.02;
 
 /// Tries a group for that placement (`groups::links`).
-const NODES_TRIES: usize = 64;
+const NODES_TRIES: usize = 24;
 
 /// A placement of a tile grid, with its ranking.
 struct Placed {

@@ -72,9 +72,10 @@ const ANNEAL_WORK: usize = 48_000 * 1024;
 
 /// At most this many tries a group for the busiest link of the placement with
 /// external gains ([`links::lower_busiest_link`], hop-bytes held): on SpMV 4096 (256
-/// groups) 3.28 → 2.61 µs with 7.87 → 7.56 MB of hop-bytes, 0.1 s at load 8; on
-/// SpMV 16 384 4.77 → 4.10 µs.
-const LINK_TRIES: usize = 64;
+/// groups) 3.28 → 2.61 µs with 7.87 → 7.56 MB of hop-bytes at 64 tries a group, 0.1 s
+/// at load 8; on SpMV 16 384 4.77 → 4.18 µs. 24 rather than 64: the same (case, seed)
+/// pairs met on cases j, and less time on the meshes (`benches/RESULTS.md`).
+const LINK_TRIES: usize = 24;
 
 /// Task → group: `nodes` groups of exactly `k` tasks keeping as many bytes inside as
 /// the multilevel recursive bisection of the graph alone finds (module docs; with the
