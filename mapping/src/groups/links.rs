@@ -48,8 +48,8 @@ const LINK_WORK: usize = 4_000_000;
 /// are: a try costs the two groups' partners, so [`LINK_WORK`] buys a few tries a
 /// group there. The benchmark's power-law graphs have 39 (1024 tasks), 57 (4096) and
 /// 65 (16 384) partners a node group, the SpMV graphs 7, 14 and 28; with the search,
-/// the power-law graphs of 4096 and 16 384 tasks had their busiest link 9–13 % lower
-/// for 1.5–2 % more hop-bytes, and were mapped 1.2 times slower in paired runs.
+/// the power-law graphs of 4096 and 16 384 tasks had their busiest link 9–22 % lower
+/// for 1.3–2.0 % more hop-bytes, and were mapped 1.2 times slower in paired runs.
 const DENSE_PARTNERS: usize = 32;
 
 /// A stage of the threshold gets at most this many tries a group.
