@@ -300,9 +300,10 @@ fn neighbours(m: &MapMachine) -> Vec<Vec<u32>> {
 /// The placement of the groups of `q` (one task per group, as many as `m`'s nodes,
 /// `m` with one slot per node) from `start` (group → node) with its busiest link
 /// lowered by swaps of two groups (module docs): hop-bytes at most `start`'s times
-/// `1 + slack`, the busiest link no busier. At most `tries_per_group` tries a group; stops at
-/// `deadline`. `start` itself when the sizes do not match, there are fewer than three
-/// nodes or the groups have more than [`DENSE_PARTNERS`] partners on average.
+/// `1 + slack`, the busiest link no busier. At most `tries_per_group` tries a group;
+/// stops at `deadline`. `start` itself when the sizes do not match, there are fewer
+/// than three nodes or the groups have more than [`DENSE_PARTNERS`] partners on
+/// average.
 ///
 /// # Complexity
 /// `O(E·h + L)` to start and every [`HOT_EVERY`] tries, and `O((d_g + d_h)·h)` a try,
