@@ -15,7 +15,10 @@
 //! (swaps of two groups, then annealing: [`Anneal::SHORT`], and [`Anneal::LONG`] with
 //! moves next to a partner's node, which places the groups of a graph such as SpMV's
 //! with a few per cent fewer hop-bytes), and the expanded mappings join the optimiser's
-//! candidates, refined and chosen like the others.
+//! candidates, refined and chosen like the others. `links` places groups on the link
+//! loads instead: swaps of two groups that lower the busiest link without raising the
+//! hop-bytes beyond a given slack (the two-stage way for large graphs, and the
+//! optimiser's chosen mapping, its nodes as groups).
 
 use std::collections::VecDeque;
 use std::ops::{Add, Mul, Sub};
@@ -28,6 +31,7 @@ use copr::lap::Perm;
 use copr::rng::SplitMix;
 
 pub(crate) mod large;
+pub(crate) mod links;
 
 /// Above this many tasks the two-stage candidate is not built (its placement search
 /// is timed at 1024 tasks only; the multilevel mapper's external gains serve larger

@@ -733,9 +733,10 @@ impl Run<'_> {
         (best, dominates_starts)
     }
 
-    /// The chosen mapping's last steps: the multilevel relief of its busiest link (a
-    /// graph), the anytime rounds (at most `max_rounds`), and the cores arranged inside
-    /// the nodes (a machine with a node tree).
+    /// The chosen mapping's last steps: the multilevel relief of its busiest link and
+    /// its nodes placed again on the link loads (a graph), the anytime rounds (at most
+    /// `max_rounds`), and the cores arranged inside the nodes (a machine with a node
+    /// tree).
     fn polish(
         &mut self,
         mut best: Scored,
@@ -749,6 +750,7 @@ impl Run<'_> {
             let targets = start_targets(starts);
             best =
                 super::multilevel::lower_busiest_link(p, m, best, targets, &mut self.rng, deadline);
+            best = self.nodes_on_links(best, targets);
         }
         if dominates_starts || starts.is_empty() {
             let patience = super::anytime::patience(opts.budget);
@@ -763,6 +765,53 @@ impl Run<'_> {
         best
     }
 }
+
+impl Run<'_> {
+    /// A graph on a torus of nodes of several slots: the nodes of `best` placed again
+    /// as whole groups with the busiest link lowered (`groups::links`, hop-bytes up
+    /// to [`NODES_SLACK`] higher), kept when the hop-bytes rise by at most a quarter of
+    /// the link's relative drop (half up to 2048 tasks, as the task-level lowering) and
+    /// stay within the best start's `(hb0, lt0)`.
+    fn nodes_on_links(&self, best: Scored, (hb0, lt0): (u128, f64)) -> Scored {
+        let (p, m) = (self.p, self.m);
+        if !matches!(m.kind(), super::machine::NetKind::Torus(_)) {
+            return best;
+        }
+        let found = super::groups::links::nodes_lowered(
+            p,
+            m,
+            &best.map,
+            NODES_SLACK,
+            NODES_TRIES,
+            self.opts.seed,
+            self.deadline,
+        );
+        let Ok(Some(map)) = found else {
+            return best;
+        };
+        let s = self.score(map, format!("{}, nodes placed on links", best.origin));
+        let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+        let rise = s.metrics.hop_bytes as f64 / hb.max(1) as f64 - 1.0;
+        let drop = 1.0 - s.metrics.max_link_time / lt.max(f64::MIN_POSITIVE);
+        let worth = if p.tasks() > 2048 { 0.25 } else { 0.5 };
+        let kept = drop > 1e-9
+            && rise <= worth * drop
+            && s.metrics.hop_bytes <= hb0
+            && s.metrics.max_link_time <= lt0 * (1.0 + 1e-12);
+        if kept {
+            s
+        } else {
+            best
+        }
+    }
+}
+
+/// How much the hop-bytes may rise when the chosen mapping's nodes are placed again on
+/// the link loads ([`Run::nodes_on_links`]).
+const NODES_SLACK: f64 = 0.02;
+
+/// Tries a group for that placement (`groups::links`).
+const NODES_TRIES: usize = 24;
 
 /// A placement of a tile grid, with its ranking.
 struct Placed {

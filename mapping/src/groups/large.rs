@@ -9,14 +9,15 @@
 //! 2. **Placement.** The quotient graph (one vertex per group, the bytes between
 //!    groups) is mapped onto the machine with one slot per node by the multilevel
 //!    dual bisection, each part on its own and then annealed by swaps of groups
-//!    ([`anneal_for`]), and with external gains (kept as it is: its busiest link is often
-//!    the less busy).
+//!    ([`anneal_for`]), and with external gains (its busiest link is often the less
+//!    busy), that one then swapped further by groups on the link loads with its
+//!    hop-bytes held ([`links::lower_busiest_link`]).
 //! 3. **Expansion.** Each group's tasks go onto its node's slots; the optimiser then
 //!    refines the tasks like any other candidate.
 
 use std::time::Instant;
 
-use super::{expand, place, Anneal, Groups};
+use super::{expand, links, place, Anneal, Groups};
 use crate::machine::MapMachine;
 use crate::multilevel;
 use crate::pattern::Pattern;
@@ -69,6 +70,13 @@ pub(crate) fn anneal_for(q: &Pattern) -> Anneal {
 /// 48 000 a group of 1024.
 const ANNEAL_WORK: usize = 48_000 * 1024;
 
+/// At most this many tries a group for the busiest link of the placement with
+/// external gains ([`links::lower_busiest_link`], hop-bytes held): on SpMV 4096 (256
+/// groups) 3.28 → 2.61 µs with 7.87 → 7.56 MB of hop-bytes at 64 tries a group, 0.1 s
+/// at load 8; on SpMV 16 384 4.77 → 4.18 µs. 24 rather than 64: the same (case, seed)
+/// pairs met on cases j, and less time on the meshes (`benches/RESULTS.md`).
+const LINK_TRIES: usize = 24;
+
 /// Task → group: `nodes` groups of exactly `k` tasks keeping as many bytes inside as
 /// the multilevel recursive bisection of the graph alone finds (module docs; with the
 /// effort the multilevel mapper gives `p`), before the swaps; `None` when `deadline`
@@ -102,7 +110,7 @@ fn refined(p: &Pattern, of: Vec<u32>, nodes: usize, rng: &mut SplitMix) -> (i128
 /// The two-stage mappings of `p` on `m` (module docs), as `(description, mapping)`:
 /// the graph's partition refined by swaps, its quotient placed by the dual bisection,
 /// each part on its own and then annealed, and by the dual bisection with external
-/// gains as it is. Empty when the pattern does not fill the machine, a node holds one
+/// gains, then with its busiest link lowered. Empty when the pattern does not fill the machine, a node holds one
 /// slot or there are fewer than three nodes; stops at `deadline` with what is finished.
 ///
 /// # Errors
@@ -130,7 +138,8 @@ pub(crate) fn candidates(
     let mut out = Vec::new();
     let what = "two-stage: graph partitioned into node groups";
     // each part placed on its own (then annealed), and with external gains (a less
-    // busy link, not annealed: the annealing lowers the hop-bytes, not the loads)
+    // busy link, not annealed: the annealing lowers the hop-bytes, not the loads; its
+    // loads spread by swaps of groups instead)
     if let Some(start) =
         multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::CLASSIC)
     {
@@ -144,8 +153,9 @@ pub(crate) fn candidates(
     }
     if let Some(pl) = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::EXTERNAL)
     {
+        let pl = links::lower_busiest_link(&q, &m1, &pl, 0.0, LINK_TRIES, seed, deadline);
         out.push((
-            format!("{what}, quotient by dual bisection with external gains"),
+            format!("{what}, quotient by dual bisection with external gains, links spread"),
             expand(&of, &pl, k),
         ));
     }
