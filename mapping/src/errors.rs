@@ -18,16 +18,7 @@ use std::path::PathBuf;
 
 use copr::error::Error;
 
-/// `n` and the noun, in the plural unless `n` is 1: `1 node`, `2 nodes`, `2 switches`.
-pub(crate) fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else if noun.ends_with("ch") || noun.ends_with('s') || noun.ends_with('x') {
-        format!("{n} {noun}es")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
+pub(crate) use copr_topology::count;
 
 /// [`count`] of a count that may pass `usize`.
 fn count128(n: u128, noun: &str) -> String {

@@ -74,7 +74,7 @@ pub use network::{
     PathCost, Vertex, VertexKind,
 };
 pub use nodelist::{expand_nodelist, expand_tasks_per_node, NodeListError, MAX_NODELIST};
-pub use placement::{Placement, MAX_RANKS};
+pub use placement::{count, Placement, MAX_RANKS};
 pub use torus::{
     Torus, TorusLink, TorusNode, TorusParams, DEFAULT_BASE_LATENCY, DEFAULT_HOP_LATENCY,
     DEFAULT_LINK_BANDWIDTH, MAX_TORUS_COORDS,

@@ -328,8 +328,9 @@ impl Placement {
     }
 }
 
-/// `n` and the noun, in the plural unless `n` is 1: `1 node`, `2 nodes`, `2 switches`.
-pub(crate) fn count(n: usize, noun: &str) -> String {
+/// `n` and the noun, in the plural unless `n` is 1: `1 node`, `2 nodes`, `2 switches`
+/// (the wording of every crate's messages).
+pub fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else if noun.ends_with("ch") || noun.ends_with('s') || noun.ends_with('x') {
