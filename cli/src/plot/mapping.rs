@@ -222,40 +222,38 @@ fn draw_tasks(root: &Area<'_>, m: &MapMachine, row: &Row, grid: &TaskGrid, ox: i
     let px = |v: usize| (v as f64 * cell) as i32;
     let mut centre: std::collections::BTreeMap<usize, (f64, f64, f64)> = Default::default();
     for i in 0..rows {
-        for j in 0..cols {
-            let Some(t) = task_at(i, j) else { continue };
-            let n = node_of(t);
+        // one rectangle per run of cells of the same node along the row
+        for (j0, j1, n) in runs(cols, |j| task_at(i, j).map(node_of)) {
             root.draw(&Rectangle::new(
-                [(ox + px(j), oy + px(i)), (ox + px(j + 1), oy + px(i + 1))],
+                [(ox + px(j0), oy + px(i)), (ox + px(j1), oy + px(i + 1))],
                 node_color(n).filled(),
             ))?;
-            let c = centre.entry(n).or_insert((0.0, 0.0, 0.0));
-            *c = (c.0 + j as f64 + 0.5, c.1 + i as f64 + 0.5, c.2 + 1.0);
+            for j in j0..j1 {
+                let c = centre.entry(n).or_insert((0.0, 0.0, 0.0));
+                *c = (c.0 + j as f64 + 0.5, c.1 + i as f64 + 0.5, c.2 + 1.0);
+            }
         }
     }
     if cell >= 3.0 {
-        for i in 0..rows {
-            for j in 0..cols {
-                let Some(t) = task_at(i, j) else { continue };
-                let edge = |u: Option<usize>| u.is_some_and(|u| node_of(u) != node_of(t));
-                if j + 1 < cols && edge(task_at(i, j + 1)) {
-                    root.draw(&PathElement::new(
-                        vec![
-                            (ox + px(j + 1), oy + px(i)),
-                            (ox + px(j + 1), oy + px(i + 1)),
-                        ],
-                        BLACK.stroke_width(1),
-                    ))?;
-                }
-                if i + 1 < rows && edge(task_at(i + 1, j)) {
-                    root.draw(&PathElement::new(
-                        vec![
-                            (ox + px(j), oy + px(i + 1)),
-                            (ox + px(j + 1), oy + px(i + 1)),
-                        ],
-                        BLACK.stroke_width(1),
-                    ))?;
-                }
+        let border = |a: Option<usize>, b: Option<usize>| match (a, b) {
+            (Some(a), Some(b)) => node_of(a) != node_of(b),
+            _ => false,
+        };
+        let line = |from: (i32, i32), to: (i32, i32)| {
+            root.draw(&PathElement::new(vec![from, to], BLACK.stroke_width(1)))
+        };
+        // borders between rows i and i + 1, one line per run of bordering cells
+        for i in 0..rows.saturating_sub(1) {
+            let cut = |j| border(task_at(i, j), task_at(i + 1, j)).then_some(0);
+            for (j0, j1, _) in runs(cols, cut) {
+                line((ox + px(j0), oy + px(i + 1)), (ox + px(j1), oy + px(i + 1)))?;
+            }
+        }
+        // borders between columns j and j + 1
+        for j in 0..cols.saturating_sub(1) {
+            let cut = |i| border(task_at(i, j), task_at(i, j + 1)).then_some(0);
+            for (i0, i1, _) in runs(rows, cut) {
+                line((ox + px(j + 1), oy + px(i0)), (ox + px(j + 1), oy + px(i1)))?;
             }
         }
     }
@@ -277,6 +275,20 @@ fn draw_tasks(root: &Area<'_>, m: &MapMachine, row: &Row, grid: &TaskGrid, ox: i
         oy + TASK_SIDE as i32 + 6,
         12,
     ))
+}
+
+/// The maximal runs `[start, end)` of `0..len` over which `key` is the same `Some`
+/// value, in order (cells with `None` start no run).
+fn runs(len: usize, key: impl Fn(usize) -> Option<usize>) -> Vec<(usize, usize, usize)> {
+    let mut out: Vec<(usize, usize, usize)> = Vec::new();
+    for k in 0..len {
+        let Some(v) = key(k) else { continue };
+        match out.last_mut() {
+            Some(last) if last.1 == k && last.2 == v => last.1 = k + 1,
+            _ => out.push((k, k + 1, v)),
+        }
+    }
+    out
 }
 
 /// One X × Y panel per Z plane of a torus of at most three dimensions; a router's
@@ -488,6 +500,15 @@ mod tests {
     /// path loads its 6 links with 4 MB each; ECMP splits it over the edge switch's
     /// 2 links up (2 MB each), the pod's 4 links to the core (1 MB each) and back
     /// down the same way, 14 links in all, the host links with 4 MB.
+    #[test]
+    fn runs_cover_each_present_cell_once_and_split_on_a_change() {
+        let keys = [Some(1), Some(1), None, Some(1), Some(2), Some(2), Some(1)];
+        let got = super::runs(keys.len(), |k| keys[k]);
+        assert_eq!(got, vec![(0, 2, 1), (3, 4, 1), (4, 6, 2), (6, 7, 1)]);
+        assert!(super::runs(0, |_| Some(0)).is_empty());
+        assert!(super::runs(3, |_| None).is_empty());
+    }
+
     #[test]
     fn link_loads_follow_the_machines_link_model() {
         let l = |latency| LinkSpec {
