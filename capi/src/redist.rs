@@ -623,14 +623,17 @@ pub(crate) unsafe fn redistribute<T: Element>(
     refused: Option<Bad>,
 ) {
     let batch = matches!(call, Call::Batch);
-    // ScaLAPACK returns at once when there is nothing to copy
+    // ScaLAPACK returns at once when there is nothing to copy; a negative M, N or LENB
+    // is refused first (as PBLAS checks its arguments before its quick return), so
+    // M = 0 with N < 0 is an error on every entry point, not an empty copy
     let live: Vec<(usize, CopyArgs<T>)> = copies
         .iter()
         .copied()
         .enumerate()
-        .filter(|(_, c)| c.m != 0 && c.n != 0)
+        .filter(|(_, c)| (c.m != 0 && c.n != 0) || c.m < 0 || c.n < 0)
         .collect();
-    if live.is_empty() && !batch && refused.is_none() {
+    let negative_lenb = matches!(call, Call::Relabeled { lenb, .. } if lenb < 0);
+    if live.is_empty() && !batch && refused.is_none() && !negative_lenb {
         state::CALLS.fetch_add(1, Ordering::Relaxed);
         return;
     }
@@ -735,9 +738,9 @@ impl CallArgs {
     }
 }
 
-/// This process's own checks of every copy with something to copy (`live`, with their
-/// indices in the batch), and of a relabeled call's B, LENB and MAP; then no written
-/// buffer may overlap another buffer of the call.
+/// This process's own checks of every copy with something to copy or a negative size
+/// (`live`, with their indices in the batch), and of a relabeled call's B, LENB and
+/// MAP; then no written buffer may overlap another buffer of the call.
 fn check_local<T: Element>(
     live: &[(usize, CopyArgs<T>)],
     args: &CallArgs,
@@ -761,10 +764,13 @@ fn check_local<T: Element>(
         sides.push((sa, sb));
     }
     if let Some((lenb, map)) = relabel {
-        let b = live[0].1.b;
         if lenb < 0 {
             return Err(bad(8, "LENB", format!("{lenb} is negative")));
         }
+        let Some(&(_, copy)) = live.first() else {
+            return Ok(sides); // nothing to copy (not reached: such a call returned)
+        };
+        let b = copy.b;
         if lenb > 0 && b.is_null() {
             return Err(bad(7, "B", format!("null, but LENB = {lenb}")));
         }

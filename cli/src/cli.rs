@@ -16,6 +16,10 @@ mod layout_arg;
 mod sweep_cost;
 mod units;
 
+/// The largest `copr map --budget`, seconds (one day): the search ends by its own
+/// patience long before, so a larger value is taken for a mistake and refused.
+const MAX_MAP_BUDGET: f64 = 86_400.0;
+
 /// `copr --version`: the version, then the cargo features this binary was built with and
 /// what the missing ones would add (`copr -V` prints the version alone).
 static LONG_VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -178,7 +182,8 @@ pub(crate) struct MapArgs {
     pub(crate) seed: u64,
     /// Time budget of the comparison, seconds: every strategy stops at it (a search
     /// with the best it has found), the optimiser gets what the baselines left, and a
-    /// strategy whose turn comes later is not run (the report names it).
+    /// strategy whose turn comes later is not run (the report names it). From 0 (the
+    /// first strategy only) to 86400 (one day).
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub(crate) budget: f64,
     /// Write an Open MPI rankfile.
@@ -610,15 +615,15 @@ fn map(a: MapArgs) -> Result<()> {
             machine.description()
         )));
     }
-    if !(a.budget.is_finite() && a.budget >= 0.0) {
+    if !(a.budget >= 0.0 && a.budget <= MAX_MAP_BUDGET) {
         return Err(copr::Error::Argument(format!(
-            "--budget {}: seconds must be a finite number >= 0",
+            "--budget {}: seconds must be a number from 0 to {MAX_MAP_BUDGET} (one day)",
             a.budget
         )));
     }
     let opts = mapping::Options {
         seed: a.seed,
-        budget: std::time::Duration::from_secs_f64(a.budget.min(1e6)),
+        budget: std::time::Duration::from_secs_f64(a.budget),
     };
     // fewer tasks than slots: the job's ranks are the first tasks of a padded pattern
     // (a recorded run: all its ranks, also those that sent nothing)

@@ -303,9 +303,36 @@ impl MachineBuilder {
     /// on several nodes without an inter-node source, or too few nodes for a
     /// rule; [`TopologyError::UnknownPlace`] for a rank on a node the
     /// inter-node source does not know or on a PU beyond the node's PUs.
-    pub fn build(self) -> Result<Machine> {
-        let intra = self.intra.unwrap_or(IntraNode::Uniform(DEFAULT_INTRA));
-        let placement = match (self.placement, self.rule) {
+    pub fn build(mut self) -> Result<Machine> {
+        let intra = self
+            .intra
+            .take()
+            .unwrap_or(IntraNode::Uniform(DEFAULT_INTRA));
+        let placement = self.placement_on(&intra)?;
+        Machine::assemble(intra, self.inter, placement)
+    }
+
+    /// [`MachineBuilder::build`] with the inter-node source made from the placement
+    /// (`inter` gets it): a network keeps only the hosts the ranks are on, so only
+    /// they must reach each other. The placement rule's node list, if not given with
+    /// [`MachineBuilder::nodes`], must be.
+    pub(crate) fn build_with_inter(
+        mut self,
+        inter: impl FnOnce(&Placement) -> Result<InterNode>,
+    ) -> Result<Machine> {
+        let intra = self
+            .intra
+            .take()
+            .unwrap_or(IntraNode::Uniform(DEFAULT_INTRA));
+        let placement = self.placement_on(&intra)?;
+        let inter = inter(&placement)?;
+        Machine::assemble(intra, Some(inter), placement)
+    }
+
+    /// The placement given, or the rule's on the node list (see
+    /// [`MachineBuilder::rule`]).
+    fn placement_on(&mut self, intra: &IntraNode) -> Result<Placement> {
+        Ok(match (self.placement.take(), self.rule.as_ref()) {
             (Some(p), _) => p,
             (None, Some(rule)) => {
                 let ranks = rule.ranks;
@@ -313,6 +340,7 @@ impl MachineBuilder {
                 let rpn = rule.ranks_per_node.or_else(|| intra.num_pus()).unwrap_or(1);
                 let nodes = self
                     .nodes
+                    .take()
                     .or_else(|| self.inter.as_ref().and_then(InterNode::node_names))
                     .unwrap_or_else(|| {
                         (0..ranks.div_ceil(rpn.max(1)))
@@ -330,8 +358,7 @@ impl MachineBuilder {
                     "a machine needs a placement or a placement rule",
                 ))
             }
-        };
-        Machine::assemble(intra, self.inter, placement)
+        })
     }
 }
 

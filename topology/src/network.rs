@@ -129,6 +129,8 @@ pub struct Network {
     graph: DiGraph<Vertex, LinkCost>,
     hosts: Vec<NodeIndex>,
     by_name: HashMap<String, NodeIndex>,
+    /// Hosts of the file left out by [`Network::with_hosts`] (switches since).
+    unselected: usize,
 }
 
 /// Cost of a path found by [`Network::shortest_paths`].
@@ -220,6 +222,7 @@ impl Network {
             graph: DiGraph::new(),
             hosts: Vec::new(),
             by_name: HashMap::new(),
+            unselected: 0,
         }
     }
 
@@ -550,6 +553,7 @@ impl Network {
         for (k, &v) in self.hosts.iter().enumerate() {
             if !seen.contains(&k) {
                 net.graph[v].kind = VertexKind::Switch;
+                net.unselected += 1;
             }
         }
         net.hosts = kept;
@@ -918,11 +922,16 @@ impl NetworkCosts {
         }
         start.push(adj.len() as u32);
         let rows = (0..classes.len()).map(|_| OnceLock::new()).collect();
+        // a selection's other hosts route as switches; it says so rather than count
+        // them among the switches
+        let hosts = match net.unselected {
+            0 => crate::placement::count(h, "host"),
+            u => format!("{h} of {} hosts (the other {u} only route)", h + u),
+        };
         let description = format!(
-            "network `{}`: {}, {}, {}, {} bandwidth model",
+            "network `{}`: {hosts}, {}, {}, {} bandwidth model",
             net.name(),
-            crate::placement::count(h, "host"),
-            crate::placement::count(g.node_count() - h, "switch"),
+            crate::placement::count(g.node_count() - h - net.unselected, "switch"),
             crate::placement::count(g.edge_count(), "directed link"),
             model
         );

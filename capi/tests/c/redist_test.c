@@ -679,6 +679,16 @@ static long error_cases(void) {
          "copr_pdgemr2d_batch: parameter 2 (M) had an illegal value", 8},
         {"COUNT 0 on the last process, 1 on the others",
          "copr_pdgemr2d_batch: processes 0 and", 9},
+        /* a negative size is refused before the return on an empty copy */
+        {"M = 0, N = -1", "copr_pdgemr2d: parameter 2 (N) had an illegal value", 10},
+        {"M = 0, N = -1 (Fortran)", "copr_pdgemr2d_: parameter 2 (N) had an illegal value", 11},
+        {"M = -1, N = 0 in a batch",
+         "copr_pdgemr2d_batch: parameter 2 (M[0]) had an illegal value", 12},
+        {"M = 0, N = -1 relabeled",
+         "copr_pdgemr2d_relabel: parameter 2 (N) had an illegal value", 13},
+        {"M = N = 0, LENB = -1 relabeled",
+         "copr_pdgemr2d_relabel: parameter 8 (LENB) had an illegal value", 14},
+        {"M = 0, N = -1 transposed", "copr_pdtran_: parameter 2 (N) had an illegal value", 15},
     };
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         uint64_t before = copr_capi_errors();
@@ -725,6 +735,27 @@ static long error_cases(void) {
             whole[2] = m, whole[3] = n;
             copr_pdgemr2d_relabel(m, n, a.copr, ia, ja, a.desc, b.copr, kind == 6 ? -1 : 1, whole,
                                   g.ctxt, map);
+        }
+        if (kind >= 10) {
+            int zero = 0, neg = -1, first = 1, map[64], whole[9];
+            const double *pa = a.copr;
+            double *pb = b.copr;
+            memcpy(whole, b.desc, sizeof whole);
+            whole[2] = 0, whole[3] = kind == 13 ? -1 : 0;
+            if (kind == 10)
+                COPR_C(pdgemr2d)(0, -1, a.copr, ia, ja, a.desc, b.copr, 1, 1, b.desc, g.ctxt);
+            if (kind == 11)
+                COPR_F(pdgemr2d)(&zero, &neg, a.copr, &ia, &ja, a.desc, b.copr, &first, &first,
+                                 b.desc, &g.ctxt);
+            if (kind == 12)
+                copr_pdgemr2d_batch(1, &neg, &zero, &pa, &ia, &ja, a.desc, &pb, &first, &first,
+                                    b.desc, g.ctxt);
+            if (kind == 13 || kind == 14)
+                copr_pdgemr2d_relabel(0, kind == 13 ? -1 : 0, a.copr, ia, ja, a.desc, b.copr,
+                                      kind == 13 ? (int)b.len : -1, whole, g.ctxt, map);
+            if (kind == 15)
+                COPR_F(pdtran)(&zero, &neg, &one, a.copr, &ia, &ja, a.desc, &one, b.copr, &ic,
+                               &jc, b.desc);
         }
         if (kind == 3) {
             int neg = -1;

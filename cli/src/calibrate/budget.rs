@@ -34,6 +34,12 @@ pub struct PhasePlan {
     pub phases: Vec<Phase>,
 }
 
+/// The largest `--budget`, seconds (one day). Every phase's work is finite (the
+/// sampled pairs, the ladder of sizes, the 15 validation cases and their rounds), so
+/// a larger budget changes nothing but the deadlines it prints; a value above this is
+/// taken for a mistake (a unit slip, `1e300`) and refused.
+pub const MAX_BUDGET: f64 = 86_400.0;
+
 /// Phase names, in order.
 pub const PAIRS: &str = "ping-pong pairs";
 /// The phase that measures injection and the shared-memory window.

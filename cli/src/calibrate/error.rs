@@ -7,8 +7,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CalibrateError {
-    /// `--budget` is not a positive number of seconds.
-    #[error("--budget {0}: give a positive number of seconds")]
+    /// `--budget` is not a positive number of seconds up to [`MAX_BUDGET`] (one day).
+    ///
+    /// [`MAX_BUDGET`]: super::budget::MAX_BUDGET
+    #[error("--budget {0}: give a positive number of seconds, at most 86400 (one day)")]
     Budget(f64),
     /// `--emulate-nodes 0`.
     #[error("--emulate-nodes 0: give at least 1 node")]

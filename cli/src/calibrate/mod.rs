@@ -34,7 +34,8 @@ pub(crate) struct CalibrateArgs {
     /// Time budget in seconds for everything, validation included: ping-pong 30 %,
     /// node paths 10 %, local kernels 10 %, validation 45 %, writing 5 % (unused time
     /// passes on). Each phase measures a fixed minimum (one pair per class, f64)
-    /// whatever the budget, and prints what it skipped.
+    /// whatever the budget, and prints what it skipped. At most 86400 (one day):
+    /// every step is finite, so a larger budget would only end the same run.
     #[arg(long, default_value_t = 40.0, allow_negative_numbers = true)]
     pub(crate) budget: f64,
     /// Treat groups of consecutive ranks as this many nodes (shared window inside a
@@ -72,7 +73,7 @@ fn first_rank() -> bool {
 /// Checks what can be checked before MPI starts: the budget, the node emulation,
 /// and that the output files can be written.
 fn check_args(a: &CalibrateArgs) -> Result<()> {
-    if !(a.budget.is_finite() && a.budget > 0.0) {
+    if !(a.budget > 0.0 && a.budget <= budget::MAX_BUDGET) {
         return Err(CalibrateError::Budget(a.budget));
     }
     if a.emulate_nodes == Some(0) {

@@ -433,13 +433,11 @@ impl TopologyConfig {
                 Some(c) => Torus::from_coords_file(t.params(), &files::resolve(base, c))?,
                 None => Torus::full(t.params())?,
             }),
-            Some(InterConfig::Network {
-                file,
-                bandwidth_model,
-            }) => {
-                let path = files::resolve(base, file);
-                let net = Network::from_file(&path)?;
-                InterNode::Network(net.costs(*bandwidth_model).map_err(|e| e.in_file(&path))?)
+            Some(InterConfig::Network { .. }) => {
+                let Some((net, model, path)) = self.inter_network(base)? else {
+                    return Ok(None);
+                };
+                InterNode::Network(net.costs(model).map_err(|e| e.in_file(&path))?)
             }
             Some(InterConfig::Matrix { file }) => {
                 InterNode::Matrix(PairTable::from_file(&files::resolve(base, file))?)
@@ -492,27 +490,88 @@ impl TopologyConfig {
             return Machine::from_rank_matrix(table, file_placement);
         }
         let intra = self.build_intra(base)?;
-        let inter = self.build_inter(base)?;
+        // a network's costs wait for the placement: only the hosts used must reach
+        // each other (the others stay as switches), as with the short form's `hosts`
+        let network = self.inter_network(base)?;
+        let inter = match network {
+            Some(_) => None,
+            None => self.build_inter(base)?,
+        };
+        let has_inter = inter.is_some() || network.is_some();
         let mut b = Machine::builder();
         if let Some(i) = intra.clone() {
             b = b.intra(i);
         }
-        if let Some(i) = inter.clone() {
+        if let Some(i) = inter {
             b = b.inter(i);
         }
-        if let Some(p) = file_placement {
-            return b.placement(p).build();
+        if let Some((net, ..)) = &network {
+            // a rule's default nodes: the network's hosts in order
+            b = b.nodes(
+                (0..net.num_hosts())
+                    .map(|k| net.host_name(k).to_string())
+                    .collect(),
+            );
         }
+        let b = match file_placement {
+            Some(p) => b.placement(p),
+            None => self.placement_rule(b, intra.as_ref(), has_inter, ranks)?,
+        };
+        match network {
+            Some((net, model, path)) => b.build_with_inter(|placement| {
+                // the hosts the ranks are on, in the network's order (a name that is
+                // not a host is left for the machine to report)
+                let used: std::collections::HashSet<&str> =
+                    placement.node_names().iter().map(String::as_str).collect();
+                let hosts: Vec<String> = (0..net.num_hosts())
+                    .map(|k| net.host_name(k))
+                    .filter(|h| used.contains(h))
+                    .map(str::to_string)
+                    .collect();
+                let costs = net
+                    .with_hosts(&hosts)?
+                    .costs(model)
+                    .map_err(|e| e.in_file(&path))?;
+                Ok(InterNode::Network(costs))
+            }),
+            None => b.build(),
+        }
+    }
+
+    /// `[inter] kind = "network"`: the network read from its file, the bandwidth model
+    /// and the file's path (`None` for another `[inter]`).
+    fn inter_network(&self, base: &Path) -> Result<Option<(Network, BandwidthModel, PathBuf)>> {
+        let Some(InterConfig::Network {
+            file,
+            bandwidth_model,
+        }) = &self.inter
+        else {
+            return Ok(None);
+        };
+        let path = files::resolve(base, file);
+        let net = Network::from_file(&path)?;
+        Ok(Some((net, *bandwidth_model, path)))
+    }
+
+    /// The long form's placement rule (`[placement]`'s rule, default packed) on
+    /// builder `b`: the number of ranks from `ranks`, the rule, or a single node's PUs.
+    fn placement_rule(
+        &self,
+        mut b: crate::MachineBuilder,
+        intra: Option<&IntraNode>,
+        has_inter: bool,
+        ranks: Option<usize>,
+    ) -> Result<crate::MachineBuilder> {
         let default_rule = (RankOrder::Packed, &RuleConfig::default());
         let (order, rule) = self
             .placement
             .as_ref()
             .and_then(PlacementConfig::rule)
             .unwrap_or(default_rule);
-        let single_node_pus = if inter.is_none() {
-            intra.as_ref().and_then(IntraNode::num_pus)
-        } else {
+        let single_node_pus = if has_inter {
             None
+        } else {
+            intra.and_then(IntraNode::num_pus)
         };
         let Some(ranks) = ranks.or(rule.ranks).or(single_node_pus) else {
             return Err(inconsistent(
@@ -523,15 +582,14 @@ impl TopologyConfig {
         if let Some(n) = &rule.nodes {
             b = b.nodes(n.clone());
         }
-        let ranks_per_node =
-            rule.ranks_per_node
-                .or(if inter.is_none() { Some(ranks) } else { None });
-        b.rule(PlacementRule {
+        let ranks_per_node = rule
+            .ranks_per_node
+            .or(if has_inter { None } else { Some(ranks) });
+        Ok(b.rule(PlacementRule {
             order,
             ranks,
             ranks_per_node,
-        })
-        .build()
+        }))
     }
 }
 
