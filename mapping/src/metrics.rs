@@ -780,15 +780,7 @@ mod tests {
             for round in 0..6 {
                 let n = m.slots();
                 let msgs = [3, n / 2, 4 * n][round % 3];
-                let edges: Vec<crate::Edge> = (0..msgs)
-                    .map(|_| crate::Edge {
-                        src: (rng.next_u64() % n as u64) as u32,
-                        dst: (rng.next_u64() % n as u64) as u32,
-                        bytes: 1 + rng.next_u64() % 1000,
-                    })
-                    .filter(|e| e.src != e.dst)
-                    .collect();
-                let p = Pattern::from_edges(n, edges, String::new()).unwrap();
+                let p = crate::pattern::random_pattern(n, msgs, 1000, &mut rng);
                 let mut slots: Vec<usize> = (0..n).collect();
                 rng.shuffle(&mut slots);
                 let node: Vec<u32> = slots.iter().map(|&s| m.node_of_slot(s) as u32).collect();

@@ -742,6 +742,26 @@ impl Pattern {
     }
 }
 
+/// `msgs` messages between random tasks of `n` (self-messages dropped), each of 1 to
+/// `max_bytes` bytes: the unit tests' random patterns.
+#[cfg(test)]
+pub(crate) fn random_pattern(
+    n: usize,
+    msgs: usize,
+    max_bytes: u64,
+    rng: &mut copr::rng::SplitMix,
+) -> Pattern {
+    let edges = (0..msgs)
+        .map(|_| Edge {
+            src: (rng.next_u64() % n as u64) as u32,
+            dst: (rng.next_u64() % n as u64) as u32,
+            bytes: 1 + rng.next_u64() % max_bytes,
+        })
+        .filter(|e| e.src != e.dst)
+        .collect();
+    Pattern::from_edges(n, edges, String::new()).expect("a valid random pattern")
+}
+
 /// Sorts messages, drops self-messages and empty ones, merges repeated pairs (their
 /// sum saturating at `u64::MAX` if `saturate`, else an overflow is an error).
 fn merge(mut edges: Vec<Edge>, saturate: bool) -> Result<Vec<Edge>> {
