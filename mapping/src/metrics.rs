@@ -326,6 +326,24 @@ fn route_all_from(
     r
 }
 
+/// Calls `f(a, b, bytes, messages)` once for each ordered pair of nodes with
+/// messages of `p` from `a` to `b` (task `t` on node `node[t]`; `a = b` for the
+/// messages inside a node), with their bytes and number summed.
+///
+/// # Complexity
+/// `O(n + m + N)` for `n` tasks, `m` messages and `N` nodes.
+///
+/// # Panics
+/// If `node` has fewer entries than `p` has tasks or names a node `≥ nodes`.
+pub(crate) fn for_each_node_pair(
+    p: &Pattern,
+    nodes: usize,
+    node: &[u32],
+    f: impl FnMut(usize, usize, u128, u64),
+) {
+    NodePairs::new(p, nodes, node).for_each(0..nodes, f);
+}
+
 /// A pattern's messages grouped by the nodes of their ends (task `t` on node
 /// `node[t]`): the sending nodes' tasks, and each task's messages (the pattern's are
 /// sorted by sender).

@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use super::machine::{LinkLoadModel, MapMachine, NetKind, DISTANCE_TABLE_NODES};
+use super::metrics::for_each_node_pair;
 use super::pattern::Pattern;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
@@ -492,6 +493,8 @@ pub(crate) struct Tracked<'a> {
     inc_off: Vec<usize>,
     inc: Vec<(u32, u32, u64)>,
     slot: Vec<usize>,
+    /// Each task's node (`slot / rpn`, kept with `slot`).
+    node: Vec<u32>,
     at: Vec<usize>,
     load: Vec<f64>,
     inv: Vec<f64>,
@@ -530,14 +533,19 @@ impl<'a> Tracked<'a> {
             }
         }
         let slot: Vec<usize> = map.forward().to_vec();
-        // loads on the machine's link groups (links, or ECMP bundles: `link_model`)
+        let node: Vec<u32> = slot.iter().map(|&s| (s / rpn) as u32).collect();
+        // loads on the machine's link groups (links, or ECMP bundles: `link_model`),
+        // each pair of nodes routed once with its messages' bytes (whole bytes: the
+        // same sums as one by one)
         let mut load = vec![0f64; m.link_groups()];
         let mut hb: u128 = 0;
-        for e in p.edges() {
-            let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
-            hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
-            m.for_group_route(a, b, |l| load[l] += e.bytes as f64);
-        }
+        for_each_node_pair(p, m.nodes(), &node, |a, b, bytes, _| {
+            if a != b {
+                hb += bytes * u128::from(m.hops(a, b));
+                let bytes = u64::try_from(bytes).map_or(bytes as f64, |w| w as f64);
+                m.for_group_route(a, b, |l| load[l] += bytes);
+            }
+        });
         Tracked {
             p,
             m,
@@ -545,6 +553,7 @@ impl<'a> Tracked<'a> {
             inc_off,
             inc,
             slot,
+            node,
             at: map.inverse().to_vec(),
             load,
             inv: m.link_group_inv_bandwidths(),
@@ -602,17 +611,24 @@ impl<'a> Tracked<'a> {
         let (m, rpn) = (self.m, self.rpn);
         let mut dh: i128 = 0;
         for &(a, b, w) in &msgs {
-            let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
+            let (na, nb) = (
+                self.node[a as usize] as usize,
+                self.node[b as usize] as usize,
+            );
             dh -= i128::from(w) * i128::from(m.hops(na, nb));
             let load = &mut self.load;
             m.for_group_route(na, nb, |l| load[l] -= w as f64);
         }
         for &t in &moving {
             self.slot[t] = map.apply(t);
+            self.node[t] = (self.slot[t] / rpn) as u32;
             self.at[self.slot[t]] = t;
         }
         for &(a, b, w) in &msgs {
-            let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
+            let (na, nb) = (
+                self.node[a as usize] as usize,
+                self.node[b as usize] as usize,
+            );
             dh += i128::from(w) * i128::from(m.hops(na, nb));
             let load = &mut self.load;
             m.for_group_route(na, nb, |l| load[l] += w as f64);
@@ -634,6 +650,7 @@ impl<'a> Tracked<'a> {
         let inv = std::mem::take(&mut self.inv);
         let mut load = std::mem::take(&mut self.load);
         let mut slot = std::mem::take(&mut self.slot);
+        let mut node = std::mem::take(&mut self.node);
         let mut at = std::mem::take(&mut self.at);
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut hb = self.hb;
@@ -703,13 +720,12 @@ impl<'a> Tracked<'a> {
             let x = if r % 2 == 0 && !inc_u.is_empty() {
                 let e = inc_u[(r / 2 % inc_u.len() as u64) as usize];
                 let v = if e.0 as usize == u { e.1 } else { e.0 } as usize;
-                let node = slot[v] / rpn;
-                let s = node * rpn + (rng.next_u64() % rpn as u64) as usize;
+                let s = node[v] as usize * rpn + (rng.next_u64() % rpn as u64) as usize;
                 at[s]
             } else {
                 (r / 2 % n as u64) as usize
             };
-            if slot[u] / rpn == slot[x] / rpn {
+            if node[u] == node[x] {
                 continue;
             }
             moved.clear();
@@ -722,13 +738,13 @@ impl<'a> Tracked<'a> {
             // `touched` gets each changed link with its load before the change; the
             // messages between the same two nodes are routed once with their bytes
             // summed (whole bytes: the same loads as one by one)
-            let mut apply = |slot: &[usize],
+            let mut apply = |node: &[u32],
                              load: &mut [f64],
                              touched: &mut Vec<(usize, f64)>,
                              sign: f64|
              -> i128 {
                 let mut dh: i128 = 0;
-                pairs.for_each(&moved, [u, x], (slot, rpn), |na, nb, w| {
+                pairs.for_each(&moved, [u, x], node, |na, nb, w| {
                     dh += sign as i128 * w as i128 * i128::from(m.hops(na, nb));
                     // (the same value as `w as f64`, without the 128-bit conversion)
                     let bytes = u64::try_from(w).map_or(w as f64, |w| w as f64);
@@ -740,9 +756,10 @@ impl<'a> Tracked<'a> {
                 dh
             };
             touched.clear();
-            let d1 = apply(&slot, &mut load, &mut touched, -1.0);
+            let d1 = apply(&node, &mut load, &mut touched, -1.0);
             swap_tasks(&mut slot, &mut at, u, x);
-            let d2 = apply(&slot, &mut load, &mut touched, 1.0);
+            node.swap(u, x);
+            let d2 = apply(&node, &mut load, &mut touched, 1.0);
             let new_hb = (hb as i128 + d1 + d2) as u128;
             let new_top = rescore(&load, &touched, top);
             let new_pen = penalty(new_hb, new_top.0);
@@ -760,11 +777,13 @@ impl<'a> Tracked<'a> {
                     load[l] = before;
                 }
                 swap_tasks(&mut slot, &mut at, u, x);
+                node.swap(u, x);
             }
         }
         self.inv = inv;
         self.load = load;
         self.slot = slot;
+        self.node = node;
         self.at = at;
         self.scratch = scratch;
         self.hb = hb;
@@ -805,20 +824,20 @@ impl PairSums {
     }
 
     /// Calls `f(node, node, bytes)` for the ordered pairs of different nodes that
-    /// `msgs` (each with an end at `movers[0]` or `movers[1]`) join, task `t` in slot
-    /// `slot[t]`, with the bytes of their messages summed: once per key, so a pair
+    /// `msgs` (each with an end at `movers[0]` or `movers[1]`) join, task `t` on node
+    /// `node[t]`, with the bytes of their messages summed: once per key, so a pair
     /// comes at most twice (from one mover's node to the other's, as sent by the first
     /// mover and as received by the second).
     fn for_each(
         &mut self,
         msgs: &[(u32, u32, u64)],
         movers: [usize; 2],
-        (slot, rpn): (&[usize], usize),
+        node: &[u32],
         mut f: impl FnMut(usize, usize, u128),
     ) {
         for &(a, b, w) in msgs {
             let (a, b) = (a as usize, b as usize);
-            let (na, nb) = (slot[a] / rpn, slot[b] / rpn);
+            let (na, nb) = (node[a] as usize, node[b] as usize);
             if na == nb || w == 0 {
                 continue;
             }
@@ -842,7 +861,7 @@ impl PairSums {
         }
         for &key in &self.used {
             let (kind, other) = (key / self.nodes, key % self.nodes);
-            let here = slot[movers[kind / 2]] / rpn;
+            let here = node[movers[kind / 2]] as usize;
             let (na, nb) = if kind % 2 == 0 {
                 (here, other)
             } else {
@@ -1288,6 +1307,7 @@ mod tests {
         // them, some within a node): the sums per ordered pair of different nodes
         let mut rng = SplitMix(3);
         let slot: Vec<usize> = shuffled(40, &mut rng).forward().to_vec();
+        let node: Vec<u32> = slot.iter().map(|&s| (s / 4) as u32).collect();
         let movers = [3usize, 17];
         let mut msgs = vec![(3u32, 17u32, 5u64)];
         for k in 0..200u64 {
@@ -1311,7 +1331,7 @@ mod tests {
         for _ in 0..2 {
             // twice: the table is left clear
             let mut got = std::collections::BTreeMap::new();
-            sums.for_each(&msgs, movers, (&slot, 4), |a, b, w| {
+            sums.for_each(&msgs, movers, &node, |a, b, w| {
                 *got.entry((a, b)).or_insert(0u128) += w;
             });
             assert_eq!(got, want);
