@@ -738,13 +738,15 @@ impl<'a> Tracked<'a> {
             // `touched` gets each changed link with its load before the change; the
             // messages between the same two nodes are routed once with their bytes
             // summed (whole bytes: the same loads as one by one)
-            let mut apply = |node: &[u32],
-                             load: &mut [f64],
-                             touched: &mut Vec<(usize, f64)>,
-                             sign: f64|
+            // (summed once: a key does not depend on the movers' nodes)
+            pairs.add(&moved, [u, x], &node);
+            let apply = |node: &[u32],
+                         load: &mut [f64],
+                         touched: &mut Vec<(usize, f64)>,
+                         sign: f64|
              -> i128 {
                 let mut dh: i128 = 0;
-                pairs.for_each(&moved, [u, x], node, |na, nb, w| {
+                pairs.emit([u, x], node, |na, nb, w| {
                     dh += sign as i128 * w as i128 * i128::from(m.hops(na, nb));
                     // (the same value as `w as f64`, without the 128-bit conversion)
                     let bytes = u64::try_from(w).map_or(w as f64, |w| w as f64);
@@ -760,6 +762,7 @@ impl<'a> Tracked<'a> {
             swap_tasks(&mut slot, &mut at, u, x);
             node.swap(u, x);
             let d2 = apply(&node, &mut load, &mut touched, 1.0);
+            pairs.clear();
             let new_hb = (hb as i128 + d1 + d2) as u128;
             let new_top = rescore(&load, &touched, top);
             let new_pen = penalty(new_hb, new_top.0);
@@ -804,14 +807,17 @@ fn scan(load: &[f64], inv: &[f64]) -> (f64, usize) {
 
 /// The bytes of messages that move with two tasks, summed per ordered pair of nodes.
 ///
-/// Every message has an end at one of the two tasks (`movers`), whose nodes are fixed
-/// while the messages are summed, so a pair of nodes is known by the mover, the
-/// direction and the other end's node: the sums live in a table of that key, cleared
-/// after each use.
+/// Every message has an end at one of the two tasks (`movers`), so a pair of nodes is
+/// known by the mover, the direction and the other end's node: the sums live in a
+/// table of that key, cleared after each use. The key does not depend on where the
+/// movers are, so one summing serves before and after they swap (the messages between
+/// the two movers are kept apart).
 struct PairSums {
     nodes: usize,
     sum: Vec<u128>,
     used: Vec<usize>,
+    /// The messages summed on their own (between the two movers, or of neither).
+    alone: Vec<(u32, u32, u64)>,
 }
 
 impl PairSums {
@@ -820,6 +826,7 @@ impl PairSums {
             nodes,
             sum: vec![0; 4 * nodes],
             used: Vec::new(),
+            alone: Vec::new(),
         }
     }
 
@@ -828,29 +835,37 @@ impl PairSums {
     /// `node[t]`, with the bytes of their messages summed: once per key, so a pair
     /// comes at most twice (from one mover's node to the other's, as sent by the first
     /// mover and as received by the second).
+    #[cfg(test)]
     fn for_each(
         &mut self,
         msgs: &[(u32, u32, u64)],
         movers: [usize; 2],
         node: &[u32],
-        mut f: impl FnMut(usize, usize, u128),
+        f: impl FnMut(usize, usize, u128),
     ) {
+        self.add(msgs, movers, node);
+        self.emit(movers, node, f);
+        self.clear();
+    }
+
+    /// Sums the bytes of `msgs` by key (the other end's node does not depend on where
+    /// the movers are), for [`PairSums::emit`] with the movers on any nodes; the
+    /// messages between the two movers (and of neither) are kept on their own.
+    fn add(&mut self, msgs: &[(u32, u32, u64)], movers: [usize; 2], node: &[u32]) {
         for &(a, b, w) in msgs {
-            let (a, b) = (a as usize, b as usize);
-            let (na, nb) = (node[a] as usize, node[b] as usize);
-            if na == nb || w == 0 {
+            if w == 0 {
                 continue;
             }
+            let (ia, ib) = (a as usize, b as usize);
             // (mover, direction, other end's node)
             let key = match (
-                movers.iter().position(|&t| t == a),
-                movers.iter().position(|&t| t == b),
+                movers.iter().position(|&t| t == ia),
+                movers.iter().position(|&t| t == ib),
             ) {
-                (Some(i), _) => (2 * i) * self.nodes + nb,
-                (None, Some(i)) => (2 * i + 1) * self.nodes + na,
-                // (not a message of the movers: on its own)
-                (None, None) => {
-                    f(na, nb, u128::from(w));
+                (Some(i), None) => (2 * i) * self.nodes + node[ib] as usize,
+                (None, Some(i)) => (2 * i + 1) * self.nodes + node[ia] as usize,
+                _ => {
+                    self.alone.push((a, b, w));
                     continue;
                 }
             };
@@ -859,6 +874,11 @@ impl PairSums {
             }
             self.sum[key] += u128::from(w);
         }
+    }
+
+    /// Calls `f` as [`PairSums::for_each`] for the messages added, task `t` on node
+    /// `node[t]` now.
+    fn emit(&self, movers: [usize; 2], node: &[u32], mut f: impl FnMut(usize, usize, u128)) {
         for &key in &self.used {
             let (kind, other) = (key / self.nodes, key % self.nodes);
             let here = node[movers[kind / 2]] as usize;
@@ -867,9 +887,25 @@ impl PairSums {
             } else {
                 (other, here)
             };
-            f(na, nb, std::mem::take(&mut self.sum[key]));
+            if na != nb {
+                f(na, nb, self.sum[key]);
+            }
+        }
+        for &(a, b, w) in &self.alone {
+            let (na, nb) = (node[a as usize] as usize, node[b as usize] as usize);
+            if na != nb {
+                f(na, nb, u128::from(w));
+            }
+        }
+    }
+
+    /// Forgets the messages added.
+    fn clear(&mut self) {
+        for &key in &self.used {
+            self.sum[key] = 0;
         }
         self.used.clear();
+        self.alone.clear();
     }
 }
 
@@ -1336,6 +1372,26 @@ mod tests {
             });
             assert_eq!(got, want);
         }
+        // summed once, then emitted with the movers on their nodes and swapped
+        let mut swapped = node.clone();
+        swapped.swap(3, 17);
+        sums.add(&msgs, movers, &node);
+        for nodes in [&node, &swapped] {
+            let mut want = std::collections::BTreeMap::new();
+            for &(a, b, w) in &msgs {
+                let (na, nb) = (nodes[a as usize] as usize, nodes[b as usize] as usize);
+                if na != nb {
+                    *want.entry((na, nb)).or_insert(0u128) += u128::from(w);
+                }
+            }
+            let mut got = std::collections::BTreeMap::new();
+            sums.emit(movers, nodes, |a, b, w| {
+                *got.entry((a, b)).or_insert(0u128) += w;
+            });
+            assert_eq!(got, want);
+        }
+        sums.clear();
+        assert!(sums.sum.iter().all(|&x| x == 0) && sums.used.is_empty());
     }
 
     #[test]
