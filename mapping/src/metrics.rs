@@ -73,7 +73,9 @@ pub struct Metrics {
 /// Computes every metric of `mapping` (task `t` runs on slot `mapping.apply(t)`).
 ///
 /// # Complexity
-/// `O(m·h + L)` for `m` messages of at most `h` hops on `L` links.
+/// `O(n + m + N + P·h + L)` for `n` tasks, `m` messages, `N` nodes, `P ≤ m` ordered
+/// pairs of nodes that messages join (each routed once, with their bytes summed), of
+/// at most `h` hops, on `L` links.
 ///
 /// # Panics
 /// If the mapping's length differs from the pattern's task count or a slot is beyond
