@@ -39,7 +39,7 @@ use super::machine::MapMachine;
 use super::metrics::evaluate_known;
 use super::pattern::Pattern;
 use super::strategy;
-use super::swaps::{refine, refine_around, NodeSums, Tracked};
+use super::swaps::{refine, refine_around, Tracked};
 use copr::lap::Perm;
 use copr::rng::SplitMix;
 
@@ -167,9 +167,6 @@ pub(crate) fn improve_judged(
     // above LOCAL_ABOVE tasks, with a second thread: the next round runs alongside
     // (from the same best, on its own copy of the loads), used when this one is not kept
     let ahead = n > LOCAL_ABOVE && rayon::current_num_threads() > 1;
-    // above LOCAL_ABOVE tasks, the best mapping's bytes per node, which a round's
-    // refinement reuses for the tasks its kicks and swaps did not move near
-    let mut sums = (n > LOCAL_ABOVE).then(|| NodeSums::new(m, (off, adj), &state.best.map));
     let mut spare: Option<Tracked<'_>> = None;
     let mut rounds = 0;
     // at the hop-bytes bound only the busiest link could improve, which the passes
@@ -185,20 +182,17 @@ pub(crate) fn improve_judged(
         let (first, second) = if ahead && max_rounds.is_none_or(|r| rounds + 1 < r) {
             let sp = spare.get_or_insert_with(|| tracked.clone());
             let (a, b) = rayon::join(
-                || ctx.round(from, rounds, &mut tracked, sums.as_ref()),
-                || ctx.round(from, rounds + 1, sp, sums.as_ref()),
+                || ctx.round(from, rounds, &mut tracked),
+                || ctx.round(from, rounds + 1, sp),
             );
             (a, Some(b))
         } else {
-            (ctx.round(from, rounds, &mut tracked, sums.as_ref()), None)
+            (ctx.round(from, rounds, &mut tracked), None)
         };
         // a round that reached the deadline is dropped
         let Some(map) = first else { break };
         rounds += 1;
         let kept = state.judge(map, &mut tracked, rounds, n);
-        if let Some(sums) = sums.as_mut().filter(|_| kept) {
-            sums.update(m, (off, adj), &state.best.map);
-        }
         let (Some(second), Some(sp)) = (second, spare.as_mut()) else {
             continue;
         };
@@ -214,9 +208,6 @@ pub(crate) fn improve_judged(
         rounds += 1;
         if state.judge(map, sp, rounds, n) {
             tracked.move_to(&state.best.map);
-            if let Some(sums) = sums.as_mut() {
-                sums.update(m, (off, adj), &state.best.map);
-            }
         }
     }
     let State {
@@ -240,15 +231,14 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Round `r` (module docs) from `best` with hop-bytes and busiest link `targets`,
-    /// `tracked` holding `best`'s loads (and `sums`, when given, its bytes per node):
-    /// the round's mapping, with `tracked` moved to it, or `None` when the deadline
-    /// passed during the round. A function of `(seed, r, best)` alone.
+    /// `tracked` holding `best`'s loads: the round's mapping, with `tracked` moved to
+    /// it, or `None` when the deadline passed during the round. A function of
+    /// `(seed, r, best)` alone.
     fn round(
         &self,
         (best, targets): (&Perm, (u128, f64)),
         r: usize,
         tracked: &mut Tracked<'_>,
-        sums: Option<&NodeSums>,
     ) -> Option<Perm> {
         let (p, m, deadline) = (self.p, self.m, self.deadline);
         let (off, adj) = self.csr;
@@ -296,7 +286,7 @@ impl Ctx<'_> {
                 seeds.extend(adj[off[t]..off[t + 1]].iter().map(|e| e.0 as usize));
             }
             let scale = targets.0 as f64;
-            refine_around(m, (off, adj), &mut map, &seeds, (LOCAL_LIMIT, scale), sums);
+            refine_around(m, (off, adj), &mut map, &seeds, (LOCAL_LIMIT, scale));
         } else {
             refine(p, m, &mut map, &mut rng, deadline, 20);
         }

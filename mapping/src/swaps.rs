@@ -58,29 +58,22 @@ pub fn refine(
 /// `seeds`, each swapped as in [`refine`]; a swap adds both tasks and their
 /// neighbours to the list; at most `limit` tasks are looked at. `(off, adj)` is the
 /// pattern's [`Pattern::undirected`] graph, `scale` the size of the weighted
-/// hop-bytes (for the tolerance of a gain). With `sums` of a nearby mapping, the
-/// tasks whose neighbourhood did not move take their bytes per node from there (the
-/// same numbers). Returns whether anything changed.
+/// hop-bytes (for the tolerance of a gain). Returns whether anything changed.
 ///
 /// # Complexity
-/// `O(n)` to start (plus `O(deg)` per task that moved from `sums`' mapping), then
-/// `O(limit·deg·(deg + c)·n)` at most, as [`refine`] per task.
+/// `O(n)` to start, then `O(limit·deg·(deg + c)·n)` at most, as [`refine`] per task.
 pub(crate) fn refine_around(
     m: &MapMachine,
     (off, adj): (&[usize], &[(u32, u64)]),
     map: &mut Perm,
     seeds: &[usize],
     (limit, scale): (usize, f64),
-    sums: Option<&NodeSums>,
 ) -> bool {
     let n = off.len() - 1;
     if m.nodes() < 2 || n < 2 {
         return false;
     }
-    let mut sw = match sums {
-        Some(sums) => Swaps::from_sums(m, (off, adj), map, sums),
-        None => Swaps::lazy(m, (off, adj), map),
-    };
+    let mut sw = Swaps::lazy(m, (off, adj), map);
     let mut queued = vec![false; n];
     let mut list: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
     for &u in seeds {
@@ -134,13 +127,8 @@ struct Swaps<'a> {
     /// Each task's cost on its own node, recomputed when it or a neighbour moves.
     here: Vec<f64>,
     /// Each task's bytes per node of its neighbours, `(node, bytes)` in the order the
-    /// nodes first appear in its adjacency list; refreshed with `here` (the tasks
-    /// marked in `from_sums` read theirs from `sums`).
+    /// nodes first appear in its adjacency list; refreshed with `here`.
     per_node: Vec<Vec<(u32, f64)>>,
-    /// The bytes per node of a nearby mapping, and which tasks still read theirs
-    /// there (empty without `sums`).
-    sums: Option<&'a NodeSums>,
-    from_sums: Vec<bool>,
     /// Index in the list being built of each node (`u32::MAX` between calls).
     node_pos: Vec<u32>,
     stale: Vec<bool>,
@@ -186,8 +174,6 @@ impl<'a> Swaps<'a> {
                 .collect(),
             here: vec![0.0; n],
             per_node: vec![Vec::new(); n],
-            sums: None,
-            from_sums: Vec::new(),
             node_pos: vec![u32::MAX; m.nodes()],
             stale: vec![true; n],
             wu: vec![0.0; n],
@@ -199,51 +185,13 @@ impl<'a> Swaps<'a> {
         }
     }
 
-    /// As [`Swaps::lazy`], with the bytes per node and costs of `sums` (of a nearby
-    /// mapping) for every task whose node and whose neighbours' nodes are those of
-    /// `sums`' mapping.
-    ///
-    /// # Complexity
-    /// `O(n)`, plus `O(deg)` for each task on another node than in `sums`.
-    fn from_sums(
-        m: &'a MapMachine,
-        (off, adj): (&'a [usize], &'a [(u32, u64)]),
-        map: &Perm,
-        sums: &'a NodeSums,
-    ) -> Self {
-        let mut sw = Self::lazy(m, (off, adj), map);
-        let n = sw.here.len();
-        let mut from = vec![true; n];
-        for t in (0..n).filter(|&t| sw.node[t] != sums.node[t]) {
-            from[t] = false;
-            for &(v, _) in &adj[off[t]..off[t + 1]] {
-                from[v as usize] = false;
-            }
-        }
-        for t in (0..n).filter(|&t| from[t]) {
-            sw.stale[t] = false;
-            sw.here[t] = sums.here[t];
-        }
-        sw.sums = Some(sums);
-        sw.from_sums = from;
-        sw
-    }
-
-    /// Task `u`'s bytes per node of its neighbours (see `per_node`).
-    fn per_node_of(&self, u: usize) -> &[(u32, f64)] {
-        match self.sums {
-            Some(sums) if self.from_sums[u] => &sums.per_node[u],
-            _ => &self.per_node[u],
-        }
-    }
-
     /// Task `u`'s bytes times distance if it were on node `a` (its bytes per node
     /// must be fresh).
     ///
     /// # Complexity
     /// `O(c)` for the `c` nodes `u`'s neighbours are on.
     fn cost_at(&self, u: usize, a: usize) -> f64 {
-        self.per_node_of(u)
+        self.per_node[u]
             .iter()
             .map(|&(b, w)| w * self.dist.get(a, b as usize))
             .sum()
@@ -269,9 +217,6 @@ impl<'a> Swaps<'a> {
                 self.node_pos[b as usize] = u32::MAX;
             }
             self.per_node[t] = list;
-            if let Some(f) = self.from_sums.get_mut(t) {
-                *f = false;
-            }
             self.here[t] = self.cost_at(t, self.node[t] as usize);
         }
     }
@@ -286,11 +231,7 @@ impl<'a> Swaps<'a> {
         let mut targets = std::mem::take(&mut self.targets);
         targets.clear();
         // the nodes of u's neighbours, in the order they first appear
-        let own = match self.sums {
-            Some(sums) if self.from_sums[u] => &sums.per_node[u],
-            _ => &self.per_node[u],
-        };
-        for &(b, _) in own {
+        for &(b, _) in &self.per_node[u] {
             let b = b as usize;
             if b != a && !std::mem::replace(&mut self.listed[b], true) {
                 targets.push(b);
@@ -383,53 +324,6 @@ impl<'a> Swaps<'a> {
             *map = Perm::from_forward(self.slot).expect("swaps keep a bijection");
         }
         self.changed
-    }
-}
-
-/// Every task's bytes per node of its neighbours and its cost on its own node, as
-/// swap refinement computes them, for one mapping: what [`refine_around`] from a
-/// nearby mapping reuses for the tasks whose neighbourhood did not move (the anytime
-/// rounds, each a few moves from the best mapping).
-pub(crate) struct NodeSums {
-    node: Vec<u32>,
-    per_node: Vec<Vec<(u32, f64)>>,
-    here: Vec<f64>,
-}
-
-impl NodeSums {
-    /// The sums of `map`.
-    ///
-    /// # Complexity
-    /// `O(n + m)` for `n` tasks and `m` messages, plus `O(c)` per task on `c` nodes.
-    pub(crate) fn new(m: &MapMachine, graph: (&[usize], &[(u32, u64)]), map: &Perm) -> Self {
-        let sw = Swaps::new(m, graph, map);
-        NodeSums {
-            node: sw.node,
-            per_node: sw.per_node,
-            here: sw.here,
-        }
-    }
-
-    /// The sums moved to `map`: recomputed for the tasks on other nodes than before
-    /// and their neighbours.
-    ///
-    /// # Complexity
-    /// `O(n)`, plus `O(deg + c)` per task recomputed.
-    pub(crate) fn update(&mut self, m: &MapMachine, graph: (&[usize], &[(u32, u64)]), map: &Perm) {
-        let mut sw = Swaps::from_sums(m, graph, map, self);
-        let redo: Vec<usize> = (0..sw.here.len()).filter(|&t| !sw.from_sums[t]).collect();
-        let mut out = Vec::with_capacity(redo.len());
-        for t in redo {
-            sw.fresh(t);
-            out.push((t, std::mem::take(&mut sw.per_node[t]), sw.here[t]));
-        }
-        let node = std::mem::take(&mut sw.node);
-        drop(sw);
-        self.node = node;
-        for (t, list, here) in out {
-            self.per_node[t] = list;
-            self.here[t] = here;
-        }
     }
 }
 
@@ -1469,74 +1363,5 @@ mod tests {
         assert_eq!(met_moved, met_fresh);
         assert_eq!(moved.perm(), map);
         assert_ne!(map, goal, "the balancing moved tasks");
-    }
-
-    #[test]
-    fn node_sums_of_a_nearby_mapping_are_those_computed_afresh() {
-        // 512 tasks with random partners on 4x4x2 x 16; mappings a few swaps apart:
-        // the sums reused from the previous mapping (and the sums moved along) equal
-        // those computed afresh, and the refinement around the moved tasks gives the
-        // same mapping with and without them
-        let m = MapMachine::torus(
-            copr_topology::Torus::full(copr_topology::TorusParams::new(vec![4, 4, 2])).unwrap(),
-            16,
-        )
-        .unwrap();
-        let n = m.slots();
-        let mut rng = SplitMix(29);
-        let p = crate::pattern::random_pattern(n, 6 * n, 100, &mut rng);
-        let g = p.undirected_ref();
-        let mut fwd: Vec<usize> = (0..n).collect();
-        rng.shuffle(&mut fwd);
-        let mut sums = NodeSums::new(&m, g, &Perm::from_forward(fwd.clone()).unwrap());
-        let mut refined = 0;
-        for round in 0..8 {
-            let mut moved = Vec::new();
-            for _ in 0..[1, 3, 12, 40][round % 4] {
-                let (a, b) = (
-                    (rng.next_u64() % n as u64) as usize,
-                    (rng.next_u64() % n as u64) as usize,
-                );
-                fwd.swap(a, b);
-                moved.extend([a, b]);
-            }
-            let near = Perm::from_forward(fwd.clone()).unwrap();
-            let afresh = Swaps::new(&m, g, &near);
-            let mut reused = Swaps::from_sums(&m, g, &near, &sums);
-            let kept = reused.from_sums.iter().filter(|&&f| f).count();
-            assert!(kept > 0 && kept < n, "round {round}: {kept} tasks reused");
-            for t in 0..n {
-                reused.fresh(t);
-                assert_eq!(
-                    reused.per_node_of(t),
-                    &afresh.per_node[t][..],
-                    "round {round}, task {t}"
-                );
-                assert_eq!(
-                    reused.here[t].to_bits(),
-                    afresh.here[t].to_bits(),
-                    "round {round}, task {t}"
-                );
-            }
-            let (mut with, mut without) = (near.clone(), near.clone());
-            let scale = afresh.total;
-            let a = refine_around(&m, g, &mut with, &moved, (n, scale), Some(&sums));
-            let b = refine_around(&m, g, &mut without, &moved, (n, scale), None);
-            assert_eq!((a, with.forward()), (b, without.forward()), "round {round}");
-            refined += usize::from(a);
-            sums.update(&m, g, &near);
-            let now = NodeSums::new(&m, g, &near);
-            assert_eq!(sums.node, now.node, "round {round}");
-            assert_eq!(sums.per_node, now.per_node, "round {round}");
-            assert!(sums
-                .here
-                .iter()
-                .zip(&now.here)
-                .all(|(x, y)| x.to_bits() == y.to_bits()));
-        }
-        assert!(
-            refined >= 4,
-            "the refinement moved tasks in {refined} of 8 rounds"
-        );
     }
 }
