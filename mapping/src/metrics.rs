@@ -73,7 +73,9 @@ pub struct Metrics {
 /// Computes every metric of `mapping` (task `t` runs on slot `mapping.apply(t)`).
 ///
 /// # Complexity
-/// `O(m·h + L)` for `m` messages of at most `h` hops on `L` links.
+/// `O(n + m + N + P·h + L)` for `n` tasks, `m` messages, `N` nodes, `P ≤ m` ordered
+/// pairs of nodes that messages join (each routed once, with their bytes summed), of
+/// at most `h` hops, on `L` links.
 ///
 /// # Panics
 /// If the mapping's length differs from the pattern's task count or a slot is beyond
@@ -220,13 +222,15 @@ fn evaluate_nodes_with(p: &Pattern, m: &MapMachine, node: &[u32], bound: Option<
 
 /// The busiest link under ECMP when task `t` runs on node `node[t]`: its bytes
 /// (rounded up) and its time, from the loads of the link groups
-/// ([`MapMachine::for_group_route`]).
+/// ([`MapMachine::for_group_route`]; each pair of nodes routed once with its bytes).
 fn ecmp_maxima(p: &Pattern, m: &MapMachine, node: &[u32]) -> (u128, f64) {
     let mut load = vec![0u128; m.link_groups()];
-    for e in p.edges() {
-        let (a, b) = (node[e.src as usize] as usize, node[e.dst as usize] as usize);
-        m.for_group_route(a, b, |g| load[g] += u128::from(e.bytes));
-    }
+    let pairs = NodePairs::new(p, m.nodes(), node);
+    pairs.for_each(0..m.nodes(), |a, b, bytes, _| {
+        if a != b {
+            m.for_group_route(a, b, |g| load[g] += bytes);
+        }
+    });
     let inv = m.link_group_inv_bandwidths();
     let (mut bytes, mut time) = (0u128, 0f64);
     for (g, &x) in load.iter().enumerate() {
@@ -276,23 +280,37 @@ struct Routed {
     msgs: u64,
 }
 
-/// Messages from which [`route_all`] routes chunks of them on both cores (each into
-/// its own loads, summed after: whole numbers, so the same sums in any order).
+/// Messages from which [`route_all`] routes the pairs of nodes on both cores (each
+/// part of the sending nodes into its own loads, summed after: whole numbers, so the
+/// same sums in any order).
 const CONCURRENT_ROUTING_EDGES: usize = 1 << 16;
 
 /// Routes every message of `p` (task `t` on node `node[t]`), adding its bytes to the
-/// links it crosses.
+/// links it crosses: the messages between the same two nodes are summed first and
+/// routed once (the same loads, hop-bytes and dilations as routing each message).
 fn route_all(p: &Pattern, m: &MapMachine, node: &[u32], load: &mut [u128]) -> Routed {
+    route_all_from(p, m, node, load, CONCURRENT_ROUTING_EDGES)
+}
+
+/// [`route_all`], on both cores from `concurrent` messages.
+fn route_all_from(
+    p: &Pattern,
+    m: &MapMachine,
+    node: &[u32],
+    load: &mut [u128],
+    concurrent: usize,
+) -> Routed {
     use rayon::prelude::*;
-    let edges = p.edges();
-    if edges.len() < CONCURRENT_ROUTING_EDGES {
-        return route_edges(edges, m, node, load);
+    let pairs = NodePairs::new(p, m.nodes(), node);
+    if p.edges().len() < concurrent {
+        return pairs.route(0..m.nodes(), m, load);
     }
-    let parts: Vec<(Routed, Vec<u128>)> = edges
-        .par_chunks((edges.len() / 8).max(CONCURRENT_ROUTING_EDGES / 2))
-        .map(|chunk| {
+    let parts: Vec<(Routed, Vec<u128>)> = pairs
+        .parts(8)
+        .into_par_iter()
+        .map(|from| {
             let mut own = vec![0u128; load.len()];
-            (route_edges(chunk, m, node, &mut own), own)
+            (pairs.route(from, m, &mut own), own)
         })
         .collect();
     let mut r = Routed::default();
@@ -310,25 +328,145 @@ fn route_all(p: &Pattern, m: &MapMachine, node: &[u32], load: &mut [u128]) -> Ro
     r
 }
 
-/// [`route_all`] of some of the messages.
-fn route_edges(edges: &[Edge], m: &MapMachine, node: &[u32], load: &mut [u128]) -> Routed {
-    let mut r = Routed::default();
-    for e in edges {
-        let (a, b) = (node[e.src as usize] as usize, node[e.dst as usize] as usize);
-        let bytes = u128::from(e.bytes);
-        r.total += bytes;
-        r.msgs += 1;
-        if a == b {
-            r.intra += bytes;
-            continue;
+/// Calls `f(a, b, bytes, messages)` once for each ordered pair of nodes with
+/// messages of `p` from `a` to `b` (task `t` on node `node[t]`; `a = b` for the
+/// messages inside a node), with their bytes and number summed.
+///
+/// # Complexity
+/// `O(n + m + N)` for `n` tasks, `m` messages and `N` nodes.
+///
+/// # Panics
+/// If `node` has fewer entries than `p` has tasks or names a node `≥ nodes`.
+pub(crate) fn for_each_node_pair(
+    p: &Pattern,
+    nodes: usize,
+    node: &[u32],
+    f: impl FnMut(usize, usize, u128, u64),
+) {
+    NodePairs::new(p, nodes, node).for_each(0..nodes, f);
+}
+
+/// A pattern's messages grouped by the nodes of their ends (task `t` on node
+/// `node[t]`): the sending nodes' tasks, and each task's messages (the pattern's are
+/// sorted by sender).
+struct NodePairs<'a> {
+    edges: &'a [Edge],
+    node: &'a [u32],
+    nodes: usize,
+    /// Task `t`'s messages are `edges[msg_off[t]..msg_off[t + 1]]`.
+    msg_off: Vec<usize>,
+    /// The tasks on node `a` are `tasks[task_off[a]..task_off[a + 1]]`.
+    task_off: Vec<usize>,
+    tasks: Vec<u32>,
+}
+
+impl<'a> NodePairs<'a> {
+    /// # Complexity
+    /// `O(n + m + N)` for `n` tasks, `m` messages and `N` nodes.
+    ///
+    /// # Panics
+    /// If `node` has fewer entries than `p` has tasks or names a node `≥ nodes`.
+    fn new(p: &'a Pattern, nodes: usize, node: &'a [u32]) -> Self {
+        let n = p.tasks();
+        let edges = p.edges();
+        let mut msg_off = vec![0usize; n + 1];
+        for e in edges {
+            msg_off[e.src as usize + 1] += 1;
         }
-        let h = m.hops(a, b);
-        r.hop_bytes += bytes * u128::from(h);
-        r.hop_sum += u64::from(h);
-        r.dmax = r.dmax.max(h);
-        m.for_route(a, b, |l| load[l] += bytes);
+        let mut task_off = vec![0usize; nodes + 1];
+        for &a in &node[..n] {
+            task_off[a as usize + 1] += 1;
+        }
+        for t in 0..n {
+            msg_off[t + 1] += msg_off[t];
+        }
+        for a in 0..nodes {
+            task_off[a + 1] += task_off[a];
+        }
+        let mut fill = task_off.clone();
+        let mut tasks = vec![0u32; n];
+        for (t, &a) in node[..n].iter().enumerate() {
+            tasks[fill[a as usize]] = t as u32;
+            fill[a as usize] += 1;
+        }
+        NodePairs {
+            edges,
+            node,
+            nodes,
+            msg_off,
+            task_off,
+            tasks,
+        }
     }
-    r
+
+    /// Calls `f(a, b, bytes, messages)` once for each pair of nodes `a ≠ b` with
+    /// messages from `a` to `b`, and once with `a = b` for each node `a` in `from`
+    /// with messages inside it (their bytes and number), for every sending node `a` in
+    /// `from`.
+    ///
+    /// # Complexity
+    /// `O(m' + N)` for the `m'` messages sent from `from`.
+    fn for_each(&self, from: std::ops::Range<usize>, mut f: impl FnMut(usize, usize, u128, u64)) {
+        let mut acc = vec![(0u128, 0u64); self.nodes];
+        let mut touched: Vec<usize> = Vec::new();
+        for a in from {
+            for &t in &self.tasks[self.task_off[a]..self.task_off[a + 1]] {
+                let t = t as usize;
+                for e in &self.edges[self.msg_off[t]..self.msg_off[t + 1]] {
+                    let b = self.node[e.dst as usize] as usize;
+                    let x = &mut acc[b];
+                    if x.1 == 0 {
+                        touched.push(b);
+                    }
+                    x.0 += u128::from(e.bytes);
+                    x.1 += 1;
+                }
+            }
+            for b in touched.drain(..) {
+                let (bytes, msgs) = std::mem::take(&mut acc[b]);
+                f(a, b, bytes, msgs);
+            }
+        }
+    }
+
+    /// Routes the messages sent from the nodes in `from` (see [`route_all`]).
+    fn route(&self, from: std::ops::Range<usize>, m: &MapMachine, load: &mut [u128]) -> Routed {
+        let mut r = Routed::default();
+        self.for_each(from, |a, b, bytes, msgs| {
+            r.total += bytes;
+            r.msgs += msgs;
+            if a == b {
+                r.intra += bytes;
+                return;
+            }
+            let h = m.hops(a, b);
+            r.hop_bytes += bytes * u128::from(h);
+            r.hop_sum += msgs * u64::from(h);
+            r.dmax = r.dmax.max(h);
+            m.for_route(a, b, |l| load[l] += bytes);
+        });
+        r
+    }
+
+    /// The sending nodes cut into at most `k` ranges of about equal messages.
+    fn parts(&self, k: usize) -> Vec<std::ops::Range<usize>> {
+        let per = self.edges.len().div_ceil(k.max(1)).max(1);
+        let mut out = Vec::new();
+        let (mut start, mut sum) = (0, 0);
+        for a in 0..self.nodes {
+            for &t in &self.tasks[self.task_off[a]..self.task_off[a + 1]] {
+                sum += self.msg_off[t as usize + 1] - self.msg_off[t as usize];
+            }
+            if sum >= per {
+                out.push(start..a + 1);
+                (start, sum) = (a + 1, 0);
+            }
+        }
+        if start < self.nodes {
+            out.push(start..self.nodes);
+        }
+        out
+    }
 }
 
 /// A lower bound on the hop-bytes of any mapping of `p` onto `m`: the bytes that must
@@ -610,5 +748,93 @@ mod tests {
         // one slot per node: both messages cross, 2·(2^64 − 1) bytes
         let one = MapMachine::flat(4, 1).unwrap();
         assert_eq!(hop_bytes_bound(&p, &one), 2 * u128::from(u64::MAX));
+    }
+
+    /// Each message routed on its own: the reference [`route_all`] and [`ecmp_maxima`]
+    /// must equal (loads on links, loads on link groups, and what routing gives).
+    fn routed_per_message(
+        p: &Pattern,
+        m: &MapMachine,
+        node: &[u32],
+    ) -> (Vec<u128>, Vec<u128>, [u128; 6]) {
+        let mut load = vec![0u128; m.num_links()];
+        let mut group = vec![0u128; m.link_groups()];
+        let (mut hb, mut intra, mut total, mut hop_sum, mut dmax, mut msgs) = (0, 0, 0, 0, 0, 0);
+        for e in p.edges() {
+            let (a, b) = (node[e.src as usize] as usize, node[e.dst as usize] as usize);
+            let bytes = u128::from(e.bytes);
+            total += bytes;
+            msgs += 1;
+            if a == b {
+                intra += bytes;
+                continue;
+            }
+            let h = u128::from(m.hops(a, b));
+            hb += bytes * h;
+            hop_sum += h;
+            dmax = dmax.max(h);
+            m.for_route(a, b, |l| load[l] += bytes);
+            m.for_group_route(a, b, |g| group[g] += bytes);
+        }
+        (load, group, [hb, intra, total, hop_sum, dmax, msgs])
+    }
+
+    #[test]
+    fn node_pairs_route_as_every_message_alone() {
+        // random patterns (several messages between the same two nodes, messages
+        // inside nodes) on a torus with a route table, one without (600 nodes), and an
+        // ECMP fat tree; serial and on both cores
+        let machines = [
+            torus(vec![4, 3, 2], 4),
+            torus(vec![10, 6, 10], 2),
+            MapMachine::network(
+                crate::bundles::test_fat_tree(4),
+                None,
+                Default::default(),
+                2,
+            )
+            .unwrap(),
+        ];
+        let mut rng = crate::SplitMix(11);
+        for (i, m) in machines.iter().enumerate() {
+            for round in 0..6 {
+                let n = m.slots();
+                let msgs = [3, n / 2, 4 * n][round % 3];
+                let p = crate::pattern::random_pattern(n, msgs, 1000, &mut rng);
+                let mut slots: Vec<usize> = (0..n).collect();
+                rng.shuffle(&mut slots);
+                let node: Vec<u32> = slots.iter().map(|&s| m.node_of_slot(s) as u32).collect();
+                let (want, groups, [hb, intra, total, hop_sum, dmax, count]) =
+                    routed_per_message(&p, m, &node);
+                for concurrent in [usize::MAX, 0] {
+                    let mut load = vec![0u128; m.num_links()];
+                    let r = route_all_from(&p, m, &node, &mut load, concurrent);
+                    let what = format!("machine {i}, round {round}, concurrent {concurrent}");
+                    assert_eq!(load, want, "{what}");
+                    assert_eq!(
+                        [r.hop_bytes, r.intra, r.total, u128::from(r.hop_sum)],
+                        [hb, intra, total, hop_sum],
+                        "{what}"
+                    );
+                    assert_eq!(
+                        (u128::from(r.dmax), u128::from(r.msgs)),
+                        (dmax, count),
+                        "{what}"
+                    );
+                }
+                let inv = m.link_group_inv_bandwidths();
+                let mut bytes = 0u128;
+                let mut time = 0f64;
+                for (g, &x) in groups.iter().enumerate().filter(|(_, &x)| x > 0) {
+                    bytes = bytes.max(x.div_ceil(m.link_group_size(g) as u128));
+                    time = time.max(x as f64 * inv[g]);
+                }
+                assert_eq!(
+                    ecmp_maxima(&p, m, &node),
+                    (bytes, time),
+                    "machine {i}, round {round}"
+                );
+            }
+        }
     }
 }

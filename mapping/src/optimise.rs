@@ -956,7 +956,7 @@ fn choose(starts: &[Scored], pool: Vec<Scored>) -> (Scored, bool) {
 fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
     use std::collections::{BinaryHeap, VecDeque};
     let n = p.tasks();
-    let (off, adj) = p.undirected();
+    let (off, adj) = p.undirected_ref();
     // a breadth-first order from a far task (covering every component)
     let bfs = |start: usize, seen: &mut Vec<bool>, order: &mut Vec<usize>| {
         let mut q = VecDeque::from([start]);

@@ -715,31 +715,82 @@ impl Pattern {
         (off, adj)
     }
 
+    /// The messages are sorted by `(src, dst)` without repeats: each task's messages
+    /// out (by receiver) and in (by sender, bucketed in that order) are two sorted
+    /// lists, merged per task. `O(n + m)`.
     fn build_undirected(&self) -> (Vec<usize>, Vec<(u32, u64)>) {
-        let mut pairs: Vec<(u32, u32, u64)> = Vec::with_capacity(2 * self.edges.len());
+        let n = self.tasks;
+        let mut out_off = vec![0usize; n + 1];
+        let mut in_off = vec![0usize; n + 1];
         for e in &self.edges {
-            pairs.push((e.src, e.dst, e.bytes));
-            pairs.push((e.dst, e.src, e.bytes));
+            out_off[e.src as usize + 1] += 1;
+            in_off[e.dst as usize + 1] += 1;
         }
-        pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
-        let mut off = vec![0usize; self.tasks + 1];
-        let mut adj: Vec<(u32, u64)> = Vec::with_capacity(pairs.len());
-        let mut last: Option<(u32, u32)> = None;
-        for (a, b, w) in pairs {
-            if last == Some((a, b)) {
-                let l = adj.last_mut().expect("pushed before");
-                l.1 = l.1.saturating_add(w);
-            } else {
-                adj.push((b, w));
-                off[a as usize + 1] += 1;
-                last = Some((a, b));
+        for t in 0..n {
+            out_off[t + 1] += out_off[t];
+            in_off[t + 1] += in_off[t];
+        }
+        let mut fill = in_off.clone();
+        let mut ins: Vec<(u32, u64)> = vec![(0, 0); self.edges.len()];
+        for e in &self.edges {
+            ins[fill[e.dst as usize]] = (e.src, e.bytes);
+            fill[e.dst as usize] += 1;
+        }
+        let mut off = vec![0usize; n + 1];
+        let mut adj: Vec<(u32, u64)> = Vec::with_capacity(2 * self.edges.len());
+        for t in 0..n {
+            let out = self.edges[out_off[t]..out_off[t + 1]]
+                .iter()
+                .map(|e| (e.dst, e.bytes));
+            let mut out = out.peekable();
+            let mut into = ins[in_off[t]..in_off[t + 1]].iter().copied().peekable();
+            loop {
+                let x = match (out.peek().copied(), into.peek().copied()) {
+                    (Some((a, w)), Some((b, v))) if a == b => {
+                        out.next();
+                        into.next();
+                        (a, w.saturating_add(v))
+                    }
+                    (Some(x), Some((b, _))) if x.0 < b => {
+                        out.next();
+                        x
+                    }
+                    (_, Some(y)) => {
+                        into.next();
+                        y
+                    }
+                    (Some(x), None) => {
+                        out.next();
+                        x
+                    }
+                    (None, None) => break,
+                };
+                adj.push(x);
             }
-        }
-        for i in 0..self.tasks {
-            off[i + 1] += off[i];
+            off[t + 1] = adj.len();
         }
         (off, adj)
     }
+}
+
+/// `msgs` messages between random tasks of `n` (self-messages dropped), each of 1 to
+/// `max_bytes` bytes: the unit tests' random patterns.
+#[cfg(test)]
+pub(crate) fn random_pattern(
+    n: usize,
+    msgs: usize,
+    max_bytes: u64,
+    rng: &mut copr::rng::SplitMix,
+) -> Pattern {
+    let edges = (0..msgs)
+        .map(|_| Edge {
+            src: (rng.next_u64() % n as u64) as u32,
+            dst: (rng.next_u64() % n as u64) as u32,
+            bytes: 1 + rng.next_u64() % max_bytes,
+        })
+        .filter(|e| e.src != e.dst)
+        .collect();
+    Pattern::from_edges(n, edges, String::new()).expect("a valid random pattern")
 }
 
 /// Sorts messages, drops self-messages and empty ones, merges repeated pairs (their
@@ -1053,5 +1104,49 @@ mod tests {
         }
         let doc: GraphDoc = serde_json::from_str(r#"{"tasks": 3, "edges": [[2, 0, 7]]}"#).unwrap();
         assert_eq!((doc.tasks, doc.edges[0].0, doc.edges[0].2), (Some(3), 2, 7));
+    }
+
+    #[test]
+    fn undirected_adjacency_is_the_sorted_sum_of_both_directions() {
+        // random patterns (pairs one way and both ways, a pair both ways of u64::MAX
+        // bytes that saturates): each task's neighbours in order, bytes summed both ways
+        let mut rng = copr::rng::SplitMix(41);
+        for (n, msgs) in [(2, 1), (30, 40), (200, 3000)] {
+            let mut p = random_pattern(n, msgs, 500, &mut rng);
+            if n == 30 {
+                let mut edges = p.edges().to_vec();
+                edges.retain(|e| (e.src, e.dst) != (3, 4) && (e.src, e.dst) != (4, 3));
+                for (src, dst) in [(3, 4), (4, 3)] {
+                    edges.push(Edge {
+                        src,
+                        dst,
+                        bytes: u64::MAX,
+                    });
+                }
+                p = Pattern::from_edges(n, edges, String::new()).unwrap();
+            }
+            let mut pairs: Vec<(u32, u32, u64)> = Vec::new();
+            for e in p.edges() {
+                pairs.push((e.src, e.dst, e.bytes));
+                pairs.push((e.dst, e.src, e.bytes));
+            }
+            pairs.sort_unstable();
+            let mut want: Vec<Vec<(u32, u64)>> = vec![Vec::new(); n];
+            for (a, b, w) in pairs {
+                match want[a as usize].last_mut() {
+                    Some(l) if l.0 == b => l.1 = l.1.saturating_add(w),
+                    _ => want[a as usize].push((b, w)),
+                }
+            }
+            let (off, adj) = p.undirected_ref();
+            for t in 0..n {
+                assert_eq!(
+                    &adj[off[t]..off[t + 1]],
+                    &want[t][..],
+                    "{n} tasks, task {t}"
+                );
+            }
+            assert_eq!(off[n], adj.len());
+        }
     }
 }

@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use super::machine::{LinkLoadModel, MapMachine, NetKind, DISTANCE_TABLE_NODES};
+use super::metrics::for_each_node_pair;
 use super::pattern::Pattern;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
@@ -30,8 +31,8 @@ pub fn refine(
     if m.nodes() < 2 || n < 2 {
         return false;
     }
-    let (off, adj) = p.undirected();
-    let mut sw = Swaps::new(m, (&off, &adj), map);
+    let (off, adj) = p.undirected_ref();
+    let mut sw = Swaps::new(m, (off, adj), map);
     let mut order: Vec<usize> = (0..n).collect();
     let mut current = sw.total;
     for _pass in 0..max_passes {
@@ -386,6 +387,8 @@ pub(crate) struct Tracked<'a> {
     inc_off: Vec<usize>,
     inc: Vec<(u32, u32, u64)>,
     slot: Vec<usize>,
+    /// Each task's node (`slot / rpn`, kept with `slot`).
+    node: Vec<u32>,
     at: Vec<usize>,
     load: Vec<f64>,
     inv: Vec<f64>,
@@ -424,14 +427,19 @@ impl<'a> Tracked<'a> {
             }
         }
         let slot: Vec<usize> = map.forward().to_vec();
-        // loads on the machine's link groups (links, or ECMP bundles: `link_model`)
+        let node: Vec<u32> = slot.iter().map(|&s| (s / rpn) as u32).collect();
+        // loads on the machine's link groups (links, or ECMP bundles: `link_model`),
+        // each pair of nodes routed once with its messages' bytes (whole bytes: the
+        // same sums as one by one)
         let mut load = vec![0f64; m.link_groups()];
         let mut hb: u128 = 0;
-        for e in p.edges() {
-            let (a, b) = (slot[e.src as usize] / rpn, slot[e.dst as usize] / rpn);
-            hb += u128::from(e.bytes) * u128::from(m.hops(a, b));
-            m.for_group_route(a, b, |l| load[l] += e.bytes as f64);
-        }
+        for_each_node_pair(p, m.nodes(), &node, |a, b, bytes, _| {
+            if a != b {
+                hb += bytes * u128::from(m.hops(a, b));
+                let bytes = u64::try_from(bytes).map_or(bytes as f64, |w| w as f64);
+                m.for_group_route(a, b, |l| load[l] += bytes);
+            }
+        });
         Tracked {
             p,
             m,
@@ -439,6 +447,7 @@ impl<'a> Tracked<'a> {
             inc_off,
             inc,
             slot,
+            node,
             at: map.inverse().to_vec(),
             load,
             inv: m.link_group_inv_bandwidths(),
@@ -496,17 +505,24 @@ impl<'a> Tracked<'a> {
         let (m, rpn) = (self.m, self.rpn);
         let mut dh: i128 = 0;
         for &(a, b, w) in &msgs {
-            let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
+            let (na, nb) = (
+                self.node[a as usize] as usize,
+                self.node[b as usize] as usize,
+            );
             dh -= i128::from(w) * i128::from(m.hops(na, nb));
             let load = &mut self.load;
             m.for_group_route(na, nb, |l| load[l] -= w as f64);
         }
         for &t in &moving {
             self.slot[t] = map.apply(t);
+            self.node[t] = (self.slot[t] / rpn) as u32;
             self.at[self.slot[t]] = t;
         }
         for &(a, b, w) in &msgs {
-            let (na, nb) = (self.slot[a as usize] / rpn, self.slot[b as usize] / rpn);
+            let (na, nb) = (
+                self.node[a as usize] as usize,
+                self.node[b as usize] as usize,
+            );
             dh += i128::from(w) * i128::from(m.hops(na, nb));
             let load = &mut self.load;
             m.for_group_route(na, nb, |l| load[l] += w as f64);
@@ -528,6 +544,7 @@ impl<'a> Tracked<'a> {
         let inv = std::mem::take(&mut self.inv);
         let mut load = std::mem::take(&mut self.load);
         let mut slot = std::mem::take(&mut self.slot);
+        let mut node = std::mem::take(&mut self.node);
         let mut at = std::mem::take(&mut self.at);
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut hb = self.hb;
@@ -597,13 +614,12 @@ impl<'a> Tracked<'a> {
             let x = if r % 2 == 0 && !inc_u.is_empty() {
                 let e = inc_u[(r / 2 % inc_u.len() as u64) as usize];
                 let v = if e.0 as usize == u { e.1 } else { e.0 } as usize;
-                let node = slot[v] / rpn;
-                let s = node * rpn + (rng.next_u64() % rpn as u64) as usize;
+                let s = node[v] as usize * rpn + (rng.next_u64() % rpn as u64) as usize;
                 at[s]
             } else {
                 (r / 2 % n as u64) as usize
             };
-            if slot[u] / rpn == slot[x] / rpn {
+            if node[u] == node[x] {
                 continue;
             }
             moved.clear();
@@ -616,13 +632,15 @@ impl<'a> Tracked<'a> {
             // `touched` gets each changed link with its load before the change; the
             // messages between the same two nodes are routed once with their bytes
             // summed (whole bytes: the same loads as one by one)
-            let mut apply = |slot: &[usize],
-                             load: &mut [f64],
-                             touched: &mut Vec<(usize, f64)>,
-                             sign: f64|
+            // (summed once: a key does not depend on the movers' nodes)
+            pairs.add(&moved, [u, x], &node);
+            let apply = |node: &[u32],
+                         load: &mut [f64],
+                         touched: &mut Vec<(usize, f64)>,
+                         sign: f64|
              -> i128 {
                 let mut dh: i128 = 0;
-                pairs.for_each(&moved, [u, x], (slot, rpn), |na, nb, w| {
+                pairs.emit([u, x], node, |na, nb, w| {
                     dh += sign as i128 * w as i128 * i128::from(m.hops(na, nb));
                     // (the same value as `w as f64`, without the 128-bit conversion)
                     let bytes = u64::try_from(w).map_or(w as f64, |w| w as f64);
@@ -634,9 +652,11 @@ impl<'a> Tracked<'a> {
                 dh
             };
             touched.clear();
-            let d1 = apply(&slot, &mut load, &mut touched, -1.0);
+            let d1 = apply(&node, &mut load, &mut touched, -1.0);
             swap_tasks(&mut slot, &mut at, u, x);
-            let d2 = apply(&slot, &mut load, &mut touched, 1.0);
+            node.swap(u, x);
+            let d2 = apply(&node, &mut load, &mut touched, 1.0);
+            pairs.clear();
             let new_hb = (hb as i128 + d1 + d2) as u128;
             let new_top = rescore(&load, &touched, top);
             let new_pen = penalty(new_hb, new_top.0);
@@ -654,11 +674,13 @@ impl<'a> Tracked<'a> {
                     load[l] = before;
                 }
                 swap_tasks(&mut slot, &mut at, u, x);
+                node.swap(u, x);
             }
         }
         self.inv = inv;
         self.load = load;
         self.slot = slot;
+        self.node = node;
         self.at = at;
         self.scratch = scratch;
         self.hb = hb;
@@ -679,14 +701,17 @@ fn scan(load: &[f64], inv: &[f64]) -> (f64, usize) {
 
 /// The bytes of messages that move with two tasks, summed per ordered pair of nodes.
 ///
-/// Every message has an end at one of the two tasks (`movers`), whose nodes are fixed
-/// while the messages are summed, so a pair of nodes is known by the mover, the
-/// direction and the other end's node: the sums live in a table of that key, cleared
-/// after each use.
+/// Every message has an end at one of the two tasks (`movers`), so a pair of nodes is
+/// known by the mover, the direction and the other end's node: the sums live in a
+/// table of that key, cleared after each use. The key does not depend on where the
+/// movers are, so one summing serves before and after they swap (the messages between
+/// the two movers are kept apart).
 struct PairSums {
     nodes: usize,
     sum: Vec<u128>,
     used: Vec<usize>,
+    /// The messages summed on their own (between the two movers, or of neither).
+    alone: Vec<(u32, u32, u64)>,
 }
 
 impl PairSums {
@@ -695,37 +720,46 @@ impl PairSums {
             nodes,
             sum: vec![0; 4 * nodes],
             used: Vec::new(),
+            alone: Vec::new(),
         }
     }
 
     /// Calls `f(node, node, bytes)` for the ordered pairs of different nodes that
-    /// `msgs` (each with an end at `movers[0]` or `movers[1]`) join, task `t` in slot
-    /// `slot[t]`, with the bytes of their messages summed: once per key, so a pair
+    /// `msgs` (each with an end at `movers[0]` or `movers[1]`) join, task `t` on node
+    /// `node[t]`, with the bytes of their messages summed: once per key, so a pair
     /// comes at most twice (from one mover's node to the other's, as sent by the first
     /// mover and as received by the second).
+    #[cfg(test)]
     fn for_each(
         &mut self,
         msgs: &[(u32, u32, u64)],
         movers: [usize; 2],
-        (slot, rpn): (&[usize], usize),
-        mut f: impl FnMut(usize, usize, u128),
+        node: &[u32],
+        f: impl FnMut(usize, usize, u128),
     ) {
+        self.add(msgs, movers, node);
+        self.emit(movers, node, f);
+        self.clear();
+    }
+
+    /// Sums the bytes of `msgs` by key (the other end's node does not depend on where
+    /// the movers are), for [`PairSums::emit`] with the movers on any nodes; the
+    /// messages between the two movers (and of neither) are kept on their own.
+    fn add(&mut self, msgs: &[(u32, u32, u64)], movers: [usize; 2], node: &[u32]) {
         for &(a, b, w) in msgs {
-            let (a, b) = (a as usize, b as usize);
-            let (na, nb) = (slot[a] / rpn, slot[b] / rpn);
-            if na == nb || w == 0 {
+            if w == 0 {
                 continue;
             }
+            let (ia, ib) = (a as usize, b as usize);
             // (mover, direction, other end's node)
             let key = match (
-                movers.iter().position(|&t| t == a),
-                movers.iter().position(|&t| t == b),
+                movers.iter().position(|&t| t == ia),
+                movers.iter().position(|&t| t == ib),
             ) {
-                (Some(i), _) => (2 * i) * self.nodes + nb,
-                (None, Some(i)) => (2 * i + 1) * self.nodes + na,
-                // (not a message of the movers: on its own)
-                (None, None) => {
-                    f(na, nb, u128::from(w));
+                (Some(i), None) => (2 * i) * self.nodes + node[ib] as usize,
+                (None, Some(i)) => (2 * i + 1) * self.nodes + node[ia] as usize,
+                _ => {
+                    self.alone.push((a, b, w));
                     continue;
                 }
             };
@@ -734,17 +768,38 @@ impl PairSums {
             }
             self.sum[key] += u128::from(w);
         }
+    }
+
+    /// Calls `f` as [`PairSums::for_each`] for the messages added, task `t` on node
+    /// `node[t]` now.
+    fn emit(&self, movers: [usize; 2], node: &[u32], mut f: impl FnMut(usize, usize, u128)) {
         for &key in &self.used {
             let (kind, other) = (key / self.nodes, key % self.nodes);
-            let here = slot[movers[kind / 2]] / rpn;
+            let here = node[movers[kind / 2]] as usize;
             let (na, nb) = if kind % 2 == 0 {
                 (here, other)
             } else {
                 (other, here)
             };
-            f(na, nb, std::mem::take(&mut self.sum[key]));
+            if na != nb {
+                f(na, nb, self.sum[key]);
+            }
+        }
+        for &(a, b, w) in &self.alone {
+            let (na, nb) = (node[a as usize] as usize, node[b as usize] as usize);
+            if na != nb {
+                f(na, nb, u128::from(w));
+            }
+        }
+    }
+
+    /// Forgets the messages added.
+    fn clear(&mut self) {
+        for &key in &self.used {
+            self.sum[key] = 0;
         }
         self.used.clear();
+        self.alone.clear();
     }
 }
 
@@ -1182,6 +1237,7 @@ mod tests {
         // them, some within a node): the sums per ordered pair of different nodes
         let mut rng = SplitMix(3);
         let slot: Vec<usize> = shuffled(40, &mut rng).forward().to_vec();
+        let node: Vec<u32> = slot.iter().map(|&s| (s / 4) as u32).collect();
         let movers = [3usize, 17];
         let mut msgs = vec![(3u32, 17u32, 5u64)];
         for k in 0..200u64 {
@@ -1205,11 +1261,31 @@ mod tests {
         for _ in 0..2 {
             // twice: the table is left clear
             let mut got = std::collections::BTreeMap::new();
-            sums.for_each(&msgs, movers, (&slot, 4), |a, b, w| {
+            sums.for_each(&msgs, movers, &node, |a, b, w| {
                 *got.entry((a, b)).or_insert(0u128) += w;
             });
             assert_eq!(got, want);
         }
+        // summed once, then emitted with the movers on their nodes and swapped
+        let mut swapped = node.clone();
+        swapped.swap(3, 17);
+        sums.add(&msgs, movers, &node);
+        for nodes in [&node, &swapped] {
+            let mut want = std::collections::BTreeMap::new();
+            for &(a, b, w) in &msgs {
+                let (na, nb) = (nodes[a as usize] as usize, nodes[b as usize] as usize);
+                if na != nb {
+                    *want.entry((na, nb)).or_insert(0u128) += u128::from(w);
+                }
+            }
+            let mut got = std::collections::BTreeMap::new();
+            sums.emit(movers, nodes, |a, b, w| {
+                *got.entry((a, b)).or_insert(0u128) += w;
+            });
+            assert_eq!(got, want);
+        }
+        sums.clear();
+        assert!(sums.sum.iter().all(|&x| x == 0) && sums.used.is_empty());
     }
 
     #[test]
