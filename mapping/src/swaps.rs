@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::machine::{LinkLoadModel, MapMachine, NetKind, DISTANCE_TABLE_NODES};
+use super::machine::{LinkLoadModel, MapMachine, Neighbours, NetKind, DISTANCE_TABLE_NODES};
 use super::pattern::Pattern;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
@@ -890,8 +890,8 @@ fn swap_tasks(slot: &mut [usize], at: &mut [usize], u: usize, x: usize) {
 struct Dist<'a> {
     m: &'a MapMachine,
     w: Vec<f64>,
-    /// Node at each torus coordinate index, for whole tori.
-    node_at: Vec<usize>,
+    /// The nodes one hop away, on a whole torus only.
+    near: Option<Neighbours<'a>>,
     /// The machine's table of distances, when it keeps one.
     table: Option<&'a [f64]>,
 }
@@ -899,20 +899,14 @@ struct Dist<'a> {
 impl<'a> Dist<'a> {
     fn new(m: &'a MapMachine) -> Self {
         let w = m.hop_weights();
-        let node_at = match m.kind() {
-            NetKind::Torus(t) if t.num_nodes() == t.num_coords() => {
-                let mut v = vec![usize::MAX; t.num_coords()];
-                for k in 0..t.num_nodes() {
-                    v[t.coord_index(t.coords(k))] = k;
-                }
-                v
-            }
-            _ => Vec::new(),
+        let near = match m.kind() {
+            NetKind::Torus(t) if t.num_nodes() == t.num_coords() => Some(m.neighbours()),
+            _ => None,
         };
         Self {
             m,
             w,
-            node_at,
+            near,
             table: m.distance_table(),
         }
     }
@@ -925,26 +919,11 @@ impl<'a> Dist<'a> {
         }
     }
 
-    /// Calls `f` for the nodes one torus hop from node `a` (none for other networks).
-    fn neighbours(&self, a: usize, mut f: impl FnMut(usize)) {
-        let NetKind::Torus(t) = self.m.kind() else {
-            return;
-        };
-        if self.node_at.is_empty() {
-            return;
-        }
-        let mut x = t.coords(a).to_vec();
-        let dims = t.dims();
-        for d in 0..x.len() {
-            let c = x[d];
-            for step in [1, dims[d] - 1] {
-                x[d] = (c + step) % dims[d];
-                let k = self.node_at[t.coord_index(&x)];
-                if k != usize::MAX && k != a {
-                    f(k);
-                }
-            }
-            x[d] = c;
+    /// Calls `f` for the nodes one torus hop from node `a` on a whole torus (none on
+    /// an allocated part of one or on other networks).
+    fn neighbours(&self, a: usize, f: impl FnMut(usize)) {
+        if let Some(near) = &self.near {
+            near.each(a, f);
         }
     }
 }
