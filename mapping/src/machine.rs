@@ -1078,6 +1078,25 @@ impl MapMachine {
         }
     }
 
+    /// The nodes one hop from each node, as the swaps of tasks and of node groups
+    /// look for partners ([`Neighbours`]).
+    ///
+    /// # Complexity
+    /// `O(nodes·dims + coordinates)` on a torus, nothing on other networks.
+    pub(crate) fn neighbours(&self) -> Neighbours<'_> {
+        let node_at = match &self.net {
+            Net::Torus(t) => {
+                let mut v = vec![usize::MAX; t.num_coords()];
+                for k in 0..t.num_nodes() {
+                    v[t.coord_index(t.coords(k))] = k;
+                }
+                v
+            }
+            _ => Vec::new(),
+        };
+        Neighbours { m: self, node_at }
+    }
+
     /// Calls `f(group)` for each link group on the way from node `a` to node `b` under
     /// [`MapMachine::link_model`] (the links of [`MapMachine::for_route`] on the single
     /// path); each carries the whole message.
@@ -1114,6 +1133,53 @@ impl MapMachine {
                 }
             }
             Net::Flat { .. } => f(a),
+        }
+    }
+}
+
+/// The nodes one hop from each node ([`MapMachine::neighbours`]): on a torus the
+/// allocated nodes at coordinates ±1 in one dimension (each once: a dimension of size 2
+/// gives one, the node itself is left out), in the order x+, x−, y+, y−, …; on other
+/// networks the nodes at [`MapMachine::hops`] 1, in their order.
+pub(crate) struct Neighbours<'a> {
+    m: &'a MapMachine,
+    /// A torus' node at each coordinate index (the last one there), `usize::MAX` where
+    /// none is allocated; empty on other networks.
+    node_at: Vec<usize>,
+}
+
+impl Neighbours<'_> {
+    /// Calls `f` for each node one hop from node `a` (struct docs).
+    ///
+    /// # Complexity
+    /// `O(dims)` on a torus, `O(nodes)` on other networks.
+    #[inline]
+    pub(crate) fn each(&self, a: usize, mut f: impl FnMut(usize)) {
+        let Net::Torus(t) = &self.m.net else {
+            (0..self.m.nodes())
+                .filter(|&b| self.m.hops(a, b) == 1)
+                .for_each(f);
+            return;
+        };
+        let c = t.coords(a);
+        let base = t.coord_index(c);
+        let mut stride = 1usize;
+        for (&x, &d) in c.iter().zip(t.dims()) {
+            let (x, d) = (x as usize, d as usize);
+            let here = base - x * stride;
+            // +1, then −1 unless it is the same coordinate
+            let up = here + (x + 1) % d * stride;
+            let down = here + (x + d - 1) % d * stride;
+            for (i, k) in [up, down].into_iter().enumerate() {
+                if i == 1 && down == up {
+                    break;
+                }
+                let b = self.node_at[k];
+                if b != usize::MAX && b != a {
+                    f(b);
+                }
+            }
+            stride *= d;
         }
     }
 }
@@ -1184,6 +1250,41 @@ fn tasks_per_node(counts: &[usize]) -> String {
 mod tests {
     use super::*;
     use copr_topology::TorusParams;
+
+    fn neighbours_of(m: &MapMachine, a: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        m.neighbours().each(a, |b| out.push(b));
+        out
+    }
+
+    #[test]
+    fn neighbours_one_hop_away() {
+        // 3 x 2 x 1 torus, x fastest: node (x, y) = x + 3y; from (0, 0): x+ (1, 0),
+        // x- (2, 0), y (0, 1) once (a ring of 2), nothing along the ring of 1
+        let m =
+            MapMachine::torus(Torus::full(TorusParams::new(vec![3, 2, 1])).unwrap(), 4).unwrap();
+        assert_eq!(neighbours_of(&m, 0), vec![1, 2, 3]);
+        assert_eq!(neighbours_of(&m, 4), vec![5, 3, 1]);
+        // every node: exactly the nodes at one hop, each once
+        let t = Torus::full(TorusParams::new(vec![4, 2, 3])).unwrap();
+        let m = MapMachine::torus(t, 1).unwrap();
+        for a in 0..m.nodes() {
+            let mut got = neighbours_of(&m, a);
+            got.sort_unstable();
+            let want: Vec<usize> = (0..m.nodes()).filter(|&b| m.hops(a, b) == 1).collect();
+            assert_eq!(got, want, "node {a}");
+        }
+        // an allocated part of a 4-ring: nodes 0, 1, 3 of the torus are machine nodes
+        // 0, 1, 2; torus node 2 is not allocated
+        let part = copr_testkit::layouts::torus_nodes(&[4], &[0, 1, 3]);
+        let m = MapMachine::torus(part, 1).unwrap();
+        assert_eq!(neighbours_of(&m, 0), vec![1, 2]);
+        assert_eq!(neighbours_of(&m, 1), vec![0]);
+        assert_eq!(neighbours_of(&m, 2), vec![0]);
+        // no torus: the nodes at one hop (every other node when flat)
+        let m = MapMachine::flat(3, 2).unwrap();
+        assert_eq!(neighbours_of(&m, 1), vec![0, 2]);
+    }
 
     #[test]
     fn torus_route_matches_topology_route() {

@@ -25,7 +25,7 @@
 
 use std::time::Instant;
 
-use crate::machine::{MapMachine, NetKind};
+use crate::machine::MapMachine;
 use crate::pattern::Pattern;
 use crate::strategy;
 use copr::error::Result;
@@ -258,41 +258,14 @@ impl<'a> Loads<'a> {
     }
 }
 
-/// Node → the nodes one hop away.
+/// Node → the nodes one hop away ([`MapMachine::neighbours`]).
 fn neighbours(m: &MapMachine) -> Vec<Vec<u32>> {
-    let nodes = m.nodes();
-    if let NetKind::Torus(t) = m.kind() {
-        // coordinates ± 1 in each dimension
-        let mut node_of = vec![usize::MAX; t.num_coords()];
-        for k in 0..nodes {
-            node_of[t.coord_index(t.coords(k))] = k;
-        }
-        let dims = t.dims();
-        return (0..nodes)
-            .map(|a| {
-                let mut c = t.coords(a).to_vec();
-                let mut out: Vec<u32> = Vec::new();
-                for d in 0..dims.len() {
-                    let x = c[d];
-                    for y in [(x + 1) % dims[d], (x + dims[d] - 1) % dims[d]] {
-                        c[d] = y;
-                        let b = node_of[t.coord_index(&c)];
-                        if b != usize::MAX && b != a && !out.contains(&(b as u32)) {
-                            out.push(b as u32);
-                        }
-                    }
-                    c[d] = x;
-                }
-                out
-            })
-            .collect();
-    }
-    (0..nodes)
+    let near = m.neighbours();
+    (0..m.nodes())
         .map(|a| {
-            (0..nodes)
-                .filter(|&b| m.hops(a, b) == 1)
-                .map(|b| b as u32)
-                .collect()
+            let mut out = Vec::new();
+            near.each(a, |b| out.push(b as u32));
+            out
         })
         .collect()
 }
