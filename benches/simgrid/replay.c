@@ -9,8 +9,14 @@
  * (whole line or trailing), blank lines are ignored. Several edges between the
  * same pair are several messages; self-edges are messages to oneself.
  *
- * After a barrier the ITERATIONS rounds are timed with MPI_Wtime (simulated
- * time under SimGrid SMPI); rank 0 prints the maximum over ranks as
+ * The ITERATIONS rounds are timed with MPI_Wtime (simulated time under SimGrid
+ * SMPI) from a common start. Where the clock is global (MPI_WTIME_IS_GLOBAL,
+ * as under SMPI), every rank sleeps after a barrier until the same instant,
+ * 1 ms after the last rank left the barrier, and starts there: ranks leave a
+ * barrier microseconds apart, by an amount that depends on where they sit, and
+ * a round of small messages is that short too. Elsewhere each rank starts when
+ * it leaves the barrier. Rank 0 prints the maximum over ranks of the time from
+ * the start to the end of the last round as
  *
  *   replay_time_s <seconds>
  *
@@ -23,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "args.h"
 
@@ -34,6 +41,31 @@ static void fail(int rank, const char *msg, const char *arg)
 typedef struct {
     int src, dst, bytes;
 } edge_t;
+
+/* Slack between the last barrier exit and the common start, simulated seconds:
+ * room for the MPI_Allreduce that tells every rank that exit. */
+#define START_SLACK_S 1e-3
+
+/* The start of the timed rounds on this rank (see the header). */
+static double common_start(int rank)
+{
+    int *global = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double left = MPI_Wtime();
+    if (!flag || !global || !*global)
+        return left;
+    double last = left;
+    MPI_Allreduce(&left, &last, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double start = last + START_SLACK_S, wait = start - MPI_Wtime();
+    if (wait < 0.0) {
+        fprintf(stderr, "replay: rank %d reached the common start %.3e s late\n", rank, -wait);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+    nanosleep(&ts, NULL);
+    return start;
+}
 
 /* Reads the edge list on rank 0. Returns the number of edges (>= 0) and sets
  * *out, or -1 after printing an error. */
@@ -207,8 +239,7 @@ int main(int argc, char **argv)
     char *sbuf = mem + need;
     memset(sbuf, 1, (size_t)smax);
 
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
+    double t0 = common_start(rank);
     for (long it = 0; it < iters; it++) {
         long long off = 0;
         int n = 0;

@@ -211,23 +211,48 @@ fn torus_direction_bandwidths_are_simulated() {
     }
 }
 
+/// One round of the edge list `edges` (`SRC DST BYTES` lines) in `replay.c`, rank `i`
+/// on node `i`: the simulated time, seconds.
+fn replay_time(dir: &Path, tag: &str, xml: &str, m: &MapMachine, edges: &str) -> f64 {
+    let g = dir.join(format!("graph-{tag}.txt"));
+    std::fs::write(&g, edges).unwrap();
+    let all: Vec<usize> = (0..m.nodes()).collect();
+    let out = smpirun(
+        dir,
+        tag,
+        xml,
+        m,
+        &all,
+        "replay",
+        &[g.to_str().unwrap(), "1"],
+    );
+    value(&out, "replay_time_s")
+}
+
 /// Two 1 MB flows into rank 0; returns the replay time.
 fn two_flows(dir: &Path, tag: &str, xml: &str, m: &MapMachine, a: usize, b: usize) -> f64 {
-    let g = dir.join(format!("flows-{tag}.txt"));
-    std::fs::write(&g, format!("# two flows\n{a} 0 1000000\n{b} 0 1000000\n")).unwrap();
-    let all: Vec<usize> = (0..m.nodes()).collect();
-    value(
-        &smpirun(
-            dir,
-            tag,
-            xml,
-            m,
-            &all,
-            "replay",
-            &[g.to_str().unwrap(), "1"],
-        ),
-        "replay_time_s",
-    )
+    let edges = format!("# two flows\n{a} 0 1000000\n{b} 0 1000000\n");
+    replay_time(dir, tag, xml, m, &edges)
+}
+
+/// The replay times its rounds from one instant for every rank: two 8-byte messages
+/// across the torus' diameter take their route's latency plus bytes over bandwidth,
+/// however far apart the ranks left the barrier before (at 64 ranks they leave it up
+/// to about 0.6 µs apart, more than the 0.3 µs the first check allows).
+#[test]
+fn replay_starts_every_rank_at_once() {
+    let dir = need_simgrid!();
+    let m = torus_machine(vec![4, 4, 4], vec![5e9; 3], 1e-7, 1);
+    let xml = platform_xml(&m).unwrap();
+    let cases = [("0 42 8\n42 0 8\n", 42), ("0 63 8\n", 63), ("21 0 8\n", 21)];
+    for (k, (edges, far)) in cases.into_iter().enumerate() {
+        let t = replay_time(dir, &format!("start-{k}"), &xml, &m, edges);
+        let want = f64::from(m.hops(0, far)) * 1e-7 + 8.0 / 5e9;
+        assert!(
+            (t - want).abs() < 2e-8,
+            "{edges:?}: simulated {t:e} s, route {want:e} s"
+        );
+    }
 }
 
 #[test]
@@ -708,13 +733,10 @@ fn fat_tree_platforms_simulate_their_models_times() {
     )
     .unwrap();
     let id = Perm::from_forward((0..16).collect()).unwrap();
-    let g = dir.join("flows-pod-to-pod.txt");
     let text: String = flows
         .iter()
         .map(|(a, b)| format!("{a} {b} 1000000\n"))
         .collect();
-    std::fs::write(&g, text).unwrap();
-    let all: Vec<usize> = (0..16).collect();
     let latency = 2.0 * (1e-7 + 1.5e-7 + 2e-7);
     let ecmp = ecmp_max_link_time(&p, &m, &id).unwrap() + latency;
     // the machine measures ECMP itself (a fat tree); the single path on request
@@ -736,16 +758,7 @@ fn fat_tree_platforms_simulate_their_models_times() {
             },
         )
         .unwrap();
-        let out = smpirun(
-            dir,
-            &format!("fat-tree-{form:?}"),
-            &xml,
-            &m,
-            &all,
-            "replay",
-            &[g.to_str().unwrap(), "1"],
-        );
-        let t = value(&out, "replay_time_s");
+        let t = replay_time(dir, &format!("fat-tree-{form:?}"), &xml, &m, &text);
         assert!(
             close(t, want, 0.03),
             "{form:?}: simulated {t:e} s, model {want:e} s"
