@@ -211,12 +211,13 @@ fn torus_direction_bandwidths_are_simulated() {
     }
 }
 
-/// One round of the edge list `edges` (`SRC DST BYTES` lines) in `replay.c`, rank `i`
-/// on node `i`: the simulated time, seconds.
+/// One round of the edge list `edges` (`SRC DST BYTES` lines) in `replay.c`, one rank
+/// per slot, rank `i` on node `i / ranks_per_node`: the simulated time, seconds.
 fn replay_time(dir: &Path, tag: &str, xml: &str, m: &MapMachine, edges: &str) -> f64 {
     let g = dir.join(format!("graph-{tag}.txt"));
     std::fs::write(&g, edges).unwrap();
-    let all: Vec<usize> = (0..m.nodes()).collect();
+    let rpn = m.ranks_per_node();
+    let all: Vec<usize> = (0..m.nodes() * rpn).map(|i| i / rpn).collect();
     let out = smpirun(
         dir,
         tag,
@@ -235,19 +236,29 @@ fn two_flows(dir: &Path, tag: &str, xml: &str, m: &MapMachine, a: usize, b: usiz
     replay_time(dir, tag, xml, m, &edges)
 }
 
-/// The replay times its rounds from one instant for every rank: two 8-byte messages
-/// across the torus' diameter take their route's latency plus bytes over bandwidth,
-/// however far apart the ranks left the barrier before (at 64 ranks they leave it up
-/// to about 0.6 µs apart, more than the 0.3 µs the first check allows).
+/// The replay times its rounds from one instant for every rank, and reduces the times
+/// only after every round has ended: a lone message takes its route's latency plus
+/// bytes over bandwidth. On 64 ranks, two 8-byte messages across the torus' diameter,
+/// however far apart the ranks left the barrier before (up to about 0.6 µs, more than
+/// the 0.3 µs the check allows); on 1024 ranks (16 per node) a 512-byte message, which
+/// the ranks that send nothing would otherwise slow down by 0.08–0.15 µs with the
+/// reduction of their times.
 #[test]
 fn replay_starts_every_rank_at_once() {
     let dir = need_simgrid!();
-    let m = torus_machine(vec![4, 4, 4], vec![5e9; 3], 1e-7, 1);
-    let xml = platform_xml(&m).unwrap();
-    let cases = [("0 42 8\n42 0 8\n", 42), ("0 63 8\n", 63), ("21 0 8\n", 21)];
-    for (k, (edges, far)) in cases.into_iter().enumerate() {
+    // (ranks per node, edges, the slowest message's nodes, its bytes)
+    let cases = [
+        (1, "0 42 8\n42 0 8\n", (0, 42), 8.0),
+        (1, "0 63 8\n", (0, 63), 8.0),
+        (1, "21 0 8\n", (21, 0), 8.0),
+        (16, "20 4 512\n", (1, 0), 512.0),
+        (16, "33 1 512\n", (2, 0), 512.0),
+    ];
+    for (k, (rpn, edges, (a, b), bytes)) in cases.into_iter().enumerate() {
+        let m = torus_machine(vec![4, 4, 4], vec![5e9; 3], 1e-7, rpn);
+        let xml = platform_xml(&m).unwrap();
         let t = replay_time(dir, &format!("start-{k}"), &xml, &m, edges);
-        let want = f64::from(m.hops(0, far)) * 1e-7 + 8.0 / 5e9;
+        let want = f64::from(m.hops(a, b)) * 1e-7 + bytes / 5e9;
         assert!(
             (t - want).abs() < 2e-8,
             "{edges:?}: simulated {t:e} s, route {want:e} s"
