@@ -9,8 +9,17 @@
  * (whole line or trailing), blank lines are ignored. Several edges between the
  * same pair are several messages; self-edges are messages to oneself.
  *
- * After a barrier the ITERATIONS rounds are timed with MPI_Wtime (simulated
- * time under SimGrid SMPI); rank 0 prints the maximum over ranks as
+ * The ITERATIONS rounds are timed with MPI_Wtime (simulated time under SimGrid
+ * SMPI) from a common start. Where the clock is global (MPI_WTIME_IS_GLOBAL,
+ * as under SMPI), every rank sleeps after a barrier until the same instant,
+ * 1 ms after the last rank left the barrier, and starts there: ranks leave a
+ * barrier microseconds apart, by an amount that depends on where they sit, and
+ * a round of small messages is that short too. After its last round each rank
+ * sleeps again until 100 s after the start, so that the reduction of the times
+ * sends nothing while another rank's messages are still on the way (a round
+ * that ends later than that is an error). Elsewhere each rank starts when it
+ * leaves the barrier and the times are reduced at once. Rank 0 prints the
+ * maximum over ranks of the time from the start to the end of the last round as
  *
  *   replay_time_s <seconds>
  *
@@ -23,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "args.h"
 
@@ -34,6 +44,68 @@ static void fail(int rank, const char *msg, const char *arg)
 typedef struct {
     int src, dst, bytes;
 } edge_t;
+
+/* Slack between the last barrier exit and the common start, simulated seconds:
+ * room for the MPI_Allreduce that tells every rank that exit. */
+#define START_SLACK_S 1e-3
+/* The common end: this long after the start (simulated seconds), the times are
+ * reduced. */
+#define END_HORIZON_S 100.0
+
+/* 1 when MPI_Wtime is the same clock on every rank (SMPI), else 0. */
+static int clock_is_global(void)
+{
+    int *global = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag);
+    return flag && global && *global;
+}
+
+/* Sleeps until the instant `until` of MPI_Wtime's clock; 0 if it has passed. */
+static int sleep_until(double until)
+{
+    double wait = until - MPI_Wtime();
+    if (wait < 0.0)
+        return 0;
+    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+/* The start of the timed rounds on this rank (see the header). */
+static double common_start(int rank, int global)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double left = MPI_Wtime();
+    if (!global)
+        return left;
+    double last = left;
+    MPI_Allreduce(&left, &last, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double start = last + START_SLACK_S;
+    if (!sleep_until(start)) {
+        fprintf(stderr, "replay: rank %d reached the common start late\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return start;
+}
+
+/* Prints `replay_time_s` on rank 0: the largest time from t0 to the end of a
+ * rank's last round, reduced after the common end where the clock is global. */
+static void report(double t0, int rank, int global)
+{
+    double v[2] = {MPI_Wtime() - t0, 0.0}, w[2] = {0.0, 0.0};
+    if (global && !sleep_until(t0 + END_HORIZON_S))
+        v[1] = 1.0;
+    MPI_Reduce(v, w, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (w[1] > 0.0) {
+            fprintf(stderr, "replay: a round ended more than %g s after the start\n",
+                    END_HORIZON_S);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        printf("replay_time_s %.9e\n", w[0]);
+        fflush(stdout);
+    }
+}
 
 /* Reads the edge list on rank 0. Returns the number of edges (>= 0) and sets
  * *out, or -1 after printing an error. */
@@ -207,8 +279,8 @@ int main(int argc, char **argv)
     char *sbuf = mem + need;
     memset(sbuf, 1, (size_t)smax);
 
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
+    int global = clock_is_global();
+    double t0 = common_start(rank, global);
     for (long it = 0; it < iters; it++) {
         long long off = 0;
         int n = 0;
@@ -223,7 +295,7 @@ int main(int argc, char **argv)
                 MPI_Isend(sbuf, my[3 * k + 1], MPI_BYTE, my[3 * k], 0, MPI_COMM_WORLD, &req[n++]);
         MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
     }
-    report_max_time("replay_time_s", t0, rank);
+    report(t0, rank, global);
 
 #ifdef SMPI_SHARED_MALLOC
     SMPI_SHARED_FREE(mem);

@@ -12,6 +12,8 @@
 //! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! cargo bench --bench mapping -- --seed 3         # the optimiser's seed (default 1)
+//! cargo bench --bench mapping -- --cases h --keep-replays DIR  # keep each graph replay's
+//!     # inputs in DIR/h<k>/ (graph, platform, one hostfile per mapping)
 //! cargo bench --bench mapping -- --cases i --only 'fox 32x32 on 4x4x4'  # cases by name
 //!     # (`--only A,B`: names containing A or B; `--only-name TEXT`: names containing
 //!     # TEXT whole, commas included, e.g. --only-name 'mesh 3-D subdomains, 4096')
@@ -917,9 +919,16 @@ fn simulate_algorithms(
 }
 
 /// The SimGrid replay of graph traffic (cases h at p = 1024): `benches/simgrid/replay.c`
-/// sends every message of the pattern once (one round) under copr's mapping and every
-/// Scotch mapping.
-fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Path) {
+/// sends every message of the pattern once (one round, every rank starting at the same
+/// simulated instant) under copr's mapping and every Scotch mapping. With `keep`, each
+/// case's inputs stay in `keep/h<k>/` (`case.txt`, `graph.txt`, `platform.xml`,
+/// `hosts-<mapping>`) to replay them again by hand.
+fn simulate_graphs(
+    cs: &[Case],
+    sims: &[(String, Vec<(String, Perm)>)],
+    dir: &Path,
+    keep: Option<&Path>,
+) {
     let exe = dir.join("replay");
     let ok = Command::new("smpicc")
         .arg("-O2")
@@ -933,13 +942,14 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
         return;
     }
     let mut all = true;
-    for (name, maps) in sims {
+    for (k, (name, maps)) in sims.iter().enumerate() {
         let case = cs.iter().find(|c| &c.name == name).unwrap();
         if !name.starts_with("(h)") || matches!(case.machine.kind(), NetKind::Flat) {
             continue;
         }
-        let work = dir.join("replay-work");
+        let work = keep.map_or_else(|| dir.join("replay-work"), |d| d.join(format!("h{k}")));
         std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("case.txt"), format!("{name}\n")).unwrap();
         let graph = work.join("graph.txt");
         let text: String = case
             .pattern
@@ -950,7 +960,7 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
         std::fs::write(&graph, text).unwrap();
         let plat = work.join("platform.xml");
         std::fs::write(&plat, platform(&case.machine)).unwrap();
-        println!("\n#### SimGrid replay: {name}, one round of every message\n");
+        println!("\n#### SimGrid replay: {name}, one round of every message from a common start\n");
         println!("| mapping | simulated µs | copr max link µs | copr fluid round µs (SimGrid-like sharing and latency) |");
         println!("|---|---:|---:|---:|");
         let mut times = Vec::new();
@@ -969,6 +979,10 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
                 "replay_time_s ",
                 &what,
             );
+            if keep.is_some() {
+                let to = work.join(format!("hosts-{}", s.replace(' ', "-")));
+                std::fs::rename(work.join("hosts"), to).unwrap();
+            }
             let lt = evaluate(&case.pattern, &case.machine, map).max_link_time;
             let fl = copr_mapping::round_time(
                 &case.pattern,
@@ -1000,7 +1014,9 @@ fn simulate_graphs(cs: &[Case], sims: &[(String, Vec<(String, Perm)>)], dir: &Pa
                 }
             );
         }
-        let _ = std::fs::remove_dir_all(&work);
+        if keep.is_none() {
+            let _ = std::fs::remove_dir_all(&work);
+        }
     }
     println!(
         "\ngraph replays: optimised fastest in every case: {}",
@@ -1183,7 +1199,12 @@ fn main() {
     if !quick {
         simulate(&cs, &sims, &dir);
         simulate_algorithms(&cs, &sims, &specs, &dir);
-        simulate_graphs(&cs, &sims, &dir);
+        let keep = args
+            .iter()
+            .position(|a| a == "--keep-replays")
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from);
+        simulate_graphs(&cs, &sims, &dir, keep.as_deref());
         if which.is_empty() || which.iter().any(|w| w == "g") {
             speed(3, &dir);
         }

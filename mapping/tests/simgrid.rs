@@ -211,23 +211,59 @@ fn torus_direction_bandwidths_are_simulated() {
     }
 }
 
+/// One round of the edge list `edges` (`SRC DST BYTES` lines) in `replay.c`, one rank
+/// per slot, rank `i` on node `i / ranks_per_node`: the simulated time, seconds.
+fn replay_time(dir: &Path, tag: &str, xml: &str, m: &MapMachine, edges: &str) -> f64 {
+    let g = dir.join(format!("graph-{tag}.txt"));
+    std::fs::write(&g, edges).unwrap();
+    let rpn = m.ranks_per_node();
+    let all: Vec<usize> = (0..m.nodes() * rpn).map(|i| i / rpn).collect();
+    let out = smpirun(
+        dir,
+        tag,
+        xml,
+        m,
+        &all,
+        "replay",
+        &[g.to_str().unwrap(), "1"],
+    );
+    value(&out, "replay_time_s")
+}
+
 /// Two 1 MB flows into rank 0; returns the replay time.
 fn two_flows(dir: &Path, tag: &str, xml: &str, m: &MapMachine, a: usize, b: usize) -> f64 {
-    let g = dir.join(format!("flows-{tag}.txt"));
-    std::fs::write(&g, format!("# two flows\n{a} 0 1000000\n{b} 0 1000000\n")).unwrap();
-    let all: Vec<usize> = (0..m.nodes()).collect();
-    value(
-        &smpirun(
-            dir,
-            tag,
-            xml,
-            m,
-            &all,
-            "replay",
-            &[g.to_str().unwrap(), "1"],
-        ),
-        "replay_time_s",
-    )
+    let edges = format!("# two flows\n{a} 0 1000000\n{b} 0 1000000\n");
+    replay_time(dir, tag, xml, m, &edges)
+}
+
+/// The replay times its rounds from one instant for every rank, and reduces the times
+/// only after every round has ended: a lone message takes its route's latency plus
+/// bytes over bandwidth. On 64 ranks, two 8-byte messages across the torus' diameter,
+/// however far apart the ranks left the barrier before (up to about 0.6 µs, more than
+/// the 0.3 µs the check allows); on 1024 ranks (16 per node) a 512-byte message, which
+/// the ranks that send nothing would otherwise slow down by 0.08–0.15 µs with the
+/// reduction of their times.
+#[test]
+fn replay_starts_every_rank_at_once() {
+    let dir = need_simgrid!();
+    // (ranks per node, edges, the slowest message's nodes, its bytes)
+    let cases = [
+        (1, "0 42 8\n42 0 8\n", (0, 42), 8.0),
+        (1, "0 63 8\n", (0, 63), 8.0),
+        (1, "21 0 8\n", (21, 0), 8.0),
+        (16, "20 4 512\n", (1, 0), 512.0),
+        (16, "33 1 512\n", (2, 0), 512.0),
+    ];
+    for (k, (rpn, edges, (a, b), bytes)) in cases.into_iter().enumerate() {
+        let m = torus_machine(vec![4, 4, 4], vec![5e9; 3], 1e-7, rpn);
+        let xml = platform_xml(&m).unwrap();
+        let t = replay_time(dir, &format!("start-{k}"), &xml, &m, edges);
+        let want = f64::from(m.hops(a, b)) * 1e-7 + bytes / 5e9;
+        assert!(
+            (t - want).abs() < 2e-8,
+            "{edges:?}: simulated {t:e} s, route {want:e} s"
+        );
+    }
 }
 
 #[test]
@@ -708,13 +744,10 @@ fn fat_tree_platforms_simulate_their_models_times() {
     )
     .unwrap();
     let id = Perm::from_forward((0..16).collect()).unwrap();
-    let g = dir.join("flows-pod-to-pod.txt");
     let text: String = flows
         .iter()
         .map(|(a, b)| format!("{a} {b} 1000000\n"))
         .collect();
-    std::fs::write(&g, text).unwrap();
-    let all: Vec<usize> = (0..16).collect();
     let latency = 2.0 * (1e-7 + 1.5e-7 + 2e-7);
     let ecmp = ecmp_max_link_time(&p, &m, &id).unwrap() + latency;
     // the machine measures ECMP itself (a fat tree); the single path on request
@@ -736,16 +769,7 @@ fn fat_tree_platforms_simulate_their_models_times() {
             },
         )
         .unwrap();
-        let out = smpirun(
-            dir,
-            &format!("fat-tree-{form:?}"),
-            &xml,
-            &m,
-            &all,
-            "replay",
-            &[g.to_str().unwrap(), "1"],
-        );
-        let t = value(&out, "replay_time_s");
+        let t = replay_time(dir, &format!("fat-tree-{form:?}"), &xml, &m, &text);
         assert!(
             close(t, want, 0.03),
             "{form:?}: simulated {t:e} s, model {want:e} s"
