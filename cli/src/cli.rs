@@ -523,6 +523,58 @@ fn dims_arg(flag: &str, s: &str) -> Result<Vec<usize>> {
 /// The options of `copr map` that describe a grid or a torus need `--grid` or
 /// `--torus`. clap's `requires` accepts any member of the group its target belongs to
 /// (clap issue 4707: `--flat` passes for `--torus`), so they are checked here too.
+/// Refuses an export path that names an input file or another export's file (the
+/// second write would replace the first, or the graph read): regular files and paths
+/// still to be made only, so `/dev/null` may take several.
+fn check_export_paths(a: &MapArgs) -> Result<()> {
+    let inputs = [
+        ("--graph", &a.graph),
+        ("--plan", &a.plan),
+        ("--machine", &a.machine),
+        ("--alloc", &a.alloc),
+        ("--network", &a.network),
+    ];
+    let outputs = [
+        ("--rankfile", &a.rankfile),
+        ("--mpich-rank-order", &a.mpich_rank_order),
+        ("--slurm-hostfile", &a.slurm_hostfile),
+        ("--smpi-hostfile", &a.smpi_hostfile),
+        ("--smpi-platform", &a.smpi_platform),
+        ("--mapping-json", &a.mapping_json),
+        ("--svg", &a.svg),
+    ];
+    // the file a path names: itself resolved if it exists, else its resolved directory
+    // and its name; None for a special file (a device, a pipe)
+    let key = |p: &std::path::Path| -> Option<PathBuf> {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => std::fs::canonicalize(p).ok(),
+            Ok(_) => None,
+            Err(_) => {
+                let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+                let dir = std::fs::canonicalize(dir.unwrap_or(std::path::Path::new(".")));
+                let name = p.file_name()?;
+                Some(dir.map_or_else(|_| p.to_path_buf(), |d| d.join(name)))
+            }
+        }
+    };
+    let mut seen: Vec<(&str, PathBuf)> = inputs
+        .iter()
+        .filter_map(|(flag, p)| Some((*flag, key(p.as_deref()?)?)))
+        .collect();
+    for (flag, p) in outputs {
+        let Some(path) = p.as_deref() else { continue };
+        let Some(k) = key(path) else { continue };
+        if let Some((other, _)) = seen.iter().find(|(_, s)| *s == k) {
+            return Err(copr::Error::Argument(format!(
+                "{flag} {}: the same file as {other}; give each export a file of its own",
+                path.display()
+            )));
+        }
+        seen.push((flag, k));
+    }
+    Ok(())
+}
+
 fn check_needs(a: &MapArgs) -> Result<()> {
     let needs = [
         ("--open", a.open, "--grid", a.grid.is_some()),
@@ -602,6 +654,7 @@ fn algorithm_pattern(
 fn map(a: MapArgs) -> Result<()> {
     use copr_mapping::{self as mapping, export};
     check_needs(&a)?;
+    check_export_paths(&a)?;
     let pattern = map_pattern(&a)?;
     let (machine, recorded) = map_machine(&a, &pattern)?;
     if !matches!(a.smpi_routing, SmpiRoutingArg::Auto)

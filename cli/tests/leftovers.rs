@@ -78,6 +78,16 @@ fn stray_network() -> String {
     write("stray.net.toml", &text)
 }
 
+/// A machine file `TAG.toml`: `head`, then `[placement]` from the file `TAG.txt` of
+/// `lines`.
+fn placed_by_file(tag: &str, lines: &str, head: &str) -> String {
+    write(&format!("{tag}.txt"), lines);
+    write(
+        &format!("{tag}.toml"),
+        &format!("{head}[placement]\nrule = \"file\"\nfile = \"{tag}.txt\"\n"),
+    )
+}
+
 /// `copr topo FILE`'s standard output from its fourth line on (the inter-node line
 /// and the pair classes), and its third.
 fn topo_tail(file: &str) -> (String, String) {
@@ -120,19 +130,12 @@ fn a_network_needs_only_the_hosts_used_to_reach_each_other() {
         "{f}"
     );
     // a placement file on a0 and b1 only
-    write("pl.txt", "0 a0\n1 a0\n2 b1\n3 b1\n");
-    let placed = write(
-        "placed.toml",
-        "[inter]\nkind = \"network\"\nfile = \"stray.net.toml\"\n[placement]\nrule = \"file\"\nfile = \"pl.txt\"\n",
-    );
+    let net = "[inter]\nkind = \"network\"\nfile = \"stray.net.toml\"\n";
+    let placed = placed_by_file("placed", "0 a0\n1 a0\n2 b1\n3 b1\n", net);
     let (p, _) = topo_tail(&placed);
     assert!(p.contains("2 of 9 hosts"), "{p}");
     // a used host without a path is still refused
-    write("cut.txt", "0 a0\n1 stray\n");
-    let cut = write(
-        "cut.toml",
-        "[inter]\nkind = \"network\"\nfile = \"stray.net.toml\"\n[placement]\nrule = \"file\"\nfile = \"cut.txt\"\n",
-    );
+    let cut = placed_by_file("cut", "0 a0\n1 stray\n", net);
     refused(&copr(&["topo", &cut]), &["no path", "stray"]);
 }
 
@@ -161,4 +164,102 @@ fn topo_on_a_host_selection_says_what_was_selected() {
     );
     let (_, inter) = topo_tail(&whole_cfg);
     assert!(inter.contains(": 8 hosts, 2 switches,"), "{inter}");
+}
+
+/// `copr plan --cost` of one element moving between two of 2 000 000 ranks (one rank
+/// a node, latency + bandwidth costs) within a 700 MiB address space: the node names,
+/// the packages by target and the column generation's rows take a few words a rank
+/// (about 400 bytes a rank before, which aborted here; at 16 000 000 ranks, within
+/// the 2²⁴ limit, 6.3 GB). The relabeling is found and proved exact.
+#[test]
+fn plan_cost_at_millions_of_ranks_takes_a_few_words_a_rank() {
+    let ranks = 2_000_000;
+    let grid = |owner: usize| {
+        format!("kind = \"grid\"\nrow_splits = [0, 1]\ncol_splits = [0, 1]\nowners = [[{owner}]]\nranks = {ranks}\n")
+    };
+    let plan = write(
+        "big-plan.toml",
+        &format!("[source]\n{}[target]\n{}", grid(0), grid(1)),
+    );
+    let cost = write(
+        "big-cost.toml",
+        &format!(
+            "[[terms]]\nmodel = \"latency-bandwidth\"\n[topology.intra]\nkind = \"uniform\"\nlatency = 4.0e-7\nbandwidth = 1.0e10\n[topology.inter]\nkind = \"uniform\"\nlatency = 2.0e-6\nbandwidth = 1.0e10\n[topology.placement]\nrule = \"packed\"\nranks = {ranks}\nranks_per_node = 1\n"
+        ),
+    );
+    let out = common::capped(
+        &["plan", &plan, "--cost", &cost],
+        common::root(),
+        700 << 10,
+        Some(300),
+    );
+    let (o, _) = ok(&out);
+    // the element's move costs 2 µs + 8 B / 10 GB/s; relabeling removes it
+    assert!(o.contains("cost before      2.000800e-6 s"), "{o}");
+    assert!(o.contains("cost after       0.000000e0 s"), "{o}");
+    assert!(o.contains("exact"), "{o}");
+}
+
+/// A placement file's PU beyond 32 bits is named as given (it wrapped onto PU 0).
+#[test]
+fn a_pu_beyond_32_bits_is_refused_as_given() {
+    let tree = "[intra]\nkind = \"tree\"\nshape = \"core:4\"\n";
+    let cfg = placed_by_file("pu", "0 n0 4294967296\n1 n0 1\n", tree);
+    refused(&copr(&["topo", &cfg]), &["pu.txt:1", "4294967296"]);
+}
+
+/// `copr map` of a 4 x 2 grid writing a rankfile to `rankfile` and MPICH_RANK_ORDER to
+/// `order`.
+fn grid_exports(rankfile: &str, order: &str) -> Output {
+    copr(&[
+        "map",
+        "--grid",
+        "4x2",
+        "--flat",
+        "2",
+        "--ranks-per-node",
+        "4",
+        "--budget",
+        "0.2",
+        "--rankfile",
+        rankfile,
+        "--mpich-rank-order",
+        order,
+    ])
+}
+
+/// An export onto the graph it maps, or two exports onto one file: refused before
+/// anything is written (the rankfile replaced the recording it came from); several
+/// exports to `/dev/null` stay allowed.
+#[test]
+fn exports_onto_an_input_or_onto_each_other_are_refused() {
+    let rec = common::root().join("data/graphs/recorded-halo-8.txt");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let g = write("recording.txt", &text);
+    let out = copr(&[
+        "map",
+        "--graph",
+        &g,
+        "--machine-from-recording",
+        "--budget",
+        "0.2",
+        "--rankfile",
+        &g,
+    ]);
+    refused(&out, &["--rankfile", "--graph"]);
+    assert_eq!(
+        std::fs::read_to_string(&g).unwrap(),
+        text,
+        "the recording changed"
+    );
+    let same = dir().join("same.txt");
+    let _ = std::fs::remove_file(&same);
+    let s = same.to_str().unwrap();
+    // the same file by two spellings
+    let dotted = format!("{}/./same.txt", dir().display());
+    let out = grid_exports(s, &dotted);
+    refused(&out, &["--mpich-rank-order", "--rankfile"]);
+    assert!(!same.exists(), "a refused run wrote {s}");
+    let out = grid_exports("/dev/null", "/dev/null");
+    ok(&out);
 }

@@ -579,7 +579,11 @@ impl MapMachine {
     /// network: a torus by dimension order, a network graph by its cheapest paths,
     /// anything else flat.
     fn view(m: &copr_topology::Machine, counts: Vec<usize>) -> Result<Self> {
-        let names = m.placement().node_names().to_vec();
+        let names = m
+            .placement()
+            .node_names()
+            .map(str::to_string)
+            .collect::<Vec<_>>();
         let sub;
         let inter = match m.inter() {
             Some(InterNode::Torus(t)) => {

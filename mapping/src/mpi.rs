@@ -264,7 +264,7 @@ pub fn machine_from_placement(placement: &Placement) -> Result<(MapMachine, Perm
     let counts = placement.ranks_per_node();
     let most = counts.iter().copied().max().unwrap_or(0);
     let mut machine = MapMachine::flat(placement.num_nodes(), most)?;
-    machine.set_node_names(placement.node_names().to_vec())?;
+    machine.set_node_names(placement.node_names().map(str::to_string).collect())?;
     let machine = machine.with_slot_counts(counts)?;
     let names: Vec<&str> = (0..placement.ranks())
         .map(|r| placement.node_name(placement.node_of(r)))

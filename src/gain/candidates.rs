@@ -80,7 +80,7 @@ use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::lap::{assignment_value, sparse_max, Perm};
 
-use super::{cost_here, Packages};
+use super::{cost_here, Incoming, Packages};
 
 /// Quantisation of the shifted gains: the largest becomes `2^40`.
 const LEVELS: f64 = (1u64 << 40) as f64;
@@ -474,11 +474,10 @@ struct Priced {
 
 /// The candidate rows of every label ([`candidate_row`]); rows stop being priced once
 /// their entries pass [`MAX_CANDIDATE_ENTRIES`] (an error then).
-fn priced_rows(model: &dyn CostModel, inc: &[Vec<(usize, Package)>], p: usize) -> Result<Priced> {
+fn priced_rows(model: &dyn CostModel, inc: &Incoming, p: usize) -> Result<Priced> {
     let total = std::sync::atomic::AtomicUsize::new(0);
     let rows: Vec<Option<CandidateRow>> = inc
-        .par_iter()
-        .enumerate()
+        .par_rows()
         .map(|(x, inc)| {
             if total.load(std::sync::atomic::Ordering::Relaxed) > MAX_CANDIDATE_ENTRIES {
                 return None;
@@ -521,7 +520,7 @@ fn relabel_on_candidates(
 ) -> Result<SparseRelabeling> {
     let p = packages.ranks();
     super::check_model_ranks(model, p)?;
-    let inc = packages.by_target();
+    let inc = packages.incoming();
     let Priced {
         ptr,
         entries,
@@ -557,7 +556,7 @@ fn relabel_on_candidates(
         }
     }
     // column generation from the exactly priced pairs and the rows' bounds
-    let wild: Vec<bool> = inc.iter().map(Vec::is_empty).collect();
+    let wild: Vec<bool> = (0..p).map(|x| inc[x].is_empty()).collect();
     let groups = model.process_groups();
     let hubs = colgen::wants_hubs(groups.as_deref(), &wild, refine.hubs);
     // with hubs, every candidate (not only those that gain): a sender's node is then
@@ -567,16 +566,23 @@ fn relabel_on_candidates(
     } else {
         None
     };
-    let rows: Vec<Vec<(u32, f64)>> = match full {
-        Some(rows) => rows,
+    let rows: Vec<colgen::Row> = match full {
+        Some(rows) => rows.into_iter().map(colgen::Row::new).collect(),
         None => (0..p)
             .into_par_iter()
             .map(|x| {
-                let mut row = entries[ptr[x]..ptr[x + 1]].to_vec();
-                if let Err(k) = row.binary_search_by_key(&(x as u32), |e| e.0) {
-                    row.insert(k, (x as u32, heads[x].0));
+                let given = &entries[ptr[x]..ptr[x + 1]];
+                let diagonal = (x as u32, heads[x].0);
+                if given.is_empty() {
+                    // the common case at millions of ranks: no list at all
+                    return colgen::Row::One([diagonal]);
                 }
-                row
+                let mut row = Vec::with_capacity(given.len() + 1);
+                row.extend_from_slice(given);
+                if let Err(k) = row.binary_search_by_key(&(x as u32), |e| e.0) {
+                    row.insert(k, diagonal);
+                }
+                colgen::Row::new(row)
             })
             .collect(),
     };
@@ -642,14 +648,13 @@ fn relabel_on_candidates(
 /// they number more than [`MAX_CANDIDATE_ENTRIES`].
 fn full_candidate_rows(
     model: &dyn CostModel,
-    inc: &[Vec<(usize, Package)>],
+    inc: &Incoming,
     p: usize,
     heads: &[(f64, f64)],
 ) -> Option<Vec<Vec<(u32, f64)>>> {
     let total = std::sync::atomic::AtomicUsize::new(0);
     let rows: Option<Vec<Vec<(u32, f64)>>> = inc
-        .par_iter()
-        .enumerate()
+        .par_rows()
         .map(|(x, inc)| {
             if total.load(std::sync::atomic::Ordering::Relaxed) > MAX_CANDIDATE_ENTRIES {
                 return None;
@@ -674,9 +679,8 @@ fn full_candidate_rows(
 }
 
 /// `W(G_σ) = Σ_x C(x, σ(x))`, in parallel.
-fn cost_at(model: &dyn CostModel, inc: &[Vec<(usize, Package)>], sigma: &Perm) -> f64 {
-    inc.par_iter()
-        .enumerate()
+fn cost_at(model: &dyn CostModel, inc: &Incoming, sigma: &Perm) -> f64 {
+    inc.par_rows()
         .map(|(x, inc)| delivered_cost(model, sigma.apply(x), inc))
         .sum()
 }

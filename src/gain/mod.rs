@@ -225,11 +225,28 @@ impl Packages {
 
     /// Packages received by each target: `incoming[t] = [(s, S[s][t])]`.
     pub fn by_target(&self) -> Vec<Vec<(usize, Package)>> {
-        let mut inc = vec![Vec::new(); self.ranks()];
-        for (s, t, p) in self.iter() {
-            inc[t].push((s, *p));
+        let inc = self.incoming();
+        (0..inc.len()).map(|t| inc[t].to_vec()).collect()
+    }
+
+    /// [`Packages::by_target`] in one array: 8 bytes a rank besides the packages, where
+    /// a list per rank takes 24 (most ranks of a large plan receive nothing).
+    pub(crate) fn incoming(&self) -> Incoming {
+        let p = self.ranks();
+        let mut start = vec![0usize; p + 1];
+        for (_, t, _) in self.iter() {
+            start[t + 1] += 1;
         }
-        inc
+        for t in 0..p {
+            start[t + 1] += start[t];
+        }
+        let mut next = start.clone();
+        let mut items = vec![(0, Package::default()); start[p]];
+        for (s, t, pk) in self.iter() {
+            items[next[t]] = (s, *pk);
+            next[t] += 1;
+        }
+        Incoming { start, items }
     }
 
     /// Total cost `W(G_σ) = Σ_{s,t} w(s, σ(t), S[s][t])` (σ = identity for `W(G)`).
@@ -310,13 +327,42 @@ pub(crate) fn cost_here(model: &dyn CostModel, x: usize, incoming: &[(usize, Pac
     incoming.iter().map(|(i, p)| model.cost(*i, x, p)).sum()
 }
 
+/// The packages each target receives, `inc[t] = [(s, S[s][t])]` in order of `s`, as
+/// one array with each target's start ([`Packages::incoming`]).
+pub(crate) struct Incoming {
+    start: Vec<usize>,
+    items: Vec<(usize, Package)>,
+}
+
+impl Incoming {
+    /// The number of targets.
+    pub(crate) fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// `(t, inc[t])` for every target, in parallel.
+    pub(crate) fn par_rows(
+        &self,
+    ) -> impl IndexedParallelIterator<Item = (usize, &[(usize, Package)])> + '_ {
+        (0..self.len()).into_par_iter().map(move |t| (t, &self[t]))
+    }
+}
+
+impl std::ops::Index<usize> for Incoming {
+    type Output = [(usize, Package)];
+
+    fn index(&self, t: usize) -> &Self::Output {
+        &self.items[self.start[t]..self.start[t + 1]]
+    }
+}
+
 /// The full δ table (row-major p × p), rows in parallel.
 ///
 /// # Complexity
 /// O(p · nnz) cost evaluations, p²·8 bytes.
 pub fn gain_matrix(model: &dyn CostModel, packages: &Packages) -> Vec<f64> {
     let p = packages.ranks();
-    let inc = packages.by_target();
+    let inc = packages.incoming();
     let mut gain = vec![0.0; p * p];
     gain.par_chunks_mut(p.max(1))
         .enumerate()

@@ -125,7 +125,7 @@ impl RankMap {
                 true,
             ),
             None => (
-                placement.node_names().to_vec(),
+                placement.node_names().map(str::to_string).collect(),
                 (0..p).map(|r| placement.node_of(r)).collect(),
                 false,
             ),

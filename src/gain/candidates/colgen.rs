@@ -59,6 +59,7 @@ use std::sync::Arc;
 use copr_cost_models::{delivered_cost, CostModel, Package, ProcessGroups};
 
 use super::hubs::{self, HubProblem};
+use crate::gain::Incoming;
 
 /// Columns evaluated per row and pricing round at most.
 pub(super) const PRICED_PER_ROW: usize = 32;
@@ -75,7 +76,7 @@ const NONE: u32 = u32::MAX;
 /// The restricted problem, its matching and potentials.
 pub(super) struct Restricted {
     /// `E_x`: `(y, C(x, y))` sorted by `y`.
-    rows: Vec<Vec<(u32, f64)>>,
+    rows: Vec<Row>,
     /// `L_x`: `C(x, y) ≥ L_x` off `E_x`.
     lower: Vec<f64>,
     /// Rows without packages (`C(x, ·) ≡ 0`): left out of the matching, they take the
@@ -91,6 +92,107 @@ pub(super) struct Restricted {
     /// Pair visits of the shortest-path searches so far, and the most allowed.
     work: u64,
     max_work: u64,
+}
+
+/// A row of `E`: `(y, C(x, y))` sorted by `y`. One pair stays inline (most rows of a
+/// large plan hold their diagonal alone: 32 bytes a row instead of a list's 24 and
+/// its allocation), more are a list.
+#[derive(Clone, Debug)]
+pub(super) enum Row {
+    /// A single pair.
+    One([(u32, f64); 1]),
+    /// Any number of pairs.
+    Many(Vec<(u32, f64)>),
+}
+
+impl Row {
+    /// The row of the sorted pairs `pairs`.
+    pub(super) fn new(pairs: Vec<(u32, f64)>) -> Self {
+        match pairs[..] {
+            [one] => Self::One([one]),
+            _ => Self::Many(pairs),
+        }
+    }
+
+    /// Inserts `pair` at position `k`.
+    fn insert(&mut self, k: usize, pair: (u32, f64)) {
+        match self {
+            Self::Many(v) => v.insert(k, pair),
+            Self::One([first]) => {
+                let mut v = Vec::with_capacity(2);
+                v.push(*first);
+                v.insert(k, pair);
+                *self = Self::Many(v);
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Row {
+    type Target = [(u32, f64)];
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Self::One(a) => a,
+            Self::Many(v) => v,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Row {
+    type Item = &'a (u32, f64);
+    type IntoIter = std::slice::Iter<'a, (u32, f64)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// A chunk of priced rows: the `(row, column)` pairs found, and each row's least
+/// reduced cost in order.
+type PricedChunk = (Vec<(u32, u32)>, Vec<f64>);
+
+/// Rows priced per task of the pricing.
+const PRICE_CHUNK: usize = 1024;
+
+/// The pairs a pricing round found, by row: `of(x)` the columns of row `x`, in the
+/// order found.
+struct Wanted {
+    start: Vec<usize>,
+    cols: Vec<u32>,
+}
+
+impl Wanted {
+    /// From `(row, column)` pairs of `p` rows (a row's pairs in order).
+    fn from_pairs<'a>(p: usize, pairs: impl Iterator<Item = &'a (u32, u32)> + Clone) -> Self {
+        let mut start = vec![0usize; p + 1];
+        for &(x, _) in pairs.clone() {
+            start[x as usize + 1] += 1;
+        }
+        for x in 0..p {
+            start[x + 1] += start[x];
+        }
+        let mut next = start.clone();
+        let mut cols = vec![0u32; start[p]];
+        for &(x, y) in pairs {
+            cols[next[x as usize]] = y;
+            next[x as usize] += 1;
+        }
+        Self { start, cols }
+    }
+
+    fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    fn of(&self, x: usize) -> &[u32] {
+        &self.cols[self.start[x]..self.start[x + 1]]
+    }
+
+    /// The number of pairs.
+    fn total(&self) -> usize {
+        self.cols.len()
+    }
 }
 
 /// What the column generation hands back.
@@ -361,7 +463,7 @@ impl Search {
 impl Restricted {
     /// The restricted problem on `rows` (each sorted by column, each holding its own
     /// diagonal) with bounds `lower`; `wild[x]`: row `x` costs 0 at every process.
-    pub(super) fn new(rows: Vec<Vec<(u32, f64)>>, lower: Vec<f64>, wild: Vec<bool>) -> Self {
+    pub(super) fn new(rows: Vec<Row>, lower: Vec<f64>, wild: Vec<bool>) -> Self {
         let p = rows.len();
         let any_wild = wild.iter().any(|&w| w);
         Self {
@@ -554,12 +656,12 @@ impl Restricted {
     fn price(
         &self,
         model: &dyn CostModel,
-        inc: &[Vec<(usize, Package)>],
+        inc: &Incoming,
         order: &[u32],
         cols: &Columns,
         use_groups: bool,
         tol: f64,
-    ) -> (Vec<Vec<u32>>, f64) {
+    ) -> (Wanted, f64) {
         let p = self.rows.len();
         let vmax = self.vmax();
         let needs = |x: usize| !self.wild[x] && vmax > self.lower[x] - self.u[x] + tol;
@@ -573,107 +675,115 @@ impl Restricted {
             .collect();
         // rows in `order` (by first sender), so that neighbouring rows share the model's
         // per-sender data in cache
-        let (wanted, rows): (Vec<Vec<u32>>, Vec<f64>) = order
-            .par_iter()
-            .map_init(Scratch::default, |sc, &x| {
-                let x = x as usize;
-                if self.wild[x] {
-                    return (Vec::new(), -vmax);
+        let price_row = |sc: &mut Scratch, x: u32| -> (Vec<u32>, f64) {
+            let x = x as usize;
+            if self.wild[x] {
+                return (Vec::new(), -vmax);
+            }
+            let row = &self.rows[x];
+            let on = row
+                .iter()
+                .map(|&(y, c)| c - self.v[y as usize])
+                .fold(f64::INFINITY, f64::min);
+            if !needs(x) {
+                return (Vec::new(), on.min(self.lower[x] - vmax));
+            }
+            let lower = self.lower[x];
+            let threshold = self.u[x] - tol;
+            let bounds = &mut sc.bounds;
+            let grouped = cols.bounds(model, x, &inc[x], lower, use_groups, bounds);
+            let mut off = f64::INFINITY;
+            // the groups to scan column by column: all of them, or (when the
+            // others cannot price out) those holding priced columns of the row,
+            // whose first column may be priced
+            let all_groups = if grouped {
+                let groups = cols.groups.as_deref().expect("grouped");
+                sc.touched.clear();
+                sc.touched
+                    .extend(row.iter().map(|&(y, _)| groups.group_of(y as usize) as u32));
+                sc.touched.sort_unstable();
+                sc.touched.dedup();
+                // the least over the other groups: the touched ones masked by +∞
+                sc.saved.clear();
+                for &g in &sc.touched {
+                    let b = &mut bounds[g as usize];
+                    sc.saved.push(*b);
+                    *b = f64::INFINITY;
                 }
-                let row = &self.rows[x];
-                let on = row
-                    .iter()
-                    .map(|&(y, c)| c - self.v[y as usize])
-                    .fold(f64::INFINITY, f64::min);
-                if !needs(x) {
-                    return (Vec::new(), on.min(self.lower[x] - vmax));
+                let least = least_difference(bounds, lower, &tops);
+                for (&g, &b) in sc.touched.iter().zip(&sc.saved) {
+                    bounds[g as usize] = b;
                 }
-                let lower = self.lower[x];
-                let threshold = self.u[x] - tol;
-                let bounds = &mut sc.bounds;
-                let grouped = cols.bounds(model, x, &inc[x], lower, use_groups, bounds);
-                let mut off = f64::INFINITY;
-                // the groups to scan column by column: all of them, or (when the
-                // others cannot price out) those holding priced columns of the row,
-                // whose first column may be priced
-                let all_groups = if grouped {
-                    let groups = cols.groups.as_deref().expect("grouped");
-                    sc.touched.clear();
-                    sc.touched
-                        .extend(row.iter().map(|&(y, _)| groups.group_of(y as usize) as u32));
-                    sc.touched.sort_unstable();
-                    sc.touched.dedup();
-                    // the least over the other groups: the touched ones masked by +∞
-                    sc.saved.clear();
-                    for &g in &sc.touched {
-                        let b = &mut bounds[g as usize];
-                        sc.saved.push(*b);
-                        *b = f64::INFINITY;
-                    }
-                    let least = least_difference(bounds, lower, &tops);
-                    for (&g, &b) in sc.touched.iter().zip(&sc.saved) {
-                        bounds[g as usize] = b;
-                    }
-                    if least > threshold {
-                        off = least;
-                        false
-                    } else {
-                        true
-                    }
+                if least > threshold {
+                    off = least;
+                    false
                 } else {
                     true
-                };
-                let priced = |y: u32| row.binary_search_by_key(&y, |e| e.0).is_ok();
-                let mut found: Vec<(f64, u32)> = Vec::new();
-                let mut scan = |g: usize, off: &mut f64| {
-                    let b = bounds[g].max(lower);
-                    let limit = b - self.u[x] + tol;
-                    let top = if grouped { tops[g] } else { vmax };
-                    if top <= limit {
-                        // nothing in g prices out; its largest v bounds the unpriced ones'
-                        *off = off.min(b - top);
-                        return;
-                    }
-                    let mut first = true;
-                    let mut taken = 0;
-                    for &y in cols.group(g, grouped) {
-                        if priced(y) {
-                            continue;
-                        }
-                        let vy = self.v[y as usize];
-                        if first {
-                            *off = off.min(b - vy);
-                            first = false;
-                        }
-                        if vy <= limit || taken == PRICED_PER_ROW {
-                            break;
-                        }
-                        found.push((vy - b, y));
-                        taken += 1;
-                    }
-                };
-                if all_groups {
-                    for g in 0..bounds.len() {
-                        scan(g, &mut off);
-                    }
-                } else {
-                    for &g in &sc.touched {
-                        scan(g as usize, &mut off);
-                    }
                 }
-                if found.len() > PRICED_PER_ROW {
-                    found.select_nth_unstable_by(PRICED_PER_ROW, |a, b| b.0.total_cmp(&a.0));
-                    found.truncate(PRICED_PER_ROW);
+            } else {
+                true
+            };
+            let priced = |y: u32| row.binary_search_by_key(&y, |e| e.0).is_ok();
+            let mut found: Vec<(f64, u32)> = Vec::new();
+            let mut scan = |g: usize, off: &mut f64| {
+                let b = bounds[g].max(lower);
+                let limit = b - self.u[x] + tol;
+                let top = if grouped { tops[g] } else { vmax };
+                if top <= limit {
+                    // nothing in g prices out; its largest v bounds the unpriced ones'
+                    *off = off.min(b - top);
+                    return;
                 }
-                (found.into_iter().map(|e| e.1).collect(), on.min(off))
+                let mut first = true;
+                let mut taken = 0;
+                for &y in cols.group(g, grouped) {
+                    if priced(y) {
+                        continue;
+                    }
+                    let vy = self.v[y as usize];
+                    if first {
+                        *off = off.min(b - vy);
+                        first = false;
+                    }
+                    if vy <= limit || taken == PRICED_PER_ROW {
+                        break;
+                    }
+                    found.push((vy - b, y));
+                    taken += 1;
+                }
+            };
+            if all_groups {
+                for g in 0..bounds.len() {
+                    scan(g, &mut off);
+                }
+            } else {
+                for &g in &sc.touched {
+                    scan(g as usize, &mut off);
+                }
+            }
+            if found.len() > PRICED_PER_ROW {
+                found.select_nth_unstable_by(PRICED_PER_ROW, |a, b| b.0.total_cmp(&a.0));
+                found.truncate(PRICED_PER_ROW);
+            }
+            (found.into_iter().map(|e| e.1).collect(), on.min(off))
+        };
+        // per chunk of rows: the pairs found and each row's least reduced cost, so
+        // that no list per row outlives its chunk (millions of rows, most find none)
+        let chunks: Vec<PricedChunk> = order
+            .par_chunks(PRICE_CHUNK)
+            .map_init(Scratch::default, |sc, xs| {
+                let mut pairs = Vec::new();
+                let mut least = Vec::with_capacity(xs.len());
+                for &x in xs {
+                    let (found, on) = price_row(sc, x);
+                    pairs.extend(found.into_iter().map(|y| (x, y)));
+                    least.push(on);
+                }
+                (pairs, least)
             })
-            .unzip();
-        let lb = rows.iter().sum::<f64>() + self.v.iter().sum::<f64>();
-        let mut by_row = vec![Vec::new(); p];
-        for (&x, w) in order.iter().zip(wanted) {
-            by_row[x as usize] = w;
-        }
-        (by_row, lb)
+            .collect();
+        let lb = chunks.iter().flat_map(|c| &c.1).sum::<f64>() + self.v.iter().sum::<f64>();
+        (Wanted::from_pairs(p, chunks.iter().flat_map(|c| &c.0)), lb)
     }
 
     fn vmax(&self) -> f64 {
@@ -712,7 +822,7 @@ impl Restricted {
     fn hub_rows(
         &self,
         model: &dyn CostModel,
-        inc: &[Vec<(usize, Package)>],
+        inc: &Incoming,
         cols: &Columns,
         tol: f64,
     ) -> Vec<Vec<(u32, f64)>> {
@@ -752,7 +862,7 @@ impl Restricted {
     fn run_hubs(
         &mut self,
         model: &dyn CostModel,
-        inc: &[Vec<(usize, Package)>],
+        inc: &Incoming,
         cols: &mut Columns,
         order: &[u32],
         limits: &Limits,
@@ -801,7 +911,7 @@ impl Restricted {
             let (wanted, lb) = self.price(model, inc, order, cols, true, tol);
             best_lb = best_lb.max(lb);
             let cost = best.as_ref().expect("set").0;
-            let n: usize = wanted.iter().map(Vec::len).sum();
+            let n = wanted.total();
             // nothing prices out: this round's flow is the optimum of the whole problem
             // when every hub prices its pairs at their cost (as for the latency +
             // bandwidth model), and the certificate says how far it is otherwise
@@ -811,7 +921,7 @@ impl Restricted {
             }
             rounds += 1;
             priced += n;
-            self.add_pairs(model, inc, |x| wanted[x].clone());
+            self.add_pairs(model, inc, |x| wanted.of(x).to_vec());
         }
         // the potentials and matching of the rounds without hubs start afresh
         self.reset();
@@ -826,7 +936,7 @@ impl Restricted {
     }
 
     /// Adds the pairs `new(x)` missing from each row's `E_x`, priced exactly.
-    fn add_pairs<F>(&mut self, model: &dyn CostModel, inc: &[Vec<(usize, Package)>], new: F)
+    fn add_pairs<F>(&mut self, model: &dyn CostModel, inc: &Incoming, new: F)
     where
         F: Fn(usize) -> Vec<u32> + Sync,
     {
@@ -848,7 +958,7 @@ impl Restricted {
     pub(super) fn run(
         mut self,
         model: &dyn CostModel,
-        inc: &[Vec<(usize, Package)>],
+        inc: &Incoming,
         groups: Option<Arc<ProcessGroups>>,
         limits: &Limits,
     ) -> Option<Outcome> {
@@ -857,8 +967,8 @@ impl Restricted {
         let mut cols = Columns::new(groups, self.rows.len());
         let mut order: Vec<u32> = (0..self.rows.len() as u32).collect();
         let first_sender: Vec<usize> = inc
-            .par_iter()
-            .map(|i| i.iter().map(|e| e.0).min().unwrap_or(usize::MAX))
+            .par_rows()
+            .map(|(_, i)| i.iter().map(|e| e.0).min().unwrap_or(usize::MAX))
             .collect();
         order.par_sort_unstable_by_key(|&x| (first_sender[x as usize], x));
         // with hubs: done if they prove the tolerance, else their σ and bound stand
@@ -896,15 +1006,15 @@ impl Restricted {
             let (wanted, lb) = self.price(model, inc, &order, &cols, use_groups, tol);
             best_lb = best_lb.max(lb);
             let cost = self.matching_cost();
-            let n: usize = wanted.iter().map(Vec::len).sum();
+            let n = wanted.total();
             if limits.stop(n, cost, best_lb, rounds, priced) {
                 break;
             }
             rounds += 1;
             priced += n;
-            self.add_pairs(model, inc, |x| wanted[x].clone());
+            self.add_pairs(model, inc, |x| wanted.of(x).to_vec());
             let mut stranded = false;
-            for (x, w) in wanted.iter().enumerate() {
+            for (x, w) in (0..wanted.len()).map(|x| (x, wanted.of(x))) {
                 if !w.is_empty() && !self.wild[x] {
                     let y = self.col_of[x];
                     if self.repair_row(x, tol) && y != NONE {
@@ -947,12 +1057,7 @@ impl Restricted {
     }
 
     /// `Σ_x C(x, σ(x))`, exactly.
-    fn cost_of(
-        &self,
-        model: &dyn CostModel,
-        inc: &[Vec<(usize, Package)>],
-        sigma: &[usize],
-    ) -> f64 {
+    fn cost_of(&self, model: &dyn CostModel, inc: &Incoming, sigma: &[usize]) -> f64 {
         (0..sigma.len())
             .into_par_iter()
             .map(|x| delivered_cost(model, sigma[x], &inc[x]))

@@ -33,7 +33,7 @@ const HUB: u32 = 1 << 31;
 pub(super) struct HubProblem<'a> {
     /// `E_x`: `(y, C(x, y))`, each holding a free-standing perfect matching with the
     /// hubs (the diagonal, or the diagonal's hub).
-    pub(super) rows: &'a [Vec<(u32, f64)>],
+    pub(super) rows: &'a [super::colgen::Row],
     /// `(g, B_x(g))` per row: the hubs row `x` may use.
     pub(super) hubs: &'a [Vec<(u32, f64)>],
     /// Rows that cost 0 everywhere: left out, they take the free processes at the end.
@@ -428,6 +428,14 @@ mod tests {
         out
     }
 
+    /// The rows as the column generation keeps them.
+    fn rows_of(rows: &[Vec<(u32, f64)>]) -> Vec<super::super::colgen::Row> {
+        rows.iter()
+            .cloned()
+            .map(super::super::colgen::Row::new)
+            .collect()
+    }
+
     /// A random problem: `(rows, hub arcs, wild, group of each process, groups)`.
     type Random = (
         Vec<Vec<(u32, f64)>>,
@@ -502,8 +510,9 @@ mod tests {
                 })
                 .collect();
             let members: Vec<&[u32]> = members.iter().map(Vec::as_slice).collect();
+            let kept = rows_of(rows);
             let pb = HubProblem {
-                rows,
+                rows: &kept,
                 hubs,
                 wild,
                 members: &members,
@@ -562,6 +571,7 @@ mod tests {
         let wild = vec![false; 3];
         let all = [0u32, 1, 2];
         let members: Vec<&[u32]> = vec![&all];
+        let rows = rows_of(&rows);
         let mut pb = HubProblem {
             rows: &rows,
             hubs: &hubs,

@@ -521,8 +521,7 @@ impl TopologyConfig {
             Some((net, model, path)) => b.build_with_inter(|placement| {
                 // the hosts the ranks are on, in the network's order (a name that is
                 // not a host is left for the machine to report)
-                let used: std::collections::HashSet<&str> =
-                    placement.node_names().iter().map(String::as_str).collect();
+                let used: std::collections::HashSet<&str> = placement.node_names().collect();
                 let hosts: Vec<String> = (0..net.num_hosts())
                     .map(|k| net.host_name(k))
                     .filter(|h| used.contains(h))
