@@ -329,9 +329,8 @@ fn one_run(
     run.least_link = pool
         .iter()
         .min_by(|a, b| {
-            (a.metrics.max_link_time, a.metrics.hop_bytes)
-                .partial_cmp(&(b.metrics.max_link_time, b.metrics.hop_bytes))
-                .expect("finite")
+            let (a, b) = (&a.metrics, &b.metrics);
+            (a.max_link_time.total_cmp(&b.max_link_time)).then(a.hop_bytes.cmp(&b.hop_bytes))
         })
         .cloned();
     let tried = pool.len();
