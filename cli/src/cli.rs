@@ -520,9 +520,6 @@ fn dims_arg(flag: &str, s: &str) -> Result<Vec<usize>> {
         .collect()
 }
 
-/// The options of `copr map` that describe a grid or a torus need `--grid` or
-/// `--torus`. clap's `requires` accepts any member of the group its target belongs to
-/// (clap issue 4707: `--flat` passes for `--torus`), so they are checked here too.
 /// Refuses an export path that names an input file or another export's file (the
 /// second write would replace the first, or the graph read): regular files and paths
 /// still to be made only, so `/dev/null` may take several.
@@ -575,6 +572,9 @@ fn check_export_paths(a: &MapArgs) -> Result<()> {
     Ok(())
 }
 
+/// The options of `copr map` that describe a grid or a torus need `--grid` or
+/// `--torus`. clap's `requires` accepts any member of the group its target belongs to
+/// (clap issue 4707: `--flat` passes for `--torus`), so they are checked here too.
 fn check_needs(a: &MapArgs) -> Result<()> {
     let needs = [
         ("--open", a.open, "--grid", a.grid.is_some()),
