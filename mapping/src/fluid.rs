@@ -14,6 +14,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::time::Instant;
 
 use copr::lap::Perm;
 
@@ -156,8 +157,9 @@ impl Flows {
     }
 
     /// When each flow arrives under max-min sharing of links of capacity `cap`
-    /// (bytes/s); infinity for a flow on a link of no bandwidth.
-    pub(crate) fn arrivals(&self, cap: &[f64]) -> Vec<f64> {
+    /// (bytes/s); infinity for a flow on a link of no bandwidth. `None` when
+    /// `deadline` passes first (the clock is read every [`CLOCK_EVENTS`] events).
+    fn arrivals(&self, cap: &[f64], deadline: Option<Instant>) -> Option<Vec<f64>> {
         let flows = self.bytes.len();
         let nl = cap.len();
         let w = &self.weight;
@@ -172,7 +174,12 @@ impl Flows {
         let all: Vec<u32> = (0..nl as u32).collect();
         let mut fill = MaxMin::new(nl, flows);
         let mut t = 0f64;
+        let mut events = 0usize;
         while next < flows || !active.is_empty() {
+            events += 1;
+            if events % CLOCK_EVENTS == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
+            }
             // the flows whose latency has passed join
             if active.is_empty() {
                 t = t.max(self.start[by_start[next]]);
@@ -215,9 +222,13 @@ impl Flows {
                 false
             });
         }
-        done
+        Some(done)
     }
 }
+
+/// Events of [`Flows::arrivals`] between two readings of the clock (an event
+/// costs one max-min filling over the flows under way).
+const CLOCK_EVENTS: usize = 16;
 
 /// Seconds until the last message of `p` under `map` arrives, every message sent at
 /// once, with max-min sharing of every link ([`RoundModel`] says how fair, and whether
@@ -235,9 +246,36 @@ impl Flows {
 /// each, `L` links and `E ≤ 2F` distinct start and arrival times: meant for patterns
 /// of a few thousand messages.
 pub fn round_time(p: &Pattern, m: &MapMachine, map: &Perm, model: &RoundModel) -> f64 {
+    time_until(p, m, map, model, None).unwrap_or(f64::INFINITY)
+}
+
+/// [`round_time`], or `None` when `deadline` passes before it is known (the same
+/// number otherwise): a judge that a deadline can cut.
+///
+/// # Complexity
+/// As [`round_time`], stopped at `deadline`.
+pub(crate) fn round_time_until(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &Perm,
+    model: &RoundModel,
+    deadline: Instant,
+) -> Option<f64> {
+    time_until(p, m, map, model, Some(deadline))
+}
+
+/// [`round_time`] stopped at `deadline` when one is given.
+fn time_until(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &Perm,
+    model: &RoundModel,
+    deadline: Option<Instant>,
+) -> Option<f64> {
     let cap = capacities(m);
     let fl = Flows::new(p, m, map, model);
-    fl.arrivals(&cap).into_iter().fold(fl.inside, f64::max)
+    let done = fl.arrivals(&cap, deadline)?;
+    Some(done.into_iter().fold(fl.inside, f64::max))
 }
 
 /// Bytes per second of every link group of `m` (its links, or under ECMP its bundles
@@ -507,6 +545,32 @@ mod tests {
             let single = round_time(&p, &m.clone().with_single_path_loads(), &id, &model);
             assert!(single > 1.5 * want, "{single:e}");
         }
+    }
+
+    #[test]
+    fn a_judge_cut_by_the_deadline_says_so_and_one_in_time_gives_the_same_time() {
+        // 4x4 torus, 2 ranks a node, 600 messages of different sizes: hundreds of
+        // events, so a deadline already past is seen before the last arrival
+        let m = crate::torus_machine(vec![4, 4], None, None, 2).unwrap();
+        let mut rng = crate::SplitMix(11);
+        let e: Vec<(u32, u32, u64)> = (0..600)
+            .map(|_| {
+                let a = rng.below(32) as u32;
+                let b = rng.below(32) as u32;
+                (a, b, 1 + rng.below(100_000) as u64)
+            })
+            .filter(|e| e.0 != e.1)
+            .collect();
+        let p = pattern(32, &e);
+        let id = Perm::identity(32);
+        let model = RoundModel::simgrid_like();
+        let t = round_time(&p, &m, &id, &model);
+        assert!(t.is_finite() && t > 0.0, "{t}");
+        let far = Instant::now() + std::time::Duration::from_secs(600);
+        let u = round_time_until(&p, &m, &id, &model, far);
+        assert_eq!(u.map(f64::to_bits), Some(t.to_bits()));
+        let past = Instant::now();
+        assert_eq!(round_time_until(&p, &m, &id, &model, past), None);
     }
 
     #[test]

@@ -33,8 +33,10 @@
 //! (the runs' nested optimiser runs, for a grid recognised or padded in the graph, get
 //! a fixed budget that the deadline cuts short); every step is a function of the seed
 //! and of the steps before it. The deadline only
-//! cuts the sequence short: a restart or round that reaches it is dropped, and the
-//! result is the mapping kept after the steps completed. So for the same seed, once
+//! cuts the sequence short: a restart or round that reaches it is dropped (its round
+//! time included: [`round_time`](crate::round_time) stops at the deadline, so a
+//! judge of a few thousand messages, up to seconds on a fat tree, does not run past
+//! it), and the result is the mapping kept after the steps completed. So for the same seed, once
 //! the first run completes within both budgets, the larger budget's mapping is equal to
 //! or better by [`Objective::better`] than the smaller one's — except that wall-clock
 //! noise may complete fewer steps in a larger budget than another run did in a smaller
@@ -46,7 +48,7 @@ use std::time::Instant;
 
 use super::anytime::Round;
 use super::candidates::Scored;
-use super::fluid::{round_time, RoundModel};
+use super::fluid::{round_time_until, RoundModel};
 use super::machine::{MapMachine, NetKind};
 use super::metrics::evaluate_known;
 use super::pattern::Pattern;
@@ -102,13 +104,23 @@ impl Objective {
         }
     }
 
-    /// `s` with the round time this objective compares.
-    pub(crate) fn judge(&self, p: &Pattern, m: &MapMachine, s: Scored) -> Judged {
+    /// `s` with the round time this objective compares; `None` when `deadline` passes
+    /// before that time is known (a judge is part of its step: the deadline cuts it
+    /// like the step).
+    pub(crate) fn judge(
+        &self,
+        p: &Pattern,
+        m: &MapMachine,
+        s: Scored,
+        deadline: Instant,
+    ) -> Option<Judged> {
         let time = match self {
-            Self::Round { .. } => round_time(p, m, &s.map, &RoundModel::simgrid_like()),
+            Self::Round { .. } => {
+                round_time_until(p, m, &s.map, &RoundModel::simgrid_like(), deadline)?
+            }
             Self::Pareto => 0.0,
         };
-        Judged { s, time }
+        Some(Judged { s, time })
     }
 
     /// Whether `a` is better than `b` (module docs): a strict partial order (never
@@ -217,7 +229,15 @@ pub(crate) fn path(
     let objective = Objective::of(p, m, first.best.metrics.hop_bytes);
     let bound = first.best.metrics.hop_bytes_bound;
     let mut tried = first.tried;
-    let mut kept = objective.judge(p, m, first.best);
+    let first_best = first.best.clone();
+    let Some(mut kept) = objective.judge(p, m, first.best, steps.deadline) else {
+        // cut by the deadline: nothing follows the first run
+        return Ok(Outcome {
+            best: first_best,
+            dominates_starts: true,
+            tried: first.tried,
+        });
+    };
     let mut failures = 0;
     for r in 1..=MAX_RESTARTS {
         if exact || failures >= PATIENCE || steps.over(done) {
@@ -232,17 +252,24 @@ pub(crate) fn path(
                 tried,
             });
         }
-        done += 1;
-        tried += o.tried;
         let replaces = o.dominates_starts && {
             o.best.origin = format!("restart {r}: {}", o.best.origin);
-            let j = objective.judge(p, m, o.best);
+            let Some(j) = objective.judge(p, m, o.best, steps.deadline) else {
+                // its judge cut short: dropped as above
+                return Ok(Outcome {
+                    best: kept.s,
+                    dominates_starts: true,
+                    tried,
+                });
+            };
             let b = objective.better(&j, &kept);
             if b {
                 kept = j;
             }
             b
         };
+        done += 1;
+        tried += o.tried;
         failures = if replaces { 0 } else { failures + 1 };
         steps.record(&kept.s);
     }
@@ -264,9 +291,10 @@ pub(crate) fn path(
                     origin: r.origin.to_string(),
                     map: r.map.clone(),
                 };
-                let j = objective.judge(p, m, s);
-                let b = objective.better(&j, &kept);
-                if b {
+                // a judge cut by the deadline keeps nothing (the rounds stop there)
+                let j = objective.judge(p, m, s, steps.deadline);
+                let b = j.as_ref().is_some_and(|j| objective.better(j, &kept));
+                if let Some(j) = j.filter(|_| b) {
                     kept = j;
                 }
                 b
@@ -286,6 +314,7 @@ pub(crate) fn path(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fluid::round_time;
     use crate::{Edge, Options, Perm, SplitMix};
     use copr_topology::Network;
     use std::path::Path;
