@@ -60,6 +60,8 @@
 
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
+
 use super::algorithms::AlgorithmSpec;
 use super::anytime::Round;
 use super::candidates::{baseline_starts, Options, Scored};
@@ -617,12 +619,21 @@ impl Run<'_> {
                     Perm::identity(m.nodes()),
                 ));
             }
-            for (origin, start) in places {
-                let place = super::groups::place(&qp, &m1, &start, Anneal::SHORT, seed, deadline);
-                let map = super::groups::expand(&of, &place, k);
+            // every placement searched at once (each a function of its start, the
+            // seed and the deadline alone: the same placements as one after the other)
+            let searched: Vec<(Perm, Perm)> = places
+                .par_iter()
+                .map(|(_, start)| {
+                    rayon::join(
+                        || super::groups::place(&qp, &m1, start, Anneal::SHORT, seed, deadline),
+                        || super::groups::place(&qp, &m1, start, Anneal::LONG, seed, deadline),
+                    )
+                })
+                .collect();
+            for ((origin, _), (short, long)) in places.into_iter().zip(searched) {
+                let map = super::groups::expand(&of, &short, k);
                 let short = self.score(map, format!("{origin}, groups swapped"));
-                let place = super::groups::place(&qp, &m1, &start, Anneal::LONG, seed, deadline);
-                let map = super::groups::expand(&of, &place, k);
+                let map = super::groups::expand(&of, &long, k);
                 let long = self.score(map, format!("{origin}, groups annealed"));
                 if let Some(c) = self.no_worse_than(long, &short) {
                     cands.push(c);

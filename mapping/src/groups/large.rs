@@ -139,21 +139,29 @@ pub(crate) fn candidates(
     let what = "two-stage: graph partitioned into node groups";
     // each part placed on its own (then annealed), and with external gains (a less
     // busy link, not annealed: the annealing lowers the hop-bytes, not the loads; its
-    // loads spread by swaps of groups instead)
-    if let Some(start) =
-        multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::CLASSIC)
-    {
-        if Instant::now() < deadline {
-            let pl = place(&q, &m1, &start, anneal_for(&q), seed, deadline);
-            out.push((
-                format!("{what}, quotient by dual bisection, groups annealed"),
-                expand(&of, &pl, k),
-            ));
-        }
+    // loads spread by swaps of groups instead). The annealing and the second
+    // placement run at once: each is a function of its inputs, the seed and the
+    // deadline (the second bisection's random numbers follow the first's), so the
+    // placements are those of one after the other
+    let classic = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::CLASSIC);
+    let (annealed, spread) = rayon::join(
+        || {
+            classic
+                .filter(|_| Instant::now() < deadline)
+                .map(|start| place(&q, &m1, &start, anneal_for(&q), seed, deadline))
+        },
+        || {
+            multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::EXTERNAL)
+                .map(|pl| links::lower_busiest_link(&q, &m1, &pl, 0.0, LINK_TRIES, seed, deadline))
+        },
+    );
+    if let Some(pl) = annealed {
+        out.push((
+            format!("{what}, quotient by dual bisection, groups annealed"),
+            expand(&of, &pl, k),
+        ));
     }
-    if let Some(pl) = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::EXTERNAL)
-    {
-        let pl = links::lower_busiest_link(&q, &m1, &pl, 0.0, LINK_TRIES, seed, deadline);
+    if let Some(pl) = spread {
         out.push((
             format!("{what}, quotient by dual bisection with external gains, links spread"),
             expand(&of, &pl, k),
