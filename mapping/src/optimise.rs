@@ -326,7 +326,13 @@ fn one_run(
         run.large_two_stage(&mut cands)?;
     }
     let pool = run.refine_best(starts, cands);
-    run.least_link = least_link(&pool).cloned();
+    run.least_link = pool
+        .iter()
+        .min_by(|a, b| {
+            let (a, b) = (&a.metrics, &b.metrics);
+            (a.max_link_time.total_cmp(&b.max_link_time)).then(a.hop_bytes.cmp(&b.hop_bytes))
+        })
+        .cloned();
     let tried = pool.len();
     let (best, dominates_starts) = run.settle(starts, pool);
     let best = run.polish(best, dominates_starts, starts, max_rounds);
@@ -760,27 +766,11 @@ impl Run<'_> {
                 && least.as_ref().is_some_and(|l| {
                     best.metrics.max_link_time > LINK_GAP * l.metrics.max_link_time
                 });
-            // the least busy candidate first, when its swaps holding the link make it
-            // worth the chosen one's place (then the chosen one's lowering is not needed)
-            let first = least
-                .as_ref()
-                .filter(|_| raised)
-                .and_then(|l| self.least_first(&best, l, targets));
-            if let Some(l) = first {
-                best = self.held_rounds(l, targets.0);
-            } else {
-                best = super::multilevel::lower_busiest_link(
-                    p,
-                    m,
-                    best,
-                    targets,
-                    &mut self.rng,
-                    deadline,
-                );
-                best = self.nodes_on_links(best, targets);
-                if let Some(least) = least.filter(|_| raised) {
-                    best = self.links_then_hops(best, least, targets);
-                }
+            best =
+                super::multilevel::lower_busiest_link(p, m, best, targets, &mut self.rng, deadline);
+            best = self.nodes_on_links(best, targets);
+            if let Some(least) = least.filter(|_| raised) {
+                best = self.links_then_hops(best, least, targets);
             }
         }
         if dominates_starts || starts.is_empty() {
@@ -854,97 +844,47 @@ impl Run<'_> {
     /// mappings, and the anytime rounds after it then kept less (mesh 2-D 1024 at
     /// seed 2 36.8 / 63.1 against 35.2 / 59.8 MB / µs), met pairs the same.
     fn links_then_hops(&self, best: Scored, least: Scored, (hb0, lt0): (u128, f64)) -> Scored {
-        let m = self.m;
+        let (p, m, deadline) = (self.p, self.m, self.deadline);
         if !matches!(m.kind(), super::machine::NetKind::Torus(_)) || m.ranks_per_node() < 2 {
             return best;
         }
         let mut rng = SplitMix(self.opts.seed ^ 0x6865_6c64);
-        let cap = best.metrics.hop_bytes;
-        let start = self.held(best, &mut rng);
-        let cur = self.rounds(start, cap, &mut rng);
-        // the candidate with the least busiest link, swapped with its link held
-        let l = self.held(least, &mut rng);
-        if kept_by_rule(&l, &cur, (hb0, lt0)) {
-            return l;
-        }
-        cur
-    }
-
-    /// `least` (the candidate with the least busiest link, see [`Run::links_then_hops`])
-    /// swapped with its link held, when that replaces `best` by the rule of the
-    /// task-level lowering above 2048 tasks (its link lower, its hop-bytes risen by at
-    /// most a quarter of the link's relative drop, within the best start's
-    /// `(hb0, lt0)`); a graph on a torus of nodes of several slots only.
-    fn least_first(&self, best: &Scored, least: &Scored, targets: (u128, f64)) -> Option<Scored> {
-        let m = self.m;
-        if !matches!(m.kind(), super::machine::NetKind::Torus(_)) || m.ranks_per_node() < 2 {
-            return None;
-        }
-        let l = self.held(
-            least.clone(),
-            &mut SplitMix(self.opts.seed ^ 0x006c_6561_7374),
-        );
-        kept_by_rule(&l, best, targets).then_some(l)
-    }
-
-    /// [`Run::least_first`]'s mapping with the rounds of [`Run::links_then_hops`]
-    /// (hop-bytes at most `cap`).
-    fn held_rounds(&self, start: Scored, cap: u128) -> Scored {
-        let mut rng = SplitMix(self.opts.seed ^ 0x6865_6c64);
-        self.rounds(start, cap, &mut rng)
-    }
-
-    /// `s`'s tasks swapped with its busiest link held ([`refine_within`]), when that
-    /// lowers its hop-bytes; else `s`.
-    fn held(&self, s: Scored, rng: &mut SplitMix) -> Scored {
-        let mut map = s.map.clone();
-        let lt = s.metrics.max_link_time;
-        if refine_within(
-            self.p,
-            self.m,
-            &mut map,
-            lt,
-            rng,
-            self.deadline,
-            HELD_PASSES,
-        ) {
-            let h = self.score(map, format!("{}, swaps holding the link", s.origin));
-            if h.metrics.hop_bytes < s.metrics.hop_bytes
-                && h.metrics.max_link_time <= lt * (1.0 + 1e-12)
-            {
-                return h;
+        let held = |s: Scored, rng: &mut SplitMix| -> Scored {
+            let mut map = s.map.clone();
+            let lt = s.metrics.max_link_time;
+            if refine_within(p, m, &mut map, lt, rng, deadline, HELD_PASSES) {
+                let h = self.score(map, format!("{}, swaps holding the link", s.origin));
+                if h.metrics.hop_bytes < s.metrics.hop_bytes
+                    && h.metrics.max_link_time <= lt * (1.0 + 1e-12)
+                {
+                    return h;
+                }
             }
-        }
-        s
-    }
-
-    /// At most [`HELD_ROUNDS`] rounds from `start` of its nodes placed again on the
-    /// link loads (`groups::links`, hop-bytes up to [`NODES_SLACK`] higher) and the
-    /// swaps holding the new link, kept while the link falls, the hop-bytes stay at
-    /// most `cap` and rise by at most a quarter of the link's relative drop since
-    /// `start`.
-    fn rounds(&self, start: Scored, cap: u128, rng: &mut SplitMix) -> Scored {
+            s
+        };
+        let cap = best.metrics.hop_bytes;
         let worth = 0.25;
+        let start = held(best, &mut rng);
         let (hb1, lt1) = (start.metrics.hop_bytes, start.metrics.max_link_time);
         let mut cur = start;
         for r in 0..HELD_ROUNDS {
-            if Instant::now() >= self.deadline {
+            if Instant::now() >= deadline {
                 break;
             }
             let found = super::groups::links::nodes_lowered(
-                self.p,
-                self.m,
+                p,
+                m,
                 &cur.map,
                 NODES_SLACK,
                 NODES_TRIES,
                 self.opts.seed ^ r as u64,
-                self.deadline,
+                deadline,
             );
             let Ok(Some(map)) = found else {
                 break;
             };
             let s = self.score(map, format!("{}, nodes placed on links", cur.origin));
-            let h = self.held(s, rng);
+            let h = held(s, &mut rng);
             let (hb, lt) = (h.metrics.hop_bytes, h.metrics.max_link_time);
             let rise = hb as f64 / hb1.max(1) as f64 - 1.0;
             let drop = 1.0 - lt / lt1.max(f64::MIN_POSITIVE);
@@ -954,41 +894,18 @@ impl Run<'_> {
                 break;
             }
         }
+        // the candidate with the least busiest link, swapped with its link held
+        let l = held(least, &mut rng);
+        let (hb, lt) = (l.metrics.hop_bytes, l.metrics.max_link_time);
+        let (hbc, ltc) = (cur.metrics.hop_bytes, cur.metrics.max_link_time);
+        let rise = hb as f64 / hbc.max(1) as f64 - 1.0;
+        let drop = 1.0 - lt / ltc.max(f64::MIN_POSITIVE);
+        if drop > 1e-9 && rise <= worth * drop && hb <= hb0 && lt <= lt0 * (1.0 + 1e-12) {
+            return l;
+        }
         cur
     }
 }
-
-/// Whether `c` replaces `than` by the rule of the task-level lowering above 2048 tasks:
-/// a lower busiest link, hop-bytes risen by at most a quarter of the link's relative
-/// drop, and within the best start's `(hb0, lt0)`.
-fn kept_by_rule(c: &Scored, than: &Scored, (hb0, lt0): (u128, f64)) -> bool {
-    let (hb, lt) = (c.metrics.hop_bytes, c.metrics.max_link_time);
-    let (hbc, ltc) = (than.metrics.hop_bytes, than.metrics.max_link_time);
-    let rise = hb as f64 / hbc.max(1) as f64 - 1.0;
-    let drop = 1.0 - lt / ltc.max(f64::MIN_POSITIVE);
-    drop > 1e-9 && rise <= 0.25 * drop && hb <= hb0 && lt <= lt0 * (1.0 + 1e-12)
-}
-
-/// The candidate with the least busiest link, near ties (within [`LINK_TIE`] of the
-/// least) going to the fewest hop-bytes.
-fn least_link(pool: &[Scored]) -> Option<&Scored> {
-    let least = pool
-        .iter()
-        .map(|s| s.metrics.max_link_time)
-        .min_by(f64::total_cmp)?;
-    pool.iter()
-        .filter(|s| s.metrics.max_link_time <= least * (1.0 + LINK_TIE))
-        .min_by(|a, b| {
-            let (a, b) = (&a.metrics, &b.metrics);
-            (a.hop_bytes.cmp(&b.hop_bytes)).then(a.max_link_time.total_cmp(&b.max_link_time))
-        })
-}
-
-/// Busiest links within this fraction of the least count as a tie for
-/// [`least_link`]: on SpMV 16 384 (seed 1) the two-stage candidates with their links
-/// spread were 45.69 MB / 4.176 µs and 44.44 / 4.184, and the swaps holding the link
-/// took the second to 42.53 MB, the first to 43.73.
-const LINK_TIE: f64 = 0.01;
 
 /// The busiest link, over the least among the candidates, above which the chosen
 /// mapping's link is lowered again ([`Run::links_then_hops`]).
@@ -1225,65 +1142,4 @@ fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
         groups.push(g);
     }
     groups
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::pattern::Edge;
-
-    /// Scored mappings with the given (hop-bytes, busiest link) pairs (the same
-    /// mapping underneath; only the measures matter here).
-    fn scored(pairs: &[(u128, f64)]) -> Vec<Scored> {
-        let edges = vec![Edge {
-            src: 0,
-            dst: 1,
-            bytes: 8,
-        }];
-        let p = Pattern::from_edges(4, edges, "pair".into()).expect("valid");
-        let m = crate::torus_machine(vec![4], None, None, 1).expect("valid");
-        let base = Scored::new(&p, &m, Perm::identity(4), "identity".into());
-        pairs
-            .iter()
-            .map(|&(hb, lt)| {
-                let mut s = base.clone();
-                s.metrics.hop_bytes = hb;
-                s.metrics.max_link_time = lt;
-                s
-            })
-            .collect()
-    }
-
-    #[test]
-    fn the_least_link_takes_the_fewest_hop_bytes_among_near_ties() {
-        assert!(least_link(&[]).is_none());
-        // least 0.999; within 1 %: 1.0, 1.005 and 0.999 (not 1.02): the fewest
-        // hop-bytes among them is 90
-        let pool = scored(&[(100, 1.0), (90, 1.005), (80, 1.02), (95, 0.999)]);
-        let l = least_link(&pool).expect("not empty");
-        assert_eq!((l.metrics.hop_bytes, l.metrics.max_link_time), (90, 1.005));
-        // no tie: the least link whatever its hop-bytes
-        let pool = scored(&[(100, 2.0), (300, 1.0), (50, 1.5)]);
-        let l = least_link(&pool).expect("not empty");
-        assert_eq!(l.metrics.hop_bytes, 300);
-    }
-
-    #[test]
-    fn the_rule_of_the_lowering_by_hand() {
-        let than = &scored(&[(1000, 2.0)])[0];
-        let targets = (1100, 2.5);
-        let c = scored(&[
-            (1020, 1.8), // link 10 % lower, hop-bytes 2 % higher: kept
-            (1030, 1.8), // 3 % higher: more than a quarter of 10 %
-            (1000, 2.0), // no drop
-            (900, 1.0),  // better on both
-        ]);
-        assert!(kept_by_rule(&c[0], than, targets));
-        assert!(!kept_by_rule(&c[1], than, targets));
-        assert!(!kept_by_rule(&c[2], than, targets));
-        assert!(kept_by_rule(&c[3], than, targets));
-        // within the best start's measures only
-        assert!(!kept_by_rule(&c[3], than, (899, 2.5)));
-        assert!(!kept_by_rule(&c[3], than, (1100, 0.9)));
-    }
 }
