@@ -16,6 +16,15 @@ machines_of() { # ranks: one machine per line, `name|copr map options`
     fi
 }
 
+# `hop-bytes H MB, busiest link L MB` of the strategy's row of `copr map`'s first table
+# in FILE, in MB whatever unit its header gives each column (B, kB, MB, GB, TB)
+predicted_mb() { # strategy file
+    awk -v s="$1" '
+        function mb(u) { return u == "B" ? 1e-6 : u == "kB" ? 1e-3 : u == "GB" ? 1e3 : u == "TB" ? 1e6 : 1 }
+        $1 == "strategy" && !seen { hb = mb($3); link = mb($9); seen = 1 }
+        $1 == s { printf "hop-bytes %.3f MB, busiest link %.3f MB\n", $2 * hb, $6 * link; exit }' "$2"
+}
+
 map_and_replay() { # dir ranks name: dir holds traffic.txt and traffic.edges
     local dir=$1 n=$2 name=$3
     local machine label opts
@@ -32,8 +41,7 @@ map_and_replay() { # dir ranks name: dir holds traffic.txt and traffic.edges
         local strategy
         for strategy in packed optimised; do
             local predicted simulated
-            predicted=$(awk -v s="$strategy" '$1 == s { print "hop-bytes", $2, "MB, busiest link", $6, "MB"; exit }' \
-                "$dir/$machine.map.txt")
+            predicted=$(predicted_mb "$strategy" "$dir/$machine.map.txt")
             simulated=$(smpirun -platform "$dir/$machine.xml" -hostfile "$dir/$machine.$strategy.hosts" \
                 -np "$n" "${SMPIRUN_FLAGS[@]}" "$out/replay" "$dir/traffic.edges" 1 2>/dev/null |
                 awk '$1 == "replay_time_s" { printf "%.1f", $2 * 1e6 }')

@@ -657,6 +657,15 @@ fn map(a: MapArgs) -> Result<()> {
     check_export_paths(&a)?;
     let pattern = map_pattern(&a)?;
     let (machine, recorded) = map_machine(&a, &pattern)?;
+    if a.rankfile.is_some() || a.slurm_hostfile.is_some() {
+        // before the search: a host name these files cannot carry (`h=0`, `x#y`) would
+        // launch on another host or not at all
+        machine.check_host_names().map_err(|e| {
+            copr::Error::Argument(format!(
+                "{e}: name the hosts with --nodes or `nodes =` in the machine file"
+            ))
+        })?;
+    }
     if !matches!(a.smpi_routing, SmpiRoutingArg::Auto)
         && !matches!(machine.kind(), mapping::NetKind::Graph(..))
     {
@@ -701,7 +710,19 @@ fn map(a: MapArgs) -> Result<()> {
                 machine.used_slots()
             )));
         }
-        pattern.padded(machine.slots())?
+        // (as `padded` does, but naming the slots the nodes have: `slots()` also counts
+        // the places of the slots a node of fewer slots lacks)
+        let plural = |n: usize, what: &str| match n {
+            1 => format!("1 {what}"),
+            _ => format!("{n} {what}s"),
+        };
+        let description = format!(
+            "{} ({} on {})",
+            pattern.description(),
+            plural(pattern.tasks(), "task"),
+            plural(machine.used_slots(), "slot")
+        );
+        mapping::Pattern::from_edges(machine.slots(), pattern.edges().to_vec(), description)?
     } else {
         pattern
     };

@@ -263,3 +263,95 @@ fn exports_onto_an_input_or_onto_each_other_are_refused() {
     let out = grid_exports("/dev/null", "/dev/null");
     ok(&out);
 }
+
+/// Host names a launcher file cannot carry (`=` ends a rankfile's host, `#` starts a
+/// comment in a rankfile and a host list): from a network file's hosts, a machine
+/// file's `nodes` and a recording's `# host` lines, refused before anything is written
+/// when a rankfile or `SLURM_HOSTFILE` is asked for; the same machine without those
+/// exports still maps, and renaming the hosts with `nodes =` makes the exports right.
+#[test]
+fn host_names_the_launcher_files_cannot_carry_are_refused() {
+    let g = write("pair.txt", "0 1 1000\n");
+    let net = write(
+        "odd-hosts.net.toml",
+        "name = \"odd\"\nhosts = [\"h=0\", \"h#1\"]\nswitches = [\"s\"]\n\
+         [defaults]\nlatency = 1e-6\nbandwidth = 1e9\n\
+         [[links]]\na = \"h=0\"\nb = \"s\"\n[[links]]\na = \"h#1\"\nb = \"s\"\n",
+    );
+    let rf = dir().join("odd.rankfile");
+    let _ = std::fs::remove_file(&rf);
+    let rf_s = rf.to_str().unwrap();
+    let run = |machine: &[&str], export: &[&str]| {
+        let mut args = vec!["map", "--graph", &g, "--budget", "0.2"];
+        args.extend_from_slice(machine);
+        args.extend_from_slice(export);
+        copr(&args)
+    };
+    // the network's own host names
+    for export in [["--rankfile", rf_s], ["--slurm-hostfile", rf_s]] {
+        let out = run(&["--network", &net], &export);
+        refused(&out, &["`h=0`", "--nodes"]);
+        assert!(!rf.exists(), "a refused run wrote {rf_s}");
+    }
+    ok(&run(&["--network", &net], &[]));
+    // renamed by a machine file's `nodes`: the exports name the new names
+    let renamed = write(
+        "odd-renamed.toml",
+        &format!(
+            "nodes = [\"a\", \"b\"]\n[network]\nfile = \"{}\"\n",
+            net.replace('\\', "/")
+        ),
+    );
+    ok(&run(&["--machine", &renamed], &["--rankfile", rf_s]));
+    let text = std::fs::read_to_string(&rf).unwrap();
+    let mut hosts: Vec<&str> = text
+        .lines()
+        .map(|l| l.split(['=', ' ']).nth(2).unwrap())
+        .collect();
+    hosts.sort_unstable();
+    assert_eq!(hosts, ["a", "b"], "{text}");
+    // a machine file's names, and a recording's hosts
+    let named = write(
+        "odd-named.toml",
+        "ranks_per_node = 1\nnodes = [\"a\", \"x#y\"]\n[flat]\nnodes = 2\n",
+    );
+    refused(&run(&["--machine", &named], &[]), &["`x#y`"]);
+    let rec = write(
+        "odd-recording.txt",
+        "tasks 2\n# host 0 n1\n# host 1 n=2\n0 1 1000 # 1 messages\n",
+    );
+    let out = copr(&[
+        "map",
+        "--graph",
+        &rec,
+        "--machine-from-recording",
+        "--budget",
+        "0.2",
+        "--rankfile",
+        rf_s,
+    ]);
+    refused(&out, &["`n=2`"]);
+}
+
+/// Nodes of different slot counts: the report counts the slots the nodes have, not
+/// the places a node of fewer slots lacks (2 + 4 + 1 = 7 slots, not 3 x 4 = 12).
+#[test]
+fn a_partly_filled_machine_of_uneven_nodes_counts_its_real_slots() {
+    let g = write("ring5.txt", "0 1 100\n1 2 100\n2 3 100\n3 4 100\n4 0 100\n");
+    let hosts = write("uneven.hosts", "b slots=2\na slots=4\nc slots=1\n");
+    let out = copr(&[
+        "map",
+        "--graph",
+        &g,
+        "--machine",
+        &hosts,
+        "--budget",
+        "0.2",
+        "--json",
+    ]);
+    let (stdout, _) = ok(&out);
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let pattern = j["pattern"].as_str().unwrap();
+    assert!(pattern.ends_with("(5 tasks on 7 slots)"), "{pattern}");
+    assert_eq!(j["tasks"], 5);
+}

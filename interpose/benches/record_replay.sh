@@ -24,6 +24,9 @@ mpirun --allow-run-as-root --oversubscribe --bind-to none -n 64 -x LD_PRELOAD="$
 echo "recorded: $(grep -c '^[0-9]' "$work/traffic.txt") edges, $(grep '^# total' "$work/traffic.txt")"
 # the replay program reads `src dst bytes` lines: the same file without its task count
 grep -v '^tasks' "$work/traffic.txt" >"$work/traffic.edges"
+# `predicted_mb STRATEGY FILE`: the row's hop-bytes and busiest link in MB
+# shellcheck source=benches/nas/common.sh
+source benches/nas/common.sh
 for machine in "--torus 2x2x2 --ranks-per-node 8" "--network data/topology/fat-tree-k4.net.toml --ranks-per-node 4"; do
     # shellcheck disable=SC2086 # the machine's options
     "$copr" map --graph "$work/traffic.txt" $machine --budget 5 --strategies packed,optimised \
@@ -36,7 +39,7 @@ for machine in "--torus 2x2x2 --ranks-per-node 8" "--network data/topology/fat-t
     for strategy in packed optimised; do
         # the strategy's row of the first table only (on a torus the per-direction
         # table's rows start with the strategy too)
-        predicted=$(awk -v s="$strategy" '$1 == s { print "hop-bytes", $2, "MB, busiest link", $6, "MB"; exit }' "$work/map.txt")
+        predicted=$(predicted_mb "$strategy" "$work/map.txt")
         simulated=$(smpirun -platform "$work/platform.xml" -hostfile "$work/$strategy.hosts" -np 64 \
             --cfg=smpi/host-speed:1Gf "$work/replay" "$work/traffic.edges" 3 2>/dev/null |
             awk '$1 == "replay_time_s" { printf "%.3f ms", $2 * 1e3 }')

@@ -152,8 +152,12 @@ pub enum MachineError {
         /// The name.
         name: String,
     },
-    /// An empty node name or one with spaces.
-    #[error("nodes: names must be non-empty and without spaces, got `{name}`")]
+    /// An empty node name, or one with white space, a control character or a
+    /// character of [`crate::NODE_NAME_FORBIDDEN`].
+    #[error(
+        "nodes: names must be non-empty, without spaces, control characters or any of \
+         `=#,:[]\"'` (the rankfile and SLURM_HOSTFILE cannot carry them), got `{name}`"
+    )]
     NodeName {
         /// The name.
         name: String,

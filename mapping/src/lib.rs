@@ -89,7 +89,10 @@ pub use ecmp::{ecmp_link_loads, ecmp_max_link_time};
 pub use errors::MpiError;
 pub use errors::{ExportError, Format, MachineError, MapError};
 pub use fluid::{round_time, RoundModel, Sharing};
-pub use machine::{LinkInfo, LinkLoadModel, MapMachine, NetKind, MAX_GRAPH_NODES};
+pub use machine::{
+    check_node_name, LinkInfo, LinkLoadModel, MapMachine, NetKind, MAX_GRAPH_NODES,
+    NODE_NAME_FORBIDDEN,
+};
 pub use metrics::{
     evaluate, evaluate_nodes, hop_bytes_bound, link_loads, ClassLoad, LevelBytes, Metrics,
 };

@@ -125,6 +125,34 @@ fn ecmp_groups(
 /// matrix, the largest inverse bandwidth of the node's row towards the other nodes
 /// named (its slowest pair); `None` (the default bandwidth) for anything else, an
 /// unknown name or a zero (unmeasured) bandwidth.
+/// The characters a node name cannot have besides white space and control
+/// characters: what the launcher files give a meaning (`=` in a rankfile's
+/// `rank N=host`, `#` a comment, `,` `:` `[` `]` in host lists and MPICH's `host:n`,
+/// quotes).
+pub const NODE_NAME_FORBIDDEN: &str = "=#,:[]\"'";
+
+/// Checks that `name` can name a node in the launcher files: non-empty, without white
+/// space, control characters or any of [`NODE_NAME_FORBIDDEN`].
+///
+/// ```
+/// use copr_mapping::check_node_name;
+/// assert!(check_node_name("nid00012").is_ok());
+/// assert!(check_node_name("a=b").is_err());
+/// ```
+///
+/// # Errors
+/// [`MachineError::NodeName`] naming it.
+pub fn check_node_name(name: &str) -> Result<()> {
+    let bad = |c: char| c.is_whitespace() || c.is_control() || NODE_NAME_FORBIDDEN.contains(c);
+    if name.is_empty() || name.contains(bad) {
+        return Err(MachineError::NodeName {
+            name: name.escape_debug().to_string(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 fn flat_inv_bandwidths(inter: Option<&InterNode>, names: &[String]) -> Option<Vec<f64>> {
     let inv = match inter? {
         InterNode::Uniform(c) => vec![c.inv_bandwidth; names.len()],
@@ -765,14 +793,21 @@ impl MapMachine {
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
             return Err(MachineError::DuplicateNode { name: w[0].clone() }.into());
         }
-        if let Some(n) = names
-            .iter()
-            .find(|n| n.is_empty() || n.contains(char::is_whitespace))
-        {
-            return Err(MachineError::NodeName { name: n.clone() }.into());
+        for n in &names {
+            check_node_name(n)?;
         }
         self.names = names;
         Ok(())
+    }
+
+    /// Whether every node's name can stand in the launcher files that name hosts
+    /// (rankfile, `SLURM_HOSTFILE`; see [`check_node_name`]): a network's host names
+    /// come from its file, which the machine file's `nodes` (or `--nodes`) can replace.
+    ///
+    /// # Errors
+    /// [`MachineError::NodeName`] for the first node whose name cannot.
+    pub fn check_host_names(&self) -> Result<()> {
+        self.names.iter().try_for_each(|n| check_node_name(n))
     }
 
     /// The slot of every rank of a job whose rank `r` runs on the node named

@@ -120,10 +120,12 @@ pub fn optimise_rounds(
     opts: &Options,
     max_rounds: Option<usize>,
 ) -> Result<Optimised> {
-    optimise_until(p, m, starts, opts, max_rounds, Instant::now() + opts.budget)
+    let deadline = Instant::now() + opts.budget;
+    optimise_until(p, m, starts, opts, max_rounds, deadline, false)
 }
 
-/// [`optimise_rounds`] stopped at `deadline` (at most `opts.budget` away).
+/// [`optimise_rounds`] stopped at `deadline` (at most `opts.budget` away); with
+/// `counted`, its nested optimiser runs are [`Nested::Counted`].
 fn optimise_until(
     p: &Pattern,
     m: &MapMachine,
@@ -131,7 +133,12 @@ fn optimise_until(
     opts: &Options,
     max_rounds: Option<usize>,
     deadline: Instant,
+    counted: bool,
 ) -> Result<Optimised> {
+    let fixed = match counted {
+        true => Nested::Counted,
+        false => Nested::Fixed,
+    };
     strategy::check_sizes(p, m)?;
     // a grid algorithm's pattern on a network graph: one sequence of mappings timed by
     // the staged model (`program_choice`); not when the rounds are counted (the result
@@ -146,7 +153,7 @@ fn optimise_until(
             max_steps: None,
             trace: None,
         };
-        return program_path(p, m, starts, opts, &spec, cut);
+        return program_path(p, m, starts, opts, &spec, cut, fixed);
     }
     // restarts from other seeds (graphs on network graphs, see `restarts`); not when
     // the rounds are counted (then the result is a function of the seed and
@@ -157,9 +164,13 @@ fn optimise_until(
             max_steps: None,
             trace: None,
         };
-        return restart_path(p, m, starts, opts, steps);
+        return restart_path(p, m, starts, opts, steps, fixed);
     }
-    let o = one_run(p, m, starts, opts, deadline, Nested::Shares, max_rounds)?;
+    let nested = match counted {
+        true => Nested::Counted,
+        false => Nested::Shares,
+    };
+    let o = one_run(p, m, starts, opts, deadline, nested, max_rounds)?;
     Ok(Optimised {
         best: o.best,
         dominates_starts: o.dominates_starts,
@@ -170,7 +181,8 @@ fn optimise_until(
 /// The optimiser for a grid algorithm's pattern on a network graph
 /// (`program_choice.rs`): structured mappings of its process grid, then the
 /// optimiser's runs (no anytime phase, fixed budgets for their nested runs) with the
-/// seed and with derived seeds, timed by the staged model within `cut`.
+/// seed and with derived seeds, timed by the staged model within `cut`; their nested
+/// runs as `nested` says ([`Nested::Fixed`] or [`Nested::Counted`]).
 ///
 /// # Errors
 /// As [`optimise`].
@@ -181,6 +193,7 @@ pub(crate) fn program_path(
     opts: &Options,
     spec: &AlgorithmSpec,
     cut: Cut<'_>,
+    nested: Nested,
 ) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
     let deadline = cut.deadline;
@@ -193,7 +206,7 @@ pub(crate) fn program_path(
             seed,
             budget: 2 * NESTED_BUDGET,
         };
-        let o = one_run(p, m, starts, &run_opts, deadline, Nested::Fixed, Some(0))?;
+        let o = one_run(p, m, starts, &run_opts, deadline, nested, Some(0))?;
         Ok((o.best, o.tried))
     };
     let fixed = super::program_choice::first_candidates(spec, m, starts);
@@ -212,7 +225,7 @@ pub(crate) fn program_path(
 
 /// The budgets of the optimiser runs nested in one run of its steps.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Nested {
+pub(crate) enum Nested {
     /// Shares of the budget or of the time left.
     Shares,
     /// [`NESTED_BUDGET`] for a grid recognised or padded in the graph, and
@@ -220,6 +233,12 @@ enum Nested {
     /// left but where the deadline cuts (the restart path and the grid algorithms'
     /// path).
     Fixed,
+    /// The budgets of [`Nested::Fixed`] (so the same patience), but the nested runs
+    /// are not cut when their budgets are spent: their own work counts (patience,
+    /// restarts, passes) end them, or the run's deadline. Before its deadline such a
+    /// run depends on no clock, whatever the machine's load: for the tests that
+    /// compare a run cut after `k` steps with the whole run.
+    Counted,
 }
 
 /// The budget of the node groups' placement in a run with [`Nested::Fixed`]: about
@@ -237,7 +256,8 @@ const NESTED_BUDGET: Duration = Duration::from_secs(5);
 const GROUPINGS: usize = 1;
 
 /// The optimiser on the restart path (`restarts.rs`): the first run and restarts
-/// without the anytime phase, then the anytime rounds, within `steps`.
+/// without the anytime phase, then the anytime rounds, within `steps`; their nested
+/// runs as `nested` says ([`Nested::Fixed`] or [`Nested::Counted`]).
 ///
 /// # Errors
 /// As [`optimise`].
@@ -247,6 +267,7 @@ pub(crate) fn restart_path(
     starts: &[Scored],
     opts: &Options,
     steps: Steps<'_>,
+    nested: Nested,
 ) -> Result<Optimised> {
     strategy::check_sizes(p, m)?;
     let deadline = steps.deadline;
@@ -274,7 +295,7 @@ pub(crate) fn restart_path(
                 seed,
                 budget: 2 * NESTED_BUDGET,
             };
-            one_run(p, m, starts, &run_opts, deadline, Nested::Fixed, Some(0))
+            one_run(p, m, starts, &run_opts, deadline, nested, Some(0))
         },
         improve,
     )?;
@@ -383,14 +404,14 @@ impl Run<'_> {
     /// tasks renamed), or else of a grid padded with empty tasks.
     fn grid_in_graph(&mut self, cands: &mut Vec<Scored>) -> Result<()> {
         let (p, m, opts) = (self.p, self.m, self.opts);
-        let fixed = self.nested != Nested::Shares;
+        let (nested, fixed) = (self.nested, self.nested != Nested::Shares);
         if let Some(h) = super::recognise::recognise_grid(p) {
             let budget = if fixed {
                 NESTED_BUDGET
             } else {
                 opts.budget / 2
             };
-            let found = hidden_grid_candidates(&h, m, opts.seed, budget, self.deadline)?;
+            let found = hidden_grid_candidates(&h, m, opts.seed, budget, self.deadline, nested)?;
             for (origin, map) in found {
                 cands.push(self.score(map, origin));
             }
@@ -402,7 +423,7 @@ impl Run<'_> {
                     true => NESTED_BUDGET,
                     false => deadline.saturating_duration_since(Instant::now()) / 2,
                 };
-                let (_, o) = from_baselines(qg, m1, opts.seed, left, deadline)?;
+                let (_, o) = from_baselines(qg, m1, opts.seed, left, deadline, nested)?;
                 Ok((o.best.origin, o.best.map))
             };
             let found = super::padded::padded_grid_candidates(
@@ -603,12 +624,12 @@ impl Run<'_> {
         for (of, placed) in found.into_iter().take(GROUPINGS) {
             let (qp, _) = p.quotient(&of, m.nodes(), "node groups".into())?;
             let left = || match nested {
-                Nested::Fixed => GROUPS_BUDGET,
+                Nested::Fixed | Nested::Counted => GROUPS_BUDGET,
                 Nested::Shares => {
                     (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET)
                 }
             };
-            let (_, o) = from_baselines(&qp, &m1, seed, left, deadline)?;
+            let (_, o) = from_baselines(&qp, &m1, seed, left, deadline, nested)?;
             let mut places = vec![(
                 format!("node groups, placed: {}", o.best.origin),
                 o.best.map,
@@ -984,18 +1005,25 @@ fn start_targets(starts: &[Scored]) -> (u128, f64) {
 
 /// The optimiser run from the baselines ([`baseline_starts`]) with `seed` and the
 /// budget `budget()` gives once they are scored, stopped at `until` if that comes
-/// first: the starts and the result.
+/// first (with [`Nested::Counted`] not at the budget, and its own nested runs
+/// counted too): the starts and the result.
 fn from_baselines(
     p: &Pattern,
     m: &MapMachine,
     seed: u64,
     budget: impl FnOnce() -> Duration,
     until: Instant,
+    nested: Nested,
 ) -> Result<(Vec<Scored>, Optimised)> {
     let starts = baseline_starts(p, m)?;
     let budget = budget();
-    let deadline = until.min(Instant::now() + budget);
-    let o = optimise_until(p, m, &starts, &Options { seed, budget }, None, deadline)?;
+    let counted = nested == Nested::Counted;
+    let deadline = match counted {
+        true => until,
+        false => until.min(Instant::now() + budget),
+    };
+    let opts = Options { seed, budget };
+    let o = optimise_until(p, m, &starts, &opts, None, deadline, counted)?;
     Ok((starts, o))
 }
 
@@ -1007,9 +1035,10 @@ fn hidden_grid_candidates(
     seed: u64,
     budget: Duration,
     until: Instant,
+    nested: Nested,
 ) -> Result<Vec<(String, Perm)>> {
     let gp = Pattern::grid_saturating(&h.spec)?;
-    let (starts, o) = from_baselines(&gp, m, seed, || budget, until)?;
+    let (starts, o) = from_baselines(&gp, m, seed, || budget, until, nested)?;
     let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
     let rename = |map: &Perm| {
         let mut fwd = vec![0usize; h.task.len()];

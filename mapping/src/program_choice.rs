@@ -631,7 +631,9 @@ mod tests {
                 max_steps,
                 trace,
             };
-            crate::optimise::program_path(&p, &m, &starts, &opts, &s, cut).unwrap()
+            // the nested runs not cut by their budgets (independent of the load)
+            let counted = crate::optimise::Nested::Counted;
+            crate::optimise::program_path(&p, &m, &starts, &opts, &s, cut, counted).unwrap()
         };
         let mut trace = Vec::new();
         let all = run(None, Some(&mut trace));

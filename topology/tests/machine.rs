@@ -3,7 +3,6 @@
 //! bad-input error.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use copr_topology::files::Format;
 use copr_topology::{
@@ -51,22 +50,16 @@ fn xe6_sample_resolves_relative_paths_and_places_ranks() {
 }
 
 #[test]
-fn lookups_are_fast_for_4096_ranks_on_a_torus() {
+fn every_pair_of_4096_ranks_on_a_torus_has_a_cost() {
+    // (how fast these lookups are is the `gain` bench's `delta_per_pair_calls`, not a
+    // test's business: a timed assertion fails on a loaded machine)
     let m = load_machine(&data("torus-xe6.toml"), Some(4096)).unwrap();
     let p = m.ranks();
-    let t = Instant::now();
-    let mut acc = 0.0;
     for i in 0..p {
-        for j in 0..p {
-            acc += m.cost(i, j, 4096);
+        for j in (0..p).filter(|&j| j != i) {
+            let c = m.cost(i, j, 4096);
+            assert!(c.is_finite() && c > 0.0, "{i} -> {j}: {c}");
         }
-    }
-    let dt = t.elapsed();
-    assert!(acc > 0.0);
-    eprintln!("{} lookups in {dt:?}", p * p);
-    // p² = 16.8 M lookups; the δ computation needs ~p²·k in < 1 s.
-    if !cfg!(debug_assertions) {
-        assert!(dt.as_secs_f64() < 0.5, "{dt:?}");
     }
 }
 
@@ -103,6 +96,41 @@ fn network_and_placement_file() {
         e.contains("9 ranks requested") && e.contains("places 8"),
         "{e}"
     );
+}
+
+#[test]
+fn a_host_cut_off_from_the_network_stops_build_inter_but_not_build() {
+    // hosts a and b behind one switch, host c on a switch of its own with no link to
+    // them; the ranks are on a and b only
+    let dir = tmp_dir("cut-off");
+    std::fs::write(
+        dir.join("cut.net.toml"),
+        "name = \"cut\"\nhosts = [\"a\", \"b\", \"c\"]\nswitches = [\"s\", \"t\"]\n\
+         [defaults]\nlatency = 1e-6\nbandwidth = 1e9\n\
+         [[links]]\na = \"a\"\nb = \"s\"\n[[links]]\na = \"b\"\nb = \"s\"\n\
+         [[links]]\na = \"c\"\nb = \"t\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("two.txt"), "0 a 0\n1 b 0\n").unwrap();
+    let p = dir.join("cut.toml");
+    std::fs::write(
+        &p,
+        "[inter]\nkind = \"network\"\nfile = \"cut.net.toml\"\n\
+         [placement]\nrule = \"file\"\nfile = \"two.txt\"\n",
+    )
+    .unwrap();
+    // the machine: a and b one switch apart (2 hops), 1 us per link
+    let m = load_machine(&p, None).unwrap();
+    assert_eq!(m.ranks(), 2);
+    assert_eq!(m.pair_level(0, 1), PairLevel::Hops(2));
+    // the network's costs alone must cover every host, c included (documented)
+    let cfg = TopologyConfig::from_file(&p).unwrap();
+    match cfg.build_inter(&dir) {
+        Err(TopologyError::Unreachable { from, to, .. }) => {
+            assert!(from == "c" || to == "c", "{from} -> {to}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -3,7 +3,8 @@
 ! grids: row-major, column-major and mapped grids of random subsets of the processes,
 ! so some processes are outside a grid; submatrices at IA/JA /= 1; padded LLD) and
 ! random p?tran / p?tranu / p?tranc cases with alpha and beta, under a context of all
-! processes; and batches of two real double copies through copr_pdgemr2d_batch.
+! processes; and batches of two real double copies through copr_pdgemr2d_batch; then
+! calls with a negative M, N or LENB, each refused with one error counted, data kept.
 ! Built and run by scripts/mpi-tests.sh:
 !
 !   mpirun -n P redist_test_f [cases per type]     (default 12; exit status 1 on failure)
@@ -355,6 +356,69 @@ contains
     end do
     call blacs_gridexit(g)
   end function batch_d
+
+  ! calls with a negative size (M, N or LENB) through the Fortran names, also where the
+  ! other size is 0 (refused before the return on an empty copy): each must count
+  ! exactly one error and leave A and B as they were; returns this process's failures
+  integer function negative_sizes_d() result(bad)
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_loc
+    character(len=*), parameter :: what(7) = [character(len=32) :: &
+        'pdtran, M = -1', 'pdtran, M = 0, N = -1', 'pdgemr2d, M = 0, N = -1', &
+        'batch, M = -1, N = 0', 'relabel, M = 0, N = -1', 'relabel, M = N = 0, LENB = -1', &
+        'relabel, LENB = -1']
+    integer :: g, gp, gq, gr, gc, k, lra, lca, lrb, lcb, desca(9), descb(9), whole(9)
+    integer :: map(nprocs), one(1), mk(1), nk(1)
+    integer(8) :: before
+    real(dp), allocatable, target :: a(:), b(:)
+    real(dp), allocatable :: a0(:), b0(:)
+    type(c_ptr) :: ap(1), bp(1)
+    bad = 0
+    call make_grid(nprocs, g, gp, gq, gr, gc)
+    call make_desc(12, 10, g, gp, gq, gr, gc, desca, lra, lca)
+    call make_desc(12, 10, g, gp, gq, gr, gc, descb, lrb, lcb)
+    call fill_d(a, desca, lra, lca, gr, gc, gp, gq, 11)
+    call fill_d(b, descb, lrb, lcb, gr, gc, gp, gq, 12)
+    allocate(a0, source=a)
+    allocate(b0, source=b)
+    ap = [c_loc(a)]
+    bp = [c_loc(b)]
+    one = [1]
+    do k = 1, 7
+      before = copr_capi_errors()
+      whole = descb
+      select case (k)
+      case (1)
+        call copr_pdtran(-1, 10, 1.0_dp, a, 1, 1, desca, 1.0_dp, b, 1, 1, descb)
+      case (2)
+        call copr_pdtran(0, -1, 1.0_dp, a, 1, 1, desca, 1.0_dp, b, 1, 1, descb)
+      case (3)
+        call copr_pdgemr2d(0, -1, a, 1, 1, desca, b, 1, 1, descb, g)
+      case (4)
+        mk = [-1]
+        nk = [0]
+        call copr_pdgemr2d_batch(1, mk, nk, ap, one, one, desca, bp, one, one, descb, g)
+      case (5)
+        whole(3:4) = [0, -1]
+        call copr_pdgemr2d_relabel(0, -1, a, 1, 1, desca, b, size(b), whole, g, map)
+      case (6)
+        whole(3:4) = [0, 0]
+        call copr_pdgemr2d_relabel(0, 0, a, 1, 1, desca, b, -1, whole, g, map)
+      case default
+        whole(3:4) = [5, 4]
+        call copr_pdgemr2d_relabel(5, 4, a, 2, 3, desca, b, -1, whole, g, map)
+      end select
+      if (copr_capi_errors() /= before + 1) then
+        print '(a, i0, a, a, a, i0, a)', 'process ', me, ': ', trim(what(k)), ': ', &
+            copr_capi_errors() - before, ' errors counted, expected 1'
+        bad = bad + 1
+      end if
+      if (any(a /= a0) .or. any(b /= b0)) then
+        print '(a, i0, a, a, a)', 'process ', me, ': ', trim(what(k)), ': the data changed'
+        bad = bad + 1
+      end if
+    end do
+    call blacs_gridexit(g)
+  end function negative_sizes_d
 end module redist_d
 
 ! ---- type c ----
@@ -587,6 +651,10 @@ program redist_test_f
     print '(a, i0, a)', 'process ', me, ': copr reported errors on valid calls'
     failed = failed + 1
   end if
+  ! the bad calls, once the valid ones are counted
+  bad = negative_sizes_d()
+  call MPI_Allreduce(bad, all, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (all /= 0) failed = failed + 1
 #ifdef COPR_UNPREFIXED
   served = copr_capi_calls()
   call MPI_Allreduce(served, all_served, 1, MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD, ierr)
@@ -598,7 +666,7 @@ program redist_test_f
       all_served, ' calls'
 #endif
   if (me == 0) print '(a, i0, a, i0, a, i0, a)', 'copr Fortran interface vs ScaLAPACK on ', &
-      nprocs, ' processes: ', 4 * cases - failed, ' passed, ', failed, ' failed'
+      nprocs, ' processes: ', 4 * cases + 1 - failed, ' passed, ', failed, ' failed'
   call blacs_exit(1)
   call MPI_Finalize(ierr)
   if (failed /= 0) stop 1

@@ -421,8 +421,16 @@ impl TopologyConfig {
 
     /// The inter-node source (file paths resolved against `base`).
     ///
+    /// For `kind = "network"` these are the costs between **all** the network's
+    /// hosts: without a placement this cannot know which hosts the ranks will use,
+    /// so every host must reach every other. [`TopologyConfig::build`] waits for the
+    /// placement and prices only the hosts it uses (the others stay as switches), so
+    /// a network with hosts cut off from the rest builds a machine on the connected
+    /// hosts there, while this returns [`TopologyError::Unreachable`].
+    ///
     /// # Errors
-    /// Errors of the source constructors (file errors name their files).
+    /// Errors of the source constructors (file errors name their files);
+    /// [`TopologyError::Unreachable`] for a network with a host pair without a path.
     pub fn build_inter(&self, base: &Path) -> Result<Option<InterNode>> {
         Ok(Some(match &self.inter {
             None => return Ok(None),
