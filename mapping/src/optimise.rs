@@ -46,12 +46,13 @@
 //! **Grid algorithms on network graphs.** For the pattern of a grid algorithm
 //! ([`Pattern::algorithm`]: Cannon, Fox, Snyder, SUMMA) on a network graph the
 //! optimiser takes one sequence of steps instead, each a mapping timed with the staged
-//! flow model ([`crate::program_time`]): structured mappings of the process grid
-//! (tiles in bit-reversed and row-major order, skewed rows), then the steps above (no
-//! anytime phase, fixed budgets for their nested runs) with the seed and with derived
-//! seeds. The one timed lowest is returned, whatever its hop-bytes and busiest link
-//! (then [`Optimised::dominates_starts`] says whether it happens to be no worse than
-//! every start on both). Nothing in the sequence depends on the budget and the deadline
+//! flow model ([`crate::program_time`]): the structured mappings of the process grid
+//! (node tiles in bit-reversed, row-major and nested orders, skewed rows) of the least
+//! hop-bytes and, of those, the least busiest link, then the steps above (no anytime
+//! phase, fixed budgets for their nested runs) with the seed and with derived seeds,
+//! each kept only when no worse than that bar on both. The one timed lowest is returned
+//! (then [`Optimised::dominates_starts`] says whether it is no worse than every start
+//! on both measures). Nothing in the sequence depends on the budget and the deadline
 //! only cuts it, so a larger budget never returns a mapping the model times higher:
 //! see `program_choice.rs`.
 //!
@@ -209,8 +210,8 @@ pub(crate) fn program_path(
         let o = one_run(p, m, starts, &run_opts, deadline, nested, Some(0))?;
         Ok((o.best, o.tried))
     };
-    let fixed = super::program_choice::first_candidates(spec, m, starts);
-    let c = super::program_choice::choose(p, m, spec, fixed, &mut run, cut)?;
+    let first = super::program_choice::first_candidates(p, spec, m, starts);
+    let c = super::program_choice::choose(p, m, spec, first, &mut run, cut)?;
     let best = c.best;
     let dominates_starts = starts.iter().all(|s| {
         best.metrics.hop_bytes <= s.metrics.hop_bytes

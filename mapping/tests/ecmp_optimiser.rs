@@ -146,24 +146,37 @@ fn fat_tree_optimum_under_ecmp_by_enumeration() {
     assert!(single.max_link_time > lt_opt * (1.0 + 1e-9));
 }
 
-/// A grid algorithm on a fat tree: the optimiser's mapping is chosen by the staged model,
-/// so no structured mapping of the grid that it times runs faster. Checked here against
-/// 2 × 2 tiles in bit-reversed order written out by hand (8 × 8 grid on the k = 4 fat
-/// tree × 4: a 4 × 4 tile grid, tile `(x, y)` on host `rev(y) + 4·rev(x)`, rev = 0, 2,
-/// 1, 3) and packed, for each algorithm.
+/// A grid algorithm on a fat tree: the optimiser keeps a mapping of the least hop-bytes
+/// it finds, then of the least busiest link, then of the least time in the staged model.
+/// Checked here against mappings written out by hand (8 × 8 grid on the k = 4 fat tree
+/// × 4: 2 × 2 tiles on a 4 × 4 tile grid): the tiles in bit-reversed order (tile `(x, y)`
+/// on host `rev(y) + 4·rev(x)`, rev = 0, 2, 1, 3), in Z order (host bits, lowest first,
+/// `y0 x0 y1 x1`: two tiles side by side under each edge switch of two hosts, a 2 × 2
+/// block of tiles in each pod of four) and transposed, in row-major and column-major
+/// order, and packed: the optimiser's mapping has no more hop-bytes than any, and no
+/// more time in the model than any that ties it on both measures (on this machine the
+/// row-major tiles tie it for Cannon, Fox and Snyder).
 #[test]
-fn a_grid_algorithm_on_a_fat_tree_is_no_slower_in_the_staged_model_than_structured_tiles() {
+fn a_grid_algorithm_on_a_fat_tree_has_the_least_hop_bytes_then_the_least_time() {
     use copr_mapping::{program_time, Algorithm, AlgorithmSpec, Collective, Program, RoundModel};
     let m = MapMachine::network(fat_tree_k4(), None, Default::default(), 4).unwrap();
     let rev = [0, 2, 1, 3];
-    let tiles: Vec<usize> = (0..64)
-        .map(|t| {
-            let (i, j) = (t / 8, t % 8);
-            (rev[j / 2] + 4 * rev[i / 2]) * 4 + (i % 2) * 2 + j % 2
-        })
-        .collect();
-    let tiles = Perm::from_forward(tiles).unwrap();
+    let tiles = |host: &dyn Fn(usize, usize) -> usize| -> Perm {
+        let fwd = (0..64)
+            .map(|t| {
+                let (i, j) = (t / 8, t % 8);
+                host(i / 2, j / 2) * 4 + (i % 2) * 2 + j % 2
+            })
+            .collect();
+        Perm::from_forward(fwd).unwrap()
+    };
+    let reversed = tiles(&|x, y| rev[y] + 4 * rev[x]);
+    let z = tiles(&|x, y| (y & 1) | (x & 1) << 1 | (y >> 1) << 2 | (x >> 1) << 3);
+    let zt = tiles(&|x, y| (x & 1) | (y & 1) << 1 | (x >> 1) << 2 | (y >> 1) << 3);
+    let rows = tiles(&|x, y| y + 4 * x);
+    let cols = tiles(&|x, y| x + 4 * y);
     let model = RoundModel::simgrid_like();
+    let mut ties = 0;
     for a in Algorithm::ALL {
         let s = AlgorithmSpec {
             algorithm: a,
@@ -187,15 +200,34 @@ fn a_grid_algorithm_on_a_fat_tree_is_no_slower_in_the_staged_model_than_structur
         )
         .unwrap();
         let t = |map: &Perm| program_time(&prog, &m, map, &model);
-        let opt = t(&cmp.row("optimised").unwrap().map);
-        let packed = t(&cmp.row("packed").unwrap().map);
-        assert!(
-            opt <= t(&tiles),
-            "{}: {opt} > tiles {}",
-            a.name(),
-            t(&tiles)
-        );
-        assert!(opt < packed, "{}: {opt} >= packed {packed}", a.name());
+        let opt_map = &cmp.row("optimised").unwrap().map;
+        let opt = evaluate(&p, &m, opt_map);
+        for (name, q) in [
+            ("bit-reversed", &reversed),
+            ("Z order", &z),
+            ("transposed Z order", &zt),
+            ("row-major", &rows),
+            ("column-major", &cols),
+            ("packed", &cmp.row("packed").unwrap().map),
+        ] {
+            let x = evaluate(&p, &m, q);
+            assert!(
+                opt.hop_bytes <= x.hop_bytes,
+                "{}: hop-bytes {} > {name}'s {}",
+                a.name(),
+                opt.hop_bytes,
+                x.hop_bytes
+            );
+            if opt.hop_bytes == x.hop_bytes && opt.max_link_time <= x.max_link_time * (1.0 + 1e-9) {
+                ties += 1;
+                let (to, tq) = (t(opt_map), t(q));
+                assert!(
+                    to <= tq * (1.0 + 1e-9),
+                    "{}: {to} > {name}'s {tq}",
+                    a.name()
+                );
+            }
+        }
         // a structured mapping chosen by the model is reported as such
         let origin = cmp.row("optimised").unwrap().origin.clone().unwrap();
         if origin.ends_with("(staged model)") {
@@ -203,4 +235,9 @@ fn a_grid_algorithm_on_a_fat_tree_is_no_slower_in_the_staged_model_than_structur
             assert!(text.contains("the least time of the algorithm's program in the staged model"));
         }
     }
+    // some mapping written by hand ties on both measures: the time was compared
+    assert!(
+        ties > 0,
+        "no mapping written by hand tied: the time is not checked"
+    );
 }
