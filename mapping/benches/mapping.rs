@@ -12,6 +12,10 @@
 //! cargo bench --bench mapping -- --quick --cases k  # a 102 400-task graph, timed
 //! cargo bench --bench mapping -- --budget 4       # the optimiser's budget, seconds (default 10)
 //! cargo bench --bench mapping -- --seed 3         # the optimiser's seed (default 1)
+//! cargo bench --bench mapping -- --cases h --graph-seed 2  # other instances of the
+//!     # generated graphs (RGG, mesh, SpMV, power-law, the scrambled stencil's ranks):
+//!     # each generator's seed s becomes s + 1 000 000 · N (default 0: the graphs of
+//!     # benches/RESULTS.md); Scotch's side is computed on the same graphs
 //! cargo bench --bench mapping -- --cases h --keep-replays DIR  # keep each graph replay's
 //!     # inputs in DIR/h<k>/ (graph, platform, one hostfile per mapping)
 //! cargo bench --bench mapping -- --cases i --only 'fox 32x32 on 4x4x4'  # cases by name
@@ -41,6 +45,15 @@ use copr_mapping::{
 use copr_topology::{FatTreeSpec, LinkSpec, Network};
 
 const MIB: u64 = 1 << 20;
+
+/// `--graph-seed N` (0 when not given), set once in `main`.
+static GRAPH_SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// A graph generator's seed under `--graph-seed N`: `s + 1 000 000 · N`, so N = 0
+/// gives the recorded graphs and each N another instance of every graph.
+fn g(s: u64) -> u64 {
+    s + 1_000_000 * GRAPH_SEED.get().copied().unwrap_or(0)
+}
 
 struct Case {
     name: String,
@@ -251,10 +264,12 @@ fn large_graph_cases(out: &mut Vec<Case>, keep: &dyn Fn(&str) -> bool) {
     // each graph generated only when its case is kept (`--only`)
     type Gen = fn(usize) -> Vec<(u32, u32, u64)>;
     let graphs: [(&str, Gen); 4] = [
-        ("mesh 2-D subdomains", |n| graphs::mesh(n, 2, 4001)),
-        ("mesh 3-D subdomains", |n| graphs::mesh(n, 3, 4002)),
-        ("SpMV, rows partitioned", |n| graphs::spmv(n, 4003)),
-        ("power-law (BA, m = 3)", |n| graphs::power_law(n, 3, 4004)),
+        ("mesh 2-D subdomains", |n| graphs::mesh(n, 2, g(4001))),
+        ("mesh 3-D subdomains", |n| graphs::mesh(n, 3, g(4002))),
+        ("SpMV, rows partitioned", |n| graphs::spmv(n, g(4003))),
+        ("power-law (BA, m = 3)", |n| {
+            graphs::power_law(n, 3, g(4004))
+        }),
     ];
     for (n, dims) in [(4096, [8u32, 8, 4]), (16384, [16, 8, 8])] {
         for (what, gen) in graphs {
@@ -277,8 +292,10 @@ fn large_graph_cases(out: &mut Vec<Case>, keep: &dyn Fn(&str) -> bool) {
         }
     }
     let fat: [(&str, Gen); 2] = [
-        ("mesh 2-D subdomains", |n| graphs::mesh(n, 2, 4005)),
-        ("power-law (BA, m = 3)", |n| graphs::power_law(n, 3, 4006)),
+        ("mesh 2-D subdomains", |n| graphs::mesh(n, 2, g(4005))),
+        ("power-law (BA, m = 3)", |n| {
+            graphs::power_law(n, 3, g(4006))
+        }),
     ];
     for (what, gen) in fat {
         let name = format!("(j) {what}, 2048 tasks, on fat tree k=8 (128 hosts) x 16");
@@ -300,7 +317,7 @@ fn large_graph_cases(out: &mut Vec<Case>, keep: &dyn Fn(&str) -> bool) {
 /// `RAYON_NUM_THREADS=1`).
 fn large_graph_speed(rounds: usize) {
     let n = 102_400;
-    let p = from_edges(n, graphs::mesh(n, 2, 4007), "mesh 2-D subdomains");
+    let p = from_edges(n, graphs::mesh(n, 2, g(4007)), "mesh 2-D subdomains");
     let m = torus(&[20, 20, 16], None, 16);
     println!("\n#### Speed: mesh 2-D subdomains, {n} tasks, on 20x20x16 x 16 (default budget)\n");
     println!("| round | copr optimiser s | hop-bytes MB | packed hop-bytes MB | max link µs | packed max link µs |");
@@ -360,23 +377,27 @@ fn graph_cases(out: &mut Vec<Case>) {
     });
     out.push(Case {
         name: "(h) 16x16x4 periodic stencil as a graph (scrambled ranks) on 4x4x4 x 16".into(),
-        pattern: from_edges(1024, graphs::scramble(1024, &st_edges, 11), "stencil graph"),
+        pattern: from_edges(
+            1024,
+            graphs::scramble(1024, &st_edges, g(11)),
+            "stencil graph",
+        ),
         machine: t444(),
         target: target(),
     });
     for dim in [2, 3] {
         out.push(Case {
             name: format!("(h) RGG {dim}-D, 1024 tasks in random order, on 4x4x4 x 16"),
-            pattern: from_edges(1024, graphs::rgg(1024, dim, 7.0, 2026, true), "rgg"),
+            pattern: from_edges(1024, graphs::rgg(1024, dim, 7.0, g(2026), true), "rgg"),
             machine: t444(),
             target: target(),
         });
     }
     // the generators of cases (j) at p = 1024, for the SimGrid replay
     for (what, e) in [
-        ("mesh 2-D subdomains", graphs::mesh(1024, 2, 1001)),
-        ("SpMV, rows partitioned", graphs::spmv(1024, 1003)),
-        ("power-law (BA, m = 3)", graphs::power_law(1024, 3, 1004)),
+        ("mesh 2-D subdomains", graphs::mesh(1024, 2, g(1001))),
+        ("SpMV, rows partitioned", graphs::spmv(1024, g(1003))),
+        ("power-law (BA, m = 3)", graphs::power_law(1024, 3, g(1004))),
     ] {
         out.push(Case {
             name: format!("(h) {what}, 1024 tasks, on 4x4x4 x 16"),
@@ -397,7 +418,7 @@ fn graph_cases(out: &mut Vec<Case>) {
     let (m, t) = network("data/topology/fat-tree-k4.net.toml", 16);
     out.push(Case {
         name: "(h) RGG 2-D, 256 tasks in random order, on fat tree k=4 (16 hosts) x 16".into(),
-        pattern: from_edges(256, graphs::rgg(256, 2, 7.0, 2027, true), "rgg"),
+        pattern: from_edges(256, graphs::rgg(256, 2, 7.0, g(2027), true), "rgg"),
         machine: m,
         target: t,
     });
@@ -405,7 +426,7 @@ fn graph_cases(out: &mut Vec<Case>) {
     let (m, idx) = random_half(&[8, 8, 4], 16, 2028);
     out.push(Case {
         name: "(h) mesh 2-D subdomains, 2048 tasks, on a scattered half of 8x8x4 x 16".into(),
-        pattern: from_edges(2048, graphs::mesh(2048, 2, 1005), "mesh 2-D subdomains"),
+        pattern: from_edges(2048, graphs::mesh(2048, 2, g(1005)), "mesh 2-D subdomains"),
         machine: m,
         target: scotch::ScotchTarget::TorusSubset {
             dims: vec![8, 8, 4],
@@ -416,7 +437,7 @@ fn graph_cases(out: &mut Vec<Case>) {
     let (m, t) = network("data/topology/dragonfly-g5a4p2.net.toml", 16);
     out.push(Case {
         name: "(h) RGG 3-D, 640 tasks in random order, on dragonfly g5a4p2 (40 hosts) x 16".into(),
-        pattern: from_edges(640, graphs::rgg(640, 3, 7.0, 2029, true), "rgg"),
+        pattern: from_edges(640, graphs::rgg(640, 3, 7.0, g(2029), true), "rgg"),
         machine: m,
         target: t,
     });
@@ -1149,6 +1170,12 @@ fn main() {
     {
         opts.seed = s.parse().expect("--seed N");
     }
+    let graph_seed = args
+        .iter()
+        .position(|a| a == "--graph-seed")
+        .and_then(|i| args.get(i + 1))
+        .map_or(0, |s| s.parse().expect("--graph-seed N"));
+    GRAPH_SEED.set(graph_seed).expect("set once");
     // the mapping code uses a second thread where there is one (rayon: the multilevel
     // bisection's tries and growths, anytime rounds run ahead, the routing of large
     // patterns; RAYON_NUM_THREADS=1 for one); the tables give wall and CPU time
@@ -1156,7 +1183,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("copr-mapping-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     println!(
-        "copr mapping benchmark; scotch {}, simgrid {}",
+        "copr mapping benchmark (graph seed {graph_seed}); scotch {}, simgrid {}",
         if scotch::scotch_available() {
             "found"
         } else {

@@ -328,6 +328,7 @@ fn one_run(
         rng: SplitMix(seed),
         bound: std::cell::Cell::new(None),
         least_link: None,
+        front: None,
     };
     let mut cands: Vec<Scored> = Vec::new();
     // feature `scotch`: libscotch's mappings of a general graph join the starts (first,
@@ -357,6 +358,11 @@ fn one_run(
             (a.max_link_time.total_cmp(&b.max_link_time)).then(a.hop_bytes.cmp(&b.hop_bytes))
         })
         .cloned();
+    run.front = pool
+        .iter()
+        .map(|s| s.metrics.hop_bytes)
+        .min()
+        .zip(run.least_link.as_ref().map(|s| s.metrics.max_link_time));
     let tried = pool.len();
     let (best, dominates_starts) = run.settle(starts, pool);
     let best = run.polish(best, dominates_starts, starts, max_rounds);
@@ -381,6 +387,9 @@ struct Run<'a> {
     bound: std::cell::Cell<Option<u128>>,
     /// The candidate with the least busiest link, once they are refined.
     least_link: Option<Scored>,
+    /// The least hop-bytes and the least busiest link among the candidates, once
+    /// they are refined (the references of [`Run::link_traded`]).
+    front: Option<(u128, f64)>,
 }
 
 impl Run<'_> {
@@ -778,7 +787,9 @@ impl Run<'_> {
 
     /// The chosen mapping's last steps: the multilevel relief of its busiest link and
     /// its nodes placed again on the link loads (a graph; then, when the swaps for
-    /// hop-bytes had raised its link, [`Run::links_then_hops`]), the anytime rounds
+    /// hop-bytes had raised its link, [`Run::links_then_hops`]; up to 2048 tasks,
+    /// when its link is still no lower than every candidate's, [`Run::link_traded`]), the
+    /// anytime rounds
     /// (at most `max_rounds`), and the cores arranged inside the nodes (a machine with
     /// a node tree).
     fn polish(
@@ -804,6 +815,9 @@ impl Run<'_> {
             best = self.nodes_on_links(best, targets);
             if let Some(least) = least.filter(|_| raised) {
                 best = self.links_then_hops(best, least, targets);
+            }
+            if self.trades(p, m, &best) {
+                best = self.link_traded(best, targets);
             }
         }
         if dominates_starts || starts.is_empty() {
@@ -939,6 +953,87 @@ impl Run<'_> {
         cur
     }
 }
+
+impl Run<'_> {
+    /// Whether [`Run::link_traded`] applies to `best`: a graph of at most 2048 tasks
+    /// on a torus of nodes of several slots whose busiest link, after the other
+    /// lowerings, is still no less busy than the least among the candidates
+    /// ([`Run::front`]; equal counts: a link several candidates share is often the
+    /// bottleneck a trade removes).
+    fn trades(&self, p: &Pattern, m: &MapMachine, best: &Scored) -> bool {
+        matches!(m.kind(), super::machine::NetKind::Torus(_))
+            && m.ranks_per_node() > 1
+            && p.tasks() <= 2048
+            && super::swaps::Tracked::fits(p, m)
+            && self
+                .front
+                .is_some_and(|(_, l)| best.metrics.max_link_time >= l * (1.0 - 1e-12))
+    }
+
+    /// The busiest link traded for hop-bytes. Balancing swaps aim at a busiest link
+    /// [`TRADE_STEPS`] lower with up to [`TRADE_ROOM`] more hop-bytes; then swaps
+    /// holding that link ([`refine_within`]) take back what hop-bytes they can (the
+    /// balancing alone spends its whole allowance once the link is met, which is
+    /// why the task-level lowering, `multilevel::lower_busiest_link`, can keep
+    /// nothing where this keeps a much lower link). The result replaces `best` when
+    /// its link is lower, its hop-bytes rose by at most [`TRADE_WORTH`] of the link's
+    /// relative drop (the rule above 2048 tasks; half, the task-level lowering's
+    /// rule up to 2048, let SpMV at 1024 tasks give hop-bytes it needed) and it
+    /// stays within the best start's `(hb0, lt0)`; a step is tried again while it is
+    /// kept, at most [`TRADE_ROUNDS`] tries in all.
+    ///
+    /// # Complexity
+    /// Per try `O(n + m·h + L)` to score, plus the balancing's `tries` and at most
+    /// [`HELD_PASSES`] passes of [`refine_within`].
+    fn link_traded(&self, mut best: Scored, (hb0, lt0): (u128, f64)) -> Scored {
+        let (p, m, deadline) = (self.p, self.m, self.deadline);
+        let mut rng = SplitMix(self.opts.seed ^ 0x74_7261_6465);
+        let tries = (40 * p.tasks()).min(60_000);
+        let mut steps = TRADE_STEPS.iter();
+        let mut step = steps.next();
+        let mut rounds = 0;
+        while let Some(&f) = step {
+            let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+            if rounds >= TRADE_ROUNDS || Instant::now() >= deadline || lt <= 0.0 {
+                break;
+            }
+            rounds += 1;
+            let room = hb.saturating_add((hb as f64 * TRADE_ROOM) as u128);
+            let mut map = best.map.clone();
+            super::swaps::balance_tries(p, m, &mut map, (room, lt * f), &mut rng, deadline, tries);
+            let held = evaluate(p, m, &map).max_link_time;
+            if held < lt {
+                refine_within(p, m, &mut map, held, &mut rng, deadline, HELD_PASSES);
+            }
+            let origin = best.origin.trim_end_matches(", link traded");
+            let s = self.score(map, format!("{origin}, link traded"));
+            let (shb, slt) = (s.metrics.hop_bytes, s.metrics.max_link_time);
+            let rise = shb as f64 / hb.max(1) as f64 - 1.0;
+            let drop = 1.0 - slt / lt;
+            if drop > 1e-9 && rise <= TRADE_WORTH * drop && shb <= hb0 && slt <= lt0 * (1.0 + 1e-12)
+            {
+                best = s;
+            } else {
+                step = steps.next();
+            }
+        }
+        best
+    }
+}
+
+/// The links [`Run::link_traded`] aims at, relative to the busiest (tried in turn,
+/// each again while it is kept).
+const TRADE_STEPS: [f64; 3] = [0.85, 0.92, 0.97];
+
+/// How much more hop-bytes the balancing of [`Run::link_traded`] may spend.
+const TRADE_ROOM: f64 = 0.08;
+
+/// The relative rise in hop-bytes [`Run::link_traded`] gives for a relative drop
+/// of the busiest link.
+const TRADE_WORTH: f64 = 0.25;
+
+/// Tries of [`Run::link_traded`] at most.
+const TRADE_ROUNDS: usize = 10;
 
 /// The busiest link, over the least among the candidates, above which the chosen
 /// mapping's link is lowered again ([`Run::links_then_hops`]).
@@ -1183,4 +1278,160 @@ fn graph_groups(p: &Pattern, k: usize) -> Vec<Vec<usize>> {
         groups.push(g);
     }
     groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::Edge;
+
+    /// A geometric graph: `n` random points in the unit square, each joined to the
+    /// points within `r` both ways with `1 + (i + j) % 4` MiB.
+    fn geometric(n: usize, r: f64, seed: u64) -> Pattern {
+        let mut rng = SplitMix(seed);
+        let pts: Vec<(f64, f64)> = (0..n)
+            .map(|_| {
+                let x = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                let y = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                (x, y)
+            })
+            .collect();
+        let mut edges = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                let (dx, dy) = (pts[i].0 - pts[j].0, pts[i].1 - pts[j].1);
+                if i != j && dx * dx + dy * dy <= r * r {
+                    let bytes = (1 + (i + j) as u64 % 4) << 20;
+                    edges.push(Edge {
+                        src: i as u32,
+                        dst: j as u32,
+                        bytes,
+                    });
+                }
+            }
+        }
+        Pattern::from_edges(n, edges, "geometric".into()).expect("valid edges")
+    }
+
+    fn run<'a>(p: &'a Pattern, m: &'a MapMachine, opts: &'a Options) -> Run<'a> {
+        Run {
+            p,
+            m,
+            opts,
+            deadline: Instant::now() + Duration::from_secs(60),
+            nested: Nested::Shares,
+            rng: SplitMix(opts.seed),
+            bound: std::cell::Cell::new(None),
+            least_link: None,
+            front: None,
+        }
+    }
+
+    /// The packed mapping refined for hop-bytes alone: few hop-bytes, a busy link.
+    fn hop_bytes_only(p: &Pattern, m: &MapMachine) -> Perm {
+        let mut map = strategy::perm((0..p.tasks()).collect());
+        let mut rng = SplitMix(5);
+        refine(
+            p,
+            m,
+            &mut map,
+            &mut rng,
+            Instant::now() + Duration::from_secs(60),
+            20,
+        );
+        map
+    }
+
+    #[test]
+    fn the_link_is_traded_for_at_most_a_quarter_of_its_drop_in_hop_bytes() {
+        // 256 tasks on a 4x2x2 torus of 16 slots: three instances, each traded
+        // from the mapping refined for hop-bytes alone
+        let m = crate::torus_machine(vec![4, 2, 2], None, None, 16).expect("torus");
+        let mut lowered = 0;
+        for seed in 1..=3 {
+            let p = geometric(256, 0.12, seed);
+            let opts = Options {
+                seed,
+                ..Options::default()
+            };
+            let mut r = run(&p, &m, &opts);
+            let start = r.score(hop_bytes_only(&p, &m), "start".into());
+            let (hb, lt) = (start.metrics.hop_bytes, start.metrics.max_link_time);
+            r.front = Some((hb, lt / 2.0));
+            assert!(r.trades(&p, &m, &start));
+            let t = r.link_traded(start, (u128::MAX, f64::INFINITY));
+            // the metrics are the mapping's own
+            let fresh = evaluate(&p, &m, &t.map);
+            assert_eq!(fresh.hop_bytes, t.metrics.hop_bytes);
+            assert_eq!(fresh.max_link_time, t.metrics.max_link_time);
+            let grew = t.metrics.hop_bytes as f64 / hb as f64;
+            let fell = lt / t.metrics.max_link_time;
+            assert!(
+                fell >= 1.0,
+                "seed {seed}: the link rose ({lt} -> {})",
+                t.metrics.max_link_time
+            );
+            // each kept step: hop-bytes times 1 + a with a <= w·x for a link times
+            // 1 - x, and 1 + w·x <= (1 - x)^(-w) (Bernoulli); so over all steps the
+            // hop-bytes grow by at most the link's fall to the power w
+            assert!(
+                grew <= fell.powf(TRADE_WORTH) * (1.0 + 1e-9),
+                "seed {seed}: hop-bytes x{grew} for the link / {fell}"
+            );
+            if fell > 1.0 {
+                lowered += 1;
+                assert!(t.origin.ends_with(", link traded"), "{}", t.origin);
+            }
+        }
+        assert!(lowered >= 2, "the link fell on {lowered} of 3 instances");
+    }
+
+    #[test]
+    fn the_link_is_kept_within_the_best_start() {
+        // the best start's hop-bytes and link bound what a trade may keep
+        let m = crate::torus_machine(vec![4, 2, 2], None, None, 16).expect("torus");
+        let p = geometric(256, 0.12, 1);
+        let opts = Options::default();
+        let mut r = run(&p, &m, &opts);
+        let start = r.score(hop_bytes_only(&p, &m), "start".into());
+        let (hb, lt) = (start.metrics.hop_bytes, start.metrics.max_link_time);
+        r.front = Some((hb, lt / 2.0));
+        for (hb0, lt0) in [(hb, f64::INFINITY), (u128::MAX, lt * 0.9), (hb, lt * 0.95)] {
+            let t = r.link_traded(start.clone(), (hb0, lt0));
+            let kept = t.map != start.map;
+            assert!(
+                !kept || (t.metrics.hop_bytes <= hb0 && t.metrics.max_link_time <= lt0),
+                "{} / {} kept against {hb0} / {lt0}",
+                t.metrics.hop_bytes,
+                t.metrics.max_link_time
+            );
+        }
+        // with no room for hop-bytes above the start's, a kept trade has no more
+        let t = r.link_traded(start.clone(), (hb, f64::INFINITY));
+        assert!(t.metrics.hop_bytes <= hb);
+    }
+
+    #[test]
+    fn no_trade_when_the_link_leads_the_candidates_or_off_small_tori() {
+        let p = geometric(256, 0.12, 2);
+        let opts = Options::default();
+        let torus = crate::torus_machine(vec![4, 2, 2], None, None, 16).expect("torus");
+        let mut r = run(&p, &torus, &opts);
+        let s = r.score(hop_bytes_only(&p, &torus), "start".into());
+        let lt = s.metrics.max_link_time;
+        r.front = None;
+        assert!(!r.trades(&p, &torus, &s));
+        r.front = Some((s.metrics.hop_bytes, lt * 1.01));
+        assert!(!r.trades(&p, &torus, &s));
+        r.front = Some((s.metrics.hop_bytes, lt));
+        assert!(r.trades(&p, &torus, &s));
+        r.front = Some((s.metrics.hop_bytes, lt * 0.99));
+        assert!(r.trades(&p, &torus, &s));
+        // one slot per node: no trade
+        let single = crate::torus_machine(vec![8, 8, 4], None, None, 1).expect("torus");
+        let mut r1 = run(&p, &single, &opts);
+        let s1 = r1.score(strategy::perm((0..256).collect()), "packed".into());
+        r1.front = Some((s1.metrics.hop_bytes, s1.metrics.max_link_time * 0.5));
+        assert!(!r1.trades(&p, &single, &s1));
+    }
 }
