@@ -57,14 +57,23 @@ const LOCAL_LIMIT: usize = 4096;
 const LOCAL_TRIES: usize = 1024;
 
 /// Rounds in a row without improvement after which the phase stops: 2 per second of
-/// budget, at least 2 and at most 200 (nondecreasing in the budget). Above
-/// [`LOCAL_ABOVE`] tasks a round that gains less than 0.1 % on both measures counts as
-/// one without improvement (its mapping is kept all the same). A round's work is
-/// bounded above [`LOCAL_ABOVE`] tasks (it refines around the kicked tasks only), so
-/// that the phase ends soon after it stops finding improvements.
-pub(crate) fn patience(budget: Duration) -> usize {
-    ((budget.as_secs_f64() * 2.0) as usize).clamp(2, 200)
+/// budget, at least 2 and at most 200 (nondecreasing in the budget), and for a
+/// pattern of `n` tasks at least `SMALL_WORK / n` (at most 200): a round's work
+/// grows with the tasks, so a small pattern's rounds are cheap and a few of them
+/// without improvement say little (16 tasks: 200 rounds, a few milliseconds; 1024
+/// tasks and above: the budget's count alone). Above [`LOCAL_ABOVE`] tasks a round
+/// that gains less than 0.1 % on both measures counts as one without improvement (its
+/// mapping is kept all the same). A round's work is bounded above [`LOCAL_ABOVE`]
+/// tasks (it refines around the kicked tasks only), so that the phase ends soon after
+/// it stops finding improvements.
+pub(crate) fn patience(budget: Duration, n: usize) -> usize {
+    let by_budget = ((budget.as_secs_f64() * 2.0) as usize).clamp(2, 200);
+    by_budget.max((SMALL_WORK / n.max(1)).min(200))
 }
+
+/// Tasks times rounds without improvement that a pattern gets at least (see
+/// [`patience`]).
+const SMALL_WORK: usize = 4096;
 
 /// Runs rounds from `best` until `deadline`, `patience` failures in a row, the
 /// hop-bytes bound, or `max_rounds` rounds; returns the best mapping and the rounds

@@ -274,7 +274,7 @@ pub(crate) fn restart_path(
     let deadline = steps.deadline;
     let limits = super::anytime::Limits {
         deadline,
-        patience: super::anytime::patience(opts.budget),
+        patience: super::anytime::patience(opts.budget, p.tasks()),
         max_rounds: None,
     };
     let improve = Box::new(
@@ -821,7 +821,7 @@ impl Run<'_> {
             }
         }
         if dominates_starts || starts.is_empty() {
-            let patience = super::anytime::patience(opts.budget);
+            let patience = super::anytime::patience(opts.budget, p.tasks());
             best = super::anytime::improve(p, m, best, opts.seed, deadline, patience, max_rounds).0;
         }
         if m.node_tree().is_some() && Instant::now() < deadline {
