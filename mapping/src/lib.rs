@@ -51,6 +51,7 @@ mod errors;
 pub mod export;
 mod fluid;
 mod gain_heap;
+mod graph_formats;
 mod groups;
 mod machine;
 mod metrics;

@@ -14,6 +14,8 @@ use copr::error::{Error, Result};
 use copr::volume::Volumes;
 use copr_topology::files::MAX_TOML_BYTES;
 
+use crate::graph_formats::GraphFormat;
+
 /// Patterns larger than this many tasks are refused (a task id in a file must not
 /// make copr allocate memory in proportion to it): 2²² = 4 194 304.
 ///
@@ -505,8 +507,11 @@ impl Pattern {
     }
 
     /// Reads a graph file: TOML or JSON (`tasks = N` optional, `edges = [[src, dst,
-    /// bytes], …]`; `.toml`/`.json` by extension, in any case) or, for any other name,
-    /// an edge list: one message `src dst bytes` per line (whitespace or commas), `#`
+    /// bytes], …]`; `.toml`/`.json` by extension, in any case), a Scotch source graph
+    /// (`.grf`, `.src`) or a METIS graph file (`.graph`, `.metis`), whose undirected
+    /// edge of weight `w` becomes a message of `w` bytes each way (1 byte without edge
+    /// weights; Scotch's cost of a mapping is then half its hop-bytes; vertex weights
+    /// are ignored), or, for any other name, an edge list: one message `src dst bytes` per line (whitespace or commas), `#`
     /// comments, and an optional first line `tasks N`. Without `tasks`, the number of
     /// tasks is one more than the largest id.
     ///
@@ -529,6 +534,18 @@ impl Pattern {
             path: path.to_owned(),
             detail,
         };
+        if let Some(format) = GraphFormat::of_extension(ext) {
+            let (tasks, messages) = format
+                .read(text, MAX_TASKS, MAX_TASKS_WHY)
+                .map_err(parse_err)?;
+            let edges = messages
+                .into_iter()
+                .map(|(src, dst, bytes)| Edge { src, dst, bytes })
+                .collect();
+            let name = path.display().to_string();
+            return Self::from_edges(tasks, edges, format!("graph {name}"))
+                .map_err(|e| e.in_file(path));
+        }
         let (declared, raw): (Option<u64>, Vec<RawEdge>) = match ext {
             "toml" | "json" => {
                 let doc: GraphDoc = if ext == "json" {
@@ -553,7 +570,8 @@ impl Pattern {
                 (doc.tasks, raw)
             }
             _ => {
-                let (declared, raw) = parse_edge_list(text).map_err(parse_err)?;
+                let (declared, raw) = parse_edge_list(text)
+                    .map_err(|d| parse_err(crate::graph_formats::hint_for_edge_list(text, d)))?;
                 let total = raw.iter().map(|&(_, _, _, b)| u128::from(b)).sum();
                 check_recording(text, total).map_err(parse_err)?;
                 (declared, raw)

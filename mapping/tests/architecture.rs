@@ -11,7 +11,7 @@ use copr_testkit::modules::module_graph;
 
 /// The modules, lowest layer first.
 const LAYERS: &[&[&str]] = &[
-    &["errors", "curve", "paths", "gain_heap"],
+    &["errors", "curve", "paths", "gain_heap", "graph_formats"],
     &["pattern", "bundles", "route_table"],
     &["machine"],
     &["recognise", "algorithms"],
