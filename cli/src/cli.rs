@@ -122,7 +122,9 @@ pub(crate) struct MapArgs {
     #[arg(long, value_name = "TREE", requires = "traffic",
           value_parser = clap::builder::PossibleValuesParser::new(["binomial", "ring"]))]
     pub(crate) collective: Option<String>,
-    /// A communication graph: edge list (`src dst bytes` per line) or TOML/JSON.
+    /// A communication graph: edge list (`src dst bytes` per line), TOML/JSON, a
+    /// Scotch source graph (`.grf`, `.src`) or a METIS graph file (`.graph`, `.metis`);
+    /// a Scotch or METIS edge of weight w is w bytes each way (1 without weights).
     #[arg(long, value_name = "FILE")]
     pub(crate) graph: Option<PathBuf>,
     /// The traffic of a copr plan file (after its relabeling).
