@@ -7,9 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use copr::lap::Perm;
 use copr::rng::SplitMix;
-use copr_mapping::Pattern;
-use copr_testkit::scotch::write_grf;
+use copr_mapping::{evaluate, torus_machine, Edge, Pattern};
+use copr_testkit::scotch::{run_gmap, scotch_available, write_grf, ScotchTarget};
 
 fn file(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("copr-graph-formats-{}", std::process::id()));
@@ -137,4 +138,38 @@ fn refusals_name_the_file_and_the_line() {
         assert!(e.contains(name) && e.contains(part), "{name}: {e}");
         assert!(!e.contains('\n'), "{name}: {e}");
     }
+}
+
+#[test]
+fn scotchs_mapping_of_a_grf_scores_twice_the_edge_lists_hop_bytes() {
+    if !scotch_available() {
+        println!("scotch_gmap not on PATH, skipped");
+        return;
+    }
+    let mut rng = SplitMix(2028);
+    let n = 64;
+    let edges: Vec<(u32, u32, u64)> = (0..300)
+        .map(|_| {
+            let a = rng.below(n) as u32;
+            (a, rng.below(n) as u32, 1 + rng.next_u64() % 4096)
+        })
+        .collect();
+    let dir = std::env::temp_dir().join(format!("copr-graph-formats-gmap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = run_gmap(n, &edges, &ScotchTarget::torus_cores(&[4, 4], 4), &dir).unwrap();
+    let m = torus_machine(vec![4, 4], None, None, 4).unwrap();
+    let map = Perm::from_forward(r.slot_of_task.clone()).unwrap();
+    let list = Pattern::from_edges(
+        n,
+        edges
+            .iter()
+            .map(|&(src, dst, bytes)| Edge { src, dst, bytes })
+            .collect(),
+        "edge list".into(),
+    )
+    .unwrap();
+    let grf = Pattern::from_file(&file("gmap.grf", &write_grf(n, &edges))).unwrap();
+    let (a, b) = (evaluate(&list, &m, &map), evaluate(&grf, &m, &map));
+    assert!(a.hop_bytes > 0);
+    assert_eq!(b.hop_bytes, 2 * a.hop_bytes);
 }
