@@ -533,6 +533,13 @@ rm -f "$graph_log"
     "$dist_graph_test" ring 4 2 --identity
 expect_log "$graph_log" "predicted hop-bytes 2.097 MB -> 2.097 MB"
 expect_log "$graph_log" "kept the MPI library's order: copr's mapping is no better"
+echo "== a chain whose two ends pass MPI_WEIGHTS_EMPTY under the interposer (reordered)"
+# by hand: the path 0 3 6 1 4 7 2 5 of weight-2 edges; packed cuts 5 of its 7 edges
+# (10 MiB), the path's two halves on the two nodes 1 (2 MiB)
+rm -f "$graph_log"
+"${MPIRUN[@]}" -n 8 "${PRELOAD[@]}" -x COPR_EMULATE_NODE_SIZE=4 -x COPR_INTERPOSE_LOG="$graph_log" \
+    "$dist_graph_test" chain 4 2 --reordered
+expect_log "$graph_log" "predicted hop-bytes 10.486 MB -> 2.097 MB"
 # the traffic recorder (COPR_RECORD): C and Fortran programs with a known traffic of
 # every kind of send compare their own counts with the file, element by element
 echo "== the traffic recorder (COPR_RECORD) under the interposer: C, Fortran (use mpi, use mpi_f08)"

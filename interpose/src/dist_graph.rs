@@ -26,6 +26,7 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 
+use crate::abi::weights_empty;
 use crate::cart::{machine_source, ACTIVE};
 use crate::log::{conclude, warn_fallback, write_log};
 
@@ -34,10 +35,6 @@ const WEIGHT_UNIT_BYTES: u64 = 1 << 20;
 
 /// What a message weighs, as the log says it.
 const UNIT: &str = "1 MiB per unit of edge weight";
-
-/// Open MPI's `MPI_WEIGHTS_EMPTY` (`((int *) 3)` in its `mpi.h`); rsmpi does not
-/// export it.
-const WEIGHTS_EMPTY: usize = 3;
 
 /// The weights argument of one side.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +62,8 @@ impl Weights {
             Self::Given(w) => w.as_ptr(),
             // SAFETY: returns the library's constant.
             Self::Unweighted => unsafe { mpi::ffi::RSMPI_UNWEIGHTED() },
-            Self::Empty => WEIGHTS_EMPTY as *const c_int,
+            // known: `Empty` is only ever read from a pointer equal to the constant
+            Self::Empty => weights_empty().unwrap_or(0) as *const c_int,
         }
     }
 
@@ -178,7 +176,7 @@ unsafe fn read_side(
     let unweighted = unsafe { mpi::ffi::RSMPI_UNWEIGHTED() } as *const c_int;
     let w = if std::ptr::eq(weights, unweighted) {
         Weights::Unweighted
-    } else if weights as usize == WEIGHTS_EMPTY {
+    } else if Some(weights as usize) == weights_empty() {
         Weights::Empty
     } else if weights.is_null() {
         return None;

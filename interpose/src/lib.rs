@@ -54,7 +54,32 @@
 //! graph's weights (module `recorded`).
 //!
 //! Without the feature `mpi` the library is empty.
+//!
+//! # Open MPI and MPICH
+//! The library is built against the MPI library rsmpi's build finds (`mpicc -show`, or
+//! the compiler named by `MPICC`, or the pkg-config file named by `MPI_PKG_CONFIG`),
+//! and preloads only into programs of that library's ABI: Open MPI's handles are
+//! pointers, MPICH's (and those of Intel MPI, Cray MPICH and MVAPICH, which keep its
+//! ABI) are `int`s. For MPICH, in a target directory of its own (rsmpi's build script
+//! does not run again when `MPICC` changes):
+//!
+//! ```text
+//! MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich \
+//!     cargo build --release -p copr-interpose --features mpi
+//! mpiexec.mpich -genv LD_PRELOAD $PWD/target/mpich/release/libcopr_interpose.so \
+//!     -genv COPR_RECORD traffic.txt -n 8 ./app
+//! ```
+//!
+//! The constants that differ and rsmpi does not export (`MPI_IN_PLACE`,
+//! `MPI_WEIGHTS_EMPTY`) follow the ABI built against. MPICH's Fortran bindings call
+//! the C entry points, Open MPI's call `PMPI_*`: a Fortran call is counted once either
+//! way (module `record`). `scripts/mpich-tests.sh` runs the C and Fortran tests under
+//! Debian's MPICH 4.0.2 (`mpiexec.mpich`, one host) and requires each recording to
+//! equal Open MPI's of the same program and arguments but for the `# host` lines; it
+//! says "skipped: no MPICH" where MPICH is not installed.
 
+#[cfg(feature = "mpi")]
+mod abi;
 #[cfg(feature = "mpi")]
 pub mod cart;
 #[cfg(feature = "mpi")]

@@ -25,15 +25,62 @@ use mpi::ffi::{
 
 use super::collectives::{self, Op};
 use super::{comms, finalize, on, requests, table};
+use crate::abi::IN_PLACE;
 use crate::cart::ACTIVE;
 
-/// Open MPI's `MPI_IN_PLACE`.
-const IN_PLACE: usize = 1;
+/// No Fortran wrapper of this library is running on this thread.
+const NO_FORTRAN: u8 = 0;
+/// A Fortran wrapper is running on this thread, and no C wrapper counted its call yet.
+const IN_FORTRAN: u8 = 1;
+/// A Fortran wrapper is running on this thread, and a C wrapper counted its call.
+const COUNTED_IN_C: u8 = 2;
 
-/// Whether to count a call now: the recorder is on and the interposer is not at work.
+thread_local! {
+    /// Where the Fortran wrapper running on this thread is: MPICH's Fortran bindings
+    /// call the C entry points (`MPI_Send`, which are this library's), Open MPI's call
+    /// `PMPI_*`; a call is counted by the C wrapper when it is reached, else by the
+    /// Fortran one, never twice.
+    static FORTRAN: Cell<u8> = const { Cell::new(NO_FORTRAN) };
+}
+
+/// Whether the recorder is on and the interposer is not at work.
+#[inline]
+pub(super) fn recorder_at_work() -> bool {
+    on() && !ACTIVE.with(Cell::get)
+}
+
+/// Whether to count a call now (the recorder at work); a Fortran wrapper running
+/// below on this thread then leaves the call to this count.
 #[inline]
 pub(super) fn recording() -> bool {
-    on() && !ACTIVE.with(Cell::get)
+    if !recorder_at_work() {
+        return false;
+    }
+    counted_in_c();
+    true
+}
+
+/// Marks the call of the Fortran wrapper running on this thread, if any, as counted.
+#[inline]
+fn counted_in_c() {
+    let _ = FORTRAN.try_with(|f| {
+        if f.get() == IN_FORTRAN {
+            f.set(COUNTED_IN_C);
+        }
+    });
+}
+
+/// Runs `call` (a Fortran binding's entry point) and tells whether a C wrapper of this
+/// library counted it meanwhile (MPICH's bindings call the C entry points).
+pub(super) fn through_fortran(call: impl FnOnce()) -> bool {
+    let before = FORTRAN
+        .try_with(|f| f.replace(IN_FORTRAN))
+        .unwrap_or(NO_FORTRAN);
+    call();
+    FORTRAN
+        .try_with(|f| f.replace(before))
+        .unwrap_or(NO_FORTRAN)
+        == COUNTED_IN_C
 }
 
 /// `count × size(datatype)` in bytes (0 for an invalid type or a negative count).
@@ -97,6 +144,7 @@ pub(super) fn on_alltoall(comm: MPI_Comm, bytes: impl Fn(usize) -> u64) {
 /// After `MPI_Init`: checks the file (collective on `MPI_COMM_WORLD`).
 pub(super) fn on_init() {
     if on() {
+        counted_in_c();
         finalize::check_path();
     }
 }

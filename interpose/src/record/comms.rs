@@ -23,7 +23,7 @@ use mpi::ffi::{
     PMPI_Comm_test_inter, PMPI_Dist_graph_neighbors, PMPI_Dist_graph_neighbors_count,
     PMPI_Graph_neighbors, PMPI_Graph_neighbors_count, PMPI_Group_free, PMPI_Group_translate_ranks,
     PMPI_Topo_test, RSMPI_CART, RSMPI_COMM_WORLD, RSMPI_CONGRUENT, RSMPI_DIST_GRAPH, RSMPI_GRAPH,
-    RSMPI_IDENT, RSMPI_PROC_NULL,
+    RSMPI_GROUP_NULL, RSMPI_IDENT, RSMPI_PROC_NULL,
 };
 
 /// No world rank (a process outside `MPI_COMM_WORLD`, or a failed translation).
@@ -220,8 +220,9 @@ unsafe fn is_world(comm: MPI_Comm) -> bool {
 /// `comm` is a communicator handle of the MPI library.
 unsafe fn translate(comm: MPI_Comm, rank: c_int) -> u32 {
     let mut inter: c_int = 0;
-    let mut group = MPI_Group(std::ptr::null_mut());
-    let mut world_group = MPI_Group(std::ptr::null_mut());
+    // SAFETY: a constant of the MPI library.
+    let null: MPI_Group = unsafe { RSMPI_GROUP_NULL };
+    let (mut group, mut world_group) = (null, null);
     let mut out: c_int = -1;
     // SAFETY: each call writes its out-arguments only; one rank in, one out.
     unsafe {
@@ -236,10 +237,10 @@ unsafe fn translate(comm: MPI_Comm, rank: c_int) -> u32 {
         if !ok {
             out = -1;
         }
-        if !group.0.is_null() {
+        if group != null {
             PMPI_Group_free(&mut group);
         }
-        if !world_group.0.is_null() {
+        if world_group != null {
             PMPI_Group_free(&mut world_group);
         }
     }

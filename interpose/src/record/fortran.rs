@@ -1,17 +1,22 @@
 //! The Fortran entry points the recorder wraps: those of `mpif.h` and `use mpi`
 //! (`mpi_send_`, gfortran's names) and of `use mpi_f08` (`mpi_send_f08_`), each
 //! passing its arguments unchanged to the MPI library's profiling entry point
-//! (`pmpi_send_`, `pmpi_send_f08_`), found with `dlsym(RTLD_NEXT, …)` on first use so
-//! that programs without the Fortran libraries load this library too.
+//! (`pmpi_send_`, `pmpi_send_f08_`; where the library has none, its own entry point of
+//! the same name), found with `dlsym(RTLD_NEXT, …)` on first use so that programs
+//! without the Fortran libraries load this library too.
 //!
 //! Open MPI's Fortran bindings call `PMPI_*` directly, so the C wrappers never see a
-//! Fortran program's calls. Both binding styles pass every integer and handle by
-//! reference (`use mpi_f08`'s handles are one-integer derived types); handles are
-//! converted with `MPI_*_f2c` to count the call.
+//! Fortran program's calls; MPICH's (`mpif.h`, `use mpi` and its own `use mpi_f08`
+//! names, `mpi_send_f08ts_`) call the C entry points `MPI_*`, which are this
+//! library's. Each call is counted once: by the C wrapper when the binding reaches it
+//! (MPICH), else here after the call (Open MPI). Both binding styles pass every
+//! integer and handle by reference (`use mpi_f08`'s handles are one-integer derived
+//! types); handles are converted with `MPI_*_f2c` to count the call.
 //!
 //! # Limitation
-//! Fortran's `MPI_IN_PLACE` is not recognised in the collectives: their bytes are then
-//! those of the send arguments as given.
+//! Under Open MPI, Fortran's `MPI_IN_PLACE` is not recognised in the collectives:
+//! their bytes are then those of the send arguments as given (under MPICH the C
+//! wrapper counts them, after the binding has turned it into C's `MPI_IN_PLACE`).
 
 #![allow(clippy::too_many_arguments)]
 
@@ -20,12 +25,13 @@ use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, Ordering::Relaxed};
 
 use mpi::ffi::{
-    MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Request, PMPI_Comm_f2c, PMPI_Request_f2c, PMPI_Type_f2c,
+    MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Request, RSMPI_Comm_f2c, RSMPI_Request_f2c,
+    RSMPI_Type_f2c,
 };
 
 use super::c_api::{
     bytes_of, on_alltoall, on_finalize, on_init, on_neighbours, on_send, on_send_init, on_start,
-    recording,
+    recorder_at_work, through_fortran,
 };
 use super::collectives::{self, Op};
 use super::{comms, on, requests};
@@ -40,16 +46,25 @@ extern "C" {
 /// glibc's `RTLD_NEXT`.
 const RTLD_NEXT: *mut c_void = -1isize as *mut c_void;
 
-/// The next definition of `name` (NUL-terminated) after this library's, cached in
-/// `slot`; aborts with a message if there is none (the program called a Fortran entry
-/// point of an MPI library that is not loaded).
-fn resolve(slot: &AtomicPtr<c_void>, name: &str) -> *mut c_void {
+/// The MPI library's entry point a wrapper calls, cached in `slot`: the next definition
+/// of `name` (NUL-terminated, the profiling name `pmpi_…`) after this library's, or
+/// where the library has none, the next definition of the wrapper's own name `own`
+/// (MPICH names some `use mpi_f08` routines as Open MPI does, `mpi_init_f08_`, but
+/// their profiling versions otherwise). Aborts with a message if there is neither (the
+/// program called a Fortran entry point of an MPI library that is not loaded).
+fn resolve(slot: &AtomicPtr<c_void>, name: &str, own: &str) -> *mut c_void {
     let p = slot.load(Relaxed);
     if !p.is_null() {
         return p;
     }
-    // SAFETY: a NUL-terminated name; dlsym only reads it.
-    let p = unsafe { dlsym(RTLD_NEXT, name.as_ptr().cast::<c_char>()) };
+    let next = |symbol: &str| {
+        // SAFETY: a NUL-terminated name; dlsym only reads it.
+        unsafe { dlsym(RTLD_NEXT, symbol.as_ptr().cast::<c_char>()) }
+    };
+    let mut p = next(name);
+    if p.is_null() {
+        p = next(own);
+    }
     if p.is_null() {
         eprintln!(
             "copr-interpose: {} is not in the MPI library loaded",
@@ -72,21 +87,21 @@ unsafe fn int(f: *const Fint) -> c_int {
 /// `f` points to a Fortran communicator handle.
 unsafe fn comm(f: *const Fint) -> MPI_Comm {
     // SAFETY: the caller's guarantee; f2c maps any integer to a handle or null.
-    unsafe { PMPI_Comm_f2c(*f) }
+    unsafe { RSMPI_Comm_f2c(*f) }
 }
 
 /// # Safety
 /// `f` points to a Fortran datatype handle.
 unsafe fn datatype(f: *const Fint) -> MPI_Datatype {
     // SAFETY: the caller's guarantee.
-    unsafe { PMPI_Type_f2c(*f) }
+    unsafe { RSMPI_Type_f2c(*f) }
 }
 
 /// # Safety
 /// `f` points to a Fortran request handle.
 unsafe fn request(f: *const Fint) -> MPI_Request {
     // SAFETY: the caller's guarantee.
-    unsafe { PMPI_Request_f2c(*f) }
+    unsafe { RSMPI_Request_f2c(*f) }
 }
 
 /// Whether the call succeeded (an omitted `ierror` of `use mpi_f08` counts as yes:
@@ -120,19 +135,23 @@ macro_rules! fortran {
         pub unsafe extern "C" fn $name($($arg: $ty,)* $ierr: *mut Fint) {
             type Target = unsafe extern "C" fn($($ty,)* *mut Fint);
             static TARGET: AtomicPtr<c_void> = AtomicPtr::new(null_mut());
-            let target = resolve(&TARGET, concat!($target, "\0"));
+            let target = resolve(
+                &TARGET,
+                concat!($target, "\0"),
+                concat!(stringify!($name), "\0"),
+            );
             // SAFETY: the MPI library's entry point of this very signature.
             let target = unsafe { std::mem::transmute::<*mut c_void, Target>(target) };
-            let rec = recording();
+            let rec = recorder_at_work();
             if rec {
                 // SAFETY: the program's arguments, as MPI requires them.
                 #[allow(unused_unsafe)]
                 unsafe { $pre }
             }
             // SAFETY: the program's arguments, passed on unchanged.
-            unsafe { target($($arg,)* $ierr) };
+            let counted = through_fortran(|| unsafe { target($($arg,)* $ierr) });
             // SAFETY: as above.
-            if rec && unsafe { succeeded($ierr) } {
+            if rec && !counted && unsafe { succeeded($ierr) } {
                 // SAFETY: as above.
                 #[allow(unused_unsafe)]
                 unsafe { $post }
@@ -296,16 +315,20 @@ macro_rules! fortran_init {
         pub unsafe extern "C" fn $name($($arg: $ty,)* ierr: *mut Fint) {
             type Target = unsafe extern "C" fn($($ty,)* *mut Fint);
             static TARGET: AtomicPtr<c_void> = AtomicPtr::new(null_mut());
-            let target = resolve(&TARGET, concat!($target, "\0"));
+            let target = resolve(
+                &TARGET,
+                concat!($target, "\0"),
+                concat!(stringify!($name), "\0"),
+            );
             // SAFETY: the MPI library's entry point of this very signature.
             let target = unsafe { std::mem::transmute::<*mut c_void, Target>(target) };
             if $finalize {
                 on_finalize();
             }
             // SAFETY: the program's arguments, passed on unchanged.
-            unsafe { target($($arg,)* ierr) };
+            let counted = through_fortran(|| unsafe { target($($arg,)* ierr) });
             // SAFETY: as above.
-            if !$finalize && unsafe { succeeded(ierr) } && on() {
+            if !$finalize && !counted && unsafe { succeeded(ierr) } && on() {
                 on_init();
             }
         }

@@ -26,9 +26,11 @@
 //!   the file's header says so. Other collectives are never in the graph.
 //!
 //! The C entry points and the Fortran ones (`mpi_send_` and friends of `mpif.h` and
-//! `use mpi`, `mpi_send_f08_` and friends of `use mpi_f08`; Open MPI's Fortran
-//! bindings call `PMPI_*` directly, so wrapping the C names alone would see nothing of
-//! a Fortran program) are wrapped. Ranks of a communicator other than
+//! `use mpi`, `mpi_send_f08_` and friends of Open MPI's `use mpi_f08`; Open MPI's
+//! Fortran bindings call `PMPI_*` directly, so wrapping the C names alone would see
+//! nothing of a Fortran program) are wrapped. MPICH's Fortran bindings call the C
+//! entry points instead: there the C wrapper counts the call and the Fortran one
+//! leaves it (module `fortran`), so that each call is counted once. Ranks of a communicator other than
 //! `MPI_COMM_WORLD` are translated to world ranks once per communicator, rank and
 //! thread, and cached until `MPI_Comm_free` (module `comms`; a communicator congruent
 //! to `MPI_COMM_WORLD` needs no translation).

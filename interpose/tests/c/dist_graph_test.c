@@ -6,7 +6,9 @@
  *
  *   GRAPH      pairs: p even, h = p/2; vertex v sends weight 3 to (v + h) mod p and
  *              weight 1 to (v + 1) mod p (explicit weights);
- *              ring: vertex v sends to (v + 1) mod p, MPI_UNWEIGHTED
+ *              ring: vertex v sends to (v + 1) mod p, MPI_UNWEIGHTED;
+ *              chain: p not a multiple of 3; the path 0, 3, 6, ... (mod p) of edges of
+ *              weight 2, its ends giving MPI_WEIGHTS_EMPTY for their empty side
  *   NODE_SIZE  k: world ranks r and s share a node when r / k == s / k (as the
  *              interposer's COPR_EMULATE_NODE_SIZE)
  *   CUT        the expected total weight of the edges whose two vertices are held by
@@ -37,10 +39,14 @@ typedef struct {
     int src[2], srcw[2], dst[2], dstw[2];
 } vertex;
 
-static vertex vertex_of(int pairs, int v, int p) {
+static vertex vertex_of(int pairs, int chain, int v, int p) {
     vertex x;
     memset(&x, 0, sizeof x);
-    if (pairs) {
+    if (chain) {
+        x.weighted = 1;
+        if (v != (3 * (p - 1)) % p) x.outdeg = 1, x.dst[0] = (v + 3) % p, x.dstw[0] = 2;
+        if (v != 0) x.indeg = 1, x.src[0] = (v + p - 3) % p, x.srcw[0] = 2;
+    } else if (pairs) {
         int h = p / 2;
         x.indeg = x.outdeg = 2;
         x.weighted = 1;
@@ -62,9 +68,10 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     if (argc < 5) usage("usage: dist_graph_test GRAPH NODE_SIZE CUT [--noreorder] (--reordered | --identity)");
-    int pairs = strcmp(argv[1], "pairs") == 0;
-    if (!pairs && strcmp(argv[1], "ring") != 0) usage("GRAPH is pairs or ring");
+    int pairs = strcmp(argv[1], "pairs") == 0, chain = strcmp(argv[1], "chain") == 0;
+    if (!pairs && !chain && strcmp(argv[1], "ring") != 0) usage("GRAPH is pairs, ring or chain");
     if (pairs && p % 2) usage("pairs needs an even number of processes");
+    if (chain && p % 3 == 0) usage("chain needs a number of processes not a multiple of 3");
     int k = atoi(argv[2]), cut = atoi(argv[3]), reorder = 1, expect_reordered = -1;
     if (k < 1) usage("NODE_SIZE must be >= 1");
     for (int i = 4; i < argc; i++) {
@@ -81,12 +88,13 @@ int main(int argc, char **argv) {
     if (expect_reordered < 0) usage("--reordered or --identity is required");
 
     /* this process describes the vertex of its world rank */
-    vertex mine = vertex_of(pairs, me, p);
+    vertex mine = vertex_of(pairs, chain, me, p);
     MPI_Comm g = MPI_COMM_NULL;
-    int rc = MPI_Dist_graph_create_adjacent(
-        MPI_COMM_WORLD, mine.indeg, mine.src, mine.weighted ? mine.srcw : MPI_UNWEIGHTED,
-        mine.outdeg, mine.dst, mine.weighted ? mine.dstw : MPI_UNWEIGHTED, MPI_INFO_NULL,
-        reorder, &g);
+    const int *in_w = !mine.weighted ? MPI_UNWEIGHTED : mine.indeg ? mine.srcw : MPI_WEIGHTS_EMPTY;
+    const int *out_w = !mine.weighted ? MPI_UNWEIGHTED : mine.outdeg ? mine.dstw : MPI_WEIGHTS_EMPTY;
+    int rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, mine.indeg, mine.src, in_w,
+                                            mine.outdeg, mine.dst, out_w, MPI_INFO_NULL,
+                                            reorder, &g);
     CHECK(rc == MPI_SUCCESS && g != MPI_COMM_NULL, "creating the graph: rc %d", rc);
     if (g == MPI_COMM_NULL) MPI_Abort(MPI_COMM_WORLD, 1);
 
@@ -103,7 +111,7 @@ int main(int argc, char **argv) {
     for (int r = 0; r < p; r++) holder[order[r]] = r;
 
     /* the neighbours this process reads are those of vertex v */
-    vertex want = vertex_of(pairs, v, p);
+    vertex want = vertex_of(pairs, chain, v, p);
     int indeg, outdeg, weighted;
     MPI_Dist_graph_neighbors_count(g, &indeg, &outdeg, &weighted);
     CHECK(indeg == want.indeg && outdeg == want.outdeg && (weighted != 0) == want.weighted,

@@ -390,6 +390,11 @@ int main(int argc, char **argv) {
     MPI_Alltoallv(a2a_s, sc, sd, MPI_INT, a2a_r, rc, rd, MPI_INT, MPI_COMM_WORLD);
     for (int i = 0; i < p && alltoall_in_graph; i++)
         if (sc[i] > 0) count(i, (uint64_t)sc[i] * sizeof(int));
+    /* an all-to-all in place (MPI_IN_PLACE differs between MPI libraries): its blocks
+     * are those of the receive arguments, 2 ints to every rank */
+    int *in_place = calloc(2 * (size_t)p, sizeof(int));
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, in_place, 2, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < p && alltoall_in_graph; i++) count(i, 2 * sizeof(int));
 
     /* rank 0 gathers every process's counts (PMPI: not a collective of the program) */
     uint64_t *all = NULL;
@@ -416,16 +421,23 @@ int main(int argc, char **argv) {
     uint64_t *got = calloc(2 * (size_t)world_size * world_size, sizeof(uint64_t));
     char line[4096];
     int tasks = -1, hosts = 0, lines = 0, allreduce = 0, alltoall = 0, failures = 0;
-    char want_allreduce[256];
+    char want_allreduce[256], want_in_place[256];
     snprintf(want_allreduce, sizeof want_allreduce,
              "# collective MPI_Allreduce on a communicator of all %d ranks: 2 calls, %d bytes "
              "in the send arguments\n",
              world_size, 2 * 32 * world_size);
+    /* (on one rank, the splits' all-to-alls are on a communicator of all 1 ranks too) */
+    int in_place_lines = 0, want_in_place_lines = world_size > 1;
+    snprintf(want_in_place, sizeof want_in_place,
+             "# collective MPI_Alltoall on a communicator of all %d ranks: 1 calls, %d bytes "
+             "in the send arguments\n",
+             world_size, 8 * world_size * world_size);
     while (fgets(line, sizeof line, f)) {
         int a, b;
         unsigned long long bytes, msgs;
         char host[512];
         if (strcmp(line, want_allreduce) == 0) allreduce++;
+        if (strcmp(line, want_in_place) == 0) in_place_lines++;
         if (strncmp(line, "# collective MPI_Alltoall on", 28) == 0) alltoall++;
         if (sscanf(line, "# host %d %511s", &a, host) == 2 && a == hosts) hosts++;
         if (line[0] == '#') continue;
@@ -457,8 +469,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "record-test: expected the line: %s", want_allreduce);
         failures++;
     }
-    /* the two splits (and, on one rank, a single split of one colour) */
-    if (!threaded && (alltoall < 1 || alltoall > 4)) {
+    if (in_place_lines != want_in_place_lines) {
+        fprintf(stderr, "record-test: expected %d times the line: %s", want_in_place_lines,
+                want_in_place);
+        failures++;
+    }
+    /* the two splits (and, on one rank, a single split of one colour), and the world's
+     * in place */
+    if (!threaded && (alltoall < 1 || alltoall > 5)) {
         fprintf(stderr, "record-test: %d MPI_Alltoall lines\n", alltoall);
         failures++;
     }
