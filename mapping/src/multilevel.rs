@@ -64,6 +64,13 @@ pub(crate) struct Effort {
     /// Long Fiduccia–Mattheyses passes (a pass gives up after `max(128, n/4)` moves
     /// without a new best, else after `n/100` within 25…200).
     thorough: bool,
+    /// Moves without a new best before a Fiduccia–Mattheyses pass gives up (0: the
+    /// rule of `thorough`).
+    patience: usize,
+    /// On a torus, parts placed at the doubled centre of their nodes' arcs (the
+    /// distances of the external gains and of the cut between centres, in half hops),
+    /// instead of at their middle nodes.
+    centres: bool,
 }
 
 /// Each part on its own, many tries: for up to 2048 tasks.
@@ -73,6 +80,8 @@ pub(crate) const CLASSIC: Effort = Effort {
     small_tries: 4,
     growths: 24,
     thorough: true,
+    patience: 0,
+    centres: false,
 };
 
 /// External gains, fewer tries and shorter passes.
@@ -82,6 +91,15 @@ pub(crate) const EXTERNAL: Effort = Effort {
     small_tries: 1,
     growths: 8,
     thorough: false,
+    patience: 0,
+    centres: false,
+};
+
+/// [`EXTERNAL`] with the parts at their centres on a torus: the quotient of node
+/// groups (`groups::large`).
+pub(crate) const QUOTIENT: Effort = Effort {
+    centres: true,
+    ..EXTERNAL
 };
 
 /// [`EXTERNAL`] with one try per bisection and fewer growths: above 16 384 tasks.
@@ -259,9 +277,16 @@ fn excess(w0: i64, want0: i64, tol: i64) -> i64 {
 /// within `tol`); a move may leave the tolerance by at most the heaviest vertex, or
 /// must reduce the imbalance. Each pass moves every vertex at most once and rolls back to the best
 /// prefix (least excess imbalance, then least cut); passes repeat while one improves.
-fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, thorough: bool) {
+fn fm(g: &Graph, side: &mut [u8], want0: i64, tol: i64, max_passes: usize, effort: Effort) {
     let scan = scans(g.len(), g.adj.len());
-    fm_with(g, side, (want0, tol), max_passes, thorough, scan);
+    let patience = if effort.patience > 0 {
+        effort.patience
+    } else if effort.thorough {
+        128.max(g.len() / 4)
+    } else {
+        (g.len() / 100).clamp(25, 200)
+    };
+    fm_with(g, side, (want0, tol), max_passes, patience, scan);
 }
 
 /// [`fm`], picking the moves by a scan (`scan`) or from heaps: the same moves either way.
@@ -270,7 +295,7 @@ fn fm_with(
     side: &mut [u8],
     (want0, tol): (i64, i64),
     max_passes: usize,
-    thorough: bool,
+    patience: usize,
     scan: bool,
 ) {
     let n = g.len();
@@ -297,12 +322,7 @@ fn fm_with(
     let mut cut = (crossing / 2).saturating_add(bias0);
     let mut locked = vec![false; n];
     let mut moves: Vec<usize> = Vec::new();
-    // stop a pass after this many moves without a new best
-    let patience = if thorough {
-        128.max(n / 4)
-    } else {
-        (n / 100).clamp(25, 200)
-    };
+    // a pass stops after `patience` moves without a new best
     // moves may wander this far from the balance (the heaviest vertex), the states
     // kept are within `tol`
     let slack = tol.max(g.vw.iter().copied().max().unwrap_or(1));
@@ -603,7 +623,7 @@ fn refine_levels(g: &Graph, c: Coarsened, want0: i64, effort: Effort) -> Vec<u8>
     let nc = coarsest.len();
     let tol = tol_of(coarsest);
     let mut side = concurrent::best_growth(coarsest, &seeds, want0, tol, |side| {
-        fm(coarsest, side, want0, tol, 8, effort.thorough);
+        fm(coarsest, side, want0, tol, 8, effort);
         let w0: i64 = (0..nc)
             .filter(|&u| side[u] == 0)
             .map(|u| coarsest.vw[u])
@@ -617,10 +637,10 @@ fn refine_levels(g: &Graph, c: Coarsened, want0: i64, effort: Effort) -> Vec<u8>
         let map = &levels[i].1;
         side = map.iter().map(|&c| side[c as usize]).collect();
         let tol = if i == 0 { 0 } else { tol_of(fine) };
-        fm(fine, &mut side, want0, tol, 6, effort.thorough);
+        fm(fine, &mut side, want0, tol, 6, effort);
     }
     if levels.is_empty() {
-        fm(g, &mut side, want0, 0, 6, effort.thorough);
+        fm(g, &mut side, want0, 0, 6, effort);
     }
     // exact balance on unit weights: move the best-gain vertices off the heavy side
     let mut w0: i64 = side.iter().filter(|&&s| s == 0).count() as i64;
@@ -679,14 +699,79 @@ fn middle(m: &MapMachine, nodes: &[usize]) -> usize {
         .unwrap_or(nodes[0])
 }
 
+/// Where a part of the machine sits for the external gains: on a torus, each
+/// dimension's doubled centre of the arc its nodes cover (`None` where they cover the
+/// whole ring); elsewhere its middle node ([`middle`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Site {
+    Centre(Vec<Option<u32>>),
+    Node(usize),
+}
+
+/// The [`Site`] of `nodes` (not empty): centres on a torus when `centres`.
+fn site(m: &MapMachine, nodes: &[usize], centres: bool) -> Site {
+    let NetKind::Torus(t) = m.kind() else {
+        return Site::Node(middle(m, nodes));
+    };
+    if !centres {
+        return Site::Node(middle(m, nodes));
+    }
+    let c = (0..t.ndims())
+        .map(|d| {
+            let e = t.dims()[d];
+            let mut seen: Vec<u32> = nodes.iter().map(|&k| t.coords(k)[d]).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            if seen.len() as u32 >= e {
+                return None;
+            }
+            // the arc runs from after the largest gap around the ring to before it
+            let (start, gap) = strategy::largest_gap(&seen, e);
+            // start + end, the end unwrapped (the arc spans e - gap + 1 coordinates)
+            Some((2 * start + (e - gap)) % (2 * e))
+        })
+        .collect();
+    Site::Centre(c)
+}
+
+/// The distance between two sites, in half hops for centres (the ring's distance
+/// between doubled centres, summed over the dimensions where both have one), in hops
+/// between middle nodes.
+fn site_dist(m: &MapMachine, a: &Site, b: &Site) -> i64 {
+    match (a, b, m.kind()) {
+        (Site::Centre(x), Site::Centre(y), NetKind::Torus(t)) => x
+            .iter()
+            .zip(y)
+            .zip(t.dims())
+            .map(|((&p, &q), &e)| match (p, q) {
+                (Some(p), Some(q)) => {
+                    let d = p.abs_diff(q);
+                    i64::from(d.min(2 * e - d))
+                }
+                _ => 0,
+            })
+            .sum(),
+        (Site::Node(p), Site::Node(q), _) => i64::from(m.hops(*p, *q)),
+        // one kind per run
+        _ => 0,
+    }
+}
+
 /// Dual recursive bisection of the pattern's graph and the machine (module docs):
 /// task → slot, or `None` when `deadline` passes first. Needs `p.tasks() == m.slots()`.
 ///
 /// The parts are bisected breadth first, so that when a part is cut its tasks'
 /// neighbours outside it already sit in parts of about its size: each task is biased
-/// towards the half nearer (in hops between the parts' middle nodes) to where its
-/// outside neighbours are, and the cut's bytes count times the hops between the
-/// halves' middles (the external gains of dual recursive bipartitioning).
+/// towards the half nearer (in hops between the parts' middle nodes, or with
+/// [`Effort::centres`] on a torus in half hops between the centres of their arcs) to
+/// where its outside neighbours are, and the cut's bytes count times that distance
+/// between the halves (the external gains of dual recursive bipartitioning).
+///
+/// The centres: on the 1024-group quotient of SpMV 16 384 (16x8x8 torus) the
+/// bisection's hop-bytes fall from 45.4–46.0 to 44.3–44.5 MB (three seeds; after
+/// `groups::links::lower_busiest_link` busiest links of 4.11–4.13 µs instead of
+/// 4.19–4.48), and by 2–9 % on the quotients of the meshes and power-law graphs of
+/// 4096 and 16 384 tasks (`benches/RESULTS.md`).
 ///
 /// # Complexity
 /// `O((n + m) log n)` per level of the recursion (about `log₂ nodes` levels) for `n`
@@ -705,13 +790,14 @@ pub(crate) fn dual_bisection(
     let (off, adj) = p.undirected_ref();
     let mut local = vec![u32::MAX; p.tasks()];
     let mut fwd = vec![0usize; p.tasks()];
-    // every task's part, and every part's middle node
+    // every task's part, and every part's site
     let mut part = vec![0u32; p.tasks()];
     let all: Vec<usize> = (0..m.nodes()).collect();
-    let mut mid = vec![middle(m, &all)];
-    // hops from the first half's middle minus from the second's, per middle node of
-    // the other parts (`i64::MIN` when not known for the part being cut)
-    let mut toward = vec![i64::MIN; m.nodes()];
+    let centres = effort.centres;
+    let mut mid = vec![site(m, &all, centres)];
+    // the distance from the first half's site minus from the second's, per other part
+    // (`i64::MIN` when not known for the part being cut); parts are numbered as made
+    let mut toward = vec![i64::MIN; 2 * m.nodes() + 1];
     let mut seen: Vec<usize> = Vec::new();
     let mut queue: std::collections::VecDeque<(Vec<usize>, Vec<usize>)> =
         std::collections::VecDeque::from([((0..p.tasks()).collect(), all)]);
@@ -736,9 +822,9 @@ pub(crate) fn dual_bisection(
         let half = nodes.len() / 2;
         let want = half * rpn;
         let (na, nb) = nodes.split_at(half);
-        let (ma, mb) = (middle(m, na), middle(m, nb));
+        let (ma, mb) = (site(m, na, centres), site(m, nb, centres));
         let mut g = Graph::induced(off, adj, &tasks, &mut local);
-        let dab = i64::from(m.hops(ma, mb).max(1));
+        let dab = site_dist(m, &ma, &mb).max(1);
         if external && dab > 1 {
             for e in &mut g.adj {
                 e.1 = e.1.saturating_mul(dab);
@@ -750,9 +836,9 @@ pub(crate) fn dual_bisection(
                 if local_part(&local, v) {
                     continue;
                 }
-                let q = mid[part[v as usize] as usize];
+                let q = part[v as usize] as usize;
                 if toward[q] == i64::MIN {
-                    toward[q] = i64::from(m.hops(ma, q)) - i64::from(m.hops(mb, q));
+                    toward[q] = site_dist(m, &ma, &mid[q]) - site_dist(m, &mb, &mid[q]);
                     seen.push(q);
                 }
                 let d = toward[q];
@@ -1047,6 +1133,83 @@ pub(crate) fn exhaustive(p: &Pattern, m: &MapMachine, lt0: f64) -> Option<Perm> 
 mod tests {
     use super::*;
 
+    #[test]
+    fn sites_are_the_centres_of_arcs_around_the_torus() {
+        let m = crate::torus_machine(vec![8, 4], None, None, 1).expect("valid");
+        let node = |x: usize, y: usize| x + 8 * y;
+        // x in {6, 7, 0, 1} (an arc across the wrap), every y: centre 7.5 (doubled 15)
+        let wrapped: Vec<usize> = [6, 7, 0, 1]
+            .iter()
+            .flat_map(|&x| (0..4).map(move |y| node(x, y)))
+            .collect();
+        let a = site(&m, &wrapped, true);
+        assert_eq!(a, Site::Centre(vec![Some(15), None]));
+        // x in {2, 3}, y = 1: centre (2.5, 1), doubled (5, 2)
+        let b = site(&m, &[node(2, 1), node(3, 1)], true);
+        assert_eq!(b, Site::Centre(vec![Some(5), Some(2)]));
+        // 7.5 to 2.5 on a ring of 8 is 3 hops (the other way 5): 6 half hops, and y
+        // does not count where one side covers the ring
+        assert_eq!(site_dist(&m, &a, &b), 6);
+        assert_eq!(site_dist(&m, &b, &a), 6);
+        let c = site(&m, &[node(7, 3)], true);
+        // (7, 3) to (2.5, 1): 4.5 → 3.5 hops the short way in x, 2 in y: 11 half hops
+        assert_eq!(site_dist(&m, &b, &c), 7 + 4);
+        // without centres: the middle nodes, in hops
+        let (p, q) = (
+            site(&m, &[node(7, 3)], false),
+            site(&m, &[node(2, 3)], false),
+        );
+        assert_eq!(site_dist(&m, &p, &q), 3);
+    }
+
+    #[test]
+    fn the_quotients_bisection_lays_a_grid_on_a_torus_near_one_hop_a_message() {
+        // a 8 x 8 grid graph (100 bytes each way between neighbours) onto an 8 x 8
+        // torus of one slot a node: laid cell by cell every message takes one hop.
+        // The bisection with the parts at their centres comes within 20 % of that
+        // (26 400 against 22 400 bytes at seeds 1-4), at their middle nodes not
+        // (28 800)
+        let side = 8usize;
+        let mut edges = Vec::new();
+        for y in 0..side {
+            for x in 0..side {
+                let t = (x + side * y) as u32;
+                for (dx, dy) in [(1, 0), (0, 1)] {
+                    let (u, v) = (x + dx, y + dy);
+                    if u < side && v < side {
+                        let s = (u + side * v) as u32;
+                        for (src, dst) in [(t, s), (s, t)] {
+                            edges.push(Edge {
+                                src,
+                                dst,
+                                bytes: 100,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let one_hop: u128 = edges.iter().map(|e| u128::from(e.bytes)).sum();
+        // the tasks numbered at random, so that no numbering gives the layout away
+        let mut relabel: Vec<u32> = (0..(side * side) as u32).collect();
+        SplitMix(4).shuffle(&mut relabel);
+        for e in &mut edges {
+            e.src = relabel[e.src as usize];
+            e.dst = relabel[e.dst as usize];
+        }
+        let p = Pattern::from_edges(side * side, edges, "grid".into()).expect("valid");
+        let m = crate::torus_machine(vec![8, 8], None, None, 1).expect("valid");
+        let far = Instant::now() + std::time::Duration::from_secs(60);
+        for seed in 1..=4 {
+            let map = dual_bisection(&p, &m, &mut SplitMix(seed), far, QUOTIENT).expect("in time");
+            let hb = evaluate(&p, &m, &map).hop_bytes;
+            assert!(
+                hb * 100 <= one_hop * 120,
+                "seed {seed}: {hb} against {one_hop}"
+            );
+        }
+    }
+
     fn ring_of_cliques(cliques: usize, size: usize) -> Graph {
         // cliques of `size` joined in a ring by one light edge
         let n = cliques * size;
@@ -1136,11 +1299,11 @@ mod tests {
             let g = random_graph(n, degree, 11 + k as u64);
             let total: i64 = g.vw.iter().sum();
             let start: Vec<u8> = (0..n).map(|u| u8::from(u % 3 == 0)).collect();
-            for thorough in [false, true] {
+            for patience in [25, 128] {
                 let (mut a, mut b) = (start.clone(), start.clone());
-                fm_with(&g, &mut a, (total / 2, 2), 6, thorough, true);
-                fm_with(&g, &mut b, (total / 2, 2), 6, thorough, false);
-                assert_eq!(a, b, "{n} vertices, degree {degree}, thorough {thorough}");
+                fm_with(&g, &mut a, (total / 2, 2), 6, patience, true);
+                fm_with(&g, &mut b, (total / 2, 2), 6, patience, false);
+                assert_eq!(a, b, "{n} vertices, degree {degree}, patience {patience}");
                 moved += a.iter().zip(&start).filter(|(x, y)| x != y).count();
             }
         }

@@ -408,17 +408,7 @@ pub(crate) fn split_nodes(m: &MapMachine, mut nodes: Vec<usize>) -> Vec<usize> {
         let mut seen: Vec<u32> = nodes.iter().map(|&k| t.coords(k)[d]).collect();
         seen.sort_unstable();
         seen.dedup();
-        let mut start = seen[0];
-        let mut gap = 0;
-        for (i, &c) in seen.iter().enumerate() {
-            let next = seen[(i + 1) % seen.len()];
-            let g = (next + e - c) % e;
-            let g = if g == 0 { e } else { g };
-            if g > gap {
-                gap = g;
-                start = next;
-            }
-        }
+        let (start, _) = largest_gap(&seen, e);
         nodes.sort_unstable_by_key(|&k| {
             let c = t.coords(k);
             // coordinate along d from the gap, then the others (x fastest)
@@ -430,6 +420,22 @@ pub(crate) fn split_nodes(m: &MapMachine, mut nodes: Vec<usize>) -> Vec<usize> {
         });
     }
     nodes
+}
+
+/// The largest gap between the coordinates `seen` (sorted, distinct, not empty) around
+/// a ring of `e`: the coordinate after it and its length (`e` for one coordinate).
+pub(crate) fn largest_gap(seen: &[u32], e: u32) -> (u32, u32) {
+    let (mut start, mut gap) = (seen[0], 0);
+    for (i, &c) in seen.iter().enumerate() {
+        let next = seen[(i + 1) % seen.len()];
+        let g = (next + e - c) % e;
+        let g = if g == 0 { e } else { g };
+        if g > gap {
+            gap = g;
+            start = next;
+        }
+    }
+    (start, gap)
 }
 
 /// Grid cells sorted along the widest dimension of their bounding box.

@@ -9,7 +9,8 @@
 //! 2. **Placement.** The quotient graph (one vertex per group, the bytes between
 //!    groups) is mapped onto the machine with one slot per node by the multilevel
 //!    dual bisection, each part on its own and then annealed by swaps of groups
-//!    ([`anneal_for`]), and with external gains (its busiest link is often the less
+//!    ([`anneal_for`]), and with external gains measured between the centres of the
+//!    machine's parts (`multilevel::QUOTIENT`; its busiest link is often the less
 //!    busy), that one then swapped further by groups on the link loads with its
 //!    hop-bytes held ([`links::lower_busiest_link`]).
 //! 3. **Expansion.** Each group's tasks go onto its node's slots; the optimiser then
@@ -151,7 +152,7 @@ pub(crate) fn candidates(
                 .map(|start| place(&q, &m1, &start, anneal_for(&q), seed, deadline))
         },
         || {
-            multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::EXTERNAL)
+            multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::QUOTIENT)
                 .map(|pl| links::lower_busiest_link(&q, &m1, &pl, 0.0, LINK_TRIES, seed, deadline))
         },
     );
