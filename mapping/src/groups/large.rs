@@ -63,6 +63,7 @@ pub(crate) fn anneal_for(q: &Pattern) -> Anneal {
         moves_per_group: (ANNEAL_WORK / groups / partners).clamp(500, 3000),
         near_partners: true,
         descend: false,
+        max_work: usize::MAX,
     }
 }
 
