@@ -356,11 +356,12 @@ impl Anneal {
 
 /// The work [`Anneal::LONG`] may do, in partners looked at: its 60 000 moves a group
 /// on 64 groups of 40 partners each (153.6 M). The quotients it was tuned on (1024
-/// tasks on 64 nodes, cases h of `benches/RESULTS.md`, at most 39 partners a group,
-/// the power-law graph's) and the sparse quotients of 128 groups (5 partners) are
-/// under the cap and anneal as before; the power-law graph's 128 groups on the k = 8
-/// fat tree (49 partners, 2048 tasks) get 3.1 M moves instead of 7.7 M, which took
-/// about 2.4 s of CPU for its two long annealings, most of its default budget.
+/// tasks on 64 nodes, cases h of `benches/RESULTS.md`: at seeds 1 and 2 at most 39
+/// partners a group, the power-law graph's) and the sparse quotients of 128 groups (5
+/// partners) are under the cap and anneal as before; the power-law graph's 128 groups
+/// on the k = 8 fat tree (49 partners, 2048 tasks) get 3.1 M moves instead of 7.7 M,
+/// which took about 2.4 s of CPU for its two long annealings (8.7 s in all at the
+/// default budget on a quiet machine).
 const LONG_WORK: usize = 64 * 60_000 * 40;
 
 /// Placements are searched on at most this many nodes (a table of hops between every
