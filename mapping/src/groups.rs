@@ -322,6 +322,10 @@ pub(crate) struct Anneal {
     /// other, before and after the annealing (`O(G²)` tries a pass on `G` groups: for
     /// the few groups of up to 2048 tasks).
     pub(crate) descend: bool,
+    /// Partners looked at over all moves, at most: a move looks at the partners of the
+    /// two groups it swaps, so the moves are capped at this over the mean number of
+    /// partners of a group ([`Anneal::moves`]).
+    pub(crate) max_work: usize,
 }
 
 impl Anneal {
@@ -330,16 +334,35 @@ impl Anneal {
         moves_per_group: 4000,
         near_partners: false,
         descend: true,
+        max_work: usize::MAX,
     };
     /// 60 000 moves per group, half of them next to a partner's node: about 0.2 s on
     /// 64 groups, and on the SpMV graph's groups (1024 tasks on 4×4×4 × 16) 3–5 % fewer
-    /// hop-bytes than [`Anneal::SHORT`].
+    /// hop-bytes than [`Anneal::SHORT`]; at most [`LONG_WORK`] partners looked at.
     pub(crate) const LONG: Self = Self {
         moves_per_group: 60_000,
         near_partners: true,
         descend: true,
+        max_work: LONG_WORK,
     };
+
+    /// The annealing's moves on `groups` groups of `partners` partners each on
+    /// average: [`Anneal::moves_per_group`] a group, at most
+    /// [`Anneal::max_work`]` / partners`.
+    pub(crate) fn moves(&self, groups: usize, partners: usize) -> usize {
+        (self.moves_per_group * groups).min(self.max_work / partners.max(1))
+    }
 }
+
+/// The work [`Anneal::LONG`] may do, in partners looked at: its 60 000 moves a group
+/// on 64 groups of 40 partners each (153.6 M). The quotients it was tuned on (1024
+/// tasks on 64 nodes, cases h of `benches/RESULTS.md`: at seeds 1 and 2 at most 39
+/// partners a group, the power-law graph's) and the sparse quotients of 128 groups (5
+/// partners) are under the cap and anneal as before; the power-law graph's 128 groups
+/// on the k = 8 fat tree (49 partners, 2048 tasks) get 3.1 M moves instead of 7.7 M,
+/// which took about 2.4 s of CPU for its two long annealings (8.7 s in all at the
+/// default budget on a quiet machine).
+const LONG_WORK: usize = 64 * 60_000 * 40;
 
 /// Placements are searched on at most this many nodes (a table of hops between every
 /// two nodes).
@@ -498,7 +521,7 @@ fn place_with<D: Copy + Into<u32>>(
     // annealing: random swaps of two groups, a rise of `x` taken with probability
     // e^(−x/T), T falling geometrically from the mean rise of random swaps to a
     // thousandth of it; the best placement seen is kept
-    let moves = anneal.moves_per_group * groups;
+    let moves = anneal.moves(groups, adj.len() / groups);
     // node → the nodes one hop away, and node → its group
     let near: Vec<Vec<u32>> = (0..nodes)
         .map(|a| {
@@ -712,6 +735,21 @@ mod tests {
                 "every message one hop ({bytes} bytes, {anneal:?})"
             );
         }
+    }
+
+    #[test]
+    fn the_long_annealing_is_capped_by_its_work_on_dense_quotients() {
+        // 64 groups of up to 40 partners: 60 000 moves a group, as before the cap
+        assert_eq!(Anneal::LONG.moves(64, 4), 3_840_000);
+        assert_eq!(Anneal::LONG.moves(64, 40), 3_840_000);
+        // 128 sparse groups (5 partners): 60 000 a group
+        assert_eq!(Anneal::LONG.moves(128, 5), 7_680_000);
+        // 128 groups of 49 partners (the power-law graph on the k = 8 fat tree):
+        // 153 600 000 / 49 moves
+        assert_eq!(Anneal::LONG.moves(128, 49), 3_134_693);
+        // a group without partners counts as one; the short annealing has no cap
+        assert_eq!(Anneal::LONG.moves(3, 0), 180_000);
+        assert_eq!(Anneal::SHORT.moves(128, 49), 512_000);
     }
 
     /// The 4×4×4 periodic grid (100 bytes to each of the six neighbours) with its

@@ -54,22 +54,38 @@ pub(crate) fn replaces_multilevel(p: &Pattern, m: &MapMachine) -> bool {
 /// group for the 3-D mesh, 27 for SpMV, 65 for the power-law graph), 1000 instead of
 /// 3000 moves a group left the annealed hop-bytes 11 % higher on the mesh, 1.2 % on
 /// SpMV and 1.7 % on the power-law graph, whose 3000 moves a group took 1.5 s at load
-/// 5 (0.25 s for the 738 it now gets). The 256 groups of 4096 tasks get 3000 (the
-/// power-law graph's 842 missed its busiest-link target at one seed of four).
+/// 5 (0.25 s for the 738 it now gets). A group's moves look at no more than
+/// [`GROUP_WORK`] partners either: the 256 groups of 4096 tasks get 3000 on the
+/// meshes and SpMV (12–13 partners; 1000 left the 3-D mesh's busiest link 20 % higher
+/// at seed 1) and 1500 on the power-law graph (57 partners: at seeds 1–8 its busiest
+/// link met Scotch's best at 7 seeds with 1500, at 6 with 3000; 842 had missed it at
+/// one seed of four before the later link steps existed).
 pub(crate) fn anneal_for(q: &Pattern) -> Anneal {
     let groups = q.tasks().max(1);
     // the mean number of partners of a group
-    let partners = (q.undirected_ref().1.len() / groups).max(1);
+    let partners = q.undirected_ref().1.len() / groups;
     Anneal {
-        moves_per_group: (ANNEAL_WORK / groups / partners).clamp(500, 3000),
+        moves_per_group: moves_per_group(groups, partners),
         near_partners: true,
         descend: false,
+        max_work: usize::MAX,
     }
+}
+
+/// [`anneal_for`]'s moves a group on `groups` groups of `partners` partners each on
+/// average.
+fn moves_per_group(groups: usize, partners: usize) -> usize {
+    let work = (ANNEAL_WORK / groups.max(1)).min(GROUP_WORK);
+    (work / partners.max(1)).clamp(500, 3000)
 }
 
 /// The annealing's work, in partners looked at, over all moves (see [`anneal_for`]):
 /// 48 000 a group of 1024.
 const ANNEAL_WORK: usize = 48_000 * 1024;
+
+/// The annealing's work a group, in partners looked at, at most (see [`anneal_for`]):
+/// 1500 moves of 57 partners. Above 1024 groups [`ANNEAL_WORK`] is the smaller.
+const GROUP_WORK: usize = 1500 * 57;
 
 /// At most this many tries a group for the busiest link of the placement with
 /// external gains ([`links::lower_busiest_link`], hop-bytes held): on SpMV 4096 (256
@@ -207,6 +223,22 @@ mod tests {
 
     fn far() -> Instant {
         Instant::now() + Duration::from_secs(60)
+    }
+
+    #[test]
+    fn the_annealing_of_dense_quotients_is_shorter() {
+        // 256 groups (4096 tasks): 3000 moves a group on sparse quotients, 1500 on
+        // the power-law graph's 57 partners
+        assert_eq!(moves_per_group(256, 5), 3000);
+        assert_eq!(moves_per_group(256, 13), 3000);
+        assert_eq!(moves_per_group(256, 57), 1500);
+        // 1024 groups (16 384 tasks): the total work decides, as before
+        assert_eq!(moves_per_group(1024, 13), 3000);
+        assert_eq!(moves_per_group(1024, 27), 1777);
+        assert_eq!(moves_per_group(1024, 65), 738);
+        // at least 500, and no partners count as one
+        assert_eq!(moves_per_group(256, 1000), 500);
+        assert_eq!(moves_per_group(256, 0), 3000);
     }
 
     #[test]
