@@ -56,8 +56,15 @@
 //! only cuts it, so a larger budget never returns a mapping the model times higher:
 //! see `program_choice.rs`.
 //!
-//! Deterministic for a given seed and number of anytime rounds (and restarts, and
-//! candidates timed); bounded by a time budget.
+//! **The clock.** Every step's limit is a work count (passes, tries, rounds, the
+//! anytime rounds' patience), chosen from the pattern's and machine's sizes and the
+//! budget, never from the time left; the deadline (the budget from the start, or
+//! [`crate::compare`]'s after its baselines) only cuts, and so do the optimiser runs
+//! nested in a run (a grid recognised or padded in the graph, the node groups'
+//! quotient), each at a share of the budget ([`Nested`]). So a run that reaches none
+//! of these cuts returns a function of (pattern, machine, seed, budget) alone, the
+//! same mapping on a busy machine as on an idle one; a machine too slow for the
+//! budget cuts it short and the mapping then depends on where.
 
 use std::time::{Duration, Instant};
 
@@ -125,6 +132,23 @@ pub fn optimise_rounds(
     optimise_until(p, m, starts, opts, max_rounds, deadline, false)
 }
 
+/// [`optimise`] stopped at `deadline` instead of `opts.budget` from now (the caller
+/// spent part of the budget, [`crate::compare`]'s baselines): the work counts still
+/// follow from `opts.budget`, so the result before `deadline` does not depend on how
+/// long the caller took.
+///
+/// # Errors
+/// As [`optimise`].
+pub(crate) fn optimise_before(
+    p: &Pattern,
+    m: &MapMachine,
+    starts: &[Scored],
+    opts: &Options,
+    deadline: Instant,
+) -> Result<Optimised> {
+    optimise_until(p, m, starts, opts, None, deadline, false)
+}
+
 /// [`optimise_rounds`] stopped at `deadline` (at most `opts.budget` away); with
 /// `counted`, its nested optimiser runs are [`Nested::Counted`].
 fn optimise_until(
@@ -136,9 +160,9 @@ fn optimise_until(
     deadline: Instant,
     counted: bool,
 ) -> Result<Optimised> {
-    let fixed = match counted {
+    let nested = match counted {
         true => Nested::Counted,
-        false => Nested::Fixed,
+        false => Nested::Shares,
     };
     strategy::check_sizes(p, m)?;
     // a grid algorithm's pattern on a network graph: one sequence of mappings timed by
@@ -154,7 +178,7 @@ fn optimise_until(
             max_steps: None,
             trace: None,
         };
-        return program_path(p, m, starts, opts, &spec, cut, fixed);
+        return program_path(p, m, starts, opts, &spec, cut, nested);
     }
     // restarts from other seeds (graphs on network graphs, see `restarts`); not when
     // the rounds are counted (then the result is a function of the seed and
@@ -165,12 +189,8 @@ fn optimise_until(
             max_steps: None,
             trace: None,
         };
-        return restart_path(p, m, starts, opts, steps, fixed);
+        return restart_path(p, m, starts, opts, steps, nested);
     }
-    let nested = match counted {
-        true => Nested::Counted,
-        false => Nested::Shares,
-    };
     let o = one_run(p, m, starts, opts, deadline, nested, max_rounds)?;
     Ok(Optimised {
         best: o.best,
@@ -183,7 +203,7 @@ fn optimise_until(
 /// (`program_choice.rs`): structured mappings of its process grid, then the
 /// optimiser's runs (no anytime phase, fixed budgets for their nested runs) with the
 /// seed and with derived seeds, timed by the staged model within `cut`; their nested
-/// runs as `nested` says ([`Nested::Fixed`] or [`Nested::Counted`]).
+/// runs as `nested` says ([`Nested::Shares`] or [`Nested::Counted`]).
 ///
 /// # Errors
 /// As [`optimise`].
@@ -224,26 +244,38 @@ pub(crate) fn program_path(
     })
 }
 
-/// The budgets of the optimiser runs nested in one run of its steps.
+/// The budgets of the optimiser runs nested in one run of its steps: their patience
+/// always that of a fixed budget ([`NESTED_BUDGET`] for a grid recognised or padded
+/// in the graph, [`GROUPS_BUDGET`] for the node groups' placement), never of the time
+/// left; where they are cut, besides the run's own deadline, is what differs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Nested {
-    /// Shares of the budget or of the time left.
+    /// Cut at a share of the run's budget `opts.budget` (half for a grid, an eighth
+    /// for the node groups' placement; at the default budget about the share of the
+    /// time left they had before; on the restart and grid algorithms' paths of the
+    /// fixed budget of their runs), a safety cut that a machine which is not
+    /// overloaded does not reach.
     Shares,
-    /// [`NESTED_BUDGET`] for a grid recognised or padded in the graph, and
-    /// [`GROUPS_BUDGET`] for the node groups' placement: nothing depends on the time
-    /// left but where the deadline cuts (the restart path and the grid algorithms'
-    /// path).
-    Fixed,
-    /// The budgets of [`Nested::Fixed`] (so the same patience), but the nested runs
-    /// are not cut when their budgets are spent: their own work counts (patience,
-    /// restarts, passes) end them, or the run's deadline. Before its deadline such a
-    /// run depends on no clock, whatever the machine's load: for the tests that
-    /// compare a run cut after `k` steps with the whole run.
+    /// Not cut before the run's deadline: their own work counts (patience, restarts,
+    /// passes) end them. Before its deadline such a run depends on no clock, whatever
+    /// the machine's load: for the tests that compare a run cut after `k` steps with
+    /// the whole run.
     Counted,
 }
 
-/// The budget of the node groups' placement in a run with [`Nested::Fixed`]: about
-/// what an eighth of the time left gives it at the default budget.
+impl Nested {
+    /// How long a nested run may take once its starts are scored: `share` (of the
+    /// run's budget) for [`Nested::Shares`], until the run's deadline for
+    /// [`Nested::Counted`].
+    fn cut(self, share: Duration) -> Duration {
+        match self {
+            Nested::Shares => share,
+            Nested::Counted => Duration::MAX,
+        }
+    }
+}
+
+/// The budget of the node groups' placement, which its patience follows from.
 const GROUPS_BUDGET: Duration = Duration::from_millis(500);
 
 /// The budget a run on the restart path gives its nested optimiser runs (a grid
@@ -258,7 +290,7 @@ const GROUPINGS: usize = 1;
 
 /// The optimiser on the restart path (`restarts.rs`): the first run and restarts
 /// without the anytime phase, then the anytime rounds, within `steps`; their nested
-/// runs as `nested` says ([`Nested::Fixed`] or [`Nested::Counted`]).
+/// runs as `nested` says ([`Nested::Shares`] or [`Nested::Counted`]).
 ///
 /// # Errors
 /// As [`optimise`].
@@ -414,26 +446,18 @@ impl Run<'_> {
     /// tasks renamed), or else of a grid padded with empty tasks.
     fn grid_in_graph(&mut self, cands: &mut Vec<Scored>) -> Result<()> {
         let (p, m, opts) = (self.p, self.m, self.opts);
-        let (nested, fixed) = (self.nested, self.nested != Nested::Shares);
+        let nested = self.nested;
+        // the patience of NESTED_BUDGET, cut at half the run's budget
+        let budgets = (NESTED_BUDGET, nested.cut(opts.budget / 2));
         if let Some(h) = super::recognise::recognise_grid(p) {
-            let budget = if fixed {
-                NESTED_BUDGET
-            } else {
-                opts.budget / 2
-            };
-            let found = hidden_grid_candidates(&h, m, opts.seed, budget, self.deadline, nested)?;
+            let found = hidden_grid_candidates(&h, m, opts.seed, budgets, self.deadline, nested)?;
             for (origin, map) in found {
                 cands.push(self.score(map, origin));
             }
         } else {
-            // the tile grid is placed by the optimiser itself, within half the time
-            // left once its starts are scored
+            // the tile grid is placed by the optimiser itself
             let place_tiles = |qg: &Pattern, m1: &MapMachine, deadline: Instant| -> Result<_> {
-                let left = || match fixed {
-                    true => NESTED_BUDGET,
-                    false => deadline.saturating_duration_since(Instant::now()) / 2,
-                };
-                let (_, o) = from_baselines(qg, m1, opts.seed, left, deadline, nested)?;
+                let (_, o) = from_baselines(qg, m1, opts.seed, budgets, deadline, nested)?;
                 Ok((o.best.origin, o.best.map))
             };
             let found = super::padded::padded_grid_candidates(
@@ -608,9 +632,8 @@ impl Run<'_> {
 
     /// A graph on nodes of several slots: node groups keeping the most bytes inside
     /// (`groups.rs`, refined from the multilevel candidates' nodes and grown groups),
-    /// their quotient graph placed by the optimiser itself (within an eighth of the
-    /// time left, [`NESTED_BUDGET`] at most, or [`GROUPS_BUDGET`] on the restart and
-    /// grid algorithms' paths) and, when the groups came from a
+    /// their quotient graph placed by the optimiser itself (with the patience of
+    /// [`GROUPS_BUDGET`], cut as [`Nested`] says) and, when the groups came from a
     /// candidate, where it put them; each placement searched further by swaps of groups
     /// and a short annealing, and again with the long annealing (`groups::Anneal`),
     /// which joins when no worse than the short one on both measures or balanced to be.
@@ -633,13 +656,9 @@ impl Run<'_> {
         let k = m.ranks_per_node();
         for (of, placed) in found.into_iter().take(GROUPINGS) {
             let (qp, _) = p.quotient(&of, m.nodes(), "node groups".into())?;
-            let left = || match nested {
-                Nested::Fixed | Nested::Counted => GROUPS_BUDGET,
-                Nested::Shares => {
-                    (deadline.saturating_duration_since(Instant::now()) / 8).min(NESTED_BUDGET)
-                }
-            };
-            let (_, o) = from_baselines(&qp, &m1, seed, left, deadline, nested)?;
+            // the patience of GROUPS_BUDGET, cut at an eighth of the run's budget
+            let budgets = (GROUPS_BUDGET, nested.cut(self.opts.budget / 8));
+            let (_, o) = from_baselines(&qp, &m1, seed, budgets, deadline, nested)?;
             let mut places = vec![(
                 format!("node groups, placed: {}", o.best.origin),
                 o.best.map,
@@ -1100,23 +1119,24 @@ fn start_targets(starts: &[Scored]) -> (u128, f64) {
 }
 
 /// The optimiser run from the baselines ([`baseline_starts`]) with `seed` and the
-/// budget `budget()` gives once they are scored, stopped at `until` if that comes
-/// first (with [`Nested::Counted`] not at the budget, and its own nested runs
-/// counted too): the starts and the result.
+/// patience of `budget`, stopped at `until` or `cut` after the starts are scored,
+/// whichever comes first (with [`Nested::Counted`] only at `until`, and its own nested
+/// runs counted too): the starts and the result.
 fn from_baselines(
     p: &Pattern,
     m: &MapMachine,
     seed: u64,
-    budget: impl FnOnce() -> Duration,
+    (budget, cut): (Duration, Duration),
     until: Instant,
     nested: Nested,
 ) -> Result<(Vec<Scored>, Optimised)> {
     let starts = baseline_starts(p, m)?;
-    let budget = budget();
     let counted = nested == Nested::Counted;
     let deadline = match counted {
         true => until,
-        false => until.min(Instant::now() + budget),
+        false => Instant::now()
+            .checked_add(cut)
+            .map_or(until, |c| until.min(c)),
     };
     let opts = Options { seed, budget };
     let o = optimise_until(p, m, &starts, &opts, None, deadline, counted)?;
@@ -1129,12 +1149,12 @@ fn hidden_grid_candidates(
     h: &super::recognise::HiddenGrid,
     m: &MapMachine,
     seed: u64,
-    budget: Duration,
+    budgets: (Duration, Duration),
     until: Instant,
     nested: Nested,
 ) -> Result<Vec<(String, Perm)>> {
     let gp = Pattern::grid_saturating(&h.spec)?;
-    let (starts, o) = from_baselines(&gp, m, seed, || budget, until, nested)?;
+    let (starts, o) = from_baselines(&gp, m, seed, budgets, until, nested)?;
     let dims: Vec<String> = h.spec.dims.iter().map(usize::to_string).collect();
     let rename = |map: &Perm| {
         let mut fwd = vec![0usize; h.task.len()];
@@ -1340,6 +1360,69 @@ mod tests {
             20,
         );
         map
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_mapping_on_a_busy_machine() {
+        // 256 tasks on a 4x2x2 torus of 16 slots, the whole comparison (baselines,
+        // then the optimiser) at a budget it does not reach: idle, with busy threads
+        // on every core and more, and the optimiser alone from the same starts (no
+        // baselines' time spent before it) give one mapping, bit for bit. The
+        // anytime rounds' patience at this budget follows from the budget (2 rounds
+        // a second), so a budget taken from what the baselines left would change it.
+        let m = crate::torus_machine(vec![4, 2, 2], None, None, 16).expect("torus");
+        let p = geometric(256, 0.12, 4);
+        let opts = Options {
+            seed: 3,
+            budget: Duration::from_secs(30),
+        };
+        let compared = || {
+            let t0 = Instant::now();
+            let c = crate::compare(&p, &m, &[Strategy::Optimised], &opts, |_| {}).expect("compare");
+            let row = c.row("optimised").expect("the optimiser ran").clone();
+            // the result is the clock-free one only when the deadline was not reached
+            let took = t0.elapsed();
+            assert!(took < opts.budget * 2 / 3, "too slow a machine: {took:?}");
+            row
+        };
+        let idle = compared();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let busy = std::thread::scope(|scope| {
+            let spin = || {
+                let mut x = 1u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005) + 1);
+                }
+            };
+            let cores = std::thread::available_parallelism().map_or(2, |c| c.get());
+            for _ in 0..2 * cores {
+                scope.spawn(spin);
+            }
+            // the spinning threads stop even when the comparison panics
+            struct Stop<'s>(&'s std::sync::atomic::AtomicBool);
+            impl Drop for Stop<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            let _stop = Stop(&stop);
+            compared()
+        });
+        assert!(
+            idle.map == busy.map,
+            "idle {:?}, busy {:?}",
+            idle.metrics,
+            busy.metrics
+        );
+        assert_eq!(idle.origin, busy.origin);
+        let starts = baseline_starts(&p, &m).expect("starts");
+        let alone = optimise(&p, &m, &starts, &opts).expect("optimise");
+        assert!(
+            alone.best.map == idle.map,
+            "alone {:?}, compared {:?}",
+            alone.best.metrics,
+            idle.metrics
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::candidates::{Options, Scored};
 use super::machine::{LinkLoadModel, MapMachine};
 use super::metrics::{evaluate, Metrics};
-use super::optimise::optimise;
+use super::optimise::optimise_before;
 use super::pattern::Pattern;
 use super::strategy::{baseline_until, check_sizes, Strategy};
 use crate::errors::MapError;
@@ -66,9 +66,11 @@ impl Comparison {
 ///
 /// `opts.budget` bounds the whole comparison: every strategy runs until the one
 /// deadline `start + budget` (a search — the CP2K heuristic's orders of directions —
-/// stops at half of what is left with the best it has found, the optimiser gets what
-/// is left less twice the longest scoring of a baseline, kept for the metrics after
-/// it), and a strategy whose turn comes after the deadline is
+/// stops at half of what is left with the best it has found, the optimiser stops at
+/// what is left less twice the longest scoring of a baseline, kept for the metrics
+/// after it, its work counts following from `opts.budget` itself, so that a run that
+/// does not reach the deadline gives the same mapping on a busy machine as on an idle
+/// one), and a strategy whose turn comes after the deadline is
 /// not run but listed in [`Comparison::over_budget`] — except the first one that
 /// applies, so that there is always a mapping. Beyond the deadline, the time is that
 /// of one strategy's fixed work and the metrics (O(edges · hops) each).
@@ -151,15 +153,11 @@ pub fn compare(
     } else if want_opt {
         progress(Strategy::Optimised.name());
         let t0 = Instant::now();
-        // what is left, less the time of the metrics after it (about two evaluations)
-        let left = Options {
-            budget: deadline
-                .checked_sub(eval_time * 2)
-                .unwrap_or(deadline)
-                .saturating_duration_since(t0),
-            ..opts.clone()
-        };
-        let o = optimise(p, m, &starts, &left)?;
+        // stopped at what is left, less the time of the metrics after it (about two
+        // evaluations); its work counts follow from the whole budget, so that the
+        // baselines' time (the machine's load) does not decide what it computes
+        let until = deadline.checked_sub(eval_time * 2).unwrap_or(deadline);
+        let o = optimise_before(p, m, &starts, opts, until)?;
         optimiser_dominates = Some(o.dominates_starts);
         rows.push(Row {
             strategy: Strategy::Optimised.name().into(),

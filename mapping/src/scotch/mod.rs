@@ -485,8 +485,8 @@ pub const TASKS_PER_BUDGET_SECOND: usize = 4096;
 /// than the optimiser enumerates exhaustively (8) and at most
 /// [`TASKS_PER_BUDGET_SECOND`] per second of the budget, on more than one node,
 /// libscotch's mappings (both configurations at once, one thread each), scored: the
-/// optimiser's hook (feature `scotch`). Each is also refined by swaps (in a share of
-/// half the time left before `deadline`) and pushed to `cands` when that changed it.
+/// optimiser's hook (feature `scotch`). Each is also refined by swaps (at most 20
+/// passes, cut at `deadline`) and pushed to `cands` when that changed it.
 pub(crate) fn with_starts(
     p: &Pattern,
     m: &MapMachine,
@@ -522,13 +522,11 @@ pub(crate) fn with_starts(
         .zip(runs)
         .filter_map(|(s, r)| r.map(|r| (s, r)))
         .collect();
-    let ran = runs.len() as u32;
     for (s, r) in runs {
         let origin = format!("libscotch, {}", s.name());
         let mut map = r.map.clone();
-        let now = Instant::now();
-        let until = now + deadline.saturating_duration_since(now) / (2 * ran.max(1));
-        if refine(p, m, &mut map, &mut rng, until, 20) {
+        // its passes are counted; the deadline only cuts them
+        if refine(p, m, &mut map, &mut rng, deadline, 20) {
             cands.push(Scored {
                 metrics: evaluate(p, m, &map),
                 origin: format!("{origin} + swaps"),
