@@ -1381,11 +1381,9 @@ mod tests {
             let c = crate::compare(&p, &m, &[Strategy::Optimised], &opts, |_| {}).expect("compare");
             let row = c.row("optimised").expect("the optimiser ran").clone();
             // the result is the clock-free one only when the deadline was not reached
-            let took = t0.elapsed();
-            assert!(took < opts.budget * 2 / 3, "too slow a machine: {took:?}");
-            row
+            (row, t0.elapsed() < opts.budget * 2 / 3)
         };
-        let idle = compared();
+        let (idle, idle_in_time) = compared();
         let stop = std::sync::atomic::AtomicBool::new(false);
         let busy = std::thread::scope(|scope| {
             let spin = || {
@@ -1408,6 +1406,13 @@ mod tests {
             let _stop = Stop(&stop);
             compared()
         });
+        let (busy, busy_in_time) = busy;
+        if !(idle_in_time && busy_in_time) {
+            // a machine so slow that a run neared its deadline: nothing to compare
+            // (the mapping then depends on where the deadline fell, as documented)
+            eprintln!("skipped: a run neared its 30 s deadline");
+            return;
+        }
         assert!(
             idle.map == busy.map,
             "idle {:?}, busy {:?}",
@@ -1423,6 +1428,73 @@ mod tests {
             alone.best.metrics,
             idle.metrics
         );
+    }
+
+    #[test]
+    fn links_then_hops_is_no_worse_than_best_or_within_the_best_start() {
+        // 256 tasks on a 4x2x2 torus of 16 slots, three instances: `best` refined for
+        // hop-bytes alone (a busy link), `least` balanced from it (a lower link, more
+        // hop-bytes). What comes back is best's descendant, no worse on both measures,
+        // or least's, within the best start's (hb0, lt0); its metrics are its own
+        let mut lowered = 0;
+        let instances = (1..=3).map(|seed| (seed, geometric(256, 0.12, seed)));
+        let m = crate::torus_machine(vec![4, 2, 2], None, None, 16).expect("torus");
+        for (seed, p) in instances {
+            let opts = Options {
+                seed,
+                ..Options::default()
+            };
+            let r = run(&p, &m, &opts);
+            let best = r.score(hop_bytes_only(&p, &m), "best".into());
+            let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
+            let mut map = best.map.clone();
+            let far = Instant::now() + Duration::from_secs(60);
+            balance(&p, &m, &mut map, hb * 2, lt * 0.6, &mut SplitMix(seed), far);
+            let least = r.score(map, "least".into());
+            assert!(
+                least.metrics.max_link_time < lt,
+                "seed {seed}: balancing lowered nothing"
+            );
+            for (hb0, lt0) in [(u128::MAX, f64::INFINITY), (hb, lt)] {
+                let got = r.links_then_hops(best.clone(), least.clone(), (hb0, lt0));
+                let fresh = evaluate(&p, &m, &got.map);
+                assert_eq!(fresh.hop_bytes, got.metrics.hop_bytes, "seed {seed}");
+                assert_eq!(
+                    fresh.max_link_time, got.metrics.max_link_time,
+                    "seed {seed}"
+                );
+                let (h, l) = (got.metrics.hop_bytes, got.metrics.max_link_time);
+                if got.origin.starts_with("least") {
+                    assert!(
+                        h <= hb0 && l <= lt0 * (1.0 + 1e-12),
+                        "seed {seed}: least's {h} / {l} kept against {hb0} / {lt0}"
+                    );
+                } else {
+                    assert!(got.origin.starts_with("best"), "{}", got.origin);
+                    assert!(
+                        h <= hb && l <= lt * (1.0 + 1e-12),
+                        "seed {seed}: {h} / {l} against best's {hb} / {lt}"
+                    );
+                }
+                lowered += usize::from(l < lt * (1.0 - 1e-9));
+            }
+        }
+        // (1 of 6 when written: it does something)
+        assert!(lowered >= 1, "the link fell in {lowered} of 6 runs");
+        // one slot per node, or no torus: `best` comes back as it was
+        let p = geometric(64, 0.2, 4);
+        let opts = Options::default();
+        for m in [
+            crate::torus_machine(vec![4, 4, 4], None, None, 1).expect("torus"),
+            MapMachine::flat(4, 16).expect("flat"),
+        ] {
+            let r = run(&p, &m, &opts);
+            let best = r.score(strategy::perm((0..64).rev().collect()), "best".into());
+            let least = r.score(strategy::perm((0..64).collect()), "least".into());
+            let got = r.links_then_hops(best.clone(), least, (u128::MAX, f64::INFINITY));
+            assert_eq!(got.map, best.map);
+            assert_eq!(got.origin, "best");
+        }
     }
 
     #[test]

@@ -148,7 +148,9 @@ pub fn compare(
         }
     }
     let mut optimiser_dominates = None;
-    if want_opt && spent(&starts) {
+    // past the deadline the optimiser still runs (on no time: it keeps the best start)
+    // when it is the only strategy asked for that applies, so that there is a mapping
+    if want_opt && spent(&starts) && !rows.is_empty() {
         over_budget.push(Strategy::Optimised.name().into());
     } else if want_opt {
         progress(Strategy::Optimised.name());
@@ -210,16 +212,17 @@ fn link_model_text(model: LinkLoadModel) -> &'static str {
 #[derive(Clone, Copy)]
 struct ByteUnit {
     name: &'static str,
-    per: f64,
-    decimals: usize,
+    /// Bytes per unit.
+    per: u128,
+    decimals: u32,
 }
 
 impl ByteUnit {
     fn for_max(max: u128) -> Self {
         let (name, per, decimals) = match max {
-            0..1_000 => ("B", 1.0, 0),
-            1_000..1_000_000 => ("kB", 1e3, 3),
-            _ => ("MB", 1e6, 3),
+            0..1_000 => ("B", 1, 0),
+            1_000..1_000_000 => ("kB", 1_000, 3),
+            _ => ("MB", 1_000_000, 3),
         };
         Self {
             name,
@@ -228,13 +231,24 @@ impl ByteUnit {
         }
     }
 
-    /// `x` in this unit, `width` wide, without the unit's name.
+    /// `x` in this unit, `width` wide, without the unit's name: exact decimal digits
+    /// (integer arithmetic, the last digit rounded half up), whatever the count's size.
     fn num(self, x: u128, width: usize) -> String {
-        format!(
-            "{:>width$.prec$}",
-            x as f64 / self.per,
-            prec = self.decimals
-        )
+        let scale = 10u128.pow(self.decimals);
+        // bytes per last printed digit (the units are 10³ and 10⁶ bytes, 3 decimals)
+        let step = (self.per / scale).max(1);
+        let digits = x / step + u128::from(x % step >= step.div_ceil(2) && step > 1);
+        let text = if self.decimals == 0 {
+            digits.to_string()
+        } else {
+            format!(
+                "{}.{:0d$}",
+                digits / scale,
+                digits % scale,
+                d = self.decimals as usize
+            )
+        };
+        format!("{text:>width$}")
     }
 
     /// `x` in this unit, with its name.
@@ -251,6 +265,9 @@ impl ByteUnit {
 /// assert_eq!(bytes_text(120), "120 B");
 /// assert_eq!(bytes_text(4500), "4.500 kB");
 /// assert_eq!(bytes_text(4_194_304), "4.194 MB");
+/// // exact near 2⁶⁴ (no rounding through f64)
+/// assert_eq!(bytes_text(u64::MAX.into()), "18446744073709.552 MB");
+/// assert_eq!(bytes_text(18_446_744_073_709_550_499), "18446744073709.550 MB");
 /// ```
 pub fn bytes_text(x: u128) -> String {
     ByteUnit::for_max(x).text(x)

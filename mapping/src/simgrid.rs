@@ -24,7 +24,13 @@
 //!   an even dimension of extent `e`: from coordinate `e/2` to coordinate `0`
 //!   SimGrid goes the negative way (`e/2 → e/2−1 → … → 0`) where copr goes the
 //!   positive way (`e/2 → … → e−1 → 0`); every other tie goes positive in both.
-//!   Its links are split-duplex (one channel per direction). A cluster has one
+//!   Its links are split-duplex (one channel per direction). In a dimension of
+//!   extent 2 that tie is every message from coordinate 1 to 0: copr counts it on
+//!   node 1's `+` link (wrapping round), SimGrid sends it on the down channel of
+//!   node 0's link. Each direction between the two coordinates has a channel of its
+//!   own in both, carrying the same messages, so the link loads agree there (copr's
+//!   `−` links of such a dimension stay empty; checked in SimGrid by
+//!   `torus_extent_two_loads_agree_with_simgrid`). A cluster has one
 //!   bandwidth for all links, so this form needs equal bandwidths in all
 //!   dimensions and no separate injection bandwidth.
 //! * [`TorusForm::Explicit`]: a `Full` zone listing every directed link

@@ -89,6 +89,7 @@ pub(crate) fn refine_within(
     }
     let (off, adj) = p.undirected_ref();
     let mut sw = Swaps::new(m, (off, adj), map);
+    sw.dist.reach_part();
     let mut tr = Tracked::new(p, m, map);
     let theta = theta.max(tr.max_link_time());
     let mut held = Held::default();
@@ -274,8 +275,9 @@ impl<'a> Swaps<'a> {
     }
 
     /// The best swap of `u` with a task on the node of one of its neighbours (on one
-    /// rank per node, also the nodes next to those), applied when it lowers the
-    /// weighted hop-bytes (`current` sets the tolerance): `(change, partner)`.
+    /// rank per node, also the nodes next to those: [`Dist::neighbours`]), applied
+    /// when it lowers the weighted hop-bytes (`current` sets the tolerance):
+    /// `(change, partner)`.
     fn improve(&mut self, u: usize, current: f64) -> Option<(f64, usize)> {
         self.improve_if(u, current, |_, _| true)
     }
@@ -1062,24 +1064,57 @@ fn swap_tasks(slot: &mut [usize], at: &mut [usize], u: usize, x: usize) {
 struct Dist<'a> {
     m: &'a MapMachine,
     w: Vec<f64>,
-    /// The nodes one hop away, on a whole torus only.
-    near: Option<Neighbours<'a>>,
+    /// The nodes near each node, on a torus with one rank per node.
+    near: Near<'a>,
     /// The machine's table of distances, when it keeps one.
     table: Option<&'a [f64]>,
 }
+
+/// The nodes the swaps also try beside the nodes of a task's neighbours.
+enum Near<'a> {
+    /// None (several ranks per node, or no torus).
+    Nothing,
+    /// The nodes one hop away, on a whole torus.
+    Whole(Neighbours<'a>),
+    /// On an allocated part of a torus (where the nodes one hop away are often not
+    /// allocated): each node's nearest allocated nodes, `nodes[off[a]..off[a + 1]]`.
+    Part { off: Vec<usize>, nodes: Vec<u32> },
+}
+
+/// On an allocated part of a torus, each node lists at least this many allocated nodes
+/// per torus dimension (those of the nearest hop counts, ties included) ...
+const PART_NEAR_PER_DIM: usize = 2;
+/// ... found among at most this many torus coordinates around it.
+const PART_NEAR_VISIT: usize = 4096;
 
 impl<'a> Dist<'a> {
     fn new(m: &'a MapMachine) -> Self {
         let w = m.hop_weights();
         let near = match m.kind() {
-            NetKind::Torus(t) if t.num_nodes() == t.num_coords() => Some(m.neighbours()),
-            _ => None,
+            NetKind::Torus(t) if t.num_nodes() == t.num_coords() => Near::Whole(m.neighbours()),
+            _ => Near::Nothing,
         };
         Self {
             m,
             w,
             near,
             table: m.distance_table(),
+        }
+    }
+
+    /// On an allocated part of a torus with one rank per node, lists each node's
+    /// nearest allocated nodes ([`part_near`]) for [`Dist::neighbours`]; used by the
+    /// swaps that hold the link loads ([`refine_within`]): the plain swaps with that
+    /// reach lowered the hop-bytes further but raised the busiest link (RESULTS.md,
+    /// "Swaps on a scattered torus allocation").
+    fn reach_part(&mut self) {
+        match self.m.kind() {
+            NetKind::Torus(t)
+                if self.m.ranks_per_node() == 1 && matches!(self.near, Near::Nothing) =>
+            {
+                self.near = part_near(t);
+            }
+            _ => {}
         }
     }
 
@@ -1091,13 +1126,91 @@ impl<'a> Dist<'a> {
         }
     }
 
-    /// Calls `f` for the nodes one torus hop from node `a` on a whole torus (none on
-    /// an allocated part of one or on other networks).
-    fn neighbours(&self, a: usize, f: impl FnMut(usize)) {
-        if let Some(near) = &self.near {
-            near.each(a, f);
+    /// Calls `f` for the nodes near node `a`: one torus hop away on a whole torus, the
+    /// nearest allocated nodes on an allocated part of one (one rank per node), none on
+    /// other networks.
+    fn neighbours(&self, a: usize, mut f: impl FnMut(usize)) {
+        match &self.near {
+            Near::Nothing => {}
+            Near::Whole(near) => near.each(a, f),
+            Near::Part { off, nodes } => {
+                for &b in &nodes[off[a]..off[a + 1]] {
+                    f(b as usize);
+                }
+            }
         }
     }
+}
+
+/// Each allocated node's nearest allocated nodes on a torus: the other nodes at its
+/// coordinate, then a breadth-first search over the torus coordinates around it, by
+/// hop count, until a whole hop count has brought [`PART_NEAR_PER_DIM`] nodes per
+/// dimension or [`PART_NEAR_VISIT`] coordinates are seen.
+///
+/// # Complexity
+/// `O(coordinates + nodes·(v·dims + l))` for `v ≤` [`PART_NEAR_VISIT`] coordinates
+/// seen and `l` nodes listed per node (`v` about `2·dims / density` on an allocation
+/// of that density).
+fn part_near(t: &copr_topology::Torus) -> Near<'static> {
+    let dims: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
+    let want = PART_NEAR_PER_DIM * dims.len();
+    // the nodes at each coordinate, as linked lists (several nodes may share one)
+    let mut first_at = vec![u32::MAX; t.num_coords()];
+    let mut next_there = vec![u32::MAX; t.num_nodes()];
+    for k in (0..t.num_nodes()).rev() {
+        let c = t.coord_index(t.coords(k));
+        next_there[k] = first_at[c];
+        first_at[c] = k as u32;
+    }
+    let mut seen = vec![u32::MAX; t.num_coords()];
+    let (mut off, mut nodes) = (vec![0usize], Vec::new());
+    let (mut layer, mut next) = (Vec::new(), Vec::new());
+    for a in 0..t.num_nodes() {
+        let start = t.coord_index(t.coords(a));
+        let mut found = 0;
+        let mut b = first_at[start];
+        while b != u32::MAX {
+            if b as usize != a {
+                nodes.push(b);
+                found += 1;
+            }
+            b = next_there[b as usize];
+        }
+        seen[start] = a as u32;
+        layer.clear();
+        layer.push(start);
+        let mut visited = 1;
+        while !layer.is_empty() && found < want && visited < PART_NEAR_VISIT {
+            next.clear();
+            for &k in &layer {
+                let mut stride = 1;
+                for &d in &dims {
+                    let x = k / stride % d;
+                    let here = k - x * stride;
+                    for y in [(x + 1) % d, (x + d - 1) % d] {
+                        let c = here + y * stride;
+                        if seen[c] != a as u32 {
+                            seen[c] = a as u32;
+                            next.push(c);
+                        }
+                    }
+                    stride *= d;
+                }
+            }
+            visited += next.len();
+            for &c in &next {
+                let mut b = first_at[c];
+                while b != u32::MAX {
+                    nodes.push(b);
+                    found += 1;
+                    b = next_there[b as usize];
+                }
+            }
+            std::mem::swap(&mut layer, &mut next);
+        }
+        off.push(nodes.len());
+    }
+    Near::Part { off, nodes }
 }
 
 #[cfg(test)]
@@ -1128,6 +1241,56 @@ mod tests {
             }
         }
         Pattern::from_edges(n, edges, "random".into()).unwrap()
+    }
+
+    #[test]
+    fn held_swaps_reach_nodes_near_a_neighbour_on_a_torus_part() {
+        // a ring of 8 with nodes allocated at 0, 2, 4 and 6 (no two one hop apart),
+        // one rank each; pairs 0-1 and 2-3 start across the ring (4 hops each, both
+        // over links 2+ and 3+). The optimum puts each pair on two nodes 2 hops apart;
+        // no swap with a task on a neighbour's node gains, the swap with a task on a
+        // node near it does
+        let part = copr_testkit::layouts::torus_nodes(&[8], &[0, 2, 4, 6]);
+        let m = MapMachine::torus(part, 1).unwrap();
+        let edges = [(0u32, 1u32), (2, 3)]
+            .map(|(src, dst)| crate::pattern::Edge {
+                src,
+                dst,
+                bytes: 1000,
+            })
+            .to_vec();
+        let p = Pattern::from_edges(4, edges, "pairs".into()).unwrap();
+        let start = Perm::from_forward(vec![0, 2, 1, 3]).unwrap();
+        let e = evaluate(&p, &m, &start);
+        assert_eq!(e.hop_bytes, 8000);
+        // the swaps holding the link: the busiest link falls from 2000 to 1000 bytes
+        let far = Instant::now() + Duration::from_secs(600);
+        let mut map = start.clone();
+        refine_within(&p, &m, &mut map, 0.0, &mut SplitMix(1), far, 20);
+        let got = evaluate(&p, &m, &map);
+        assert_eq!(got.hop_bytes, 4000);
+        assert_eq!(got.max_link_bytes, 1000);
+        // two nodes at coordinate 0 (a, b) and two at 4 (c, d), as two nodes share a
+        // router: the pairs start across (0 on a, 1 on c, 2 on b, 3 on d); each pair
+        // on one coordinate crosses no link, reached by swapping 0 with 3, whose node
+        // d is at the coordinate of 0's neighbour
+        let params = copr_topology::TorusParams::new(vec![8]);
+        let shared = copr_topology::Torus::new(
+            params,
+            [("a", 0), ("b", 0), ("c", 4), ("d", 4)]
+                .map(|(name, x)| copr_topology::TorusNode {
+                    name: name.into(),
+                    coords: vec![x],
+                })
+                .to_vec(),
+        )
+        .unwrap();
+        let m = MapMachine::torus(shared, 1).unwrap();
+        let mut map = Perm::from_forward(vec![0, 2, 1, 3]).unwrap();
+        assert_eq!(evaluate(&p, &m, &map).hop_bytes, 8000);
+        refine_within(&p, &m, &mut map, 0.0, &mut SplitMix(1), far, 20);
+        let got = evaluate(&p, &m, &map);
+        assert_eq!((got.hop_bytes, got.max_link_bytes), (0, 0));
     }
 
     #[test]

@@ -301,6 +301,66 @@ fn torus_tie_routing_cluster_vs_copr() {
     }
 }
 
+/// A torus dimension of extent 2: copr sends both ways between its two coordinates on
+/// the + links (0 -> 1 on node 0's, 1 -> 0 on node 1's, wrapping round); SimGrid's
+/// `TORUS` cluster sends 1 -> 0 the negative way, over the down channel of node 0's
+/// link. Each direction has a channel of its own in both, and the same messages share
+/// one, so the simulated time of every case is copr's busiest link plus the longest
+/// route's latency, in both platform forms.
+#[test]
+fn torus_extent_two_loads_agree_with_simgrid() {
+    let dir = need_simgrid!();
+    let m = torus_machine(vec![2, 2, 2], vec![5e9; 3], 1e-7, 1);
+    let cases = [
+        // both ways between x = 0 and x = 1: one channel each, not shared
+        "0 1 1000000\n1 0 1000000\n",
+        // every node to its x, y and z partner at once: one message per channel
+        "0 1 1000000\n1 0 1000000\n2 3 1000000\n3 2 1000000\n0 2 1000000\n2 0 1000000\n\
+         1 3 1000000\n3 1 1000000\n0 4 1000000\n4 0 1000000\n",
+        // 3 = (1,1,0) -> 0 goes x first (3 -> 2), then shares 2 -> 0 with a flow from 2
+        "3 0 1000000\n2 0 1000000\n",
+        // 3 -> 0 and 1 -> 2 cross without sharing; 7 -> 0 (7 -> 6 -> 4 -> 0) shares
+        // 6 -> 4 with a flow from 6
+        "3 0 1000000\n1 2 1000000\n7 0 1000000\n6 4 1000000\n",
+    ];
+    for form in [TorusForm::Cluster, TorusForm::Explicit] {
+        let xml = platform_xml_with(
+            &m,
+            &SimgridOptions {
+                torus_form: form,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for (k, edges) in cases.iter().enumerate() {
+            let list: Vec<Edge> = edges
+                .lines()
+                .map(|l| {
+                    let f: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                    Edge {
+                        src: f[0] as u32,
+                        dst: f[1] as u32,
+                        bytes: f[2],
+                    }
+                })
+                .collect();
+            let hops = list
+                .iter()
+                .map(|e| m.hops(e.src as usize, e.dst as usize))
+                .max()
+                .unwrap();
+            let p = Pattern::from_edges(8, list, "extent 2".into()).unwrap();
+            let busiest = copr_mapping::evaluate(&p, &m, &Perm::identity(8)).max_link_time;
+            let want = busiest + f64::from(hops) * 1e-7;
+            let got = replay_time(dir, &format!("two-{form:?}-{k}"), &xml, &m, edges);
+            assert!(
+                close(got, want, 0.02),
+                "{form:?} case {k}: simulated {got:e} s, copr's busiest link and latency {want:e} s"
+            );
+        }
+    }
+}
+
 fn network_machine(file: &str) -> (MapMachine, Network) {
     let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .join("data/topology")

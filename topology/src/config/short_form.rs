@@ -79,14 +79,24 @@ impl SlotCounts {
             })?,
         };
         if v.len() != nodes {
-            return Err(inconsistent(
-                "ranks_per_node",
-                format!(
-                    "{} slot counts for {nodes} node{}",
-                    v.len(),
-                    if nodes == 1 { "" } else { "s" }
-                ),
-            ));
+            let plural = |n: usize, what: &str| match n {
+                1 => format!("1 {what}"),
+                _ => format!("{n} {what}s"),
+            };
+            let mut text = format!(
+                "{} for {}",
+                plural(v.len(), "slot count"),
+                plural(nodes, "node")
+            );
+            if let Self::Slurm(s) = self {
+                // a count in quotes is a list of one node's count
+                let k = v.first().copied().unwrap_or(1);
+                text = format!(
+                    "\"{s}\" (SLURM_TASKS_PER_NODE syntax) gives {text}; {k} on every node \
+                     is ranks_per_node = {k} (no quotes) or \"{k}(x{nodes})\""
+                );
+            }
+            return Err(inconsistent("ranks_per_node", text));
         }
         if let Some(k) = v.iter().position(|&c| c == 0) {
             return Err(inconsistent(
