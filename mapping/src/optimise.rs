@@ -81,6 +81,8 @@ use copr::error::Result;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
 
+mod large_link;
+
 /// The result of [`optimise`].
 #[derive(Debug, Clone)]
 pub struct Optimised {
@@ -788,7 +790,8 @@ impl Run<'_> {
     /// The chosen mapping's last steps: the multilevel relief of its busiest link and
     /// its nodes placed again on the link loads (a graph; then, when the swaps for
     /// hop-bytes had raised its link, [`Run::links_then_hops`]; up to 2048 tasks,
-    /// when its link is still no lower than every candidate's, [`Run::link_traded`]), the
+    /// when its link is still no lower than every candidate's, [`Run::link_traded`];
+    /// above, when one task's messages load it, [`Run::hub_link_traded`]), the
     /// anytime rounds
     /// (at most `max_rounds`), and the cores arranged inside the nodes (a machine with
     /// a node tree).
@@ -819,6 +822,7 @@ impl Run<'_> {
             if self.trades(p, m, &best) {
                 best = self.link_traded(best, targets);
             }
+            best = self.hub_link_traded(best, targets);
         }
         if dominates_starts || starts.is_empty() {
             let patience = super::anytime::patience(opts.budget, p.tasks());
@@ -1313,7 +1317,8 @@ mod tests {
         Pattern::from_edges(n, edges, "geometric".into()).expect("valid edges")
     }
 
-    fn run<'a>(p: &'a Pattern, m: &'a MapMachine, opts: &'a Options) -> Run<'a> {
+    /// A run of the optimiser's steps on `p` and `m`, a minute to its deadline.
+    pub(super) fn run<'a>(p: &'a Pattern, m: &'a MapMachine, opts: &'a Options) -> Run<'a> {
         Run {
             p,
             m,
