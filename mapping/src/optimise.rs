@@ -790,11 +790,12 @@ impl Run<'_> {
     /// The chosen mapping's last steps: the multilevel relief of its busiest link and
     /// its nodes placed again on the link loads (a graph; then, when the swaps for
     /// hop-bytes had raised its link, [`Run::links_then_hops`]; up to 2048 tasks,
-    /// when its link is still no lower than every candidate's, [`Run::link_traded`];
-    /// above, when one task's messages load it, [`Run::hub_link_traded`]), the
+    /// when its link is still no lower than every candidate's, [`Run::link_traded`]), the
     /// anytime rounds
-    /// (at most `max_rounds`), and the cores arranged inside the nodes (a machine with
-    /// a node tree).
+    /// (at most `max_rounds`), above 2048 tasks when one task's messages load the
+    /// busiest link [`Run::hub_link_traded`] (after the rounds: before them, the
+    /// rounds ran longer on the traded mapping), and the cores arranged inside the
+    /// nodes (a machine with a node tree).
     fn polish(
         &mut self,
         mut best: Scored,
@@ -822,11 +823,13 @@ impl Run<'_> {
             if self.trades(p, m, &best) {
                 best = self.link_traded(best, targets);
             }
-            best = self.hub_link_traded(best, targets);
         }
         if dominates_starts || starts.is_empty() {
             let patience = super::anytime::patience(opts.budget, p.tasks());
             best = super::anytime::improve(p, m, best, opts.seed, deadline, patience, max_rounds).0;
+        }
+        if p.grid_spec().is_none() && dominates_starts && !exact {
+            best = self.hub_link_traded(best, start_targets(starts));
         }
         if m.node_tree().is_some() && Instant::now() < deadline {
             let mut map = best.map.clone();

@@ -56,7 +56,8 @@ impl Run<'_> {
     /// holding the new link ([`refine_within`]). A round's mapping replaces `best`
     /// when its link is lower, its hop-bytes rose by at most [`HUB_WORTH`] of the
     /// link's relative drop and it stays within the best start's `(hb0, lt0)`; the
-    /// second round runs only after the first was kept.
+    /// second round runs only after the first was kept. Called after the anytime
+    /// rounds (the last step before the cores are arranged).
     ///
     /// # Complexity
     /// [`hub_share`] once, then per round `O(n + m·h + L)` to score and start, the
