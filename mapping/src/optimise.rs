@@ -88,6 +88,8 @@ use copr::error::Result;
 use copr::lap::Perm;
 use copr::rng::SplitMix;
 
+mod large_link;
+
 /// The result of [`optimise`].
 #[derive(Debug, Clone)]
 pub struct Optimised {
@@ -809,8 +811,10 @@ impl Run<'_> {
     /// hop-bytes had raised its link, [`Run::links_then_hops`]; up to 2048 tasks,
     /// when its link is still no lower than every candidate's, [`Run::link_traded`]), the
     /// anytime rounds
-    /// (at most `max_rounds`), and the cores arranged inside the nodes (a machine with
-    /// a node tree).
+    /// (at most `max_rounds`), above 2048 tasks when one task's messages load the
+    /// busiest link [`Run::hub_link_traded`] (after the rounds: before them, the
+    /// rounds ran longer on the traded mapping), and the cores arranged inside the
+    /// nodes (a machine with a node tree).
     fn polish(
         &mut self,
         mut best: Scored,
@@ -842,6 +846,9 @@ impl Run<'_> {
         if dominates_starts || starts.is_empty() {
             let patience = super::anytime::patience(opts.budget, p.tasks());
             best = super::anytime::improve(p, m, best, opts.seed, deadline, patience, max_rounds).0;
+        }
+        if p.grid_spec().is_none() && dominates_starts && !exact {
+            best = self.hub_link_traded(best, start_targets(starts));
         }
         if m.node_tree().is_some() && Instant::now() < deadline {
             let mut map = best.map.clone();
@@ -1333,7 +1340,8 @@ mod tests {
         Pattern::from_edges(n, edges, "geometric".into()).expect("valid edges")
     }
 
-    fn run<'a>(p: &'a Pattern, m: &'a MapMachine, opts: &'a Options) -> Run<'a> {
+    /// A run of the optimiser's steps on `p` and `m`, a minute to its deadline.
+    pub(super) fn run<'a>(p: &'a Pattern, m: &'a MapMachine, opts: &'a Options) -> Run<'a> {
         Run {
             p,
             m,
