@@ -774,4 +774,10 @@ echo "== bench driver smoke run (copr only, N = 600, 2 reps) on 4 and 2 ranks"
 echo "== copr calibrate --validate on 4 ranks (2 emulated nodes) and 8 (4), and its bad inputs"
 "$calibrate_mpi" --mpirun
 
+# the interposer built against MPICH and run under mpiexec.mpich, its recordings
+# compared with Open MPI's (this build of the library and of copr); about 4 CPU
+# minutes to build the MPICH copy, "skipped" without MPICH
+echo "== the interposer under MPICH (scripts/mpich-tests.sh)"
+COPR_OPENMPI_INTERPOSE="$interpose_lib" COPR_BIN="$copr_bin" bash scripts/mpich-tests.sh
+
 echo "== all MPI tests passed"
