@@ -884,15 +884,9 @@ impl Run<'_> {
             return best;
         };
         let s = self.score(map, format!("{}, nodes placed on links", best.origin));
-        let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
-        let rise = s.metrics.hop_bytes as f64 / hb.max(1) as f64 - 1.0;
-        let drop = 1.0 - s.metrics.max_link_time / lt.max(f64::MIN_POSITIVE);
+        let from = (best.metrics.hop_bytes, best.metrics.max_link_time);
         let worth = if p.tasks() > 2048 { 0.25 } else { 0.5 };
-        let kept = drop > 1e-9
-            && rise <= worth * drop
-            && s.metrics.hop_bytes <= hb0
-            && s.metrics.max_link_time <= lt0 * (1.0 + 1e-12);
-        if kept {
+        if trade_kept(from, &s, worth, (hb0, lt0)) {
             s
         } else {
             best
@@ -969,11 +963,8 @@ impl Run<'_> {
         }
         // the candidate with the least busiest link, swapped with its link held
         let l = held(least, &mut rng);
-        let (hb, lt) = (l.metrics.hop_bytes, l.metrics.max_link_time);
-        let (hbc, ltc) = (cur.metrics.hop_bytes, cur.metrics.max_link_time);
-        let rise = hb as f64 / hbc.max(1) as f64 - 1.0;
-        let drop = 1.0 - lt / ltc.max(f64::MIN_POSITIVE);
-        if drop > 1e-9 && rise <= worth * drop && hb <= hb0 && lt <= lt0 * (1.0 + 1e-12) {
+        let from = (cur.metrics.hop_bytes, cur.metrics.max_link_time);
+        if trade_kept(from, &l, worth, (hb0, lt0)) {
             return l;
         }
         cur
@@ -1033,11 +1024,7 @@ impl Run<'_> {
             }
             let origin = best.origin.trim_end_matches(", link traded");
             let s = self.score(map, format!("{origin}, link traded"));
-            let (shb, slt) = (s.metrics.hop_bytes, s.metrics.max_link_time);
-            let rise = shb as f64 / hb.max(1) as f64 - 1.0;
-            let drop = 1.0 - slt / lt;
-            if drop > 1e-9 && rise <= TRADE_WORTH * drop && shb <= hb0 && slt <= lt0 * (1.0 + 1e-12)
-            {
+            if trade_kept((hb, lt), &s, TRADE_WORTH, (hb0, lt0)) {
                 best = s;
             } else {
                 step = steps.next();
@@ -1045,6 +1032,18 @@ impl Run<'_> {
         }
         best
     }
+}
+
+/// Whether a mapping `s` found from one of hop-bytes and busiest link `(hb, lt)` is
+/// kept by the link lowerings ([`Run::nodes_on_links`], [`Run::links_then_hops`],
+/// [`Run::link_traded`], the hub's trade): its link is lower, its hop-bytes rose by
+/// at most `worth` times the link's relative drop, and it stays within the best
+/// start's `(hb0, lt0)`.
+fn trade_kept((hb, lt): (u128, f64), s: &Scored, worth: f64, (hb0, lt0): (u128, f64)) -> bool {
+    let (shb, slt) = (s.metrics.hop_bytes, s.metrics.max_link_time);
+    let rise = shb as f64 / hb.max(1) as f64 - 1.0;
+    let drop = 1.0 - slt / lt.max(f64::MIN_POSITIVE);
+    drop > 1e-9 && rise <= worth * drop && shb <= hb0 && slt <= lt0 * (1.0 + 1e-12)
 }
 
 /// The links [`Run::link_traded`] aims at, relative to the busiest (tried in turn,

@@ -91,7 +91,7 @@ impl Run<'_> {
             }
             let origin = best.origin.trim_end_matches(", hub's link traded");
             let s = self.score(map, format!("{origin}, hub's link traded"));
-            if !trade_kept((hb, lt), &s, HUB_WORTH, (hb0, lt0)) {
+            if !super::trade_kept((hb, lt), &s, HUB_WORTH, (hb0, lt0)) {
                 break;
             }
             best = s;
@@ -99,16 +99,6 @@ impl Run<'_> {
         }
         best
     }
-}
-
-/// Whether a trade from a mapping of `(hb, lt)` to `s` is kept: its link is lower,
-/// its hop-bytes rose by at most `worth` times the link's relative drop, and it
-/// stays within the best start's `(hb0, lt0)`.
-fn trade_kept((hb, lt): (u128, f64), s: &Scored, worth: f64, (hb0, lt0): (u128, f64)) -> bool {
-    let (shb, slt) = (s.metrics.hop_bytes, s.metrics.max_link_time);
-    let rise = shb as f64 / hb.max(1) as f64 - 1.0;
-    let drop = 1.0 - slt / lt;
-    drop > 1e-9 && rise <= worth * drop && shb <= hb0 && slt <= lt0 * (1.0 + 1e-12)
 }
 
 /// The largest share of the busiest link's bytes that the messages of one task
