@@ -71,10 +71,6 @@ pub(crate) struct Effort {
     /// distances of the external gains and of the cut between centres, in half hops),
     /// instead of at their middle nodes.
     centres: bool,
-    /// With external gains, once a level of the recursion is cut, each of its parts
-    /// cut again by Fiduccia–Mattheyses passes from its cut, its neighbours outside
-    /// at their new (finer) sites ([`resweep`]).
-    resweep: bool,
 }
 
 /// Each part on its own, many tries: for up to 2048 tasks.
@@ -86,7 +82,6 @@ pub(crate) const CLASSIC: Effort = Effort {
     thorough: true,
     patience: 0,
     centres: false,
-    resweep: false,
 };
 
 /// External gains, fewer tries and shorter passes.
@@ -98,15 +93,12 @@ pub(crate) const EXTERNAL: Effort = Effort {
     thorough: false,
     patience: 0,
     centres: false,
-    resweep: false,
 };
 
-/// [`EXTERNAL`] with the parts at their centres on a torus and each level cut again
-/// with its neighbours at their new sites: the quotient of node groups
-/// (`groups::large`).
+/// [`EXTERNAL`] with the parts at their centres on a torus: the quotient of node
+/// groups (`groups::large`).
 pub(crate) const QUOTIENT: Effort = Effort {
     centres: true,
-    resweep: true,
     ..EXTERNAL
 };
 
@@ -773,9 +765,7 @@ fn site_dist(m: &MapMachine, a: &Site, b: &Site) -> i64 {
 /// towards the half nearer (in hops between the parts' middle nodes, or with
 /// [`Effort::centres`] on a torus in half hops between the centres of their arcs) to
 /// where its outside neighbours are, and the cut's bytes count times that distance
-/// between the halves (the external gains of dual recursive bipartitioning). With
-/// [`Effort::resweep`], once every part of a level is cut, each cut is refined again
-/// with the external gains of its neighbours' new sites ([`resweep`]).
+/// between the halves (the external gains of dual recursive bipartitioning).
 ///
 /// The centres: on the 1024-group quotient of SpMV 16 384 (16x8x8 torus) the
 /// bisection's hop-bytes fall from 45.4–46.0 to 44.3–44.5 MB (three seeds; after
@@ -798,26 +788,27 @@ pub(crate) fn dual_bisection(
     // hop from both halves) and the cut's bytes count once: nothing to compute
     let external = effort.external && !matches!(m.kind(), NetKind::Flat);
     let (off, adj) = p.undirected_ref();
+    let mut local = vec![u32::MAX; p.tasks()];
     let mut fwd = vec![0usize; p.tasks()];
+    // every task's part, and every part's site
+    let mut part = vec![0u32; p.tasks()];
     let all: Vec<usize> = (0..m.nodes()).collect();
-    let mut st = Sites {
-        local: vec![u32::MAX; p.tasks()],
-        part: vec![0u32; p.tasks()],
-        mid: vec![site(m, &all, effort.centres)],
-        toward: vec![i64::MIN; 2 * m.nodes() + 1],
-        seen: Vec::new(),
-    };
+    let centres = effort.centres;
+    let mut mid = vec![site(m, &all, centres)];
+    // the distance from the first half's site minus from the second's, per other part
+    // (`i64::MIN` when not known for the part being cut); parts are numbered as made
+    let mut toward = vec![i64::MIN; 2 * m.nodes() + 1];
+    let mut seen: Vec<usize> = Vec::new();
     let mut queue: std::collections::VecDeque<(Vec<usize>, Vec<usize>)> =
         std::collections::VecDeque::from([((0..p.tasks()).collect(), all)]);
-    // with external gains the parts are cut breadth first, a level at a time: the
-    // cuts of the level, and how many of its parts are still to cut
-    let mut level: Vec<Cut> = Vec::new();
-    let mut left_in_level = 1usize;
-    while let Some((tasks, nodes)) = if effort.external {
-        queue.pop_front()
-    } else {
-        queue.pop_back()
-    } {
+    let next = |q: &mut std::collections::VecDeque<_>| {
+        if effort.external {
+            q.pop_front()
+        } else {
+            q.pop_back()
+        }
+    };
+    while let Some((tasks, nodes)) = next(&mut queue) {
         if Instant::now() >= deadline {
             return None;
         }
@@ -825,160 +816,15 @@ pub(crate) fn dual_bisection(
             for (i, &t) in tasks.iter().enumerate() {
                 fwd[t] = nodes[0] * rpn + i;
             }
-        } else {
-            let nodes = strategy::split_nodes(m, nodes);
-            let half = nodes.len() / 2;
-            let want = half * rpn;
-            let (na, nb) = nodes.split_at(half);
-            let sites = (site(m, na, effort.centres), site(m, nb, effort.centres));
-            let g = st.graph(m, (off, adj), &tasks, (&sites.0, &sites.1), external);
-            // a part too small to coarsen: the growths' seeds already vary
-            let tries = if tasks.len() <= COARSEST {
-                effort.small_tries
-            } else {
-                effort.tries
-            };
-            let side = concurrent::best_try(&g, want as i64, rng, effort, tries);
-            let parts = (st.mid.len() as u32, st.mid.len() as u32 + 1);
-            st.mid.extend([sites.0, sites.1]);
-            let c = Cut {
-                tasks,
-                halves: (na.to_vec(), nb.to_vec()),
-                parts,
-                side,
-                want,
-            };
-            c.assign(&mut st.part);
-            level.push(c);
-        }
-        left_in_level -= 1;
-        if effort.external && left_in_level > 0 {
             continue;
         }
-        if external && effort.resweep {
-            resweep(m, (off, adj), &mut st, &mut level, effort, deadline)?;
-        }
-        for c in level.drain(..) {
-            let (mut ta, mut tb) = (Vec::with_capacity(c.want), Vec::new());
-            for (i, &t) in c.tasks.iter().enumerate() {
-                if c.side[i] == 0 {
-                    ta.push(t);
-                } else {
-                    tb.push(t);
-                }
-            }
-            if effort.external {
-                queue.push_back((ta, c.halves.0));
-                queue.push_back((tb, c.halves.1));
-            } else {
-                queue.push_back((tb, c.halves.1));
-                queue.push_back((ta, c.halves.0));
-            }
-        }
-        left_in_level = queue.len();
-    }
-    Some(strategy::perm(fwd))
-}
-
-/// Each cut of a finished level of [`dual_bisection`] again, by Fiduccia–Mattheyses
-/// passes from its cut with the external gains of its neighbours' new sites (when the
-/// part was cut, those cut after it in the level were still at their parent's site):
-/// a cut changes only where that lowers its cost under the new gains. Returns the
-/// level's summed cost under the new gains before and after; `None` when `deadline`
-/// passes first.
-///
-/// On the quotient of SpMV 16 384's node groups (16x8x8 torus) the placement's
-/// hop-bytes fall by 0.2–0.45 MB (of 44) at each of nine bisection seeds, for about 20 %
-/// more time (`benches/RESULTS.md`).
-///
-/// # Complexity
-/// That of the level's Fiduccia–Mattheyses passes at the finest level: `O(n + m)`
-/// a pass for the level's `n` tasks and `m` messages.
-fn resweep(
-    m: &MapMachine,
-    graph: (&[usize], &[(u32, u64)]),
-    st: &mut Sites,
-    level: &mut [Cut],
-    effort: Effort,
-    deadline: Instant,
-) -> Option<(i64, i64)> {
-    let (mut before, mut after) = (0i64, 0i64);
-    for c in level.iter_mut() {
-        if Instant::now() >= deadline {
-            return None;
-        }
-        let (pa, pb) = c.parts;
-        let (ma, mb) = (st.mid[pa as usize].clone(), st.mid[pb as usize].clone());
-        let g = st.graph(m, graph, &c.tasks, (&ma, &mb), true);
-        let mut side = c.side.clone();
-        fm(&g, &mut side, c.want as i64, 0, 6, effort);
-        let (old, new) = (g.cost(&c.side), g.cost(&side));
-        let balanced = side.iter().filter(|&&x| x == 0).count() == c.want;
-        before = before.saturating_add(old);
-        if balanced && new < old {
-            c.side = side;
-            c.assign(&mut st.part);
-            after = after.saturating_add(new);
-        } else {
-            after = after.saturating_add(old);
-        }
-    }
-    Some((before, after))
-}
-
-/// One bisection of [`dual_bisection`]: the part's tasks, the machine's halves, the
-/// halves' part numbers and each task's side (0: the first half, of `want` slots).
-struct Cut {
-    tasks: Vec<usize>,
-    halves: (Vec<usize>, Vec<usize>),
-    parts: (u32, u32),
-    side: Vec<u8>,
-    want: usize,
-}
-
-impl Cut {
-    /// Each task's part after this cut.
-    fn assign(&self, part: &mut [u32]) {
-        for (i, &t) in self.tasks.iter().enumerate() {
-            part[t] = if self.side[i] == 0 {
-                self.parts.0
-            } else {
-                self.parts.1
-            };
-        }
-    }
-}
-
-/// Where the tasks of a [`dual_bisection`] are: every task's part and every part's
-/// site, with the scratch of the external gains.
-struct Sites {
-    /// Task → its index in the part being cut (`u32::MAX` outside it).
-    local: Vec<u32>,
-    /// Task → its part; parts are numbered as made.
-    part: Vec<u32>,
-    /// Part → its site.
-    mid: Vec<Site>,
-    /// The distance from the first half's site minus from the second's, per other part
-    /// (`i64::MIN` when not known for the part being cut).
-    toward: Vec<i64>,
-    seen: Vec<usize>,
-}
-
-impl Sites {
-    /// The graph of the part `tasks` to cut between halves at sites `ma` and `mb`:
-    /// with `external`, its bytes inside times the halves' distance and each task's
-    /// bias towards the half nearer to where its neighbours outside are (the external
-    /// gains); else its bytes inside.
-    fn graph(
-        &mut self,
-        m: &MapMachine,
-        (off, adj): (&[usize], &[(u32, u64)]),
-        tasks: &[usize],
-        (ma, mb): (&Site, &Site),
-        external: bool,
-    ) -> Graph {
-        let mut g = Graph::induced(off, adj, tasks, &mut self.local);
-        let dab = site_dist(m, ma, mb).max(1);
+        let nodes = strategy::split_nodes(m, nodes);
+        let half = nodes.len() / 2;
+        let want = half * rpn;
+        let (na, nb) = nodes.split_at(half);
+        let (ma, mb) = (site(m, na, centres), site(m, nb, centres));
+        let mut g = Graph::induced(off, adj, &tasks, &mut local);
+        let dab = site_dist(m, &ma, &mb).max(1);
         if external && dab > 1 {
             for e in &mut g.adj {
                 e.1 = e.1.saturating_mul(dab);
@@ -987,29 +833,54 @@ impl Sites {
         for (i, &t) in tasks.iter().enumerate().filter(|_| external) {
             let mut b = 0i64;
             for &(v, w) in &adj[off[t]..off[t + 1]] {
-                if local_part(&self.local, v) {
+                if local_part(&local, v) {
                     continue;
                 }
-                let q = self.part[v as usize] as usize;
-                if self.toward[q] == i64::MIN {
-                    self.toward[q] =
-                        site_dist(m, ma, &self.mid[q]) - site_dist(m, mb, &self.mid[q]);
-                    self.seen.push(q);
+                let q = part[v as usize] as usize;
+                if toward[q] == i64::MIN {
+                    toward[q] = site_dist(m, &ma, &mid[q]) - site_dist(m, &mb, &mid[q]);
+                    seen.push(q);
                 }
-                let d = self.toward[q];
+                let d = toward[q];
                 b = b.saturating_add(i64::try_from(w).unwrap_or(i64::MAX / 4).saturating_mul(d));
             }
             g.bias[i] = b;
         }
-        for q in self.seen.drain(..) {
-            self.toward[q] = i64::MIN;
+        for q in seen.drain(..) {
+            toward[q] = i64::MIN;
         }
         // `local` marks the part's tasks only while the bias is computed
-        for &t in tasks {
-            self.local[t] = u32::MAX;
+        for &t in &tasks {
+            local[t] = u32::MAX;
         }
-        g
+        // a part too small to coarsen: the growths' seeds already vary
+        let tries = if tasks.len() <= COARSEST {
+            effort.small_tries
+        } else {
+            effort.tries
+        };
+        let side = concurrent::best_try(&g, want as i64, rng, effort, tries);
+        let (mut ta, mut tb) = (Vec::with_capacity(want), Vec::new());
+        let (pa, pb) = (mid.len() as u32, mid.len() as u32 + 1);
+        mid.extend([ma, mb]);
+        for (i, &t) in tasks.iter().enumerate() {
+            if side[i] == 0 {
+                ta.push(t);
+                part[t] = pa;
+            } else {
+                tb.push(t);
+                part[t] = pb;
+            }
+        }
+        if effort.external {
+            queue.push_back((ta, na.to_vec()));
+            queue.push_back((tb, nb.to_vec()));
+        } else {
+            queue.push_back((tb, nb.to_vec()));
+            queue.push_back((ta, na.to_vec()));
+        }
     }
+    Some(strategy::perm(fwd))
 }
 
 /// The messages between the nodes of `map` on `m`, with the bytes of each ordered pair
@@ -1261,148 +1132,6 @@ pub(crate) fn exhaustive(p: &Pattern, m: &MapMachine, lt0: f64) -> Option<Perm> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// [`Sites`] with the given task parts and part sites (no part being cut).
-    fn sites_of(part: Vec<u32>, mid: Vec<Site>) -> Sites {
-        Sites {
-            local: vec![u32::MAX; part.len()],
-            toward: vec![i64::MIN; mid.len()],
-            part,
-            mid,
-            seen: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_resweep_moves_a_task_towards_where_its_partner_went() {
-        // a ring of 4 nodes; level 2 cut part A (nodes 0, 1: tasks 0, 1) while part B
-        // (nodes 2, 3: tasks 2, 3) sat at its centre, as far from node 0 as from node
-        // 1, so task 0 landed on node 0; then B put task 2, task 0's heavy partner, on
-        // node 2. Cut again, A puts task 0 on node 1 (one hop from node 2 instead of
-        // two) and task 1 on node 0 (its light partner, task 3, on node 3)
-        let m = crate::torus_machine(vec![4], None, None, 1).expect("valid");
-        let e = |src, dst, bytes| {
-            [
-                Edge { src, dst, bytes },
-                Edge {
-                    src: dst,
-                    dst: src,
-                    bytes,
-                },
-            ]
-        };
-        let edges: Vec<Edge> = [e(0, 2, 100), e(1, 3, 1)].concat();
-        let p = Pattern::from_edges(4, edges, "two pairs".into()).expect("valid");
-        let at = |nodes: &[usize]| site(&m, nodes, true);
-        let mid = vec![
-            at(&[0, 1, 2, 3]),
-            at(&[0, 1]),
-            at(&[2, 3]),
-            at(&[0]),
-            at(&[1]),
-            at(&[2]),
-            at(&[3]),
-        ];
-        let mut st = sites_of(vec![3, 4, 5, 6], mid);
-        let cut = |tasks: Vec<usize>, halves: (Vec<usize>, Vec<usize>), parts| Cut {
-            tasks,
-            halves,
-            parts,
-            side: vec![0, 1],
-            want: 1,
-        };
-        let mut level = vec![
-            cut(vec![0, 1], (vec![0], vec![1]), (3, 4)),
-            cut(vec![2, 3], (vec![2], vec![3]), (5, 6)),
-        ];
-        let far = Instant::now() + std::time::Duration::from_secs(60);
-        let (before, after) =
-            resweep(&m, p.undirected_ref(), &mut st, &mut level, QUOTIENT, far).expect("in time");
-        assert_eq!(level[0].side, vec![1, 0], "task 0 next to node 2");
-        assert_eq!(level[1].side, vec![0, 1], "B was already right");
-        assert_eq!(st.part, vec![4, 3, 5, 6]);
-        assert!(after < before, "{after} vs {before}");
-        // the mapping of the whole bisection puts the heavy pair on neighbouring nodes
-        let map = dual_bisection(&p, &m, &mut SplitMix(1), far, QUOTIENT).expect("in time");
-        assert_eq!(evaluate(&p, &m, &map).hop_bytes, 2 * 100 + 2);
-    }
-
-    #[test]
-    fn a_resweep_never_raises_a_cut_and_keeps_each_cut_exact() {
-        // random graphs of 64 tasks on a 4x4x4 torus of one slot a node, each part of
-        // the second level cut at random: the resweep changes a cut only to a cheaper
-        // one of the same sizes, and the parts follow the sides
-        let m = crate::torus_machine(vec![4, 4, 4], None, None, 1).expect("valid");
-        let far = Instant::now() + std::time::Duration::from_secs(60);
-        let mut moved = 0;
-        for seed in 0..20u64 {
-            let mut rng = SplitMix(seed);
-            let mut edges = Vec::new();
-            for _ in 0..256 {
-                let (a, b) = (rng.next_u64() % 64, rng.next_u64() % 64);
-                if a != b {
-                    let bytes = 1 + rng.next_u64() % 1000;
-                    edges.push(Edge {
-                        src: a as u32,
-                        dst: b as u32,
-                        bytes,
-                    });
-                }
-            }
-            let p = Pattern::from_edges(64, edges, "random".into()).expect("valid");
-            // level 1: the machine's halves, the tasks at random; level 2: each half's
-            // halves, the tasks again at random
-            let all: Vec<usize> = strategy::split_nodes(&m, (0..64).collect());
-            let mut tasks: Vec<usize> = (0..64).collect();
-            rng.shuffle(&mut tasks);
-            let mut mid = vec![site(&m, &all, true)];
-            let mut part = vec![0u32; 64];
-            let mut level = Vec::new();
-            for h in 0..2 {
-                let nodes = strategy::split_nodes(&m, all[32 * h..32 * (h + 1)].to_vec());
-                mid.push(site(&m, &nodes, true));
-                let (na, nb) = nodes.split_at(16);
-                let own: Vec<usize> = tasks[32 * h..32 * (h + 1)].to_vec();
-                let side: Vec<u8> = (0..32).map(|i| u8::from(i >= 16)).collect();
-                level.push((own, (na.to_vec(), nb.to_vec()), side));
-            }
-            let mut cuts = Vec::new();
-            for (own, halves, side) in level {
-                let parts = (mid.len() as u32, mid.len() as u32 + 1);
-                mid.push(site(&m, &halves.0, true));
-                mid.push(site(&m, &halves.1, true));
-                let c = Cut {
-                    tasks: own,
-                    halves,
-                    parts,
-                    side,
-                    want: 16,
-                };
-                c.assign(&mut part);
-                cuts.push(c);
-            }
-            let old: Vec<Vec<u8>> = cuts.iter().map(|c| c.side.clone()).collect();
-            let mut st = sites_of(part, mid);
-            let (before, after) =
-                resweep(&m, p.undirected_ref(), &mut st, &mut cuts, QUOTIENT, far)
-                    .expect("in time");
-            assert!(after <= before, "seed {seed}: {after} vs {before}");
-            for (c, o) in cuts.iter().zip(&old) {
-                assert_eq!(
-                    c.side.iter().filter(|&&x| x == 0).count(),
-                    16,
-                    "seed {seed}"
-                );
-                for (i, &t) in c.tasks.iter().enumerate() {
-                    let want = if c.side[i] == 0 { c.parts.0 } else { c.parts.1 };
-                    assert_eq!(st.part[t], want, "seed {seed}, task {t}");
-                }
-                moved += usize::from(c.side != *o);
-            }
-        }
-        // random cuts are poor: the resweep does change them
-        assert!(moved > 20, "{moved} of 40 cuts changed");
-    }
 
     #[test]
     fn sites_are_the_centres_of_arcs_around_the_torus() {

@@ -10,10 +10,9 @@
 //!    groups) is mapped onto the machine with one slot per node by the multilevel
 //!    dual bisection, each part on its own and then annealed by swaps of groups
 //!    ([`anneal_for`]), and with external gains measured between the centres of the
-//!    machine's parts, each level's cuts refined again once the whole level is cut
-//!    (`multilevel::QUOTIENT`; its busiest link is often the less busy), that one
-//!    then swapped further by groups on the link loads with its hop-bytes held
-//!    ([`links::lower_busiest_link`]).
+//!    machine's parts (`multilevel::QUOTIENT`; its busiest link is often the less
+//!    busy), that one then swapped further by groups on the link loads with its
+//!    hop-bytes held ([`links::lower_busiest_link`]).
 //! 3. **Expansion.** Each group's tasks go onto its node's slots; the optimiser then
 //!    refines the tasks like any other candidate.
 
