@@ -355,3 +355,44 @@ fn a_partly_filled_machine_of_uneven_nodes_counts_its_real_slots() {
     assert!(pattern.ends_with("(5 tasks on 7 slots)"), "{pattern}");
     assert_eq!(j["tasks"], 5);
 }
+
+/// A recording whose header says `tasks 4` but which gives a fifth rank a host is
+/// refused with the host line (the recorder writes one line per rank of the run); the
+/// same file without that line maps onto its hosts.
+#[test]
+fn a_recording_with_a_host_beyond_its_tasks_is_refused_with_the_line() {
+    let body = "tasks 4\n# host 0 n1\n# host 1 n1\n# host 2 n2\n# host 3 n2\n";
+    let traffic = "0 1 100 # 1 messages\n2 3 100 # 1 messages\n1 2 50 # 1 messages\n";
+    let map = |name: &str, text: &str| {
+        let rec = write(name, text);
+        copr(&[
+            "map",
+            "--graph",
+            &rec,
+            "--machine-from-recording",
+            "--budget",
+            "0.2",
+        ])
+    };
+    let out = map("extra-host.txt", &format!("{body}# host 4 n3\n{traffic}"));
+    refused(&out, &["line 6", "rank 4", "tasks 4"]);
+    ok(&map("four-hosts.txt", &format!("{body}{traffic}")));
+}
+
+/// Edge-list lines with an empty field (`0,,1,100`, a comma at the start or end) are
+/// refused with their line number rather than read as if the field were not there.
+#[test]
+fn an_edge_list_field_left_empty_is_refused_with_the_line() {
+    for (k, bad) in ["0,,1,100", ",0,1,100", "0,1,100,"].iter().enumerate() {
+        let g = write(
+            &format!("empty-field-{k}.txt"),
+            &format!("1,2,100\n{bad}\n"),
+        );
+        let out = copr(&["map", "--graph", &g, "--flat", "4", "--budget", "0"]);
+        refused(&out, &["line 2", "empty field"]);
+    }
+    let g = write("commas.txt", "1, 2, 100\n0 ,1 ,100\n");
+    ok(&copr(&[
+        "map", "--graph", &g, "--flat", "4", "--budget", "0",
+    ]));
+}
