@@ -6,7 +6,9 @@
 
 use std::time::Instant;
 
-use super::machine::{LinkLoadModel, MapMachine, Neighbours, NetKind, DISTANCE_TABLE_NODES};
+use super::machine::{
+    LinkLoadModel, MapMachine, Neighbours, NetKind, PartNear, DISTANCE_TABLE_NODES,
+};
 use super::metrics::for_each_node_pair;
 use super::pattern::Pattern;
 use copr::lap::Perm;
@@ -1077,15 +1079,9 @@ enum Near<'a> {
     /// The nodes one hop away, on a whole torus.
     Whole(Neighbours<'a>),
     /// On an allocated part of a torus (where the nodes one hop away are often not
-    /// allocated): each node's nearest allocated nodes, `nodes[off[a]..off[a + 1]]`.
-    Part { off: Vec<usize>, nodes: Vec<u32> },
+    /// allocated): each node's nearest allocated nodes ([`MapMachine::part_near`]).
+    Part(&'a PartNear),
 }
-
-/// On an allocated part of a torus, each node lists at least this many allocated nodes
-/// per torus dimension (those of the nearest hop counts, ties included) ...
-const PART_NEAR_PER_DIM: usize = 2;
-/// ... found among at most this many torus coordinates around it.
-const PART_NEAR_VISIT: usize = 4096;
 
 impl<'a> Dist<'a> {
     fn new(m: &'a MapMachine) -> Self {
@@ -1103,18 +1099,15 @@ impl<'a> Dist<'a> {
     }
 
     /// On an allocated part of a torus with one rank per node, lists each node's
-    /// nearest allocated nodes ([`part_near`]) for [`Dist::neighbours`]; used by the
+    /// nearest allocated nodes ([`MapMachine::part_near`]) for [`Dist::neighbours`]; used by the
     /// swaps that hold the link loads ([`refine_within`]): the plain swaps with that
     /// reach lowered the hop-bytes further but raised the busiest link (RESULTS.md,
     /// "Swaps on a scattered torus allocation").
     fn reach_part(&mut self) {
-        match self.m.kind() {
-            NetKind::Torus(t)
-                if self.m.ranks_per_node() == 1 && matches!(self.near, Near::Nothing) =>
-            {
-                self.near = part_near(t);
+        if self.m.ranks_per_node() == 1 && matches!(self.near, Near::Nothing) {
+            if let Some(near) = self.m.part_near() {
+                self.near = Near::Part(near);
             }
-            _ => {}
         }
     }
 
@@ -1133,84 +1126,13 @@ impl<'a> Dist<'a> {
         match &self.near {
             Near::Nothing => {}
             Near::Whole(near) => near.each(a, f),
-            Near::Part { off, nodes } => {
-                for &b in &nodes[off[a]..off[a + 1]] {
+            Near::Part(near) => {
+                for &b in near.of(a) {
                     f(b as usize);
                 }
             }
         }
     }
-}
-
-/// Each allocated node's nearest allocated nodes on a torus: the other nodes at its
-/// coordinate, then a breadth-first search over the torus coordinates around it, by
-/// hop count, until a whole hop count has brought [`PART_NEAR_PER_DIM`] nodes per
-/// dimension or [`PART_NEAR_VISIT`] coordinates are seen.
-///
-/// # Complexity
-/// `O(coordinates + nodes·(v·dims + l))` for `v ≤` [`PART_NEAR_VISIT`] coordinates
-/// seen and `l` nodes listed per node (`v` about `2·dims / density` on an allocation
-/// of that density).
-fn part_near(t: &copr_topology::Torus) -> Near<'static> {
-    let dims: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
-    let want = PART_NEAR_PER_DIM * dims.len();
-    // the nodes at each coordinate, as linked lists (several nodes may share one)
-    let mut first_at = vec![u32::MAX; t.num_coords()];
-    let mut next_there = vec![u32::MAX; t.num_nodes()];
-    for k in (0..t.num_nodes()).rev() {
-        let c = t.coord_index(t.coords(k));
-        next_there[k] = first_at[c];
-        first_at[c] = k as u32;
-    }
-    let mut seen = vec![u32::MAX; t.num_coords()];
-    let (mut off, mut nodes) = (vec![0usize], Vec::new());
-    let (mut layer, mut next) = (Vec::new(), Vec::new());
-    for a in 0..t.num_nodes() {
-        let start = t.coord_index(t.coords(a));
-        let mut found = 0;
-        let mut b = first_at[start];
-        while b != u32::MAX {
-            if b as usize != a {
-                nodes.push(b);
-                found += 1;
-            }
-            b = next_there[b as usize];
-        }
-        seen[start] = a as u32;
-        layer.clear();
-        layer.push(start);
-        let mut visited = 1;
-        while !layer.is_empty() && found < want && visited < PART_NEAR_VISIT {
-            next.clear();
-            for &k in &layer {
-                let mut stride = 1;
-                for &d in &dims {
-                    let x = k / stride % d;
-                    let here = k - x * stride;
-                    for y in [(x + 1) % d, (x + d - 1) % d] {
-                        let c = here + y * stride;
-                        if seen[c] != a as u32 {
-                            seen[c] = a as u32;
-                            next.push(c);
-                        }
-                    }
-                    stride *= d;
-                }
-            }
-            visited += next.len();
-            for &c in &next {
-                let mut b = first_at[c];
-                while b != u32::MAX {
-                    nodes.push(b);
-                    found += 1;
-                    b = next_there[b as usize];
-                }
-            }
-            std::mem::swap(&mut layer, &mut next);
-        }
-        off.push(nodes.len());
-    }
-    Near::Part { off, nodes }
 }
 
 #[cfg(test)]
