@@ -54,7 +54,7 @@ fn passes(
         rng.shuffle(&mut order);
         let mut gain = 0.0;
         for (i, &u) in order.iter().enumerate() {
-            if i % 256 == 0 && Instant::now() >= deadline {
+            if i % 256 == 0 && crate::clock::now() >= deadline {
                 break;
             }
             if let Some((delta, _)) = sw.improve_if(u, current, &mut accept) {
@@ -62,7 +62,7 @@ fn passes(
             }
         }
         current -= gain;
-        if gain <= 1e-4 * current.max(1.0) || Instant::now() >= deadline {
+        if gain <= 1e-4 * current.max(1.0) || crate::clock::now() >= deadline {
             break;
         }
     }
@@ -717,7 +717,7 @@ impl<'a> Tracked<'a> {
             if pen <= 1e-12 || tr - dropped_at > stall {
                 break;
             }
-            if tr % 64 == 0 && Instant::now() >= deadline {
+            if tr % 64 == 0 && crate::clock::now() >= deadline {
                 break;
             }
             if tr % every == 0 {
@@ -1025,7 +1025,7 @@ pub(crate) fn arrange_in_nodes(
     };
     let mut moved = false;
     for node in 0..m.nodes() {
-        if node % 64 == 0 && Instant::now() >= deadline {
+        if node % 64 == 0 && crate::clock::now() >= deadline {
             break;
         }
         for _pass in 0..8 {
@@ -1186,7 +1186,7 @@ mod tests {
         let e = evaluate(&p, &m, &start);
         assert_eq!(e.hop_bytes, 8000);
         // the swaps holding the link: the busiest link falls from 2000 to 1000 bytes
-        let far = Instant::now() + Duration::from_secs(600);
+        let far = crate::clock::now() + Duration::from_secs(600);
         let mut map = start.clone();
         refine_within(&p, &m, &mut map, 0.0, &mut SplitMix(1), far, 20);
         let got = evaluate(&p, &m, &map);
@@ -1220,7 +1220,7 @@ mod tests {
         // random patterns on a 4 x 2 x 2 torus of 2 and 4 slots a node: the busiest link at most the start's (or the given threshold, when
         // above it), hop-bytes at most the start's; the plain swaps raise the link in
         // some of the same instances, so the hold is what keeps it
-        let far = Instant::now() + Duration::from_secs(60);
+        let far = crate::clock::now() + Duration::from_secs(60);
         let (mut lowered, mut raised_by_plain, mut runs) = (0, 0, 0);
         for k in [2usize, 4] {
             let m = crate::torus_machine(vec![4, 2, 2], None, None, k).unwrap();
@@ -1300,7 +1300,7 @@ mod tests {
         let far = |map: &Perm| evaluate(&p, &m, map).intra_levels.last().unwrap().bytes;
         // 4 of each clique's 6 pairs cross the packages, 10 bytes each way
         assert_eq!(far(&map), 2 * 4 * 2 * 10);
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = crate::clock::now() + Duration::from_secs(5);
         assert!(arrange_in_nodes(&p, &m, &mut map, deadline));
         assert_eq!(far(&map), 0);
         let pkg = |t: usize| map.apply(t) / 4;
@@ -1343,7 +1343,7 @@ mod tests {
             (e.hop_bytes, e.max_link_time)
         };
         let mut t = Tracked::new(&p, &m, &shuffled(64, &mut rng));
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = crate::clock::now() + Duration::from_secs(60);
         for round in 0..20 {
             // a far move (a new permutation), then a near one (two tasks swapped)
             let mut map = shuffled(64, &mut rng);
@@ -1398,7 +1398,7 @@ mod tests {
         let p = Pattern::from_edges(n, edges, String::new()).unwrap();
         let mut map = shuffled(n, &mut rng);
         let mut t = Tracked::new(&p, &m, &map);
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = crate::clock::now() + Duration::from_secs(60);
         for round in 0..500 {
             // two tasks swapped, and now and then a balancing pass
             let (u, x) = (rng.next_u64() as usize % n, rng.next_u64() as usize % n);
@@ -1556,7 +1556,7 @@ mod tests {
         let mut rng = SplitMix(17);
         let p = random_messages(96, 500, 5000, &mut rng);
         let m = crate::torus_machine(vec![4, 3, 2], None, None, 4).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = crate::clock::now() + Duration::from_secs(60);
         let start = shuffled(96, &mut rng);
         let e0 = evaluate(&p, &m, &start);
         for (hb0, lt0) in [
@@ -1607,7 +1607,7 @@ mod tests {
         }
         let p = Pattern::from_edges(48, edges, String::new()).unwrap();
         let m = crate::torus_machine(vec![3, 4], None, None, 4).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = crate::clock::now() + Duration::from_secs(60);
         let (start, goal) = (shuffled(48, &mut rng), shuffled(48, &mut rng));
         let targets = {
             let e = evaluate(&p, &m, &goal);

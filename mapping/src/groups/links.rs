@@ -325,7 +325,7 @@ pub(crate) fn lower_busiest_link(
                 met = true;
                 break;
             }
-            if tries % 64 == 0 && Instant::now() >= deadline {
+            if tries % 64 == 0 && crate::clock::now() >= deadline {
                 break 'stages;
             }
             if since_hot % HOT_EVERY == 0 {
@@ -366,7 +366,7 @@ pub(crate) fn lower_busiest_link(
     let best_hb = s.hb;
     let end = s.work + LINK_WORK / 4;
     for i in 0..STAGE_TRIES * groups {
-        if (i % 64 == 0 && Instant::now() >= deadline) || s.work >= end {
+        if (i % 64 == 0 && crate::clock::now() >= deadline) || s.work >= end {
             break;
         }
         if let Some((g, h)) = pick(&s, &[], &near, &mut rng) {
@@ -479,7 +479,7 @@ mod tests {
     }
 
     fn far() -> Instant {
-        Instant::now() + Duration::from_secs(60)
+        crate::clock::now() + Duration::from_secs(60)
     }
 
     fn measures(q: &Pattern, m: &MapMachine, map: &Perm) -> (u128, f64) {
