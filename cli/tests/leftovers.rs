@@ -27,6 +27,20 @@ fn write(name: &str, text: &str) -> String {
         .to_string()
 }
 
+/// `copr map` of the recording `rec` onto its own hosts, with `extra` arguments.
+fn from_recording(rec: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "map",
+        "--graph",
+        rec,
+        "--machine-from-recording",
+        "--budget",
+        "0.2",
+    ];
+    args.extend_from_slice(extra);
+    copr(&args)
+}
+
 /// A ring of 16 tasks as an edge list.
 fn ring16() -> String {
     let text: String = (0..16)
@@ -320,16 +334,7 @@ fn host_names_the_launcher_files_cannot_carry_are_refused() {
         "odd-recording.txt",
         "tasks 2\n# host 0 n1\n# host 1 n=2\n0 1 1000 # 1 messages\n",
     );
-    let out = copr(&[
-        "map",
-        "--graph",
-        &rec,
-        "--machine-from-recording",
-        "--budget",
-        "0.2",
-        "--rankfile",
-        rf_s,
-    ]);
+    let out = from_recording(&rec, &["--rankfile", rf_s]);
     refused(&out, &["`n=2`"]);
 }
 
@@ -363,19 +368,13 @@ fn a_partly_filled_machine_of_uneven_nodes_counts_its_real_slots() {
 fn a_recording_with_a_host_beyond_its_tasks_is_refused_with_the_line() {
     let body = "tasks 4\n# host 0 n1\n# host 1 n1\n# host 2 n2\n# host 3 n2\n";
     let traffic = "0 1 100 # 1 messages\n2 3 100 # 1 messages\n1 2 50 # 1 messages\n";
-    let map = |name: &str, text: &str| {
-        let rec = write(name, text);
-        copr(&[
-            "map",
-            "--graph",
-            &rec,
-            "--machine-from-recording",
-            "--budget",
-            "0.2",
-        ])
-    };
-    let out = map("extra-host.txt", &format!("{body}# host 4 n3\n{traffic}"));
-    refused(&out, &["line 6", "rank 4", "tasks 4"]);
+    let map = |name: &str, text: &str| from_recording(&write(name, text), &[]);
+    // also after a byte-order mark, which the graph reader skips
+    for (k, bom) in ["", "\u{feff}"].iter().enumerate() {
+        let text = format!("{bom}{body}# host 4 n3\n{traffic}");
+        let out = map(&format!("extra-host-{k}.txt"), &text);
+        refused(&out, &["line 6", "rank 4", "tasks 4"]);
+    }
     ok(&map("four-hosts.txt", &format!("{body}{traffic}")));
 }
 

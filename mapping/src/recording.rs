@@ -76,6 +76,7 @@ pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
 /// The `N` of a file's `tasks N` line (its first line with data, as the graph reader
 /// takes it) and that line's number, else `None`.
 fn declared_tasks(text: &str) -> Option<(u64, usize)> {
+    let text = copr_topology::files::skip_bom(text);
     let (i, body) = text.lines().enumerate().find_map(|(i, l)| {
         let body = l.split('#').next().unwrap_or("").trim();
         (!body.is_empty()).then_some((i, body))
