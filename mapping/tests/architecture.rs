@@ -122,5 +122,9 @@ fn every_reading_of_the_time_is_the_clocks() {
             }
         }
     }
-    assert!(found.is_empty(), "the time read past clock.rs: {found:#?}");
+    assert!(
+        found.is_empty(),
+        "the time read past clock.rs (write `crate::clock::now()` for `Instant::now()`, \
+         `crate::clock::since(t0)` for `t0.elapsed()`): {found:#?}"
+    );
 }
