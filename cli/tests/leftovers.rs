@@ -27,6 +27,20 @@ fn write(name: &str, text: &str) -> String {
         .to_string()
 }
 
+/// `copr map` of the recording `rec` onto its own hosts, with `extra` arguments.
+fn from_recording(rec: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "map",
+        "--graph",
+        rec,
+        "--machine-from-recording",
+        "--budget",
+        "0.2",
+    ];
+    args.extend_from_slice(extra);
+    copr(&args)
+}
+
 /// A ring of 16 tasks as an edge list.
 fn ring16() -> String {
     let text: String = (0..16)
@@ -320,16 +334,7 @@ fn host_names_the_launcher_files_cannot_carry_are_refused() {
         "odd-recording.txt",
         "tasks 2\n# host 0 n1\n# host 1 n=2\n0 1 1000 # 1 messages\n",
     );
-    let out = copr(&[
-        "map",
-        "--graph",
-        &rec,
-        "--machine-from-recording",
-        "--budget",
-        "0.2",
-        "--rankfile",
-        rf_s,
-    ]);
+    let out = from_recording(&rec, &["--rankfile", rf_s]);
     refused(&out, &["`n=2`"]);
 }
 
@@ -354,4 +359,39 @@ fn a_partly_filled_machine_of_uneven_nodes_counts_its_real_slots() {
     let pattern = j["pattern"].as_str().unwrap();
     assert!(pattern.ends_with("(5 tasks on 7 slots)"), "{pattern}");
     assert_eq!(j["tasks"], 5);
+}
+
+/// A recording whose header says `tasks 4` but which gives a fifth rank a host is
+/// refused with the host line (the recorder writes one line per rank of the run); the
+/// same file without that line maps onto its hosts.
+#[test]
+fn a_recording_with_a_host_beyond_its_tasks_is_refused_with_the_line() {
+    let body = "tasks 4\n# host 0 n1\n# host 1 n1\n# host 2 n2\n# host 3 n2\n";
+    let traffic = "0 1 100 # 1 messages\n2 3 100 # 1 messages\n1 2 50 # 1 messages\n";
+    let map = |name: &str, text: &str| from_recording(&write(name, text), &[]);
+    // also after a byte-order mark, which the graph reader skips
+    for (k, bom) in ["", "\u{feff}"].iter().enumerate() {
+        let text = format!("{bom}{body}# host 4 n3\n{traffic}");
+        let out = map(&format!("extra-host-{k}.txt"), &text);
+        refused(&out, &["line 6", "rank 4", "tasks 4"]);
+    }
+    ok(&map("four-hosts.txt", &format!("{body}{traffic}")));
+}
+
+/// Edge-list lines with an empty field (`0,,1,100`, a comma at the start or end) are
+/// refused with their line number rather than read as if the field were not there.
+#[test]
+fn an_edge_list_field_left_empty_is_refused_with_the_line() {
+    for (k, bad) in ["0,,1,100", ",0,1,100", "0,1,100,"].iter().enumerate() {
+        let g = write(
+            &format!("empty-field-{k}.txt"),
+            &format!("1,2,100\n{bad}\n"),
+        );
+        let out = copr(&["map", "--graph", &g, "--flat", "4", "--budget", "0"]);
+        refused(&out, &["line 2", "empty field"]);
+    }
+    let g = write("commas.txt", "1, 2, 100\n0 ,1 ,100\n");
+    ok(&copr(&[
+        "map", "--graph", &g, "--flat", "4", "--budget", "0",
+    ]));
 }

@@ -254,37 +254,35 @@ fn host_lines_are_read_as_a_user_may_write_them() {
     );
     let v = json(&dir, &["--graph", "words.txt", "--machine-from-recording"]);
     assert_eq!(metric(&v, "packed", "hop_bytes"), 0);
-    // hosts for ranks the graph does not name, all on one host: the job is every rank
-    // the run had (before: "the pattern has 2 tasks but the machine has 3 slots")
-    write(
-        &dir,
-        "spare.txt",
-        "tasks 2\n# host 0 a\n# host 1 a\n# host 2 a\n0 1 5\n",
-    );
-    let rf = dir.join("rankfile");
-    let (o, _) = ok(&copr_in(
-        &dir,
-        &[
-            "map",
-            "--graph",
-            "spare.txt",
-            "--machine-from-recording",
-            "--budget",
-            "1",
-            "--rankfile",
-            rf.to_str().expect("utf-8"),
-        ],
-    ));
-    assert!(o.contains("recorded run"), "{o}");
-    let ranks = std::fs::read_to_string(&rf).expect("rankfile written");
-    assert_eq!(ranks.lines().count(), 3, "{ranks}");
+    // hosts for ranks the graph does not name (rank 2 sent and received nothing),
+    // all on one host, under `tasks 3` or no task count: the job is every rank the
+    // run had (before: "the pattern has 2 tasks but the machine has 3 slots")
+    for (name, tasks) in [("spare.txt", "tasks 3\n"), ("spare-untold.txt", "")] {
+        let text = format!("{tasks}# host 0 a\n# host 1 a\n# host 2 a\n0 1 5\n");
+        write(&dir, name, &text);
+        let rf = dir.join("rankfile");
+        let _ = std::fs::remove_file(&rf);
+        let (o, _) = ok(&copr_in(
+            &dir,
+            &[
+                "map",
+                "--graph",
+                name,
+                "--machine-from-recording",
+                "--budget",
+                "1",
+                "--rankfile",
+                rf.to_str().expect("utf-8"),
+            ],
+        ));
+        assert!(o.contains("recorded run"), "{name}: {o}");
+        let ranks = std::fs::read_to_string(&rf).expect("rankfile written");
+        assert_eq!(ranks.lines().count(), 3, "{name}: {ranks}");
+    }
     // a host line far beyond the others: refused without memory for every rank up to
     // it (before: 4 194 304 empty entries, about 100 MB)
-    write(
-        &dir,
-        "far.txt",
-        "tasks 2\n# host 0 a\n# host 4194303 b\n0 1 5\n",
-    );
+    // (no task count; under `tasks 2` the line itself is refused, as beyond it)
+    write(&dir, "far.txt", "# host 0 a\n# host 4194303 b\n0 1 5\n");
     let out = capped(
         &["map", "--graph", "far.txt", "--machine-from-recording"],
         &dir,
@@ -292,4 +290,16 @@ fn host_lines_are_read_as_a_user_may_write_them() {
         Some(60),
     );
     refused(&out, &["far.txt", "no `# host 1"]);
+    write(
+        &dir,
+        "far-told.txt",
+        "tasks 2\n# host 0 a\n# host 4194303 b\n0 1 5\n",
+    );
+    let out = capped(
+        &["map", "--graph", "far-told.txt", "--machine-from-recording"],
+        &dir,
+        100_000,
+        Some(60),
+    );
+    refused(&out, &["far-told.txt", "line 3", "rank 4194303", "tasks 2"]);
 }

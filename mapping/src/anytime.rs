@@ -195,7 +195,7 @@ pub(crate) fn improve_judged(
     // at the hop-bytes bound only the busiest link could improve, which the passes
     // before this phase already aimed at
     let go = |rounds: usize, s: &State<'_>| {
-        Instant::now() < deadline
+        crate::clock::now() < deadline
             && s.failures < patience
             && max_rounds.is_none_or(|r| rounds < r)
             && s.best_hb > bound
@@ -323,7 +323,7 @@ impl Ctx<'_> {
             tracked.balance(targets, &mut rng, deadline, tries);
             map = tracked.perm();
         }
-        (Instant::now() < deadline).then_some(map)
+        (crate::clock::now() < deadline).then_some(map)
     }
 }
 
@@ -431,7 +431,7 @@ mod tests {
             pool.install(|| {
                 let mut shown = Vec::new();
                 let limits = Limits {
-                    deadline: Instant::now() + Duration::from_secs(600),
+                    deadline: crate::clock::now() + Duration::from_secs(600),
                     patience: 50,
                     max_rounds: Some(30),
                 };

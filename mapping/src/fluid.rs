@@ -177,7 +177,7 @@ impl Flows {
         let mut events = 0usize;
         while next < flows || !active.is_empty() {
             events += 1;
-            if events % CLOCK_EVENTS == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+            if events % CLOCK_EVENTS == 0 && deadline.is_some_and(|d| crate::clock::now() >= d) {
                 return None;
             }
             // the flows whose latency has passed join
@@ -566,10 +566,10 @@ mod tests {
         let model = RoundModel::simgrid_like();
         let t = round_time(&p, &m, &id, &model);
         assert!(t.is_finite() && t > 0.0, "{t}");
-        let far = Instant::now() + std::time::Duration::from_secs(600);
+        let far = crate::clock::now() + std::time::Duration::from_secs(600);
         let u = round_time_until(&p, &m, &id, &model, far);
         assert_eq!(u.map(f64::to_bits), Some(t.to_bits()));
-        let past = Instant::now();
+        let past = crate::clock::now();
         assert_eq!(round_time_until(&p, &m, &id, &model, past), None);
     }
 

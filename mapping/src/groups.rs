@@ -295,7 +295,7 @@ pub(crate) fn node_groups(
     }
     let mut out: Vec<(i128, Vec<u32>, bool)> = Vec::new();
     for (of, placed) in starts {
-        if Instant::now() >= deadline {
+        if crate::clock::now() >= deadline {
             break;
         }
         let mut g = Groups::new(graph, of, nodes);
@@ -543,7 +543,7 @@ fn place_with<D: Copy + Into<u32>>(
     let (mut t, mut cost) = (t0, c0);
     let (mut best, mut best_cost) = (pos.clone(), c0);
     for i in 0..moves {
-        if i % 4096 == 0 && Instant::now() >= deadline {
+        if i % 4096 == 0 && crate::clock::now() >= deadline {
             break;
         }
         t *= cool;
@@ -680,7 +680,7 @@ mod tests {
             &[],
             &worst,
             1,
-            Instant::now() + std::time::Duration::from_secs(5),
+            crate::clock::now() + std::time::Duration::from_secs(5),
         )
         .swap_remove(0);
         for (t, &g) in of.iter().enumerate() {
@@ -725,7 +725,7 @@ mod tests {
                 &start,
                 anneal,
                 3,
-                Instant::now() + std::time::Duration::from_secs(5),
+                crate::clock::now() + std::time::Duration::from_secs(5),
             );
             let after = crate::evaluate(&q, &m, &place).hop_bytes;
             let one_hop = 12 * u128::from(bytes);
@@ -782,7 +782,7 @@ mod tests {
     fn the_long_annealing_finds_the_scrambled_torus() {
         let q = scrambled_torus();
         let m = crate::torus_machine(vec![4, 4, 4], None, None, 1).expect("valid");
-        let far = Instant::now() + std::time::Duration::from_secs(60);
+        let far = crate::clock::now() + std::time::Duration::from_secs(60);
         let start = Perm::identity(64);
         let hb = |a: Anneal, seed: u64| {
             crate::evaluate(&q, &m, &place(&q, &m, &start, a, seed, far)).hop_bytes
@@ -811,7 +811,7 @@ mod tests {
         let d32: Vec<u32> = (0..64 * 64).map(|k| m.hops(k / 64, k % 64)).collect();
         let d16: Vec<u16> = d32.iter().map(|&h| h as u16).collect();
         let d8: Vec<u8> = d32.iter().map(|&h| h as u8).collect();
-        let far = Instant::now() + std::time::Duration::from_secs(600);
+        let far = crate::clock::now() + std::time::Duration::from_secs(600);
         for anneal in [Anneal::SHORT, Anneal::LONG] {
             let a = place_with(&q, &start, anneal, 3, far, (64, &d32));
             let b = place_with(&q, &start, anneal, 3, far, (64, &d16));

@@ -45,6 +45,7 @@ mod algorithms;
 mod anytime;
 mod bundles;
 mod candidates;
+mod clock;
 mod curve;
 mod ecmp;
 mod errors;

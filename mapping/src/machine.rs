@@ -212,6 +212,8 @@ pub struct MapMachine {
     /// A torus' [`RouteTable`], built on first route (shared by clones); `None` inside
     /// when the torus is too large for one.
     route_table: std::sync::OnceLock<Option<std::sync::Arc<RouteTable>>>,
+    /// [`MapMachine::part_near`], built on first use (shared by clones).
+    part_near: std::sync::OnceLock<std::sync::Arc<PartNear>>,
 }
 
 /// Machines of at most this many nodes keep a table of their weighted node distances
@@ -390,6 +392,7 @@ impl MapMachine {
             capacity: None,
             distances: std::sync::OnceLock::new(),
             route_table: std::sync::OnceLock::new(),
+            part_near: std::sync::OnceLock::new(),
         })
     }
 
@@ -749,7 +752,11 @@ impl MapMachine {
     /// [`MachineError`] for `k == 0` or too many slots.
     pub fn with_ranks_per_node(self, k: usize) -> Result<Self> {
         let description = self.description.clone();
-        Self::checked(k, self.names, self.net, description)
+        let part_near = self.part_near;
+        let mut m = Self::checked(k, self.names, self.net, description)?;
+        // the nodes' nearest nodes do not depend on their slots
+        m.part_near = part_near;
+        Ok(m)
     }
 
     /// The same machine with `tree` inside every node: core `c` of a node is PU `c` of
@@ -1147,6 +1154,21 @@ impl MapMachine {
         }
     }
 
+    /// On an allocated part of a torus (fewer nodes than coordinates), each node's
+    /// nearest allocated nodes ([`part_near`]: at least two per dimension when there
+    /// are), where the nodes one hop away are often not allocated; `None` on a whole
+    /// torus and on other networks. Built on first use and kept (shared by the clones
+    /// made after).
+    pub(crate) fn part_near(&self) -> Option<&PartNear> {
+        match &self.net {
+            Net::Torus(t) if t.num_nodes() < t.num_coords() => Some(
+                self.part_near
+                    .get_or_init(|| std::sync::Arc::new(part_near(t))),
+            ),
+            _ => None,
+        }
+    }
+
     /// Calls `f(link)` for each link on the route from node `a` to node `b`
     /// (dimension-order on a torus: x first, the shorter way round, positive on a tie).
     pub fn for_route(&self, a: usize, b: usize, mut f: impl FnMut(usize)) {
@@ -1173,6 +1195,98 @@ impl MapMachine {
             }
             Net::Flat { .. } => f(a),
         }
+    }
+}
+
+/// On an allocated part of a torus, each node lists at least this many allocated nodes
+/// per torus dimension (those of the nearest hop counts, ties included) ...
+const PART_NEAR_PER_DIM: usize = 2;
+/// ... found among at most this many torus coordinates around it.
+const PART_NEAR_VISIT: usize = 4096;
+
+/// Each allocated node's nearest allocated nodes on a torus: the other nodes at its
+/// coordinate, then a breadth-first search over the torus coordinates around it, by
+/// hop count, until a whole hop count has brought [`PART_NEAR_PER_DIM`] nodes per
+/// dimension or [`PART_NEAR_VISIT`] coordinates are seen.
+///
+/// # Complexity
+/// `O(coordinates + nodes·(v·dims + l))` for `v ≤` [`PART_NEAR_VISIT`] coordinates
+/// seen and `l` nodes listed per node (`v` about `2·dims / density` on an allocation
+/// of that density).
+fn part_near(t: &Torus) -> PartNear {
+    let dims: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
+    let want = PART_NEAR_PER_DIM * dims.len();
+    // the nodes at each coordinate, as linked lists (several nodes may share one)
+    let mut first_at = vec![u32::MAX; t.num_coords()];
+    let mut next_there = vec![u32::MAX; t.num_nodes()];
+    for k in (0..t.num_nodes()).rev() {
+        let c = t.coord_index(t.coords(k));
+        next_there[k] = first_at[c];
+        first_at[c] = k as u32;
+    }
+    let mut seen = vec![u32::MAX; t.num_coords()];
+    let (mut off, mut nodes) = (vec![0usize], Vec::new());
+    let (mut layer, mut next) = (Vec::new(), Vec::new());
+    for a in 0..t.num_nodes() {
+        let start = t.coord_index(t.coords(a));
+        let mut found = 0;
+        let mut b = first_at[start];
+        while b != u32::MAX {
+            if b as usize != a {
+                nodes.push(b);
+                found += 1;
+            }
+            b = next_there[b as usize];
+        }
+        seen[start] = a as u32;
+        layer.clear();
+        layer.push(start);
+        let mut visited = 1;
+        while !layer.is_empty() && found < want && visited < PART_NEAR_VISIT {
+            next.clear();
+            for &k in &layer {
+                let mut stride = 1;
+                for &d in &dims {
+                    let x = k / stride % d;
+                    let here = k - x * stride;
+                    for y in [(x + 1) % d, (x + d - 1) % d] {
+                        let c = here + y * stride;
+                        if seen[c] != a as u32 {
+                            seen[c] = a as u32;
+                            next.push(c);
+                        }
+                    }
+                    stride *= d;
+                }
+            }
+            visited += next.len();
+            for &c in &next {
+                let mut b = first_at[c];
+                while b != u32::MAX {
+                    nodes.push(b);
+                    found += 1;
+                    b = next_there[b as usize];
+                }
+            }
+            std::mem::swap(&mut layer, &mut next);
+        }
+        off.push(nodes.len());
+    }
+    PartNear { off, nodes }
+}
+
+/// Each allocated node's nearest allocated nodes on an allocated part of a torus
+/// ([`MapMachine::part_near`]): node `a`'s are `nodes[off[a]..off[a + 1]]`.
+#[derive(Debug)]
+pub(crate) struct PartNear {
+    off: Vec<usize>,
+    nodes: Vec<u32>,
+}
+
+impl PartNear {
+    /// Node `a`'s nearest allocated nodes, nearest first.
+    pub(crate) fn of(&self, a: usize) -> &[u32] {
+        &self.nodes[self.off[a]..self.off[a + 1]]
     }
 }
 

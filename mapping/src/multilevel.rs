@@ -809,7 +809,7 @@ pub(crate) fn dual_bisection(
         }
     };
     while let Some((tasks, nodes)) = next(&mut queue) {
-        if Instant::now() >= deadline {
+        if crate::clock::now() >= deadline {
             return None;
         }
         if nodes.len() == 1 {
@@ -1034,7 +1034,7 @@ pub(crate) fn lower_busiest_link(
     let (mut hb, mut lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
     let mut lowered = false;
     for _ in 0..steps {
-        if Instant::now() >= deadline {
+        if crate::clock::now() >= deadline {
             break;
         }
         let allowance = (hb + hb / 20).min(cap);
@@ -1199,7 +1199,7 @@ mod tests {
         }
         let p = Pattern::from_edges(side * side, edges, "grid".into()).expect("valid");
         let m = crate::torus_machine(vec![8, 8], None, None, 1).expect("valid");
-        let far = Instant::now() + std::time::Duration::from_secs(60);
+        let far = crate::clock::now() + std::time::Duration::from_secs(60);
         for seed in 1..=4 {
             let map = dual_bisection(&p, &m, &mut SplitMix(seed), far, QUOTIENT).expect("in time");
             let hb = evaluate(&p, &m, &map).hop_bytes;

@@ -64,7 +64,10 @@
 //! quotient), each at a share of the budget ([`Nested`]). So a run that reaches none
 //! of these cuts returns a function of (pattern, machine, seed, budget) alone, the
 //! same mapping on a busy machine as on an idle one; a machine too slow for the
-//! budget cuts it short and the mapping then depends on where.
+//! budget cuts it short and the mapping then depends on where. Every reading of the
+//! time is `clock::now` (`mapping/tests/architecture.rs` checks it), so a test runs
+//! the comparison on a simulated slow machine and gets the same mapping
+//! (`a_slow_machine_gives_the_same_mapping_when_no_deadline_cuts`).
 
 use std::time::{Duration, Instant};
 
@@ -130,7 +133,7 @@ pub fn optimise_rounds(
     opts: &Options,
     max_rounds: Option<usize>,
 ) -> Result<Optimised> {
-    let deadline = Instant::now() + opts.budget;
+    let deadline = crate::clock::now() + opts.budget;
     optimise_until(p, m, starts, opts, max_rounds, deadline, false)
 }
 
@@ -550,7 +553,7 @@ impl Run<'_> {
                 let mut name = name;
                 let mut w = w;
                 if i < 2
-                    && Instant::now() < deadline
+                    && crate::clock::now() < deadline
                     && refine(&qp, &m1, &mut place, &mut self.rng, deadline, 20)
                 {
                     name.push_str(", refined");
@@ -754,7 +757,7 @@ impl Run<'_> {
             (3, 20)
         };
         for &i in by_hb.iter().take(if at_bound { 0 } else { few }) {
-            if Instant::now() >= self.deadline {
+            if crate::clock::now() >= self.deadline {
                 break;
             }
             let mut map = pool[i].map.clone();
@@ -850,7 +853,7 @@ impl Run<'_> {
         if p.grid_spec().is_none() && dominates_starts && !exact {
             best = self.hub_link_traded(best, start_targets(starts));
         }
-        if m.node_tree().is_some() && Instant::now() < deadline {
+        if m.node_tree().is_some() && crate::clock::now() < deadline {
             let mut map = best.map.clone();
             if arrange_in_nodes(p, m, &mut map, deadline) {
                 best = self.score(map, format!("{}, cores arranged", best.origin));
@@ -935,7 +938,7 @@ impl Run<'_> {
         let (hb1, lt1) = (start.metrics.hop_bytes, start.metrics.max_link_time);
         let mut cur = start;
         for r in 0..HELD_ROUNDS {
-            if Instant::now() >= deadline {
+            if crate::clock::now() >= deadline {
                 break;
             }
             let found = super::groups::links::nodes_lowered(
@@ -1011,7 +1014,7 @@ impl Run<'_> {
         let mut rounds = 0;
         while let Some(&f) = step {
             let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
-            if rounds >= TRADE_ROUNDS || Instant::now() >= deadline || lt <= 0.0 {
+            if rounds >= TRADE_ROUNDS || crate::clock::now() >= deadline || lt <= 0.0 {
                 break;
             }
             rounds += 1;
@@ -1140,7 +1143,7 @@ fn from_baselines(
     let counted = nested == Nested::Counted;
     let deadline = match counted {
         true => until,
-        false => Instant::now()
+        false => crate::clock::now()
             .checked_add(cut)
             .map_or(until, |c| until.min(c)),
     };
@@ -1345,7 +1348,7 @@ mod tests {
             p,
             m,
             opts,
-            deadline: Instant::now() + Duration::from_secs(60),
+            deadline: crate::clock::now() + Duration::from_secs(60),
             nested: Nested::Shares,
             rng: SplitMix(opts.seed),
             bound: std::cell::Cell::new(None),
@@ -1363,7 +1366,7 @@ mod tests {
             m,
             &mut map,
             &mut rng,
-            Instant::now() + Duration::from_secs(60),
+            crate::clock::now() + Duration::from_secs(60),
             20,
         );
         map
@@ -1384,11 +1387,11 @@ mod tests {
             budget: Duration::from_secs(30),
         };
         let compared = || {
-            let t0 = Instant::now();
+            let t0 = crate::clock::now();
             let c = crate::compare(&p, &m, &[Strategy::Optimised], &opts, |_| {}).expect("compare");
             let row = c.row("optimised").expect("the optimiser ran").clone();
             // the result is the clock-free one only when the deadline was not reached
-            (row, t0.elapsed() < opts.budget * 2 / 3)
+            (row, crate::clock::since(t0) < opts.budget * 2 / 3)
         };
         let (idle, idle_in_time) = compared();
         let stop = std::sync::atomic::AtomicBool::new(false);
@@ -1438,6 +1441,73 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_machine_gives_the_same_mapping_when_no_deadline_cuts() {
+        // two comparisons like the busy-machine test's (256 tasks, 4x2x2 x 16, a 60 s
+        // budget they do not reach) on simulated slow machines (`clock::slowed`): the
+        // baselines taking 45 s of the budget (the clock put ahead when the optimiser
+        // starts), and every reading of the clock later than the last by what makes
+        // the run's readings add up to 4 s (below every cut). The optimiser's limits
+        // follow from the budget, not from the time left, so the mapping is the real
+        // clock's. A limit taken from the time left gives others: with the anytime
+        // rounds' patience at 2 rounds a second of it (120 here, 30 after such
+        // baselines), 8 of 12 such instances changed (geometric graphs 4-6, seeds
+        // 1-4), these two among them. One rayon thread, which runs on the clock's
+        // thread; a run of more than 6 real seconds is too near a cut to compare.
+        let m = crate::torus_machine(vec![4, 2, 2], None, None, 16).expect("torus");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a pool");
+        for (graph, seed) in [(6, 1), (4, 4)] {
+            let p = geometric(256, 0.12, graph);
+            let opts = Options {
+                seed,
+                budget: Duration::from_secs(60),
+            };
+            let compared = |step: Duration, baselines: Duration| {
+                pool.install(|| {
+                    let t0 = crate::clock::real_now();
+                    let (c, readings) = crate::clock::slowed(step, || {
+                        crate::compare(&p, &m, &[Strategy::Optimised], &opts, |name| {
+                            if name == Strategy::Optimised.name() {
+                                crate::clock::advance(baselines);
+                            }
+                        })
+                        .expect("compare")
+                    });
+                    let row = c.row("optimised").expect("the optimiser ran").clone();
+                    let in_time = crate::clock::real_now() - t0 < Duration::from_secs(6);
+                    (row, in_time, readings)
+                })
+            };
+            let (real, in_time, readings) = compared(Duration::ZERO, Duration::ZERO);
+            assert!(readings > 10, "{readings} readings of the clock");
+            let step = Duration::from_secs(4) / u32::try_from(readings).unwrap_or(u32::MAX);
+            for (step, baselines) in [
+                (Duration::ZERO, Duration::from_secs(45)),
+                (step, Duration::ZERO),
+            ] {
+                let (slow, slow_in_time, _) = compared(step, baselines);
+                if !(in_time && slow_in_time) {
+                    eprintln!("skipped: a run took more than 6 s");
+                    return;
+                }
+                assert!(
+                    slow.map == real.map,
+                    "graph {graph}, seed {seed}, {step:?} a reading, baselines {baselines:?}: \
+                     {} / {} from {:?}, real clock {} / {} from {:?}",
+                    slow.metrics.hop_bytes,
+                    slow.metrics.max_link_time,
+                    slow.origin,
+                    real.metrics.hop_bytes,
+                    real.metrics.max_link_time,
+                    real.origin
+                );
+            }
+        }
+    }
+
+    #[test]
     fn links_then_hops_is_no_worse_than_best_or_within_the_best_start() {
         // 256 tasks on a 4x2x2 torus of 16 slots, three instances: `best` refined for
         // hop-bytes alone (a busy link), `least` balanced from it (a lower link, more
@@ -1455,7 +1525,7 @@ mod tests {
             let best = r.score(hop_bytes_only(&p, &m), "best".into());
             let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
             let mut map = best.map.clone();
-            let far = Instant::now() + Duration::from_secs(60);
+            let far = crate::clock::now() + Duration::from_secs(60);
             balance(&p, &m, &mut map, hb * 2, lt * 0.6, &mut SplitMix(seed), far);
             let least = r.score(map, "least".into());
             assert!(

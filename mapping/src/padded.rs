@@ -97,7 +97,7 @@ pub(crate) fn padded_grid_candidates(
             qp
         };
         for (name, mut place) in placements {
-            if Instant::now() >= deadline {
+            if crate::clock::now() >= deadline {
                 break;
             }
             refine(&qp, &m1, &mut place, rng, deadline, 20);

@@ -853,10 +853,12 @@ fn parse_edge_list(text: &str) -> std::result::Result<(Option<u64>, Vec<RawEdge>
         if body.is_empty() {
             continue;
         }
-        let fields: Vec<&str> = body
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|f| !f.is_empty())
-            .collect();
+        let fields = edge_list_fields(body).ok_or_else(|| {
+            format!(
+                "line {ln}: an empty field (two commas in a row, or a comma at the start or \
+                 end) in `{body}`"
+            )
+        })?;
         if fields[0] == "tasks" {
             if seen_data || tasks.is_some() {
                 return Err(format!(
@@ -892,6 +894,21 @@ fn parse_edge_list(text: &str) -> std::result::Result<(Option<u64>, Vec<RawEdge>
         out.push((ln, v[0], v[1], v[2]));
     }
     Ok((tasks, out))
+}
+
+/// The fields of an edge-list line (not empty, comment removed): separated by
+/// whitespace or by one comma with optional whitespace around it; `None` for an empty
+/// field (`0,,1,100`, `,0,1,100`, `0,1,100,`).
+fn edge_list_fields(body: &str) -> Option<Vec<&str>> {
+    let mut fields = Vec::new();
+    for part in body.split(',') {
+        let before = fields.len();
+        fields.extend(part.split_whitespace());
+        if fields.len() == before {
+            return None;
+        }
+    }
+    Some(fields)
 }
 
 /// Messages grouped by task pair, for tests and summaries: `(min, max) → bytes both
@@ -1026,6 +1043,16 @@ mod tests {
         assert_eq!(v, vec![(2, 0, 1, 5)]);
         let e = parse_edge_list("0 1 5\ntasks 4\n").unwrap_err();
         assert!(e.contains("line 2"), "{e}");
+        // an empty field between, before or after commas: not skipped
+        for bad in ["0,,1,100", ",0,1,100", "0,1,100,", "0, ,1", "0 1,,100", ","] {
+            let e = parse_edge_list(&format!("0 1 5\n{bad}\n")).unwrap_err();
+            assert!(
+                e.contains("line 2") && e.contains("empty field"),
+                "{bad}: {e}"
+            );
+        }
+        let (_, v) = parse_edge_list("0 , 1 ,5\n2\t3, 7 # c,,\n").unwrap();
+        assert_eq!(v, vec![(1, 0, 1, 5), (2, 2, 3, 7)]);
     }
 
     #[test]

@@ -56,8 +56,6 @@
 //! measured in milliseconds, and the bar is known before any timing; one timing at
 //! p = 1024 takes 0.5–7 s, so a small budget times them alone.
 
-use std::time::Instant;
-
 use super::algorithms::{Algorithm, AlgorithmSpec, Collective};
 use super::candidates::Scored;
 use super::fluid::RoundModel;
@@ -439,7 +437,7 @@ pub(crate) fn choose(
             break;
         }
         let (s, run_tried) = run(r)?;
-        if Instant::now() >= deadline {
+        if crate::clock::now() >= deadline {
             // the run may have been cut short: dropped, and nothing follows
             break;
         }
@@ -505,6 +503,7 @@ mod tests {
     use crate::bundles::test_fat_tree;
     use crate::staged::program_time;
     use std::time::Duration;
+    use std::time::Instant;
 
     fn spec(algorithm: Algorithm, q: usize) -> AlgorithmSpec {
         AlgorithmSpec {
@@ -641,7 +640,7 @@ mod tests {
         let mut run = |r: usize| -> Result<(Scored, usize)> {
             asked.push(r);
             if slow_run == Some(r) {
-                std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                std::thread::sleep(deadline.saturating_duration_since(crate::clock::now()));
                 std::thread::sleep(Duration::from_millis(20));
             }
             Ok((Scored::new(&p, &m, runs[r].clone(), format!("run {r}")), 1))
@@ -658,7 +657,7 @@ mod tests {
     #[test]
     fn the_sequence_keeps_the_least_time_and_a_cut_run_is_the_prefix_it_timed() {
         let m = machine();
-        let far = Instant::now() + Duration::from_secs(3600);
+        let far = crate::clock::now() + Duration::from_secs(3600);
         let model = RoundModel::simgrid_like();
         for a in [Algorithm::Snyder, Algorithm::Summa] {
             let s = spec(a, 8);
@@ -751,11 +750,11 @@ mod tests {
                 }
             }
             // a deadline already passed: the first candidate, untimed, no run
-            let (late, _, asked) = scripted(&s, &fixed, &runs, (Instant::now(), None, None));
+            let (late, _, asked) = scripted(&s, &fixed, &runs, (crate::clock::now(), None, None));
             assert_eq!((&late.map, asked.len()), (&fixed[0].1, 0));
             // a run the deadline interrupts is dropped, and nothing follows: what the
             // fixed ones kept (when all were timed before the deadline)
-            let soon = Instant::now() + Duration::from_secs(2);
+            let soon = crate::clock::now() + Duration::from_secs(2);
             let (cut, cut_trace, asked) = scripted(&s, &fixed, &runs, (soon, None, Some(0)));
             let n = cut_trace.len();
             assert_eq!(cut_trace[..], trace[..n]);
@@ -914,7 +913,7 @@ mod tests {
                 Ok((Scored::new(&p, &m, q.clone(), format!("run {r}")), 1))
             };
             let cut = Cut {
-                deadline: Instant::now() + Duration::from_secs(3600),
+                deadline: crate::clock::now() + Duration::from_secs(3600),
                 max_steps: None,
                 trace: None,
             };
@@ -956,7 +955,7 @@ mod tests {
         };
         let run = |max_steps: Option<usize>, trace: Option<&mut Vec<Kept>>| {
             let cut = Cut {
-                deadline: Instant::now() + Duration::from_secs(3600),
+                deadline: crate::clock::now() + Duration::from_secs(3600),
                 max_steps,
                 trace,
             };

@@ -18,12 +18,15 @@ use copr::lap::Perm;
 /// assert_eq!(recorded_hosts(text).unwrap().unwrap(), ["a", "a", "b"]);
 /// assert!(recorded_hosts("0 1 8\n").unwrap().is_none());
 /// assert!(recorded_hosts("# host 0 a\n# host 2 b\n").is_err()); // rank 1 missing
+/// // a host for rank 2 of a recording of 2 ranks
+/// assert!(recorded_hosts("tasks 2\n# host 0 a\n# host 1 a\n# host 2 b\n").is_err());
 /// ```
 ///
 /// # Errors
-/// [`ExportError`] naming the line for a malformed or repeated rank, or a rank
-/// missing from `0..ranks`.
+/// [`ExportError`] naming the line for a malformed or repeated rank, a rank not below
+/// the file's `tasks N` (when it has one), or a rank missing from `0..ranks`.
 pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
+    let declared = declared_tasks(text);
     // by rank, so that memory follows the lines, not the largest rank named
     let mut hosts: std::collections::BTreeMap<usize, String> = Default::default();
     for (i, line) in text.lines().enumerate() {
@@ -48,6 +51,10 @@ pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
         if r >= super::MAX_TASKS {
             return Err(bad("rank beyond the largest pattern").into());
         }
+        if let Some((t, at)) = declared.filter(|&(t, _)| r as u64 >= t) {
+            let what = format!("rank {r} is not below the file's `tasks {t}` (line {at})");
+            return Err(bad(&what).into());
+        }
         if hosts.insert(r, name.to_string()).is_some() {
             return Err(bad("the rank's host is given twice").into());
         }
@@ -64,6 +71,22 @@ pub fn recorded_hosts(text: &str) -> Result<Option<Vec<String>>> {
         return Err(ExportError::NoHostLine { rank: r }.into());
     }
     Ok(Some(hosts.into_values().collect()))
+}
+
+/// The `N` of a file's `tasks N` line (its first line with data, as the graph reader
+/// takes it) and that line's number, else `None`.
+fn declared_tasks(text: &str) -> Option<(u64, usize)> {
+    let text = copr_topology::files::skip_bom(text);
+    let (i, body) = text.lines().enumerate().find_map(|(i, l)| {
+        let body = l.split('#').next().unwrap_or("").trim();
+        (!body.is_empty()).then_some((i, body))
+    })?;
+    let mut fields = body.split(|c: char| c.is_whitespace() || c == ',');
+    (fields.next() == Some("tasks"))
+        .then(|| fields.find(|f| !f.is_empty()))
+        .flatten()
+        .and_then(|t| t.parse().ok())
+        .map(|t| (t, i + 1))
 }
 
 /// The rest of a `# host RANK NAME` line after `host` (`#host` and tabs too), else

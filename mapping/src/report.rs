@@ -1,6 +1,6 @@
 //! Every strategy side by side: what `copr map` prints.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -93,8 +93,8 @@ pub fn compare(
     let mut over_budget = Vec::new();
     let mut base_time = Duration::ZERO;
     let mut eval_time = Duration::ZERO;
-    let deadline = Instant::now() + opts.budget;
-    let spent = |starts: &[Scored]| !starts.is_empty() && Instant::now() >= deadline;
+    let deadline = crate::clock::now() + opts.budget;
+    let spent = |starts: &[Scored]| !starts.is_empty() && crate::clock::now() >= deadline;
     for &s in Strategy::BASELINES.iter() {
         if !strategies.contains(&s) && !want_opt {
             continue;
@@ -106,16 +106,16 @@ pub fn compare(
             continue;
         }
         progress(s.name());
-        let t0 = Instant::now();
+        let t0 = crate::clock::now();
         // a search gets half of what is left, so that the strategies after it (the
         // optimiser above all) still have time
         let own = t0 + deadline.saturating_duration_since(t0) / 2;
         let map = baseline_until(s, p, m, Some(own))?;
-        let dt = t0.elapsed();
+        let dt = crate::clock::since(t0);
         base_time += dt;
         match map {
             Some(map) => {
-                let t1 = Instant::now();
+                let t1 = crate::clock::now();
                 // the hop-bytes bound depends on the pattern and machine only
                 let metrics = match starts.first() {
                     Some(s) => {
@@ -124,7 +124,7 @@ pub fn compare(
                     }
                     None => evaluate(p, m, &map),
                 };
-                eval_time = eval_time.max(t1.elapsed());
+                eval_time = eval_time.max(crate::clock::since(t1));
                 if strategies.contains(&s) {
                     rows.push(Row {
                         strategy: s.name().into(),
@@ -154,7 +154,7 @@ pub fn compare(
         over_budget.push(Strategy::Optimised.name().into());
     } else if want_opt {
         progress(Strategy::Optimised.name());
-        let t0 = Instant::now();
+        let t0 = crate::clock::now();
         // stopped at what is left, less the time of the metrics after it (about two
         // evaluations); its work counts follow from the whole budget, so that the
         // baselines' time (the machine's load) does not decide what it computes
@@ -164,7 +164,7 @@ pub fn compare(
         rows.push(Row {
             strategy: Strategy::Optimised.name().into(),
             metrics: o.best.metrics,
-            seconds: t0.elapsed().as_secs_f64(),
+            seconds: crate::clock::since(t0).as_secs_f64(),
             origin: Some(o.best.origin),
             map: o.best.map,
         });

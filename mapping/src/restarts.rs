@@ -187,7 +187,7 @@ pub(crate) struct Steps<'a, T = Scored> {
 impl<T: Clone> Steps<'_, T> {
     /// Whether no step may follow `done` steps.
     pub(crate) fn over(&self, done: usize) -> bool {
-        self.max_steps.is_some_and(|n| done >= n) || Instant::now() >= self.deadline
+        self.max_steps.is_some_and(|n| done >= n) || crate::clock::now() >= self.deadline
     }
 
     /// Records `kept` as the mapping after one more step.
@@ -244,7 +244,7 @@ pub(crate) fn path(
             break;
         }
         let mut o = run(restart_seed(seed, r))?;
-        if Instant::now() >= steps.deadline {
+        if crate::clock::now() >= steps.deadline {
             // the restart may have been cut short: dropped, and nothing follows
             return Ok(Outcome {
                 best: kept.s,
@@ -439,7 +439,7 @@ mod tests {
         let mut next = std::iter::once(first.clone()).chain(runs.iter().cloned());
         let mut trace = Vec::new();
         let steps = Steps {
-            deadline: Instant::now() + Duration::from_secs(600),
+            deadline: crate::clock::now() + Duration::from_secs(600),
             max_steps: None,
             trace: Some(&mut trace),
         };
@@ -480,7 +480,7 @@ mod tests {
         let mut next = std::iter::once(first.clone()).chain(runs.iter().cloned());
         let mut asked = false;
         let steps = Steps {
-            deadline: Instant::now() + Duration::from_secs(600),
+            deadline: crate::clock::now() + Duration::from_secs(600),
             max_steps: Some(3),
             trace: None,
         };
@@ -507,7 +507,7 @@ mod tests {
         // the second run ends after it, however long the first took)
         let mut calls = 0;
         let mut asked = false;
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = crate::clock::now() + Duration::from_secs(5);
         let steps = Steps {
             deadline,
             max_steps: None,
@@ -521,7 +521,7 @@ mod tests {
             |_| {
                 calls += 1;
                 if calls > 1 {
-                    let left = deadline.saturating_duration_since(Instant::now());
+                    let left = deadline.saturating_duration_since(crate::clock::now());
                     std::thread::sleep(left + Duration::from_millis(50));
                 }
                 Ok(Outcome {
@@ -592,7 +592,7 @@ mod tests {
         };
         let run = |max_steps: Option<usize>, trace: Option<&mut Vec<Scored>>| {
             let steps = Steps {
-                deadline: Instant::now() + Duration::from_secs(3600),
+                deadline: crate::clock::now() + Duration::from_secs(3600),
                 max_steps,
                 trace,
             };

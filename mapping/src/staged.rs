@@ -523,7 +523,7 @@ pub(crate) fn program_time_until(
     let mut done: Vec<u32> = Vec::new();
     let mut events = 0u32;
     loop {
-        if events % 256 == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+        if events % 256 == 0 && deadline.is_some_and(|d| crate::clock::now() >= d) {
             return None;
         }
         events = events.wrapping_add(1);
@@ -610,7 +610,7 @@ mod tests {
         let until = |d, cut| program_time_until(&p, &m, &id, &model, (d, cut));
         assert_eq!(until(None, 2.0 * t), Some(t));
         assert_eq!(until(None, 0.5 * t), Some(f64::INFINITY));
-        assert_eq!(until(Some(Instant::now()), f64::INFINITY), None);
+        assert_eq!(until(Some(crate::clock::now()), f64::INFINITY), None);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 
 use std::time::Instant;
 
-use super::machine::{LinkLoadModel, MapMachine, Neighbours, NetKind, DISTANCE_TABLE_NODES};
+use super::machine::{
+    LinkLoadModel, MapMachine, Neighbours, NetKind, PartNear, DISTANCE_TABLE_NODES,
+};
 use super::metrics::for_each_node_pair;
 use super::pattern::Pattern;
 use copr::lap::Perm;
@@ -52,7 +54,7 @@ fn passes(
         rng.shuffle(&mut order);
         let mut gain = 0.0;
         for (i, &u) in order.iter().enumerate() {
-            if i % 256 == 0 && Instant::now() >= deadline {
+            if i % 256 == 0 && crate::clock::now() >= deadline {
                 break;
             }
             if let Some((delta, _)) = sw.improve_if(u, current, &mut accept) {
@@ -60,7 +62,7 @@ fn passes(
             }
         }
         current -= gain;
-        if gain <= 1e-4 * current.max(1.0) || Instant::now() >= deadline {
+        if gain <= 1e-4 * current.max(1.0) || crate::clock::now() >= deadline {
             break;
         }
     }
@@ -715,7 +717,7 @@ impl<'a> Tracked<'a> {
             if pen <= 1e-12 || tr - dropped_at > stall {
                 break;
             }
-            if tr % 64 == 0 && Instant::now() >= deadline {
+            if tr % 64 == 0 && crate::clock::now() >= deadline {
                 break;
             }
             if tr % every == 0 {
@@ -1023,7 +1025,7 @@ pub(crate) fn arrange_in_nodes(
     };
     let mut moved = false;
     for node in 0..m.nodes() {
-        if node % 64 == 0 && Instant::now() >= deadline {
+        if node % 64 == 0 && crate::clock::now() >= deadline {
             break;
         }
         for _pass in 0..8 {
@@ -1077,15 +1079,9 @@ enum Near<'a> {
     /// The nodes one hop away, on a whole torus.
     Whole(Neighbours<'a>),
     /// On an allocated part of a torus (where the nodes one hop away are often not
-    /// allocated): each node's nearest allocated nodes, `nodes[off[a]..off[a + 1]]`.
-    Part { off: Vec<usize>, nodes: Vec<u32> },
+    /// allocated): each node's nearest allocated nodes ([`MapMachine::part_near`]).
+    Part(&'a PartNear),
 }
-
-/// On an allocated part of a torus, each node lists at least this many allocated nodes
-/// per torus dimension (those of the nearest hop counts, ties included) ...
-const PART_NEAR_PER_DIM: usize = 2;
-/// ... found among at most this many torus coordinates around it.
-const PART_NEAR_VISIT: usize = 4096;
 
 impl<'a> Dist<'a> {
     fn new(m: &'a MapMachine) -> Self {
@@ -1103,18 +1099,15 @@ impl<'a> Dist<'a> {
     }
 
     /// On an allocated part of a torus with one rank per node, lists each node's
-    /// nearest allocated nodes ([`part_near`]) for [`Dist::neighbours`]; used by the
+    /// nearest allocated nodes ([`MapMachine::part_near`]) for [`Dist::neighbours`]; used by the
     /// swaps that hold the link loads ([`refine_within`]): the plain swaps with that
     /// reach lowered the hop-bytes further but raised the busiest link (RESULTS.md,
     /// "Swaps on a scattered torus allocation").
     fn reach_part(&mut self) {
-        match self.m.kind() {
-            NetKind::Torus(t)
-                if self.m.ranks_per_node() == 1 && matches!(self.near, Near::Nothing) =>
-            {
-                self.near = part_near(t);
+        if self.m.ranks_per_node() == 1 && matches!(self.near, Near::Nothing) {
+            if let Some(near) = self.m.part_near() {
+                self.near = Near::Part(near);
             }
-            _ => {}
         }
     }
 
@@ -1133,84 +1126,13 @@ impl<'a> Dist<'a> {
         match &self.near {
             Near::Nothing => {}
             Near::Whole(near) => near.each(a, f),
-            Near::Part { off, nodes } => {
-                for &b in &nodes[off[a]..off[a + 1]] {
+            Near::Part(near) => {
+                for &b in near.of(a) {
                     f(b as usize);
                 }
             }
         }
     }
-}
-
-/// Each allocated node's nearest allocated nodes on a torus: the other nodes at its
-/// coordinate, then a breadth-first search over the torus coordinates around it, by
-/// hop count, until a whole hop count has brought [`PART_NEAR_PER_DIM`] nodes per
-/// dimension or [`PART_NEAR_VISIT`] coordinates are seen.
-///
-/// # Complexity
-/// `O(coordinates + nodes·(v·dims + l))` for `v ≤` [`PART_NEAR_VISIT`] coordinates
-/// seen and `l` nodes listed per node (`v` about `2·dims / density` on an allocation
-/// of that density).
-fn part_near(t: &copr_topology::Torus) -> Near<'static> {
-    let dims: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
-    let want = PART_NEAR_PER_DIM * dims.len();
-    // the nodes at each coordinate, as linked lists (several nodes may share one)
-    let mut first_at = vec![u32::MAX; t.num_coords()];
-    let mut next_there = vec![u32::MAX; t.num_nodes()];
-    for k in (0..t.num_nodes()).rev() {
-        let c = t.coord_index(t.coords(k));
-        next_there[k] = first_at[c];
-        first_at[c] = k as u32;
-    }
-    let mut seen = vec![u32::MAX; t.num_coords()];
-    let (mut off, mut nodes) = (vec![0usize], Vec::new());
-    let (mut layer, mut next) = (Vec::new(), Vec::new());
-    for a in 0..t.num_nodes() {
-        let start = t.coord_index(t.coords(a));
-        let mut found = 0;
-        let mut b = first_at[start];
-        while b != u32::MAX {
-            if b as usize != a {
-                nodes.push(b);
-                found += 1;
-            }
-            b = next_there[b as usize];
-        }
-        seen[start] = a as u32;
-        layer.clear();
-        layer.push(start);
-        let mut visited = 1;
-        while !layer.is_empty() && found < want && visited < PART_NEAR_VISIT {
-            next.clear();
-            for &k in &layer {
-                let mut stride = 1;
-                for &d in &dims {
-                    let x = k / stride % d;
-                    let here = k - x * stride;
-                    for y in [(x + 1) % d, (x + d - 1) % d] {
-                        let c = here + y * stride;
-                        if seen[c] != a as u32 {
-                            seen[c] = a as u32;
-                            next.push(c);
-                        }
-                    }
-                    stride *= d;
-                }
-            }
-            visited += next.len();
-            for &c in &next {
-                let mut b = first_at[c];
-                while b != u32::MAX {
-                    nodes.push(b);
-                    found += 1;
-                    b = next_there[b as usize];
-                }
-            }
-            std::mem::swap(&mut layer, &mut next);
-        }
-        off.push(nodes.len());
-    }
-    Near::Part { off, nodes }
 }
 
 #[cfg(test)]
@@ -1264,7 +1186,7 @@ mod tests {
         let e = evaluate(&p, &m, &start);
         assert_eq!(e.hop_bytes, 8000);
         // the swaps holding the link: the busiest link falls from 2000 to 1000 bytes
-        let far = Instant::now() + Duration::from_secs(600);
+        let far = crate::clock::now() + Duration::from_secs(600);
         let mut map = start.clone();
         refine_within(&p, &m, &mut map, 0.0, &mut SplitMix(1), far, 20);
         let got = evaluate(&p, &m, &map);
@@ -1298,7 +1220,7 @@ mod tests {
         // random patterns on a 4 x 2 x 2 torus of 2 and 4 slots a node: the busiest link at most the start's (or the given threshold, when
         // above it), hop-bytes at most the start's; the plain swaps raise the link in
         // some of the same instances, so the hold is what keeps it
-        let far = Instant::now() + Duration::from_secs(60);
+        let far = crate::clock::now() + Duration::from_secs(60);
         let (mut lowered, mut raised_by_plain, mut runs) = (0, 0, 0);
         for k in [2usize, 4] {
             let m = crate::torus_machine(vec![4, 2, 2], None, None, k).unwrap();
@@ -1378,7 +1300,7 @@ mod tests {
         let far = |map: &Perm| evaluate(&p, &m, map).intra_levels.last().unwrap().bytes;
         // 4 of each clique's 6 pairs cross the packages, 10 bytes each way
         assert_eq!(far(&map), 2 * 4 * 2 * 10);
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = crate::clock::now() + Duration::from_secs(5);
         assert!(arrange_in_nodes(&p, &m, &mut map, deadline));
         assert_eq!(far(&map), 0);
         let pkg = |t: usize| map.apply(t) / 4;
@@ -1421,7 +1343,7 @@ mod tests {
             (e.hop_bytes, e.max_link_time)
         };
         let mut t = Tracked::new(&p, &m, &shuffled(64, &mut rng));
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = crate::clock::now() + Duration::from_secs(60);
         for round in 0..20 {
             // a far move (a new permutation), then a near one (two tasks swapped)
             let mut map = shuffled(64, &mut rng);
@@ -1476,7 +1398,7 @@ mod tests {
         let p = Pattern::from_edges(n, edges, String::new()).unwrap();
         let mut map = shuffled(n, &mut rng);
         let mut t = Tracked::new(&p, &m, &map);
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = crate::clock::now() + Duration::from_secs(60);
         for round in 0..500 {
             // two tasks swapped, and now and then a balancing pass
             let (u, x) = (rng.next_u64() as usize % n, rng.next_u64() as usize % n);
@@ -1634,7 +1556,7 @@ mod tests {
         let mut rng = SplitMix(17);
         let p = random_messages(96, 500, 5000, &mut rng);
         let m = crate::torus_machine(vec![4, 3, 2], None, None, 4).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = crate::clock::now() + Duration::from_secs(60);
         let start = shuffled(96, &mut rng);
         let e0 = evaluate(&p, &m, &start);
         for (hb0, lt0) in [
@@ -1685,7 +1607,7 @@ mod tests {
         }
         let p = Pattern::from_edges(48, edges, String::new()).unwrap();
         let m = crate::torus_machine(vec![3, 4], None, None, 4).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = crate::clock::now() + Duration::from_secs(60);
         let (start, goal) = (shuffled(48, &mut rng), shuffled(48, &mut rng));
         let targets = {
             let e = evaluate(&p, &m, &goal);

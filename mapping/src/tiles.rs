@@ -162,7 +162,7 @@ pub(crate) fn embeddings(
     let mut choice = vec![0usize; options.len()];
     let mut budget = 20_000usize;
     'outer: loop {
-        if Instant::now() >= deadline {
+        if crate::clock::now() >= deadline {
             break;
         }
         let factors: Vec<Factor> = options
@@ -543,7 +543,7 @@ mod tests {
             MapMachine::torus(Torus::full(TorusParams::new(vec![4, 4, 4])).unwrap(), 1).unwrap();
         let q = CartGrid::new(vec![8, 8], vec![true, true], vec![1, 1]).unwrap();
         let p = Pattern::grid(&q).unwrap();
-        let best = embeddings(&q, &p, &m, 6, Instant::now() + Duration::from_secs(60))
+        let best = embeddings(&q, &p, &m, 6, crate::clock::now() + Duration::from_secs(60))
             .into_iter()
             .map(|(_, e)| evaluate(&p, &m, &e))
             .min_by_key(|x| x.hop_bytes)

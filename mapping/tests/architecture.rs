@@ -11,7 +11,14 @@ use copr_testkit::modules::module_graph;
 
 /// The modules, lowest layer first.
 const LAYERS: &[&[&str]] = &[
-    &["errors", "curve", "paths", "gain_heap", "graph_formats"],
+    &[
+        "errors",
+        "curve",
+        "paths",
+        "gain_heap",
+        "graph_formats",
+        "clock",
+    ],
     &["pattern", "bundles", "route_table"],
     &["machine"],
     &["recognise", "algorithms"],
@@ -77,4 +84,47 @@ fn every_module_uses_only_its_layer_and_those_below() {
         );
     }
     assert!(graph.arrows["padded"].contains("swaps"));
+}
+
+/// Every reading of the time in the mapper is `clock::now` (or `clock::since`), so that
+/// the tests on a simulated slow machine (`clock::slowed`) see every step's time: no
+/// `Instant::now`, `.elapsed()` or `SystemTime` in `mapping/src` outside `clock.rs`
+/// (comment lines aside).
+#[test]
+fn every_reading_of_the_time_is_the_clocks() {
+    fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    assert!(all.len() > 20, "{} files", all.len());
+    let mut found = Vec::new();
+    for f in all.iter().filter(|f| !f.ends_with("clock.rs")) {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            if ["Instant::now", ".elapsed()", "SystemTime"]
+                .iter()
+                .any(|w| code.contains(w))
+            {
+                found.push(format!("{}:{}: {}", f.display(), i + 1, code));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the time read past clock.rs (write `crate::clock::now()` for `Instant::now()`, \
+         `crate::clock::since(t0)` for `t0.elapsed()`): {found:#?}"
+    );
 }

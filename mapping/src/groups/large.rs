@@ -164,7 +164,7 @@ pub(crate) fn candidates(
     let (annealed, spread) = rayon::join(
         || {
             classic
-                .filter(|_| Instant::now() < deadline)
+                .filter(|_| crate::clock::now() < deadline)
                 .map(|start| place(&q, &m1, &start, anneal_for(&q), seed, deadline))
         },
         || {
@@ -222,7 +222,7 @@ mod tests {
     }
 
     fn far() -> Instant {
-        Instant::now() + Duration::from_secs(60)
+        crate::clock::now() + Duration::from_secs(60)
     }
 
     #[test]

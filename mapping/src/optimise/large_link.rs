@@ -13,7 +13,6 @@
 //! hop-bytes, then swaps holding the link take the hop-bytes back.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use super::{Run, Scored};
 use crate::machine::{MapMachine, NetKind};
@@ -79,7 +78,7 @@ impl Run<'_> {
         let mut tracked = Tracked::new(p, m, &best.map);
         for tries in HUB_TRIES {
             let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
-            if Instant::now() >= deadline {
+            if crate::clock::now() >= deadline {
                 break;
             }
             let room = hb.saturating_add((hb as f64 * HUB_ROOM) as u128);
@@ -233,7 +232,7 @@ mod tests {
     /// The packed mapping refined for hop-bytes alone.
     fn hop_bytes_only(p: &Pattern, m: &MapMachine) -> Perm {
         let mut map = strategy::perm((0..p.tasks()).collect());
-        let far = Instant::now() + Duration::from_secs(60);
+        let far = crate::clock::now() + Duration::from_secs(60);
         crate::swaps::refine(p, m, &mut map, &mut SplitMix(5), far, 4);
         map
     }
