@@ -576,7 +576,7 @@ fn place_with<D: Copy + Into<u32>>(
         };
         let take = x <= 0 || {
             let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            u < (-(x as f64) / t).exp()
+            taken(u, -(x as f64) / t)
         };
         if take {
             pos.swap(g, h);
@@ -596,6 +596,21 @@ fn place_with<D: Copy + Into<u32>>(
     }
     strategy::perm(pos)
 }
+
+/// Whether the annealing takes a rise with the uniform draw `u` (a multiple of 2⁻⁵³ in
+/// `[0, 1)`) at the exponent `r` (minus the rise over the temperature): `u < eʳ`.
+/// Below `r = −STEEP`, `eʳ < 2⁻⁵⁷` is under every draw but 0, so the exponential is
+/// computed only for a draw of 0: the same answers, without the exponentials of the
+/// cold end of the annealing, where almost every rise looked at is that steep.
+fn taken(u: f64, r: f64) -> bool {
+    if r < -STEEP && u > 0.0 {
+        return false;
+    }
+    u < r.exp()
+}
+
+/// See [`taken`]: e^(−40) ≈ 4.2·10⁻¹⁸ < 2⁻⁵³, the least draw above 0.
+const STEEP: f64 = 40.0;
 
 /// The tasks' mapping from their groups' placement (`place`: group → node), each
 /// group's tasks on its node's slots in task order.
@@ -617,6 +632,28 @@ pub(crate) fn expand(of: &[u32], place: &Perm, k: usize) -> Perm {
 mod tests {
     use super::*;
     use crate::pattern::Edge;
+
+    #[test]
+    fn a_steep_rise_is_refused_as_the_exponential_refuses_it() {
+        // every draw the annealing makes is a multiple of 2⁻⁵³: the least ones, some
+        // in the middle and the largest, against exponents on both sides of −STEEP
+        let ulp = 1.0 / (1u64 << 53) as f64;
+        let mut draws = vec![0.0, ulp, 2.0 * ulp, 1e6 * ulp, 0.25, 0.5, 1.0 - ulp];
+        draws.extend((1..64).map(|k| (k as f64 / 64.0) * 1e-15));
+        let mut exps: Vec<f64> = (0..=2000).map(|i| -(i as f64) * 0.5).collect();
+        exps.extend([-STEEP, -STEEP - 1e-9, -STEEP + 1e-9, -36.7, -745.2, -746.0]);
+        exps.extend([f64::NEG_INFINITY, 0.0]);
+        for &u in &draws {
+            let u = (u / ulp).floor() * ulp;
+            for &r in &exps {
+                assert_eq!(taken(u, r), u < r.exp(), "u = {u:e}, r = {r}");
+            }
+        }
+        // a draw of 0 takes any rise whose exponential is not 0
+        assert!(taken(0.0, -700.0));
+        assert!(!taken(0.0, f64::NEG_INFINITY));
+        assert!(!taken(ulp, -STEEP - 1.0));
+    }
 
     /// Four cliques of four tasks (1000 bytes each way inside), each task also sending
     /// 10 bytes to one task of every other clique; task `t` is numbered so that the

@@ -8,7 +8,7 @@
 //!    that keeps more bytes inside.
 //! 2. **Placement.** The quotient graph (one vertex per group, the bytes between
 //!    groups) is mapped onto the machine with one slot per node by the multilevel
-//!    dual bisection, each part on its own and then annealed by swaps of groups
+//!    dual bisection, each part on its own ([`classic_for`]) and then annealed by swaps of groups
 //!    ([`anneal_for`]), and with external gains measured between the centres of the
 //!    machine's parts (`multilevel::QUOTIENT`; its busiest link is often the less
 //!    busy), that one then swapped further by groups on the link loads with its
@@ -71,6 +71,29 @@ pub(crate) fn anneal_for(q: &Pattern) -> Anneal {
         max_work: usize::MAX,
     }
 }
+
+/// The effort of the quotient's dual bisection, each part on its own:
+/// [`multilevel::CLASSIC`], or on a quotient of more than [`DENSE_PARTNERS`] partners
+/// a group on average [`multilevel::CLASSIC_DENSE`] (two tries and eight growths
+/// instead of four and 24). On the power-law graphs of cases j (57 partners a group
+/// at 4096 tasks, 65 at 16 384) the bisection took 0.08–0.10 s of CPU at 4096 tasks
+/// and 0.38 at 16 384, 0.03 and 0.13 with the lighter effort; the chosen mappings
+/// stayed within Scotch's best at seeds 1–8 (4096) and 1–2 (16 384), mean hop-bytes
+/// 2353.9 → 2356.1 MB and busiest link 967.0 → 930.0 µs at 4096 tasks
+/// (`benches/RESULTS.md`, "fifteenth round"). The meshes' and SpMV's quotients (5–27
+/// partners) keep [`multilevel::CLASSIC`].
+fn classic_for(q: &Pattern) -> multilevel::Effort {
+    let partners = q.undirected_ref().1.len() / q.tasks().max(1);
+    if partners > DENSE_PARTNERS {
+        multilevel::CLASSIC_DENSE
+    } else {
+        multilevel::CLASSIC
+    }
+}
+
+/// Partners a group on average above which the quotient's bisection is lighter
+/// ([`classic_for`]).
+const DENSE_PARTNERS: usize = 32;
 
 /// [`anneal_for`]'s moves a group on `groups` groups of `partners` partners each on
 /// average.
@@ -160,7 +183,7 @@ pub(crate) fn candidates(
     // placement run at once: each is a function of its inputs, the seed and the
     // deadline (the second bisection's random numbers follow the first's), so the
     // placements are those of one after the other
-    let classic = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, multilevel::CLASSIC);
+    let classic = multilevel::dual_bisection(&q, &m1, &mut prng, deadline, classic_for(&q));
     let (annealed, spread) = rayon::join(
         || {
             classic
@@ -223,6 +246,30 @@ mod tests {
 
     fn far() -> Instant {
         crate::clock::now() + Duration::from_secs(60)
+    }
+
+    #[test]
+    fn the_bisection_of_dense_quotients_is_lighter() {
+        // every group a partner of every other: 39 partners on 40 groups, 31 on 32
+        let complete = |n: u32| {
+            let edges = (0..n)
+                .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+                .map(|(src, dst)| Edge {
+                    src,
+                    dst,
+                    bytes: 10,
+                })
+                .collect();
+            Pattern::from_edges(n as usize, edges, "complete".into()).expect("valid")
+        };
+        assert_eq!(classic_for(&complete(40)), multilevel::CLASSIC_DENSE);
+        assert_eq!(classic_for(&complete(33)), multilevel::CLASSIC);
+        assert_eq!(classic_for(&complete(32)), multilevel::CLASSIC);
+        // the planted cliques' quotient: a ring of groups
+        let p = planted(32, 8);
+        let of: Vec<u32> = (0..p.tasks()).map(|t| (t % 32) as u32).collect();
+        let (q, _) = p.quotient(&of, 32, "q".into()).expect("valid");
+        assert_eq!(classic_for(&q), multilevel::CLASSIC);
     }
 
     #[test]
