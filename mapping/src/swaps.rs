@@ -652,13 +652,31 @@ impl<'a> Tracked<'a> {
     }
 
     /// [`balance`] from the current mapping towards `(hb0, lt0)` with at most
-    /// `tries` tries (the same tries, in the same order, as from a fresh start).
+    /// `tries` tries (the same tries, in the same order, as from a fresh start). A
+    /// try that does not lower the hop-bytes is refused from the hops alone when the
+    /// busiest link meets its target, or when none of the two tasks' messages passes
+    /// the busiest link (such a swap cannot lower the penalty), before any message is
+    /// routed after the swap.
     pub(crate) fn balance(
+        &mut self,
+        targets: (u128, f64),
+        rng: &mut SplitMix,
+        deadline: Instant,
+        tries: usize,
+    ) -> bool {
+        self.balance_refusing(targets, rng, deadline, tries, true)
+    }
+
+    /// [`Tracked::balance`]; with `refuse_early`, a try that cannot be kept is
+    /// refused before its messages are routed after the swap (the same tries, the
+    /// same outcome: the tests compare both).
+    fn balance_refusing(
         &mut self,
         (hb0, lt0): (u128, f64),
         rng: &mut SplitMix,
         deadline: Instant,
         tries: usize,
+        refuse_early: bool,
     ) -> bool {
         let (p, m, rpn) = (self.p, self.m, self.rpn);
         let n = p.tasks();
@@ -672,7 +690,42 @@ impl<'a> Tracked<'a> {
         let lt0 = lt0.max(f64::MIN_POSITIVE);
         let hbf = (hb0.max(1)) as f64;
         let penalty = |hb: u128, t: f64| -> f64 {
-            (hb as f64 / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0)
+            // (the same value as `hb as f64`, without the 128-bit conversion)
+            let hb = u64::try_from(hb).map_or(hb as f64, |h| h as f64);
+            (hb / hbf - 1.0).max(0.0) + (t / lt0 - 1.0).max(0.0)
+        };
+        // whether a swap, its messages summed in `pairs`, can be kept: one that does
+        // not lower the hop-bytes must lower the busiest link's time, so the link
+        // term must be positive and one of its messages must pass that link now
+        // (the loads only grow elsewhere); found from the hops alone, and the routes
+        // before the swap only when the hop-bytes do not fall
+        let may_lower = |pairs: &PairSums,
+                         movers: [usize; 2],
+                         node: &mut [u32],
+                         top: (f64, usize),
+                         lt0: f64| {
+            let mut dh: i128 = 0;
+            pairs.emit(movers, node, |na, nb, w| {
+                dh -= w as i128 * i128::from(m.hops(na, nb));
+            });
+            node.swap(movers[0], movers[1]);
+            pairs.emit(movers, node, |na, nb, w| {
+                dh += w as i128 * i128::from(m.hops(na, nb));
+            });
+            node.swap(movers[0], movers[1]);
+            if dh < 0 {
+                return true;
+            }
+            if top.0 / lt0 <= 1.0 {
+                return false;
+            }
+            let mut through = false;
+            pairs.emit(movers, node, |na, nb, _| {
+                if !through {
+                    m.for_group_route(na, nb, |l| through |= l == top.1);
+                }
+            });
+            through
         };
         // after loads on `touched` changed: again the largest time, `(t, l)` before the
         // change (a link with it; only the time is exact and matters). Every link not
@@ -755,6 +808,10 @@ impl<'a> Tracked<'a> {
             // summed (whole bytes: the same loads as one by one)
             // (summed once: a key does not depend on the movers' nodes)
             pairs.add(&moved, [u, x], &node);
+            if refuse_early && !may_lower(&pairs, [u, x], &mut node, top, lt0) {
+                pairs.clear();
+                continue;
+            }
             let apply = |node: &[u32],
                          load: &mut [f64],
                          touched: &mut Vec<(usize, f64)>,
@@ -762,7 +819,7 @@ impl<'a> Tracked<'a> {
              -> i128 {
                 let mut dh: i128 = 0;
                 pairs.emit([u, x], node, |na, nb, w| {
-                    dh += sign as i128 * w as i128 * i128::from(m.hops(na, nb));
+                    dh += w as i128 * i128::from(m.hops(na, nb));
                     // (the same value as `w as f64`, without the 128-bit conversion)
                     let bytes = u64::try_from(w).map_or(w as f64, |w| w as f64);
                     m.for_group_route(na, nb, |l| {
@@ -770,7 +827,11 @@ impl<'a> Tracked<'a> {
                         load[l] += sign * bytes;
                     });
                 });
-                dh
+                if sign < 0.0 {
+                    -dh
+                } else {
+                    dh
+                }
             };
             touched.clear();
             let d1 = apply(&node, &mut load, &mut touched, -1.0);
@@ -1621,5 +1682,60 @@ mod tests {
         assert_eq!(met_moved, met_fresh);
         assert_eq!(moved.perm(), map);
         assert_ne!(map, goal, "the balancing moved tasks");
+    }
+
+    #[test]
+    fn refusing_early_keeps_every_try_of_the_full_balancing() {
+        // a swap refused before its routes after the swap is one the full scoring
+        // would refuse: the same mappings, hop-bytes and loads after every number of
+        // tries, on a torus (one path) and a fat tree (ECMP), with targets met by
+        // neither, by hop-bytes only and by the link only
+        let torus = crate::torus_machine(vec![4, 4], None, None, 4).unwrap();
+        let net = crate::bundles::test_fat_tree(4);
+        let tree = MapMachine::network(net, None, Default::default(), 4).unwrap();
+        let deadline = crate::clock::now() + Duration::from_secs(600);
+        let mut differ = 0;
+        for (k, m) in [torus, tree].iter().enumerate() {
+            let n = m.slots();
+            let mut rng = SplitMix(11 + k as u64);
+            let mut edges = Vec::new();
+            for a in 0..n as u32 {
+                for _ in 0..3 {
+                    let b = (rng.next_u64() % n as u64) as u32;
+                    if b != a {
+                        let bytes = 1 + rng.next_u64() % 5000;
+                        edges.push(crate::pattern::Edge {
+                            src: a,
+                            dst: b,
+                            bytes,
+                        });
+                    }
+                }
+            }
+            let p = Pattern::from_edges(n, edges, String::new()).unwrap();
+            let start = shuffled(n, &mut rng);
+            let e = evaluate(&p, m, &start);
+            let (hb, lt) = (e.hop_bytes, e.max_link_time);
+            for targets in [(hb / 2, lt * 0.5), (hb / 2, lt * 2.0), (hb * 2, lt * 0.5)] {
+                for tries in [1, 7, 64, 300, 2000] {
+                    let run = |refuse: bool| {
+                        let mut t = Tracked::new(&p, m, &start);
+                        let met =
+                            t.balance_refusing(targets, &mut SplitMix(3), deadline, tries, refuse);
+                        (met, t.perm(), t.hop_bytes(), t.load.clone())
+                    };
+                    let (full, early) = (run(false), run(true));
+                    assert_eq!(full.0, early.0, "{k} {targets:?} {tries}: met");
+                    assert!(
+                        full.1 == early.1,
+                        "{k} {targets:?} {tries}: the mappings differ"
+                    );
+                    assert_eq!(full.2, early.2, "{k} {targets:?} {tries}: hop-bytes");
+                    assert_eq!(full.3, early.3, "{k} {targets:?} {tries}: loads");
+                    differ += usize::from(full.1 != start);
+                }
+            }
+        }
+        assert!(differ >= 10, "only {differ} balancings moved a task");
     }
 }
