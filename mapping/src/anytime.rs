@@ -23,7 +23,8 @@
 //! worse on either measure (given the rounds before it complete, which wall-clock noise
 //! can only delay). The phase also ends after [`patience`] rounds in a row without
 //! improvement, a number that grows with the budget (so a larger budget again runs a
-//! superset of the rounds).
+//! superset of the rounds), and on a pattern with hubs of at most 1024 tasks after
+//! twice that many rounds in all ([`hub_rounds`]).
 //!
 //! **Two threads.** Above 1024 tasks, when rayon has a second thread, round `r + 1`
 //! runs alongside round `r`, from the same best mapping on its own copy of the loads.
@@ -94,6 +95,37 @@ const SMALL_WORK: usize = 4096;
 /// rounds, up to 1024 since SpMV at 1024 tasks kept rounds of 0.04–0.1 % each until
 /// the 10 s deadline, 40 960 balancing tries a round).
 const SMALL_GAIN: f64 = 1e-3;
+
+/// A pattern has hubs when its busiest task (the most messages, both ways) has at
+/// least this many times the mean (see [`hub_rounds`]). The power-law graph of 1024
+/// tasks in the benchmark: 83 against a mean of 6 (13.8×); the SpMV graph of 1024
+/// tasks: 64 against 62; meshes and stencils: a few times at most.
+const HUB_DEGREE: usize = 8;
+
+/// Whole rounds (at most [`LOCAL_ABOVE`] tasks) on a pattern with hubs run at most
+/// this many times `patience` rounds in all. There the busiest link is a hub's, and
+/// kept rounds shave it by 0.1–1 % each without end (the power-law graph of 1024
+/// tasks at seed 6: 20 of the first 37 rounds kept, most on the busiest link alone),
+/// each resetting the patience, so the phase ran into the 10 s deadline even on a quiet
+/// machine, each round re-routing the hubs' messages in up to 40 960 balancing tries.
+const HUB_ROUNDS: usize = 2;
+
+/// The rounds a phase of [`improve_judged`] may run on pattern `p` with `patience`,
+/// from its undirected CSR `off` (`None`: no limit of its own): `HUB_ROUNDS ×
+/// patience` for whole rounds on a pattern with hubs ([`HUB_DEGREE`]). Nondecreasing
+/// in the patience, so a larger budget still runs a superset of the rounds.
+///
+/// # Complexity
+/// `O(n)`.
+fn hub_rounds(off: &[usize], patience: usize) -> Option<usize> {
+    let n = off.len().saturating_sub(1);
+    if n == 0 || n > LOCAL_ABOVE {
+        return None;
+    }
+    let most = off.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    // most ≥ HUB_DEGREE × mean, with the mean off[n] / n, in integers
+    (most * n >= HUB_DEGREE * off[n] && off[n] > 0).then_some(HUB_ROUNDS * patience)
+}
 
 /// Runs rounds from `best` until `deadline`, `patience` failures in a row, the
 /// hop-bytes bound, or `max_rounds` rounds; returns the best mapping and the rounds
@@ -173,6 +205,10 @@ pub(crate) fn improve_judged(
         return (best, 0);
     }
     let (off, adj) = p.undirected_ref();
+    let max_rounds = match (max_rounds, hub_rounds(off, patience)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let bound = best.metrics.hop_bytes_bound;
     let ctx = Ctx {
         p,
@@ -458,6 +494,68 @@ mod tests {
         });
         assert_eq!(rounds, 5, "{shown} rounds shown, {kept} kept");
         assert!(kept >= 1, "no round was kept");
+    }
+
+    #[test]
+    fn hubs_are_counted_from_the_degrees() {
+        // CSR offsets from degrees
+        let off = |deg: &[usize]| {
+            let mut o = vec![0];
+            for d in deg {
+                o.push(o.last().unwrap() + d);
+            }
+            o
+        };
+        // a star of 16 tasks: 15 against a mean of 30 / 16 = 1.875 (8×)
+        let mut star = vec![1; 16];
+        star[0] = 15;
+        assert_eq!(hub_rounds(&off(&star), 20), Some(40));
+        assert_eq!(hub_rounds(&off(&star), 7), Some(14));
+        // 8 tasks: 7 against 14 / 8 = 1.75 (4×): no hub
+        let mut small = vec![1; 8];
+        small[0] = 7;
+        assert_eq!(hub_rounds(&off(&small), 20), None);
+        // a ring, and no messages at all
+        assert_eq!(hub_rounds(&off(&[2; 64]), 20), None);
+        assert_eq!(hub_rounds(&off(&[0; 64]), 20), None);
+        // local rounds (above 1024 tasks) have no limit of their own
+        let mut big = vec![1; 2048];
+        big[0] = 2047;
+        assert_eq!(hub_rounds(&off(&big), 20), None);
+        let mut just = vec![1; 1024];
+        just[0] = 1023;
+        assert_eq!(hub_rounds(&off(&just), 20), Some(40));
+    }
+
+    #[test]
+    fn whole_rounds_on_hubs_end_by_their_count_and_more_patience_is_never_worse() {
+        // a power-law graph of 512 tasks, packed on a 4x4x2 torus × 16: rounds keep
+        // improving it from the packed start, so the count ends the phase
+        let n = 512;
+        let edges = copr_testkit::graphs::power_law(n, 3, 7)
+            .into_iter()
+            .map(|(src, dst, bytes)| Edge { src, dst, bytes })
+            .collect();
+        let p = Pattern::from_edges(n, edges, "power-law".into()).unwrap();
+        let (off, _) = p.undirected_ref();
+        assert_eq!(hub_rounds(off, 5), Some(10), "the graph has hubs");
+        let m =
+            MapMachine::torus(Torus::full(TorusParams::new(vec![4, 4, 2])).unwrap(), 16).unwrap();
+        let map = Perm::identity(n);
+        let start = Scored {
+            origin: "packed".into(),
+            metrics: evaluate(&p, &m, &map),
+            map,
+        };
+        let deadline = crate::clock::now() + Duration::from_secs(600);
+        let (short, rounds) = improve(&p, &m, start.clone(), 1, deadline, 5, None);
+        assert_eq!(rounds, 10);
+        assert!(short.metrics.hop_bytes < start.metrics.hop_bytes);
+        // twice the patience: twice the rounds at most, the first ten the same
+        let (long, more) = improve(&p, &m, start, 1, deadline, 10, None);
+        assert!(more > 10 && more <= 20, "{more} rounds");
+        assert!(long.metrics.hop_bytes <= short.metrics.hop_bytes);
+        assert!(long.metrics.max_link_time <= short.metrics.max_link_time);
     }
 
     #[test]
