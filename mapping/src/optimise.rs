@@ -40,8 +40,9 @@
 //! replaced only by one better by one order (the time of one round of every message
 //! under SimGrid-like link sharing, [`crate::round_time`], no longer and the busiest
 //! link no busier, hop-bytes within 5 % of the first run's). Only the rounds' patience
-//! depends on the budget, and the deadline only cuts the sequence short, so there too a
-//! larger budget never gives a worse mapping by that order.
+//! (and the round limit drawn from it on graphs with hubs) depends on the budget, and
+//! the deadline only cuts the sequence short, so there too a larger budget never gives
+//! a worse mapping by that order.
 //!
 //! **Grid algorithms on network graphs.** For the pattern of a grid algorithm
 //! ([`Pattern::algorithm`]: Cannon, Fox, Snyder, SUMMA) on a network graph the
