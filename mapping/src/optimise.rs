@@ -886,7 +886,7 @@ impl Run<'_> {
     ///
     /// On SpMV at 1024 tasks (cases h) the link lowerings from the chosen mapping
     /// (1 214 568 B, 2.722 µs at seed 5) reached 1 243 888 B at 2.520 µs while a
-    /// candidate had 1 215 904 B at 2.322 µs (`benches/RESULTS.md`, "SpMV 1024: the
+    /// candidate had 1 215 904 B at 2.322 µs (`benches/RESULTS.md`, "the
     /// groups keep more than two-stage's; the link trades give the hop-bytes").
     fn undominated_by_candidates(&self, best: Scored) -> Scored {
         let (hb, lt) = (best.metrics.hop_bytes, best.metrics.max_link_time);
