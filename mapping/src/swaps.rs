@@ -85,6 +85,25 @@ pub(crate) fn refine_within(
     deadline: Instant,
     max_passes: usize,
 ) -> bool {
+    let any = |_: [usize; 4]| true;
+    refine_within_if(p, m, map, (theta, any), rng, deadline, max_passes)
+}
+
+/// [`refine_within`] where a swap of tasks `u` and `x` is also made only when
+/// `allow([u, slot of u, x, slot of x])` says so (e.g. the slots a task may not take:
+/// nodes with fewer slots than others, [`crate::slots`]).
+///
+/// # Complexity
+/// As [`refine_within`], plus one call of `allow` per swap found.
+pub(crate) fn refine_within_if(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    (theta, mut allow): (f64, impl FnMut([usize; 4]) -> bool),
+    rng: &mut SplitMix,
+    deadline: Instant,
+    max_passes: usize,
+) -> bool {
     let n = p.tasks();
     if m.nodes() < 2 || !Tracked::fits(p, m) {
         return false;
@@ -96,7 +115,7 @@ pub(crate) fn refine_within(
     let theta = theta.max(tr.max_link_time());
     let mut held = Held::default();
     passes(&mut sw, n, (rng, deadline, max_passes), |u, x| {
-        tr.swap_within(u, x, theta, &mut held)
+        allow([u, tr.slot[u], x, tr.slot[x]]) && tr.swap_within(u, x, theta, &mut held)
     });
     sw.finish(map)
 }
