@@ -11,6 +11,7 @@
 use super::machine::MapMachine;
 use super::multilevel;
 use super::pattern::Pattern;
+use super::swaps;
 use crate::errors::MapError;
 use copr::error::Result;
 use copr::lap::Perm;
@@ -137,8 +138,10 @@ pub fn fit_to_slots(p: &Pattern, m: &MapMachine, map: &Perm, ranks: usize) -> Re
 /// nodes have (lowering the bandwidth-weighted hop-bytes, raising no link above the
 /// busiest), and a dual recursive bisection of the job's tasks into the nodes' own
 /// slot counts (each part split in proportion to the slots of its halves; up to 2048
-/// tasks both with and without external gains), refined the same way. A fixed amount
-/// of work (seed 1, at most 20 passes of swaps each), whatever the budget.
+/// tasks both with and without external gains), refined the same way and then
+/// balanced towards the first's hop-bytes and busiest link by random swaps that keep
+/// the job on those slots. A fixed amount of work (seed 1, at most 20 passes of swaps
+/// and `min(40·tasks, 60 000)` balancing tries each), whatever the budget.
 ///
 /// # Errors
 /// As [`fit_to_slots`].
@@ -197,8 +200,27 @@ pub fn fit_comparison(
             } else {
                 format!(", {what}")
             };
+            let mut map = within_slots(p, m, map, ranks);
+            // balancing swaps towards the optimiser's hop-bytes and busiest link (the
+            // bisection often has fewer hop-bytes and a busier link)
+            let o = super::metrics::evaluate(p, m, &found[0].0);
+            let allowed: Vec<bool> = (0..m.slots()).map(|s| m.has_slot(s)).collect();
+            let tries = (40 * p.tasks()).min(60_000);
+            let rng = &mut copr::rng::SplitMix(1);
+            let targets = (o.hop_bytes, o.max_link_time);
+            swaps::balance_within_slots(
+                p,
+                m,
+                &mut map,
+                targets,
+                (allowed, ranks),
+                (rng, tries),
+                far,
+            );
+            // (the balancing swaps keep the job on those slots; fitted again should one not)
+            let map = fit_to_slots(p, m, &map, ranks)?;
             found.push((
-                within_slots(p, m, map, ranks),
+                map,
                 format!("dual bisection into the nodes' slots{how} + swaps within them"),
             ));
         }
@@ -245,7 +267,7 @@ fn within_slots(p: &Pattern, m: &MapMachine, mut map: Perm, ranks: usize) -> Per
         |[u, su, x, sx]: [usize; 4]| (u >= ranks || present(sx)) && (x >= ranks || present(su));
     let far = crate::clock::now() + std::time::Duration::from_secs(86_400);
     let mut rng = copr::rng::SplitMix(1);
-    super::swaps::refine_within_if(p, m, &mut map, (0.0, allow), &mut rng, far, 20);
+    swaps::refine_within_if(p, m, &mut map, (0.0, allow), &mut rng, far, 20);
     debug_assert!((0..ranks).all(|t| present(map.apply(t))));
     map
 }
