@@ -793,7 +793,34 @@ pub(crate) fn dual_bisection(
     deadline: Instant,
     effort: Effort,
 ) -> Option<Perm> {
+    dual_bisection_within(p, m, rng, (deadline, effort), None)
+}
+
+/// [`dual_bisection`] of a job's first `ranks` tasks onto nodes of `counts[k]` slots
+/// each (`within = Some((counts, ranks))`, every count at most the ranks per node):
+/// the tasks `ranks..` send nothing and are left out of the bisections, each part's
+/// tasks are split in proportion to the slots its halves have (as near as their
+/// counts allow), a node's tasks take its first slots, and the tasks `ranks..` the
+/// slots left over. `None`: [`dual_bisection`].
+///
+/// # Complexity
+/// As [`dual_bisection`].
+pub(crate) fn dual_bisection_within(
+    p: &Pattern,
+    m: &MapMachine,
+    rng: &mut SplitMix,
+    (deadline, effort): (Instant, Effort),
+    within: Option<(&[usize], usize)>,
+) -> Option<Perm> {
     let rpn = m.ranks_per_node();
+    // the slots a set of nodes has for the job
+    let room = |nodes: &[usize]| -> usize {
+        match within {
+            Some((counts, _)) => nodes.iter().map(|&k| counts[k].min(rpn)).sum(),
+            None => nodes.len() * rpn,
+        }
+    };
+    let job = within.map_or(p.tasks(), |(_, ranks)| ranks.min(p.tasks()));
     // on a flat machine every external gain is 0 (the other parts' middle nodes are one
     // hop from both halves) and the cut's bytes count once: nothing to compute
     let external = effort.external && !matches!(m.kind(), NetKind::Flat);
@@ -810,7 +837,7 @@ pub(crate) fn dual_bisection(
     let mut toward = vec![i64::MIN; 2 * m.nodes() + 1];
     let mut seen: Vec<usize> = Vec::new();
     let mut queue: std::collections::VecDeque<(Vec<usize>, Vec<usize>)> =
-        std::collections::VecDeque::from([((0..p.tasks()).collect(), all)]);
+        std::collections::VecDeque::from([((0..job).collect(), all)]);
     let next = |q: &mut std::collections::VecDeque<_>| {
         if effort.external {
             q.pop_front()
@@ -828,10 +855,22 @@ pub(crate) fn dual_bisection(
             }
             continue;
         }
+        if tasks.is_empty() {
+            continue;
+        }
         let nodes = strategy::split_nodes(m, nodes);
         let half = nodes.len() / 2;
-        let want = half * rpn;
         let (na, nb) = nodes.split_at(half);
+        let want = match within {
+            None => half * rpn,
+            Some(_) => {
+                let (ca, cb, n) = (room(na), room(nb), tasks.len());
+                // in proportion to the halves' slots, rounded, and within both
+                ((n * ca + (ca + cb) / 2) / (ca + cb).max(1))
+                    .min(ca)
+                    .max(n.saturating_sub(cb))
+            }
+        };
         let (ma, mb) = (site(m, na, centres), site(m, nb, centres));
         let mut g = Graph::induced(off, adj, &tasks, &mut local);
         let dab = site_dist(m, &ma, &mb).max(1);
@@ -888,6 +927,17 @@ pub(crate) fn dual_bisection(
         } else {
             queue.push_back((tb, nb.to_vec()));
             queue.push_back((ta, na.to_vec()));
+        }
+    }
+    if job < p.tasks() {
+        // the tasks that send nothing take the slots left over, in order
+        let mut used = vec![false; p.tasks()];
+        for &s in &fwd[..job] {
+            used[s] = true;
+        }
+        let mut free = (0..p.tasks()).filter(|&s| !used[s]);
+        for f in &mut fwd[job..] {
+            *f = free.next()?;
         }
     }
     Some(strategy::perm(fwd))

@@ -85,6 +85,25 @@ pub(crate) fn refine_within(
     deadline: Instant,
     max_passes: usize,
 ) -> bool {
+    let any = |_: [usize; 4]| true;
+    refine_within_if(p, m, map, (theta, any), rng, deadline, max_passes)
+}
+
+/// [`refine_within`] where a swap of tasks `u` and `x` is also made only when
+/// `allow([u, slot of u, x, slot of x])` says so (e.g. the slots a task may not take:
+/// nodes with fewer slots than others, [`crate::slots`]).
+///
+/// # Complexity
+/// As [`refine_within`], plus one call of `allow` per swap found.
+pub(crate) fn refine_within_if(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    (theta, mut allow): (f64, impl FnMut([usize; 4]) -> bool),
+    rng: &mut SplitMix,
+    deadline: Instant,
+    max_passes: usize,
+) -> bool {
     let n = p.tasks();
     if m.nodes() < 2 || !Tracked::fits(p, m) {
         return false;
@@ -96,7 +115,7 @@ pub(crate) fn refine_within(
     let theta = theta.max(tr.max_link_time());
     let mut held = Held::default();
     passes(&mut sw, n, (rng, deadline, max_passes), |u, x| {
-        tr.swap_within(u, x, theta, &mut held)
+        allow([u, tr.slot[u], x, tr.slot[x]]) && tr.swap_within(u, x, theta, &mut held)
     });
     sw.finish(map)
 }
@@ -421,6 +440,27 @@ pub(crate) fn balance(
     balance_tries(p, m, map, (hb0, lt0), rng, deadline, tries)
 }
 
+/// [`balance_tries`] where a swap may not put a task of `0..ranks` on a slot `s`
+/// with `!allowed[s]` (the start must have none there).
+pub(crate) fn balance_within_slots(
+    p: &Pattern,
+    m: &MapMachine,
+    map: &mut Perm,
+    targets: (u128, f64),
+    (allowed, ranks): (Vec<bool>, usize),
+    (rng, tries): (&mut SplitMix, usize),
+    deadline: Instant,
+) -> bool {
+    if !Tracked::fits(p, m) {
+        return false;
+    }
+    let mut t = Tracked::new(p, m, map);
+    t.keep = Some((allowed, ranks));
+    let met = t.balance(targets, rng, deadline, tries);
+    *map = t.perm();
+    met
+}
+
 /// [`balance`] with at most `tries` tries.
 pub(crate) fn balance_tries(
     p: &Pattern,
@@ -462,6 +502,8 @@ pub(crate) struct Tracked<'a> {
     hb: u128,
     /// The buffers of [`through_busiest`] (its result does not depend on them).
     scratch: HotScratch,
+    /// Balancing keeps tasks `0..ranks` on the slots marked here (`None`: any slot).
+    keep: Option<(Vec<bool>, usize)>,
 }
 
 impl<'a> Tracked<'a> {
@@ -520,6 +562,7 @@ impl<'a> Tracked<'a> {
             inv: m.link_group_inv_bandwidths(),
             hb,
             scratch: HotScratch::default(),
+            keep: None,
         }
     }
 
@@ -795,6 +838,11 @@ impl<'a> Tracked<'a> {
             };
             if node[u] == node[x] {
                 continue;
+            }
+            if let Some((allowed, ranks)) = &self.keep {
+                if (u < *ranks && !allowed[slot[x]]) || (x < *ranks && !allowed[slot[u]]) {
+                    continue;
+                }
             }
             moved.clear();
             moved.extend(inc_u.iter().copied());
@@ -1224,6 +1272,50 @@ mod tests {
             }
         }
         Pattern::from_edges(n, edges, "random".into()).unwrap()
+    }
+
+    #[test]
+    fn swaps_and_balancing_within_slots_keep_the_job_off_forbidden_slots() {
+        // a 4 x 2 torus, 4 slots a node, the last two of every odd node forbidden; a job
+        // of 24 tasks (8 empty) packed on the allowed slots. Unfiltered, the swaps and
+        // the balancing move job tasks onto forbidden slots (checked: the filter
+        // matters here); filtered, none does, and neither measure rises
+        let t = copr_topology::Torus::full(copr_topology::TorusParams::new(vec![4, 2])).unwrap();
+        let m = MapMachine::torus(t, 4).unwrap();
+        let allowed: Vec<bool> = (0..32).map(|s| (s / 4) % 2 == 0 || s % 4 < 2).collect();
+        let ranks = 24;
+        let full = random_local_pattern(ranks, 5);
+        let p = Pattern::from_edges(32, full.edges().to_vec(), "job".into()).unwrap();
+        let mut fwd: Vec<usize> = (0..32).filter(|&s| allowed[s]).collect();
+        fwd.extend((0..32).filter(|&s| !allowed[s]));
+        let start = Perm::from_forward(fwd).unwrap();
+        let e0 = evaluate(&p, &m, &start);
+        let far = crate::clock::now() + Duration::from_secs(600);
+        let on_allowed = |map: &Perm| (0..ranks).all(|t| allowed[map.apply(t)]);
+        let mut free = start.clone();
+        refine_within(&p, &m, &mut free, 0.0, &mut SplitMix(1), far, 20);
+        let mut free_b = start.clone();
+        balance_tries(&p, &m, &mut free_b, (0, 0.0), &mut SplitMix(1), far, 2000);
+        assert!(!on_allowed(&free) && !on_allowed(&free_b));
+        let allow =
+            |[u, su, x, sx]: [usize; 4]| (u >= ranks || allowed[sx]) && (x >= ranks || allowed[su]);
+        let mut map = start.clone();
+        refine_within_if(&p, &m, &mut map, (0.0, allow), &mut SplitMix(1), far, 20);
+        let e1 = evaluate(&p, &m, &map);
+        assert!(on_allowed(&map));
+        assert!(e1.hop_bytes < e0.hop_bytes && e1.max_link_time <= e0.max_link_time);
+        let targets = (0, 0.0);
+        let keep = (allowed.clone(), ranks);
+        balance_within_slots(
+            &p,
+            &m,
+            &mut map,
+            targets,
+            keep,
+            (&mut SplitMix(1), 2000),
+            far,
+        );
+        assert!(on_allowed(&map));
     }
 
     #[test]

@@ -266,3 +266,71 @@ fn partly_filled_exports_that_do_not_launch_the_job_are_refused() {
     let e = export::from_json_ranks(&wrong).unwrap_err().to_string();
     assert!(e.contains("rank 0 has slot 2 but node `a`"), "{e}");
 }
+
+/// `copr map`'s way with a job on nodes of different slot counts: the pattern padded to
+/// the machine's slot positions, every strategy compared, then fitted to the slots.
+fn optimised_on(p: &Pattern, ranks: usize, m: &MapMachine) -> copr_mapping::Row {
+    let padded = Pattern::from_edges(m.slots(), p.edges().to_vec(), String::new()).unwrap();
+    let opts = copr_mapping::Options {
+        seed: 1,
+        budget: std::time::Duration::from_secs(5),
+    };
+    let all = [
+        copr_mapping::Strategy::Packed,
+        copr_mapping::Strategy::Optimised,
+    ];
+    let mut cmp = copr_mapping::compare(&padded, m, &all, &opts, |_| {}).unwrap();
+    copr_mapping::fit_comparison(&mut cmp, &padded, m, ranks).unwrap();
+    let row = cmp.row("optimised").unwrap().clone();
+    assert!((0..ranks).all(|t| m.has_slot(row.map.apply(t))));
+    row
+}
+
+#[test]
+fn a_ring_fills_nodes_of_different_sizes_in_arcs() {
+    // a ring of 4 nodes with 4, 2, 4 and 2 slots; a ring of 12 tasks, 1 MiB each way:
+    // every slot is used, so the tasks lie on all 4 nodes, at least 4 edges of the ring
+    // join two nodes, each one hop at least and two messages: at least 8 MiB of
+    // hop-bytes, and arcs of 4, 2, 4, 2 tasks in the nodes' order reach it
+    let t = Torus::full(TorusParams::new(vec![4])).unwrap();
+    let m = MapMachine::torus(t, 4)
+        .unwrap()
+        .with_slot_counts(vec![4, 2, 4, 2])
+        .unwrap();
+    let mib = 1u64 << 20;
+    let edges = (0..12u32)
+        .flat_map(|i| [edge(i, (i + 1) % 12, mib), edge((i + 1) % 12, i, mib)])
+        .collect();
+    let p = Pattern::from_edges(12, edges, String::new()).unwrap();
+    let row = optimised_on(&p, 12, &m);
+    assert_eq!(row.metrics.hop_bytes, 8 * u128::from(mib));
+}
+
+#[test]
+fn a_long_ring_fills_nodes_of_different_sizes_in_arcs() {
+    // a ring of 8 nodes of 16 and 8 slots in turn (96 slots); rings of 96 and of 90
+    // tasks, 1 MiB each way. 7 nodes hold at most 4·16 + 3·8 = 88 tasks, so the tasks
+    // lie on all 8 nodes and at least 8 edges of the ring join two nodes, each one hop
+    // at least and two messages: at least 16 MiB of hop-bytes, which arcs in the
+    // nodes' order reach
+    let t = Torus::full(TorusParams::new(vec![8])).unwrap();
+    let counts: Vec<usize> = (0..8).map(|k| if k % 2 == 0 { 16 } else { 8 }).collect();
+    let m = MapMachine::torus(t, 16)
+        .unwrap()
+        .with_slot_counts(counts)
+        .unwrap();
+    let mib = 1u64 << 20;
+    for n in [96u32, 90] {
+        let mut ids: Vec<u32> = (0..n).collect();
+        copr_mapping::SplitMix(7).shuffle(&mut ids);
+        let edges = (0..n as usize)
+            .flat_map(|i| {
+                let (a, b) = (ids[i], ids[(i + 1) % n as usize]);
+                [edge(a, b, mib), edge(b, a, mib)]
+            })
+            .collect();
+        let p = Pattern::from_edges(n as usize, edges, String::new()).unwrap();
+        let row = optimised_on(&p, n as usize, &m);
+        assert_eq!(row.metrics.hop_bytes, 16 * u128::from(mib), "{n} tasks");
+    }
+}
