@@ -99,6 +99,11 @@ capi_example="$capi_prefix/redistribute"
 mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/examples/redistribute.c -o "$capi_example" \
     $(PKG_CONFIG_PATH="$capi_prefix/lib/pkgconfig" pkg-config --cflags --libs copr-capi) \
     -Wl,-rpath,"$capi_prefix/lib"
+capi_cart_example="$capi_prefix/cart-example"
+# shellcheck disable=SC2046
+mpicc -std=c11 -O1 -Wall -Wextra -Werror capi/examples/cart.c -o "$capi_cart_example" \
+    $(PKG_CONFIG_PATH="$capi_prefix/lib/pkgconfig" pkg-config --cflags --libs copr-capi) \
+    -Wl,-rpath,"$capi_prefix/lib"
 # the Fortran module with the Fortran test program (module files go to a directory of
 # their own: they are compiler-specific)
 capi_test_f="$capi_dir/capi-redist-test-f"
@@ -761,6 +766,15 @@ tr ',' '\n' <"$order_2x4" | awk -F- 'NF == 2 { for (i = $1; i <= $2; i++) print 
 
 echo "== the README's C example (copr_pdgemr2d, installed library) on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$capi_example"
+
+echo "== the guide's C example (copr_cart_create, installed library) on 8 ranks, 2 emulated nodes of 4"
+# the order copr map writes for that machine, every neighbour's message checked
+"${MPIRUN[@]}" -n 8 -x COPR_EMULATE_NODE_SIZE=4 "$capi_cart_example" 2 4 >"$cart_dir/example.txt"
+expected="2x4 grid on 8 processes, 0 wrong neighbours; new rank of ranks 0..8: $(paste -sd' ' "$cart_dir/order-2x4.lines")"
+[[ "$(cat "$cart_dir/example.txt")" == "$expected" ]] || {
+    echo "capi/examples/cart.c printed '$(cat "$cart_dir/example.txt")', expected '$expected'" >&2
+    exit 1
+}
 
 echo "== example reshuffle on 4 ranks"
 "${MPIRUN[@]}" -n 4 "$reshuffle" 1000

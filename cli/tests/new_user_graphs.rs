@@ -888,6 +888,34 @@ fn a_node_matrix_prices_each_nodes_link_at_its_measured_bandwidth() {
 }
 
 #[test]
+fn a_measured_node_bandwidth_is_described_in_four_digits() {
+    // a calibration's matrix: 1 / 0.614e9 s/B between the nodes, whose bandwidth
+    // 1e-9 / inv printed as it is reads 0.6140000000000001
+    write(
+        "inter614.toml",
+        "names = [\"n0\", \"n1\"]\n\
+         latency = [[0.0, 1e-6], [1e-6, 0.0]]\n\
+         inv_bandwidth = [[0.0, 1.6286644951140065e-9], [1.6286644951140065e-9, 0.0]]\n",
+    );
+    let machine = write(
+        "matrix614.toml",
+        "[intra]\nkind = \"uniform\"\nlatency = 1e-7\nbandwidth = 1e10\n\
+         [inter]\nkind = \"matrix\"\nfile = \"inter614.toml\"\n\
+         [placement]\nrule = \"packed\"\nranks = 4\nranks_per_node = 2\n",
+    );
+    let (_, r) = map_json(&[
+        "--grid",
+        "2x2",
+        "--machine",
+        &machine,
+        "--strategies",
+        "packed",
+    ]);
+    let line = r["machine"].as_str().unwrap();
+    assert!(line.ends_with("node links 0.614 GB/s"), "{line}");
+}
+
+#[test]
 fn only_the_selected_hosts_of_a_network_must_reach_each_other() {
     // hosts a and b hang off switch s; host c has no link at all
     write(

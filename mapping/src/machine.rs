@@ -661,7 +661,7 @@ impl MapMachine {
                     let (lo, hi) = inv.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
                         (lo.min(x), hi.max(x))
                     });
-                    let gbs = |x: f64| format!("{}", 1e-9 / x);
+                    let gbs = |inv: f64| copr_topology::gb_per_s(1.0 / inv);
                     let range = if lo == hi {
                         gbs(lo)
                     } else {

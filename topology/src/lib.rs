@@ -62,7 +62,7 @@ pub use config::{
     SlotCounts, TopologyConfig, TorusConfig, FLAT_LINK,
 };
 pub use error::{Origin, Result, TopologyError};
-pub use link::{BandwidthModel, LinkCost, LinkSpec};
+pub use link::{gb_per_s, BandwidthModel, LinkCost, LinkSpec};
 pub use machine::{
     InterNode, IntraNode, LevelSummary, Machine, MachineBuilder, MinMaxMean, PairLevel,
     PlacementRule, RankOrder, TopologySummary, DEFAULT_INTRA,

@@ -161,6 +161,35 @@ impl BandwidthModel {
     }
 }
 
+/// A bandwidth in bytes per second written in GB/s for a description, with four
+/// significant digits and no trailing zeros: `6.5`, `1.08`, `0.614` (where plain
+/// `{}` of a bandwidth got back from its inverse, `1e-9 / (1.0 / 0.614e9)`, prints
+/// `0.6140000000000001`).
+///
+/// ```
+/// use copr_topology::gb_per_s;
+/// assert_eq!(gb_per_s(6.5e9), "6.5");
+/// assert_eq!(gb_per_s(5e9), "5");
+/// assert_eq!(format!("{}", 1e-9 / (1.0 / 0.614e9)), "0.6140000000000001");
+/// assert_eq!(gb_per_s(1.0 / (1.0 / 0.614e9)), "0.614");
+/// assert_eq!(gb_per_s(12.345_6e9), "12.35");
+/// assert_eq!(gb_per_s(2.5e5), "0.00025");
+/// ```
+pub fn gb_per_s(bytes_per_second: f64) -> String {
+    let g = bytes_per_second / 1e9;
+    if !g.is_finite() || g == 0.0 {
+        return format!("{g}");
+    }
+    // decimals for four significant digits (none at 1000 GB/s and above)
+    let decimals = (3 - g.abs().log10().floor() as i32).max(0) as usize;
+    let text = format!("{g:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// Turns an [`Invalid`] found in a programmatic (in-memory) value into an error.
 pub(crate) fn invalid(e: Invalid) -> TopologyError {
     e.into_error(None, None)

@@ -395,7 +395,7 @@ impl Torus {
             .params
             .link_bandwidth
             .iter()
-            .map(|b| format!("{}", b / 1e9))
+            .map(|&b| crate::link::gb_per_s(b))
             .collect();
         self.description = format!(
             "{} torus, {} ({}), link bandwidth {} GB/s, {} bandwidth model",
