@@ -296,3 +296,43 @@ fn too_many_slots_on_nodes_of_different_sizes_names_the_largest_node() {
         &["4 nodes x 4194304 ranks per node (the largest node's)"],
     );
 }
+
+#[test]
+fn a_hostfile_with_spaces_around_the_equals_sign_is_read_as_open_mpi_reads_it() {
+    let dir = scratch("copr-launcher-spaced");
+    // Open MPI's mpirun takes `slots = 2` as `slots=2`
+    write(&dir, "hosts", "a slots = 3\nb slots =1 max_slots= 4\n");
+    let (o, _) = ok(&copr_in(&dir, &["topo", "hosts"]));
+    assert!(o.contains("ranks: 4   nodes: 2"), "{o}");
+    let (o, _) = ok(&copr_in(
+        &dir,
+        &[
+            "map",
+            "--grid",
+            "2x2",
+            "--machine",
+            "hosts",
+            "--strategies",
+            "packed",
+        ],
+    ));
+    assert!(o.contains("slots per node 3,1"), "{o}");
+    write(&dir, "hosts", "a slots = x\n");
+    refused(
+        &copr_in(&dir, &["topo", "hosts"]),
+        &["hosts:1: field `hostfile`: `slots=x`: the slots must be a whole number"],
+    );
+}
+
+#[test]
+fn a_file_of_only_comments_is_refused_in_one_plain_line() {
+    let dir = scratch("copr-launcher-comments");
+    write(&dir, "hosts", "# nothing here yet\n\n");
+    for cmd in [
+        &["topo", "hosts"][..],
+        &["map", "--grid", "2x2", "--machine", "hosts"][..],
+    ] {
+        let e = refused(&copr_in(&dir, cmd), &["describes no machine", "[flat]"]);
+        assert!(!e.contains("  "), "a run of spaces inside the message: {e}");
+    }
+}

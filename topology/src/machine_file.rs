@@ -165,7 +165,9 @@ impl MachineFile {
             return Err(TopologyError::Inconsistent {
                 origin: crate::Origin::file(path),
                 field: "(document)".into(),
-                message: "the file describes no machine (no keys): give `[torus]`,                           `[network]` or `[flat]` with `ranks_per_node`, or the long form                           (docs/machines.md)"
+                message: "the file describes no machine (no keys): give `[torus]`, \
+                          `[network]` or `[flat]` with `ranks_per_node`, or the long form \
+                          (docs/machines.md)"
                     .into(),
             });
         }
