@@ -85,6 +85,9 @@ impl MachineFile {
         let format = Format::from_path(path);
         let base = files::base_dir(path);
         let keys = document_keys(&text, format);
+        if keys.is_empty() {
+            files::check_syntax(&text, format, Some(path))?;
+        }
         let has = |k: &str| keys.iter().any(|x| x == k);
         let made = |config, kind| Self {
             config,
