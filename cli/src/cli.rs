@@ -859,7 +859,15 @@ fn map_pattern(a: &MapArgs) -> Result<copr_mapping::Pattern> {
         Pattern::from_file(f)?
     } else {
         let f = a.plan.as_ref().expect("clap requires a pattern");
-        let spec = PlanSpec::from_file(f)?;
+        let input = Input::read(f, None)?;
+        if batch::is_batch(&input) {
+            return Err(copr::Error::Argument(format!(
+                "--plan {}: a batch of [[transform]] entries; copr map maps the traffic of \
+                 one plan (a file with [source] and [target]); copr plan relabels a batch",
+                f.display()
+            )));
+        }
+        let spec: PlanSpec = input.parse()?;
         let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(f))?;
         let v = plan.volumes().relabeled(plan.sigma());
         Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
