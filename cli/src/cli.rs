@@ -1321,7 +1321,10 @@ fn topo(a: TopoArgs) -> Result<()> {
     let from_file = a.format.is_none() && a.file != Path::new("-");
     let value = match input.parse::<serde_json::Value>() {
         Ok(value) => value,
-        Err(_) if from_file && copr_topology::hostfile_machine(&input.text).is_some() => {
+        Err(_)
+            if matches!(input.format, ConfigFormat::Toml)
+                && copr_topology::hostfile_machine(&input.text).is_some() =>
+        {
             serde_json::Value::Null
         }
         Err(e) => return Err(e),
@@ -1346,9 +1349,11 @@ fn topo(a: TopoArgs) -> Result<()> {
             .map_err(|e| in_file(e.into()))?
             .machine
     } else {
-        let machine = copr_topology::TopologyConfig::from_str(&input.text, input.files_format())
+        // standard input or a forced format: read as a file is (a host list, and no
+        // keys is no machine), its errors naming `-` or the file
+        let machine = copr_topology::machine_config(&input.text, input.files_format(), &a.file)
             .and_then(|c| c.build(&input.base_dir(), a.ranks))
-            .map_err(|e| in_file(e.into()))?;
+            .map_err(|e| e.in_file(&a.file))?;
         Some(std::sync::Arc::new(machine))
     };
     let machine = machine.ok_or_else(|| copr::Error::Parse {

@@ -336,3 +336,40 @@ fn a_file_of_only_comments_is_refused_in_one_plain_line() {
         assert!(!e.contains("  "), "a run of spaces inside the message: {e}");
     }
 }
+
+/// `copr topo -` with `text` on standard input.
+fn topo_stdin(text: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(common::bin())
+        .args(["topo", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("copr runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("written");
+    child.wait_with_output().expect("copr ends")
+}
+
+#[test]
+fn standard_input_is_read_as_a_machine_file_is() {
+    // a host list, as from a file
+    let (o, _) = ok(&topo_stdin("a slots=3\nb:1\n"));
+    assert!(o.contains("ranks: 4   nodes: 2"), "{o}");
+    refused(
+        &topo_stdin("a slots=x\n"),
+        &["-:1: field `hostfile`: `slots=x`"],
+    );
+    // nothing, or only comments: no machine, not a placement without ranks
+    for text in ["", "# later\n"] {
+        refused(&topo_stdin(text), &["-", "describes no machine"]);
+    }
+    // the short form still reads
+    let (o, _) = ok(&topo_stdin("ranks_per_node = 2\n[flat]\nnodes = 3\n"));
+    assert!(o.contains("ranks: 6   nodes: 3"), "{o}");
+}
