@@ -772,12 +772,7 @@ fn map(a: MapArgs) -> Result<()> {
     };
     let mut written = Vec::new();
     let host_exports = a.rankfile.is_some() || a.slurm_hostfile.is_some();
-    if host_exports && a.nodes.is_none() && placeholder_host_names(&machine) {
-        eprintln!(
-            "copr: warning: the machine names no hosts: the rankfile and SLURM_HOSTFILE say node0 .. node{}; give --nodes 'nid[...]' or `nodes =` in the machine file for the job's host names",
-            machine.nodes().saturating_sub(1)
-        );
-    }
+    let unnamed_hosts = host_exports && a.nodes.is_none() && placeholder_host_names(&machine);
     if let Some(p) = &a.rankfile {
         write(p, export::rankfile_ranks(&machine, &chosen.map, ranks))?;
         written.push(format!("rankfile {}", p.display()));
@@ -831,6 +826,13 @@ fn map(a: MapArgs) -> Result<()> {
     if let Some(p) = &a.svg {
         crate::plot::mapping_svg(&pattern, &machine, &cmp, chosen, p)?;
         written.push(format!("picture {}", p.display()));
+    }
+    // said once every file is written: an export that fails is the one line on stderr
+    if unnamed_hosts {
+        eprintln!(
+            "copr: warning: the machine names no hosts: the rankfile and SLURM_HOSTFILE say node0 .. node{}; give --nodes 'nid[...]' or `nodes =` in the machine file for the job's host names",
+            machine.nodes().saturating_sub(1)
+        );
     }
     print_map_report(&a, &cmp, chosen, recorded.as_ref(), written);
     Ok(())

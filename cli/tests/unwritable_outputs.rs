@@ -46,3 +46,35 @@ fn a_full_standard_output_is_one_error_line_for_every_command() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn an_export_that_cannot_be_written_is_the_only_line() {
+    // a machine without host names warns about the rankfile's names, but only once
+    // the files are written: a failed write is the one line on standard error
+    let dir = common::scratch("copr-unwritable-export");
+    let map_to = |flag: &str, path: &str| {
+        let args = [
+            "map",
+            "--grid",
+            "2x2",
+            "--torus",
+            "2x2",
+            "--strategies",
+            "packed",
+        ];
+        let mut args: Vec<&str> = args.to_vec();
+        args.extend([flag, path]);
+        common::copr_in(&dir, &args)
+    };
+    for flag in ["--rankfile", "--slurm-hostfile"] {
+        refused(
+            &map_to(flag, "no/such/dir/f"),
+            &["no/such/dir/f", "No such file or directory"],
+        );
+        let (_, err) = common::ok(&map_to(flag, "f"));
+        assert!(
+            err.contains("copr: warning: the machine names no hosts"),
+            "{err}"
+        );
+    }
+}
