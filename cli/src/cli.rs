@@ -926,7 +926,8 @@ fn map_machine(
                 ),
             });
         }
-        let (m, ran) = mapping::machine_from_recording(&hosts)?;
+        // a host name the exports cannot carry is the recording's
+        let (m, ran) = mapping::machine_from_recording(&hosts).map_err(|e| e.in_file(f))?;
         recorded = Some(ran);
         m
     } else if let Some(f) = &a.machine {
