@@ -520,3 +520,52 @@ fn a_json_syntax_error_is_named_before_any_field() {
         }
     }
 }
+
+#[test]
+fn a_network_machine_with_too_few_or_many_node_names_is_refused_by_every_command() {
+    let dir = temp_dir("network-names");
+    std::fs::copy(
+        repo().join("data/topology/fat-tree-k4.net.toml"),
+        dir.join("ft.net.toml"),
+    )
+    .unwrap();
+    for (names, hosts, needle) in [
+        (
+            "[\"a\", \"b\", \"c\"]",
+            "hosts = \"h[0-3]\"\n",
+            "3 names for 4 nodes",
+        ),
+        (
+            "[\"a\", \"b\", \"c\", \"d\", \"e\"]",
+            "hosts = \"h[0-3]\"\n",
+            "5 names for 4 nodes",
+        ),
+        ("\"n[0-2]\"", "", "3 names for 16 nodes"),
+    ] {
+        let text = format!(
+            "ranks_per_node = 1\nnodes = {names}\n[network]\nfile = \"ft.net.toml\"\n{hosts}"
+        );
+        std::fs::write(dir.join("m.toml"), text).unwrap();
+        for args in [
+            vec!["topo", "m.toml"],
+            vec![
+                "map",
+                "--grid",
+                "2x2",
+                "--machine",
+                "m.toml",
+                "--strategies",
+                "packed",
+            ],
+        ] {
+            common::refused(&copr(&args, &dir), &["m.toml", needle]);
+        }
+    }
+    // one name per host reads
+    std::fs::write(
+        dir.join("m.toml"),
+        "ranks_per_node = 1\nnodes = \"n[0-3]\"\n[network]\nfile = \"ft.net.toml\"\nhosts = \"h[0-3]\"\n",
+    )
+    .unwrap();
+    common::ok(&copr(&["topo", "m.toml"], &dir));
+}
