@@ -772,12 +772,7 @@ fn map(a: MapArgs) -> Result<()> {
     };
     let mut written = Vec::new();
     let host_exports = a.rankfile.is_some() || a.slurm_hostfile.is_some();
-    if host_exports && a.nodes.is_none() && placeholder_host_names(&machine) {
-        eprintln!(
-            "copr: warning: the machine names no hosts: the rankfile and SLURM_HOSTFILE say node0 .. node{}; give --nodes 'nid[...]' or `nodes =` in the machine file for the job's host names",
-            machine.nodes().saturating_sub(1)
-        );
-    }
+    let unnamed_hosts = host_exports && a.nodes.is_none() && placeholder_host_names(&machine);
     if let Some(p) = &a.rankfile {
         write(p, export::rankfile_ranks(&machine, &chosen.map, ranks))?;
         written.push(format!("rankfile {}", p.display()));
@@ -832,6 +827,13 @@ fn map(a: MapArgs) -> Result<()> {
         crate::plot::mapping_svg(&pattern, &machine, &cmp, chosen, p)?;
         written.push(format!("picture {}", p.display()));
     }
+    // said once every file is written: an export that fails is the one line on stderr
+    if unnamed_hosts {
+        eprintln!(
+            "copr: warning: the machine names no hosts: the rankfile and SLURM_HOSTFILE say node0 .. node{}; give --nodes 'nid[...]' or `nodes =` in the machine file for the job's host names",
+            machine.nodes().saturating_sub(1)
+        );
+    }
     print_map_report(&a, &cmp, chosen, recorded.as_ref(), written);
     Ok(())
 }
@@ -859,7 +861,15 @@ fn map_pattern(a: &MapArgs) -> Result<copr_mapping::Pattern> {
         Pattern::from_file(f)?
     } else {
         let f = a.plan.as_ref().expect("clap requires a pattern");
-        let spec = PlanSpec::from_file(f)?;
+        let input = Input::read(f, None)?;
+        if batch::is_batch(&input) {
+            return Err(copr::Error::Argument(format!(
+                "--plan {}: a batch of [[transform]] entries; copr map maps the traffic of \
+                 one plan (a file with [source] and [target]); copr plan relabels a batch",
+                f.display()
+            )));
+        }
+        let spec: PlanSpec = input.parse()?;
         let plan = Plan::from_spec(&spec).map_err(|e| e.in_file(f))?;
         let v = plan.volumes().relabeled(plan.sigma());
         Pattern::from_volumes(&v, spec.element_size as u64).map_err(|e| e.in_file(f))?
@@ -916,7 +926,8 @@ fn map_machine(
                 ),
             });
         }
-        let (m, ran) = mapping::machine_from_recording(&hosts)?;
+        // a host name the exports cannot carry is the recording's
+        let (m, ran) = mapping::machine_from_recording(&hosts).map_err(|e| e.in_file(f))?;
         recorded = Some(ran);
         m
     } else if let Some(f) = &a.machine {
@@ -1313,7 +1324,10 @@ fn topo(a: TopoArgs) -> Result<()> {
     let from_file = a.format.is_none() && a.file != Path::new("-");
     let value = match input.parse::<serde_json::Value>() {
         Ok(value) => value,
-        Err(_) if from_file && copr_topology::hostfile_machine(&input.text).is_some() => {
+        Err(_)
+            if matches!(input.format, ConfigFormat::Toml)
+                && copr_topology::hostfile_machine(&input.text).is_some() =>
+        {
             serde_json::Value::Null
         }
         Err(e) => return Err(e),
@@ -1338,9 +1352,11 @@ fn topo(a: TopoArgs) -> Result<()> {
             .map_err(|e| in_file(e.into()))?
             .machine
     } else {
-        let machine = copr_topology::TopologyConfig::from_str(&input.text, input.files_format())
+        // standard input or a forced format: read as a file is (a host list, and no
+        // keys is no machine), its errors naming `-` or the file
+        let machine = copr_topology::machine_config(&input.text, input.files_format(), &a.file)
             .and_then(|c| c.build(&input.base_dir(), a.ranks))
-            .map_err(|e| in_file(e.into()))?;
+            .map_err(|e| e.in_file(&a.file))?;
         Some(std::sync::Arc::new(machine))
     };
     let machine = machine.ok_or_else(|| copr::Error::Parse {

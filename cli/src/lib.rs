@@ -27,6 +27,25 @@ pub fn main() {
         eprintln!("copr: error: {}", error_line(&e.to_string()));
         std::process::exit(2);
     }
+    // the last bytes may still wait in the buffer: an answer that could not be written
+    // is no answer
+    if let Err(e) = std::io::Write::flush(&mut std::io::stdout()) {
+        stdout_failed(&e.to_string());
+    }
+}
+
+/// Ends `copr` when its standard output cannot take the answer: quietly with 141 for a
+/// reader that stopped early (a closed pipe), else with exit 2 and one line (a full
+/// disk, a closed descriptor).
+fn stdout_failed(reason: &str) -> ! {
+    if reason.contains("Broken pipe") {
+        std::process::exit(141);
+    }
+    eprintln!(
+        "copr: error: {}",
+        error_line(&format!("standard output: {reason}"))
+    );
+    std::process::exit(2);
 }
 
 /// Longest error message printed, in characters: a longer one (a parser quoting a
@@ -85,7 +104,8 @@ fn usage_error_line(report: &str) -> String {
 /// A reader that stops early (`copr plan … | head`) closes the pipe; `println!` then
 /// panics with "failed printing to stdout: Broken pipe". Exit quietly instead, with
 /// the status a shell gives a process killed by SIGPIPE (128 + 13), like other
-/// command-line tools; every other panic keeps the default report.
+/// command-line tools. Any other failure to print (`copr … > /dev/full`) is one
+/// `copr: error:` line and exit 2; every other panic keeps the default report.
 fn quiet_broken_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -95,8 +115,8 @@ fn quiet_broken_pipe() {
             .map(String::as_str)
             .or_else(|| payload.downcast_ref::<&str>().copied())
             .unwrap_or("");
-        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
-            std::process::exit(141);
+        if let Some(reason) = msg.strip_prefix("failed printing to stdout") {
+            stdout_failed(reason.trim_start_matches(':').trim());
         }
         default(info);
     }));

@@ -296,3 +296,80 @@ fn too_many_slots_on_nodes_of_different_sizes_names_the_largest_node() {
         &["4 nodes x 4194304 ranks per node (the largest node's)"],
     );
 }
+
+#[test]
+fn a_hostfile_with_spaces_around_the_equals_sign_is_read_as_open_mpi_reads_it() {
+    let dir = scratch("copr-launcher-spaced");
+    // Open MPI's mpirun takes `slots = 2` as `slots=2`
+    write(&dir, "hosts", "a slots = 3\nb slots =1 max_slots= 4\n");
+    let (o, _) = ok(&copr_in(&dir, &["topo", "hosts"]));
+    assert!(o.contains("ranks: 4   nodes: 2"), "{o}");
+    let (o, _) = ok(&copr_in(
+        &dir,
+        &[
+            "map",
+            "--grid",
+            "2x2",
+            "--machine",
+            "hosts",
+            "--strategies",
+            "packed",
+        ],
+    ));
+    assert!(o.contains("slots per node 3,1"), "{o}");
+    write(&dir, "hosts", "a slots = x\n");
+    refused(
+        &copr_in(&dir, &["topo", "hosts"]),
+        &["hosts:1: field `hostfile`: `slots=x`: the slots must be a whole number"],
+    );
+}
+
+#[test]
+fn a_file_of_only_comments_is_refused_in_one_plain_line() {
+    let dir = scratch("copr-launcher-comments");
+    write(&dir, "hosts", "# nothing here yet\n\n");
+    for cmd in [
+        &["topo", "hosts"][..],
+        &["map", "--grid", "2x2", "--machine", "hosts"][..],
+    ] {
+        let e = refused(&copr_in(&dir, cmd), &["describes no machine", "[flat]"]);
+        assert!(!e.contains("  "), "a run of spaces inside the message: {e}");
+    }
+}
+
+/// `copr topo -` with `text` on standard input.
+fn topo_stdin(text: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(common::bin())
+        .args(["topo", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("copr runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("written");
+    child.wait_with_output().expect("copr ends")
+}
+
+#[test]
+fn standard_input_is_read_as_a_machine_file_is() {
+    // a host list, as from a file
+    let (o, _) = ok(&topo_stdin("a slots=3\nb:1\n"));
+    assert!(o.contains("ranks: 4   nodes: 2"), "{o}");
+    refused(
+        &topo_stdin("a slots=x\n"),
+        &["-:1: field `hostfile`: `slots=x`"],
+    );
+    // nothing, or only comments: no machine, not a placement without ranks
+    for text in ["", "# later\n"] {
+        refused(&topo_stdin(text), &["-", "describes no machine"]);
+    }
+    // the short form still reads
+    let (o, _) = ok(&topo_stdin("ranks_per_node = 2\n[flat]\nnodes = 3\n"));
+    assert!(o.contains("ranks: 6   nodes: 3"), "{o}");
+}

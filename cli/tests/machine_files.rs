@@ -481,3 +481,91 @@ fn a_recording_is_the_machine_and_its_placement_is_priced() {
         "{err}"
     );
 }
+
+#[test]
+fn a_json_syntax_error_is_named_before_any_field() {
+    // a rank matrix with a latency beyond f64 and one with a missing comma: the
+    // error is the number or the comma, not the first key a machine file lacks
+    let dir = temp_dir("json-syntax");
+    for (k, (text, needle)) in [
+        (
+            "{\"latency\": [[0, 1e999], [1e-6, 0]],\n \"inv_bandwidth\": [[0, 1e-9], [1e-9, 0]]}",
+            "number out of range",
+        ),
+        (
+            "{\"latency\": [[0, 1e-6], [1e-6, 0]]\n \"inv_bandwidth\": [[0, 1e-9], [1e-9, 0]]}",
+            "expected `,` or `}`",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("m{k}.json");
+        std::fs::write(dir.join(&name), text).unwrap();
+        for args in [
+            vec!["map", "--grid", "2x1", "--machine", &name],
+            vec!["topo", &name],
+            vec![
+                "plan",
+                "--source",
+                "block-cyclic:m=8,n=8,mb=2,nb=2,nprow=2,npcol=1",
+                "--target",
+                "block-cyclic:m=8,n=8,mb=4,nb=4,nprow=2,npcol=1",
+                "--cost",
+                &name,
+            ],
+        ] {
+            let err = common::refused(&copr(&args, &dir), &[&name, needle]);
+            assert!(!err.contains("unknown field"), "{args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn a_network_machine_with_too_few_or_many_node_names_is_refused_by_every_command() {
+    let dir = temp_dir("network-names");
+    std::fs::copy(
+        repo().join("data/topology/fat-tree-k4.net.toml"),
+        dir.join("ft.net.toml"),
+    )
+    .unwrap();
+    for (names, hosts, needle) in [
+        (
+            "[\"a\", \"b\", \"c\"]",
+            "hosts = \"h[0-3]\"\n",
+            "3 names for 4 nodes",
+        ),
+        (
+            "[\"a\", \"b\", \"c\", \"d\", \"e\"]",
+            "hosts = \"h[0-3]\"\n",
+            "5 names for 4 nodes",
+        ),
+        ("\"n[0-2]\"", "", "3 names for 16 nodes"),
+    ] {
+        let text = format!(
+            "ranks_per_node = 1\nnodes = {names}\n[network]\nfile = \"ft.net.toml\"\n{hosts}"
+        );
+        std::fs::write(dir.join("m.toml"), text).unwrap();
+        for args in [
+            vec!["topo", "m.toml"],
+            vec![
+                "map",
+                "--grid",
+                "2x2",
+                "--machine",
+                "m.toml",
+                "--strategies",
+                "packed",
+            ],
+        ] {
+            common::refused(&copr(&args, &dir), &["m.toml", needle]);
+        }
+    }
+    // one name per host reads
+    std::fs::write(
+        dir.join("m.toml"),
+        "ranks_per_node = 1\nnodes = \"n[0-3]\"\n[network]\nfile = \"ft.net.toml\"\nhosts = \"h[0-3]\"\n",
+    )
+    .unwrap();
+    common::ok(&copr(&["topo", "m.toml"], &dir));
+}

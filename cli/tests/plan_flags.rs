@@ -337,3 +337,34 @@ fn plan_files_with_a_field_given_twice_are_refused() {
     let v = json(&copr(&["plan", path.to_str().unwrap(), "--json"]));
     assert_eq!(v["remote_before"], 0);
 }
+
+#[test]
+fn map_plan_of_a_batch_says_it_takes_one_plan() {
+    let dir = common::scratch("copr-map-plan-batch");
+    let bc = "kind = \"block-cyclic\"\nm = 8\nn = 8\nmb = 2\nnb = 2\nnprow = 2\nnpcol = 2\n";
+    let text = format!("[[transform]]\n[transform.source]\n{bc}[transform.target]\n{bc}");
+    common::write(&dir, "batch.toml", &text);
+    let e = common::refused(
+        &common::copr_in(&dir, &["map", "--plan", "batch.toml", "--flat", "4"]),
+        &[
+            "--plan batch.toml",
+            "batch of [[transform]] entries",
+            "one plan",
+        ],
+    );
+    assert!(!e.contains("unknown field"), "{e}");
+    // the one plan of a batch entry, as its own file, maps
+    common::write(&dir, "one.toml", &format!("[source]\n{bc}[target]\n{bc}"));
+    common::ok(&common::copr_in(
+        &dir,
+        &[
+            "map",
+            "--plan",
+            "one.toml",
+            "--flat",
+            "4",
+            "--strategies",
+            "packed",
+        ],
+    ));
+}

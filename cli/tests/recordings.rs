@@ -303,3 +303,22 @@ fn host_lines_are_read_as_a_user_may_write_them() {
     );
     refused(&out, &["far-told.txt", "line 3", "rank 4194303", "tasks 2"]);
 }
+
+#[test]
+fn a_recorded_host_name_the_exports_cannot_carry_names_the_recording() {
+    let dir = scratch("copr-recordings-host-name");
+    for name in ["a=b", "a#b", "a,b"] {
+        write(
+            &dir,
+            "r.txt",
+            &format!("tasks 2\n# host 0 {name}\n# host 1 c\n0 1 100\n"),
+        );
+        refused(
+            &copr_in(
+                &dir,
+                &["map", "--graph", "r.txt", "--machine-from-recording"],
+            ),
+            &["r.txt", name],
+        );
+    }
+}

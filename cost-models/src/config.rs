@@ -412,6 +412,9 @@ pub fn load_setup(path: &Path, ranks: Option<usize>) -> Result<CostSetup> {
     let text = files::read_text(path)?;
     let format = Format::from_path(path);
     let keys = copr_topology::document_keys(&text, format);
+    if keys.is_empty() {
+        files::check_syntax(&text, format, Some(path))?;
+    }
     // a machine file, or a launcher's host list (not TOML: no keys)
     let host_list = keys.is_empty()
         && format == Format::Toml

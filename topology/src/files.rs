@@ -452,6 +452,27 @@ where
     Ok(value)
 }
 
+/// A JSON document's syntax error (a number beyond `f64`, a missing comma), named as
+/// itself with its line; `Ok` for TOML and for JSON that parses. Readers that choose
+/// the type to parse by the document's keys call it when they found none, so that the
+/// typed parse does not stop first at a key it does not know.
+///
+/// ```
+/// use copr_topology::files::{check_syntax, Format};
+/// let e = check_syntax("{\"a\": [1e999]}", Format::Json, None).unwrap_err();
+/// assert!(e.to_string().contains("number out of range"), "{e}");
+/// assert!(check_syntax("{\"a\": [1]}", Format::Json, None).is_ok());
+/// ```
+///
+/// # Errors
+/// [`TopologyError::Parse`] with the line of the error.
+pub fn check_syntax(text: &str, format: Format, file: Option<&Path>) -> Result<()> {
+    if format == Format::Json {
+        parse_str::<serde_json::Value>(text, format, file)?;
+    }
+    Ok(())
+}
+
 /// Reads the file `path` (format from the extension) with [`parse_checked`].
 ///
 /// # Errors

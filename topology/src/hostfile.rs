@@ -78,11 +78,20 @@ fn host_like(word: &str) -> bool {
 /// an unknown key, slots given twice).
 pub fn hostfile_machine(text: &str) -> Option<Result<TopologyConfig, (usize, String)>> {
     let text = crate::files::skip_bom(text);
-    let data: Vec<(usize, Vec<&str>)> = text
+    // Open MPI's hostfile reader takes `slots = 4` as `slots=4`: white space around
+    // `=` joins the key and its value
+    let lines: Vec<(usize, String)> = text
         .lines()
         .enumerate()
-        .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("")))
-        .map(|(n, l)| (n, l.split_whitespace().collect::<Vec<_>>()))
+        .map(|(i, l)| {
+            let l = l.split('#').next().unwrap_or("");
+            let joined: Vec<&str> = l.split('=').map(str::trim).collect();
+            (i + 1, joined.join("="))
+        })
+        .collect();
+    let data: Vec<(usize, Vec<&str>)> = lines
+        .iter()
+        .map(|(n, l)| (*n, l.split_whitespace().collect::<Vec<_>>()))
         .filter(|(_, f)| !f.is_empty())
         .collect();
     let looks = !data.is_empty()
@@ -148,6 +157,11 @@ mod tests {
         assert_eq!(counts("n-1.x max-slots=9 slots=4 # c\n").1, vec![4]);
         // as an editor may save it: a byte-order mark, CR LF
         assert_eq!(counts("\u{feff}a slots=2\r\nb:1\r\n").1, vec![2, 1]);
+        // white space around `=`, as Open MPI's own reader allows
+        assert_eq!(
+            counts("a slots = 2\nb slots =3 max_slots= 4\n").1,
+            vec![2, 3]
+        );
     }
 
     #[test]

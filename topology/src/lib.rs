@@ -67,7 +67,7 @@ pub use machine::{
     InterNode, IntraNode, LevelSummary, Machine, MachineBuilder, MinMaxMean, PairLevel,
     PlacementRule, RankOrder, TopologySummary, DEFAULT_INTRA,
 };
-pub use machine_file::{document_keys, load_machine, MachineFile, MachineFileKind};
+pub use machine_file::{document_keys, load_machine, machine_config, MachineFile, MachineFileKind};
 pub use matrix::{MatrixFile, PairTable};
 pub use network::{
     DragonflySpec, FatTreeSpec, LinkDefaults, LinkEntry, Network, NetworkCosts, NetworkDescription,

@@ -146,29 +146,7 @@ impl MachineFile {
             };
             return Ok(made(config, MachineFileKind::RankMatrix));
         }
-        // not TOML: an Open MPI hostfile or an MPICH machine file names nodes and slots
-        if format == Format::Toml && keys.is_empty() {
-            if let Some(read) = crate::hostfile::hostfile_machine(&text) {
-                let config = read.map_err(|(line, message)| TopologyError::Parse {
-                    origin: crate::Origin::file(path).at_line(line),
-                    field: "hostfile".into(),
-                    message,
-                })?;
-                return Ok(made(config, MachineFileKind::Machine));
-            }
-        }
-        let config = files::parse_checked(&text, format, Some(path), |c: &TopologyConfig, doc| {
-            c.validate(&FieldPath::root()).map_err(|e| doc.invalid(e))
-        })?;
-        if keys.is_empty() {
-            // empty, only comments, or `{}`: it read as one node of one slot
-            return Err(TopologyError::Inconsistent {
-                origin: crate::Origin::file(path),
-                field: "(document)".into(),
-                message: "the file describes no machine (no keys): give `[torus]`,                           `[network]` or `[flat]` with `ranks_per_node`, or the long form                           (docs/machines.md)"
-                    .into(),
-            });
-        }
+        let config = machine_config(&text, format, path)?;
         Ok(made(config, MachineFileKind::Machine))
     }
 
@@ -182,6 +160,56 @@ impl MachineFile {
             .build(&self.base, ranks)
             .map_err(|e| e.in_file(&self.path))
     }
+}
+
+/// The machine of a machine file's text in the short or long form, or of a launcher's
+/// host list (an Open MPI hostfile, an MPICH machine file); `name` is what errors call
+/// it (`-` for standard input). [`MachineFile::read`] reads files this way after it has
+/// ruled out cost configs, network descriptions and rank matrices.
+///
+/// ```
+/// use copr_topology::{machine_config, files::Format};
+/// let name = std::path::Path::new("-");
+/// let c = machine_config("n1 slots=2\nn2 slots=2\n", Format::Toml, name).unwrap();
+/// assert_eq!(c.build(".".as_ref(), None).unwrap().ranks(), 4);
+/// let e = machine_config("# nothing\n", Format::Toml, name).unwrap_err();
+/// assert!(e.to_string().contains("describes no machine"), "{e}");
+/// ```
+///
+/// # Errors
+/// A host list's bad line, a parse or validation error naming `name`, line and field,
+/// and [`TopologyError::Inconsistent`] for a document without keys (empty, only
+/// comments, `{}`).
+pub fn machine_config(text: &str, format: Format, name: &Path) -> Result<TopologyConfig> {
+    let keys = document_keys(text, format);
+    if keys.is_empty() {
+        files::check_syntax(text, format, Some(name))?;
+    }
+    // not TOML: an Open MPI hostfile or an MPICH machine file names nodes and slots
+    if format == Format::Toml && keys.is_empty() {
+        if let Some(read) = crate::hostfile::hostfile_machine(text) {
+            return read.map_err(|(line, message)| TopologyError::Parse {
+                origin: crate::Origin::file(name).at_line(line),
+                field: "hostfile".into(),
+                message,
+            });
+        }
+    }
+    let config = files::parse_checked(text, format, Some(name), |c: &TopologyConfig, doc| {
+        c.validate(&FieldPath::root()).map_err(|e| doc.invalid(e))
+    })?;
+    if keys.is_empty() {
+        // empty, only comments, or `{}`: it read as one node of one slot
+        return Err(TopologyError::Inconsistent {
+            origin: crate::Origin::file(name),
+            field: "(document)".into(),
+            message: "the file describes no machine (no keys): give `[torus]`, \
+                      `[network]` or `[flat]` with `ranks_per_node`, or the long form \
+                      (docs/machines.md)"
+                .into(),
+        });
+    }
+    Ok(config)
 }
 
 /// The top-level keys of a TOML or JSON document; empty if it does not parse (the

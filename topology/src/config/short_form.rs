@@ -359,21 +359,16 @@ impl TopologyConfig {
                     (net, hosts)
                 }
             };
+            // `nodes` renames the job's hosts for the exports: one name per host
+            if let Some(names) = self.node_names()?.filter(|n| n.len() != hosts.len()) {
+                return Err(names_for_nodes(names.len(), hosts.len()));
+            }
             let costs = net.costs(n.bandwidth_model).map_err(|e| e.in_file(&path))?;
             Ok((InterNode::Network(costs), hosts))
         } else {
             let nodes = self.flat.as_ref().map_or(1, |f| f.nodes);
             let names = match self.node_names()? {
-                Some(n) if n.len() != nodes => {
-                    return Err(inconsistent(
-                        "nodes",
-                        format!(
-                            "{} for {}",
-                            crate::placement::count(n.len(), "name"),
-                            crate::placement::count(nodes, "node")
-                        ),
-                    ))
-                }
+                Some(n) if n.len() != nodes => return Err(names_for_nodes(n.len(), nodes)),
                 Some(n) => n,
                 None => (0..nodes).map(|k| format!("node{k}")).collect(),
             };
@@ -413,6 +408,18 @@ impl TopologyConfig {
         }
         b.build()
     }
+}
+
+/// `nodes` gives `names` names for a machine of `nodes` nodes.
+fn names_for_nodes(names: usize, nodes: usize) -> TopologyError {
+    inconsistent(
+        "nodes",
+        format!(
+            "{} for {}",
+            crate::placement::count(names, "name"),
+            crate::placement::count(nodes, "node")
+        ),
+    )
 }
 
 fn nodelist_error(field: &str, e: &NodeListError) -> TopologyError {
