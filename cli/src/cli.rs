@@ -241,8 +241,9 @@ pub(crate) struct TopoArgs {
     /// mean of 256 sampled rank pairs, as the chart says).
     #[arg(long, value_name = "PATH", value_parser = svg_path)]
     pub(crate) svg: Option<PathBuf>,
-    /// Message size for the heatmap.
-    #[arg(long, default_value_t = 1 << 20)]
+    /// Message size for the heatmap: a byte count, optionally with a unit as `copr map
+    /// --bytes` takes (`--bytes 1MiB`, `4kB`); default 1048576.
+    #[arg(long, default_value = "1048576", value_parser = units::parse_bytes)]
     pub(crate) bytes: u64,
 }
 

@@ -16,7 +16,8 @@ use crate::volume::Volumes;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransformSpec {
-    /// A name for reports and errors (default: `transform[k]`).
+    /// A name for reports and errors (default: `transform[k]`), unlike every other
+    /// entry's.
     #[serde(default)]
     pub name: Option<String>,
     /// The operation applied to B on its way into A.
@@ -95,7 +96,7 @@ impl BatchSpec {
     ///
     /// # Errors
     /// [`Error::Plan`] for an empty batch; [`Error::Entry`] naming the entry around the
-    /// field's [`Error::Plan`].
+    /// field's [`Error::Plan`] (also for a name another entry has, given or default).
     pub fn check(&self) -> Result<()> {
         if self.transform.is_empty() {
             return Err(Error::Plan {
@@ -103,11 +104,25 @@ impl BatchSpec {
                 detail: "a batch needs at least one [[transform]] entry".into(),
             });
         }
+        let mut seen = std::collections::HashMap::with_capacity(self.transform.len());
         for (k, t) in self.transform.iter().enumerate() {
             let elements = t.target.rows() as u64 * t.target.cols() as u64;
+            let name = self.name(k);
             check_element_size(t.element_size, elements)
                 .and_then(|()| check_alpha(t.alpha))
-                .map_err(|e| in_entry(k, &self.name(k), e))?;
+                .map_err(|e| in_entry(k, &name, e))?;
+            if let Some(first) = seen.insert(name.clone(), k) {
+                return Err(in_entry(
+                    k,
+                    &name,
+                    Error::Plan {
+                        field: "name",
+                        detail: format!(
+                            "`{name}` already names transform[{first}]: the names label the report's rows, give each entry its own"
+                        ),
+                    },
+                ));
+            }
         }
         Ok(())
     }

@@ -7,13 +7,14 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, TopologyError};
-use crate::files::{self, check_nonneg, Doc, FieldPath, Format};
+use crate::files::{self, check_nonneg, Doc, FieldPath, Format, Invalid};
 use crate::link::LinkCost;
 
 /// The cost-matrix file format (TOML, or JSON by extension): `n×n` arrays
 /// `latency` (seconds) and `inv_bandwidth` (seconds per byte), row = sender,
 /// column = receiver, and optionally the `n` names of the rows (node names
-/// when used between nodes; ranks otherwise).
+/// when used between nodes; ranks otherwise). Read from a file, an inverse bandwidth
+/// between two different rows is at least `1e-30` (0 only on the diagonal).
 ///
 /// ```toml
 /// names = ["a", "b"]
@@ -93,9 +94,13 @@ impl PairTable {
     /// The table a [`MatrixFile`] describes.
     ///
     /// # Errors
-    /// As [`PairTable::new`], plus ragged rows (naming `latency[i]`).
+    /// As [`PairTable::new`], plus ragged rows (naming `latency[i]`) and an inverse
+    /// bandwidth below `1e-30` (0, say) between two different rows (naming
+    /// `inv_bandwidth[i][j]`).
     pub fn from_file_format(file: &MatrixFile) -> Result<Self> {
-        Self::from_doc(file, Doc::none())
+        let t = Self::from_doc(file, Doc::none())?;
+        t.check_bandwidths(Doc::none())?;
+        Ok(t)
     }
 
     /// Reads a matrix file (TOML, or JSON by extension).
@@ -107,9 +112,32 @@ impl PairTable {
         let text = files::read_text(path)?;
         let format = Format::from_path(path);
         let file: MatrixFile = files::parse_str(&text, format, Some(path))?;
-        let mut t = Self::from_doc(&file, Doc::new(Some(path), &text, format))?;
+        let doc = Doc::new(Some(path), &text, format);
+        let mut t = Self::from_doc(&file, doc)?;
+        t.check_bandwidths(doc)?;
         t.description = format!("{}×{} matrix {}", t.len(), t.len(), path.display());
         Ok(t)
+    }
+
+    /// A file's check beyond [`PairTable::new`]'s: between two different rows the
+    /// inverse bandwidth is at least `1 / MAX_BANDWIDTH` (0 would be an infinite
+    /// bandwidth, which no other machine source accepts); the diagonal is free.
+    fn check_bandwidths(&self, doc: Doc<'_>) -> Result<()> {
+        let n = self.len();
+        let min = 1.0 / files::MAX_BANDWIDTH;
+        let bad = (0..n * n).find(|&k| k / n != k % n && self.inv_bandwidth[k] < min);
+        match bad {
+            None => Ok(()),
+            Some(k) => Err(doc.invalid(Invalid::new(
+                FieldPath::root().key("inv_bandwidth").index(k / n).index(k % n),
+                self.inv_bandwidth[k],
+                format!(
+                    "between two different rows ({} and {}) the inverse bandwidth is at least 1e-30 s/B (1 / the largest bandwidth, 1e30 B/s); 0 would be an infinite bandwidth",
+                    self.names[k / n],
+                    self.names[k % n]
+                ),
+            ))),
+        }
     }
 
     fn from_doc(file: &MatrixFile, doc: Doc<'_>) -> Result<Self> {

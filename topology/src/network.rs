@@ -39,7 +39,9 @@ use crate::matrix::PairTable;
 /// ```
 ///
 /// Links are bidirectional (both directions with the same cost) unless
-/// `directed = true`.
+/// `directed = true`. Each direction between two vertices is given once: a link
+/// repeated (in either order, or a bidirectional link over a directed one) is refused,
+/// naming both entries; two parallel cables are one link of their summed bandwidth.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkDescription {
@@ -305,7 +307,8 @@ impl Network {
     /// # Errors
     /// [`TopologyError::Duplicate`] for a repeated name,
     /// [`TopologyError::Inconsistent`] for unknown link ends, self-links, no
-    /// hosts, or a link without latency/bandwidth and no default;
+    /// hosts, a link without latency/bandwidth and no default, or a direction between
+    /// two vertices given by two links;
     /// [`TopologyError::InvalidValue`] for negative/NaN latencies and
     /// non-positive bandwidths. Fields are named like `links[3].bandwidth`.
     pub fn from_description(desc: &NetworkDescription) -> Result<Self> {
@@ -367,6 +370,8 @@ impl Network {
                 net.add_vertex(name, kind)?;
             }
         }
+        // the entry that gave each directed link, to refuse a repeated one
+        let mut given: HashMap<(NodeIndex, NodeIndex), usize> = HashMap::new();
         for (i, link) in desc.links.iter().enumerate() {
             let at = root.key("links").index(i);
             let lat = link.latency.or(defaults.latency);
@@ -410,9 +415,22 @@ impl Network {
                     message: format!("link from `{}` to itself", link.a),
                 });
             }
-            net.graph.add_edge(ends[0], ends[1], cost);
-            if !link.directed {
-                net.graph.add_edge(ends[1], ends[0], cost);
+            let dirs = if link.directed { 1 } else { 2 };
+            for (x, y) in [(ends[0], ends[1]), (ends[1], ends[0])]
+                .into_iter()
+                .take(dirs)
+            {
+                if let Some(prev) = given.insert((x, y), i) {
+                    return Err(TopologyError::Inconsistent {
+                        origin: doc.origin(&at),
+                        field: at.to_string(),
+                        message: format!(
+                            "the link `{}` → `{}` is already given by links[{prev}]: give each link once (two parallel cables are one link of their summed bandwidth)",
+                            net.graph[x].name, net.graph[y].name
+                        ),
+                    });
+                }
+                net.graph.add_edge(x, y, cost);
             }
         }
         Ok(net)

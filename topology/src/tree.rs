@@ -539,8 +539,30 @@ fn classify(a: &PuAncestry, b: &PuAncestry, same: bool) -> Level {
     }
 }
 
+/// The levels of a shape for [`NodeTree::from_shape`]: also refuses an empty shape
+/// (write `pu:1` for a node of one PU) and a level type listed twice (each type is one
+/// level of the tree, priced once).
 fn parse_shape(shape: &str) -> Result<Vec<(Level, usize)>> {
+    let err = |message: String| TopologyError::Parse {
+        origin: Origin::none(),
+        field: "shape".into(),
+        message,
+    };
+    if shape.trim().is_empty() {
+        return Err(err(
+            "the shape is empty: give its levels, e.g. `pack:2 core:8` (`pu:1` for a node of one PU)"
+                .into(),
+        ));
+    }
     let levels = parse_levels(shape)?;
+    for (k, &(level, _)) in levels.iter().enumerate() {
+        if levels[..k].iter().any(|&(l, _)| l == level) {
+            return Err(err(format!(
+                "level `{}` is listed twice in `{shape}`: each level type appears once (multiply the counts, e.g. `pack:2 pack:2` is `pack:4`)",
+                level.name()
+            )));
+        }
+    }
     check_shape_pus("shape", shape, &levels)?;
     Ok(levels)
 }
@@ -658,6 +680,11 @@ mod tests {
             ("pack:0", "count `0`"),
             ("pack", "expected `type:count`"),
             ("pu:2 core:2", "`pu` must be the last"),
+            ("", "the shape is empty"),
+            ("  ", "the shape is empty"),
+            ("pack:2 pack:2", "level `package` is listed twice"),
+            ("pack:2 core:2 l3:1 core:4", "level `core` is listed twice"),
+            ("core:2 pu:1 pu:1", "`pu` must be the last"),
         ] {
             let e = NodeTree::from_shape(s, &LevelCosts::default()).unwrap_err();
             let m = e.to_string();

@@ -266,14 +266,24 @@ impl TopologyConfig {
                 ));
             }
         }
-        if let Some(NodeNames::List(s)) = self.network.as_ref().and_then(|n| n.hosts.as_ref()) {
-            if let Err(e) = expand_nodelist(s) {
+        match self.network.as_ref().and_then(|n| n.hosts.as_ref()) {
+            Some(NodeNames::List(s)) => {
+                if let Err(e) = expand_nodelist(s) {
+                    return Err(Invalid::new(
+                        at.key("network").key("hosts"),
+                        format!("\"{s}\""),
+                        e.to_string(),
+                    ));
+                }
+            }
+            Some(NodeNames::Array(a)) if a.is_empty() => {
                 return Err(Invalid::new(
                     at.key("network").key("hosts"),
-                    format!("\"{s}\""),
-                    e.to_string(),
+                    "[]",
+                    "no hosts: name the job's hosts, or leave `hosts` out for every host of the network",
                 ));
             }
+            _ => {}
         }
         Ok(())
     }
