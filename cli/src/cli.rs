@@ -1092,14 +1092,16 @@ fn plan(a: PlanArgs) -> Result<()> {
     let plan = Plan::from_spec(&spec).map_err(in_file)?;
     let report = plan.report(spec.element_size);
     let mut links = None;
+    let mut warning = None;
     let cost = match &a.cost {
         Some(path) => {
             let setup = copr_cost_models::load_setup(path, Some(report.ranks))?;
             if let Some((ranks, pus)) = setup.machine.as_ref().and_then(|m| m.oversubscription()) {
-                eprintln!(
+                // said once the answer is there: an error after it stays one line
+                warning = Some(format!(
                     "copr: warning: {}: up to {ranks} ranks on a node of {pus} PUs; ranks beyond the PUs share them and are priced as the same PU",
                     path.display()
-                );
+                ));
             }
             let c = plan
                 .cost_report(setup.model.as_ref(), spec.element_size, spec.alpha)
@@ -1124,6 +1126,9 @@ fn plan(a: PlanArgs) -> Result<()> {
     if let Some(path) = &a.svg {
         let after = plan.volumes().relabeled(plan.sigma());
         crate::plot::volume_heatmaps(plan.volumes(), &after, path)?;
+    }
+    if let Some(w) = warning {
+        eprintln!("{w}");
     }
     if a.json {
         let mut j = serde_json::to_value(&report).expect("reports serialise");

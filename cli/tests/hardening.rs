@@ -425,6 +425,20 @@ fn more_ranks_on_a_node_than_pus_is_said() {
         err.contains("over-cost.toml") && err.contains("6 ranks on a node of 4 PUs"),
         "{err}"
     );
+    // an error after the warning's cause is the one line on stderr
+    let svg = dir().join("no-such-directory").join("heatmap.svg");
+    let out = copr(&[
+        "plan",
+        "data/plans/submatrix.toml",
+        "--cost",
+        s(&cost),
+        "--svg",
+        s(&svg),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("heatmap.svg"), "{err}");
 }
 
 #[test]
