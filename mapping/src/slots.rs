@@ -190,6 +190,13 @@ pub fn fit_comparison(
     } else {
         vec![("", multilevel::effort_for(p))]
     };
+    // what every bisection's balancing aims at and where it may put tasks: the same
+    // for each effort
+    let targets = {
+        let o = super::metrics::evaluate(p, m, &found[0].0);
+        (o.hop_bytes, o.max_link_time)
+    };
+    let allowed: Vec<bool> = (0..m.slots()).map(|s| m.has_slot(s)).collect();
     for (what, effort) in efforts {
         let within = Some((&counts[..], ranks));
         let rng = &mut copr::rng::SplitMix(1);
@@ -203,11 +210,9 @@ pub fn fit_comparison(
             let mut map = within_slots(p, m, map, ranks);
             // balancing swaps towards the optimiser's hop-bytes and busiest link (the
             // bisection often has fewer hop-bytes and a busier link)
-            let o = super::metrics::evaluate(p, m, &found[0].0);
-            let allowed: Vec<bool> = (0..m.slots()).map(|s| m.has_slot(s)).collect();
             let tries = (40 * p.tasks()).min(60_000);
             let rng = &mut copr::rng::SplitMix(1);
-            let targets = (o.hop_bytes, o.max_link_time);
+            let allowed = allowed.clone();
             swaps::balance_within_slots(
                 p,
                 m,
